@@ -1,0 +1,427 @@
+//! Storage accounts: connection strings, endpoints and credentials.
+
+use std::fmt;
+
+use crate::credential::{Credential, SasToken, SharedKeyCredential};
+use crate::error::{Error, Result};
+
+/// The well-known development storage account (Azurite).
+pub const DEV_ACCOUNT: &str = "devstoreaccount1";
+/// The well-known, public development storage key (Azurite). Not a secret.
+pub const DEV_KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/// The environment variable [`StorageAccount::from_env`] reads.
+pub const CONNECTION_STRING_ENV: &str = "AZURE_STORAGE_CONNECTION_STRING";
+
+/// One of the four storage services.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Service {
+    /// Blob storage (containers and blobs).
+    Blob,
+    /// Queue storage.
+    Queue,
+    /// Table storage.
+    Table,
+    /// Azure Files (shares, directories, files).
+    File,
+}
+
+impl Service {
+    fn host_label(self) -> &'static str {
+        match self {
+            Service::Blob => "blob",
+            Service::Queue => "queue",
+            Service::Table => "table",
+            Service::File => "file",
+        }
+    }
+}
+
+/// A service endpoint: `https://acct.blob.core.windows.net` (host style) or
+/// `http://127.0.0.1:10000/devstoreaccount1` (path style, as Azurite uses).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// scheme://host[:port]
+    origin: String,
+    /// Path prefix without trailing slash ("" or "/devstoreaccount1").
+    prefix: String,
+}
+
+impl Endpoint {
+    /// Parses an endpoint URL. A query string is not allowed (put a SAS in the credential).
+    pub fn parse(url: &str) -> Result<Endpoint> {
+        let url = url.trim();
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| Error::invalid_input("endpoint must start with http:// or https://"))?;
+        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+            return Err(Error::invalid_input(
+                "endpoint must start with http:// or https://",
+            ));
+        }
+        if rest.contains('?') || rest.contains('#') {
+            return Err(Error::invalid_input(
+                "endpoint must not contain a query or fragment",
+            ));
+        }
+        let (host, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if host.is_empty() {
+            return Err(Error::invalid_input("endpoint has no host"));
+        }
+        Ok(Endpoint {
+            origin: format!("{}://{}", scheme.to_ascii_lowercase(), host),
+            prefix: path.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// scheme://host[:port]
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The path prefix: empty for host-style endpoints, `/account` for path-style ones.
+    pub fn path_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The endpoint as a URL without trailing slash.
+    pub fn url(&self) -> String {
+        format!("{}{}", self.origin, self.prefix)
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.origin, self.prefix)
+    }
+}
+
+/// An account: its name, how to authorize, and where each service lives.
+#[derive(Clone)]
+pub struct StorageAccount {
+    name: String,
+    credential: Credential,
+    blob: Option<Endpoint>,
+    queue: Option<Endpoint>,
+    table: Option<Endpoint>,
+    file: Option<Endpoint>,
+}
+
+impl StorageAccount {
+    /// An account with a SharedKey credential and the public-cloud endpoints
+    /// (`https://{name}.{service}.core.windows.net`).
+    pub fn new(name: &str, key_base64: &str) -> Result<StorageAccount> {
+        validate_account_name(name)?;
+        let cred = SharedKeyCredential::new(name, key_base64)?;
+        let mut acct = StorageAccount::bare(name, Credential::SharedKey(cred));
+        acct.set_default_endpoints("https", "core.windows.net")?;
+        Ok(acct)
+    }
+
+    /// The local emulator on its default ports (`UseDevelopmentStorage=true`).
+    pub fn development() -> StorageAccount {
+        let cred = SharedKeyCredential::new(DEV_ACCOUNT, DEV_KEY).expect("well-known key");
+        let mut acct = StorageAccount::bare(DEV_ACCOUNT, Credential::SharedKey(cred));
+        let ep = |port: u16| {
+            Some(Endpoint::parse(&format!("http://127.0.0.1:{port}/{DEV_ACCOUNT}")).expect("valid"))
+        };
+        acct.blob = ep(10000);
+        acct.queue = ep(10001);
+        acct.table = ep(10002);
+        acct
+    }
+
+    fn bare(name: &str, credential: Credential) -> StorageAccount {
+        StorageAccount {
+            name: name.to_string(),
+            credential,
+            blob: None,
+            queue: None,
+            table: None,
+            file: None,
+        }
+    }
+
+    fn set_default_endpoints(&mut self, protocol: &str, suffix: &str) -> Result<()> {
+        for svc in [Service::Blob, Service::Queue, Service::Table, Service::File] {
+            let url = format!("{protocol}://{}.{}.{suffix}", self.name, svc.host_label());
+            *self.slot(svc) = Some(Endpoint::parse(&url)?);
+        }
+        Ok(())
+    }
+
+    fn slot(&mut self, svc: Service) -> &mut Option<Endpoint> {
+        match svc {
+            Service::Blob => &mut self.blob,
+            Service::Queue => &mut self.queue,
+            Service::Table => &mut self.table,
+            Service::File => &mut self.file,
+        }
+    }
+
+    /// Reads the connection string from `AZURE_STORAGE_CONNECTION_STRING`.
+    pub fn from_env() -> Result<StorageAccount> {
+        let cs = std::env::var(CONNECTION_STRING_ENV).map_err(|_| {
+            Error::invalid_input(format!(
+                "{CONNECTION_STRING_ENV} is not set (for the local emulator run \
+                 `scripts/azurite run -- <command>`)"
+            ))
+        })?;
+        StorageAccount::from_connection_string(&cs)
+    }
+
+    /// Parses an Azure Storage connection string.
+    ///
+    /// Supported keys: `DefaultEndpointsProtocol`, `AccountName`, `AccountKey`,
+    /// `EndpointSuffix`, `BlobEndpoint`, `QueueEndpoint`, `TableEndpoint`, `FileEndpoint`,
+    /// `SharedAccessSignature`, `UseDevelopmentStorage=true` (with optional
+    /// `DevelopmentStorageProxyUri`). Errors name the offending key, never a value.
+    ///
+    /// ```
+    /// use azstore::{Service, StorageAccount};
+    /// let a = StorageAccount::from_connection_string(
+    ///     "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net",
+    /// ).unwrap();
+    /// assert_eq!(a.endpoint(Service::Blob).unwrap().url(), "https://acct.blob.core.windows.net");
+    /// let dev = StorageAccount::from_connection_string("UseDevelopmentStorage=true").unwrap();
+    /// assert_eq!(dev.endpoint(Service::Queue).unwrap().url(), "http://127.0.0.1:10001/devstoreaccount1");
+    /// ```
+    pub fn from_connection_string(cs: &str) -> Result<StorageAccount> {
+        let mut protocol = None;
+        let mut name = None;
+        let mut key = None;
+        let mut suffix = None;
+        let mut sas = None;
+        let mut dev = false;
+        let mut proxy = None;
+        let mut explicit: Vec<(Service, String)> = Vec::new();
+        for (i, seg) in cs.split(';').enumerate() {
+            let seg = seg.trim();
+            if seg.is_empty() {
+                continue;
+            }
+            let (k, v) = seg.split_once('=').ok_or_else(|| {
+                Error::invalid_input(format!(
+                    "connection string segment {} has no '=' (expected Key=Value)",
+                    i + 1
+                ))
+            })?;
+            let k = k.trim();
+            let v = v.trim();
+            let bad =
+                |what: &str| Error::invalid_input(format!("connection string key {k}: {what}"));
+            if v.is_empty() {
+                return Err(bad("empty value"));
+            }
+            match k.to_ascii_lowercase().as_str() {
+                "defaultendpointsprotocol" => {
+                    let p = v.to_ascii_lowercase();
+                    if p != "http" && p != "https" {
+                        return Err(bad("must be http or https"));
+                    }
+                    protocol = Some(p);
+                }
+                "accountname" => name = Some(v.to_string()),
+                "accountkey" => key = Some(v.to_string()),
+                "endpointsuffix" => suffix = Some(v.to_string()),
+                "sharedaccesssignature" => {
+                    sas = Some(SasToken::new(v).map_err(|_| bad("not a SAS token with sig="))?)
+                }
+                "usedevelopmentstorage" => {
+                    if !v.eq_ignore_ascii_case("true") {
+                        return Err(bad("only `true` is supported"));
+                    }
+                    dev = true;
+                }
+                "developmentstorageproxyuri" => proxy = Some(v.to_string()),
+                "blobendpoint" => explicit.push((Service::Blob, v.to_string())),
+                "queueendpoint" => explicit.push((Service::Queue, v.to_string())),
+                "tableendpoint" => explicit.push((Service::Table, v.to_string())),
+                "fileendpoint" => explicit.push((Service::File, v.to_string())),
+                s if s.ends_with("secondaryendpoint") => {}
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "connection string has unknown key {k}"
+                    )));
+                }
+            }
+        }
+        let mut acct = if dev {
+            let mut a = StorageAccount::development();
+            if let Some(p) = proxy {
+                let base = Endpoint::parse(&p).map_err(|_| {
+                    Error::invalid_input(
+                        "connection string key DevelopmentStorageProxyUri: not a URL",
+                    )
+                })?;
+                let host = base
+                    .origin()
+                    .rsplit_once(':')
+                    .map_or(base.origin(), |(h, _)| h);
+                for (svc, port) in [
+                    (Service::Blob, 10000),
+                    (Service::Queue, 10001),
+                    (Service::Table, 10002),
+                ] {
+                    *a.slot(svc) = Some(Endpoint::parse(&format!("{host}:{port}/{DEV_ACCOUNT}"))?);
+                }
+            }
+            a
+        } else {
+            let name = name
+                .ok_or_else(|| Error::invalid_input("connection string is missing AccountName"))?;
+            validate_account_name(&name).map_err(|_| {
+                Error::invalid_input("connection string key AccountName: invalid account name")
+            })?;
+            let credential = match (key, sas) {
+                (Some(k), _) => {
+                    Credential::SharedKey(SharedKeyCredential::new(&name, &k).map_err(|e| {
+                        Error::invalid_input(format!(
+                            "connection string key AccountKey: {}",
+                            e.message()
+                        ))
+                    })?)
+                }
+                (None, Some(s)) => Credential::Sas(s),
+                (None, None) => Credential::Anonymous,
+            };
+            let mut a = StorageAccount::bare(&name, credential);
+            a.set_default_endpoints(
+                protocol.as_deref().unwrap_or("https"),
+                suffix.as_deref().unwrap_or("core.windows.net"),
+            )?;
+            a
+        };
+        for (svc, url) in explicit {
+            let ep = Endpoint::parse(&url).map_err(|e| {
+                Error::invalid_input(format!(
+                    "connection string key {}Endpoint: {}",
+                    match svc {
+                        Service::Blob => "Blob",
+                        Service::Queue => "Queue",
+                        Service::Table => "Table",
+                        Service::File => "File",
+                    },
+                    e.message()
+                ))
+            })?;
+            *acct.slot(svc) = Some(ep);
+        }
+        Ok(acct)
+    }
+
+    /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
+    pub fn with_credential(mut self, credential: Credential) -> StorageAccount {
+        self.credential = credential;
+        self
+    }
+
+    /// Sets or replaces one service's endpoint.
+    pub fn with_endpoint(mut self, service: Service, url: &str) -> Result<StorageAccount> {
+        *self.slot(service) = Some(Endpoint::parse(url)?);
+        Ok(self)
+    }
+
+    /// The account name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How requests are authorized.
+    pub fn credential(&self) -> &Credential {
+        &self.credential
+    }
+
+    /// The endpoint of `service`, or an `InvalidInput` error when the account has none.
+    pub fn endpoint(&self, service: Service) -> Result<&Endpoint> {
+        match service {
+            Service::Blob => self.blob.as_ref(),
+            Service::Queue => self.queue.as_ref(),
+            Service::Table => self.table.as_ref(),
+            Service::File => self.file.as_ref(),
+        }
+        .ok_or_else(|| {
+            Error::invalid_input(format!(
+                "the account has no {service:?} endpoint configured"
+            ))
+        })
+    }
+}
+
+impl fmt::Debug for StorageAccount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StorageAccount")
+            .field("name", &self.name)
+            .field("credential", &self.credential)
+            .field("blob", &self.blob.as_ref().map(|e| e.to_string()))
+            .field("queue", &self.queue.as_ref().map(|e| e.to_string()))
+            .field("table", &self.table.as_ref().map(|e| e.to_string()))
+            .field("file", &self.file.as_ref().map(|e| e.to_string()))
+            .finish()
+    }
+}
+
+fn validate_account_name(name: &str) -> Result<()> {
+    let ok = (3..=24).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid_input(
+            "account name must be 3-24 lowercase letters or digits",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_explicit_endpoints_and_names_bad_keys() {
+        let a = StorageAccount::from_connection_string(
+            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;\
+             BlobEndpoint=http://127.0.0.1:1234/devstoreaccount1/;",
+        )
+        .unwrap();
+        let b = a.endpoint(Service::Blob).unwrap();
+        assert_eq!(b.origin(), "http://127.0.0.1:1234");
+        assert_eq!(b.path_prefix(), "/devstoreaccount1");
+        assert_eq!(
+            a.endpoint(Service::Table).unwrap().url(),
+            "http://devstoreaccount1.table.core.windows.net"
+        );
+
+        let e = StorageAccount::from_connection_string("AccountName=abc;AccountKey=%%%secret%%%")
+            .unwrap_err();
+        assert!(e.message().contains("AccountKey"), "{e}");
+        assert!(!e.to_string().contains("secret"), "{e}");
+        let e = StorageAccount::from_connection_string("AccountName=abc;Bogus=1").unwrap_err();
+        assert!(e.message().contains("Bogus"));
+        let e = StorageAccount::from_connection_string("AccountKey=a2V5").unwrap_err();
+        assert!(e.message().contains("AccountName"));
+        let e =
+            StorageAccount::from_connection_string("AccountName=abc;mysecretvalue").unwrap_err();
+        assert!(!e.to_string().contains("mysecretvalue"));
+    }
+
+    #[test]
+    fn sas_connection_string_and_debug_hides_secrets() {
+        let a = StorageAccount::from_connection_string(
+            "BlobEndpoint=https://acct.blob.core.windows.net;AccountName=acct;\
+             SharedAccessSignature=sv=2025-11-05&ss=b&sig=TOPSECRET",
+        )
+        .unwrap();
+        assert!(matches!(a.credential(), Credential::Sas(_)));
+        let dbg = format!("{a:?}");
+        assert!(!dbg.contains("TOPSECRET"), "{dbg}");
+        let k = StorageAccount::new("acct", "c2VjcmV0a2V5").unwrap();
+        assert!(!format!("{k:?}").contains("c2VjcmV0a2V5"));
+    }
+}

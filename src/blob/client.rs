@@ -1,0 +1,301 @@
+//! The blob clients and their core operations.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use time::OffsetDateTime;
+
+use crate::account::{Service, StorageAccount};
+use crate::blob::models::BlobProperties;
+use crate::blob::names::{validate_blob_name, validate_container_name};
+use crate::conditions::{Allowed, Conditions, ETag};
+use crate::error::{ErrorCode, Result};
+use crate::http::{ClientOptions, Method, Pipeline, Request, Response};
+
+/// The Blob service of one account. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct BlobServiceClient {
+    pipeline: Pipeline,
+}
+
+impl BlobServiceClient {
+    /// A client with default options.
+    pub fn new(account: &StorageAccount) -> Result<BlobServiceClient> {
+        BlobServiceClient::with_options(account, ClientOptions::default())
+    }
+
+    /// A client with custom retry and timeout options.
+    pub fn with_options(
+        account: &StorageAccount,
+        options: ClientOptions,
+    ) -> Result<BlobServiceClient> {
+        Ok(BlobServiceClient {
+            pipeline: Pipeline::new(account, Service::Blob, options)?,
+        })
+    }
+
+    /// A client for the container `name` (validated, no request sent).
+    pub fn container(&self, name: &str) -> Result<ContainerClient> {
+        validate_container_name(name)?;
+        Ok(ContainerClient {
+            pipeline: self.pipeline.clone(),
+            name: name.into(),
+        })
+    }
+
+    /// The underlying pipeline (for operations azstore does not wrap).
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+}
+
+/// One container. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ContainerClient {
+    pub(crate) pipeline: Pipeline,
+    pub(crate) name: Arc<str>,
+}
+
+impl ContainerClient {
+    /// The container name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The underlying pipeline.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// The container URL.
+    pub fn url(&self) -> String {
+        self.pipeline.url_of(&self.name)
+    }
+
+    /// A client for the blob `name` in this container (validated, no request sent).
+    pub fn blob(&self, name: &str) -> Result<BlobClient> {
+        validate_blob_name(name)?;
+        Ok(BlobClient {
+            pipeline: self.pipeline.clone(),
+            container: self.name.clone(),
+            name: name.into(),
+        })
+    }
+
+    pub(crate) fn request(&self, method: Method) -> Request {
+        Request::new(method, &self.name).query("restype", "container")
+    }
+
+    /// Create Container. Fails with 409 `ContainerAlreadyExists` when it exists.
+    pub async fn create(&self) -> Result<WriteResult> {
+        let resp = self.pipeline.send(self.request(Method::Put)).await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Creates the container unless it exists. Returns `true` when this call created it.
+    pub async fn create_if_not_exists(&self) -> Result<bool> {
+        match self.create().await {
+            Ok(_) => Ok(true),
+            Err(e) if e.error_code() == Some(&ErrorCode::ContainerAlreadyExists) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Delete Container. Accepts If-Modified-Since, If-Unmodified-Since and the lease id
+    /// (If-Match / If-None-Match are refused: the service does not support them here).
+    pub async fn delete(&self, conditions: &Conditions) -> Result<()> {
+        conditions.check(
+            Allowed {
+                etag: false,
+                tags: false,
+                ..Allowed::ALL
+            },
+            "Delete Container",
+        )?;
+        self.pipeline
+            .send(self.request(Method::Delete).conditions(conditions))
+            .await?;
+        Ok(())
+    }
+}
+
+/// One blob. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct BlobClient {
+    pub(crate) pipeline: Pipeline,
+    pub(crate) container: Arc<str>,
+    pub(crate) name: Arc<str>,
+}
+
+/// Options of Put Blob.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct PutOptions {
+    /// Conditions; the default is last writer wins.
+    pub conditions: Conditions,
+    /// `Content-Type` (default `application/octet-stream`).
+    pub content_type: Option<String>,
+    /// User metadata, replacing any existing metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl PutOptions {
+    /// Options with these conditions.
+    pub fn conditions(conditions: Conditions) -> PutOptions {
+        PutOptions {
+            conditions,
+            ..PutOptions::default()
+        }
+    }
+
+    /// Sets the content type.
+    pub fn content_type(mut self, ct: impl Into<String>) -> PutOptions {
+        self.content_type = Some(ct.into());
+        self
+    }
+
+    /// Adds a metadata pair.
+    pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> PutOptions {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// What a write returns: the new version.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WriteResult {
+    /// The new ETag.
+    pub etag: ETag,
+    /// The new Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+impl WriteResult {
+    pub(crate) fn from_response(resp: &Response) -> Result<WriteResult> {
+        Ok(WriteResult {
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+}
+
+/// A downloaded blob: its content and the properties of the version read.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Download {
+    /// The content.
+    pub body: Bytes,
+    /// Properties, including the ETag of exactly this content.
+    pub properties: BlobProperties,
+}
+
+impl BlobClient {
+    /// The blob name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The container name.
+    pub fn container_name(&self) -> &str {
+        &self.container
+    }
+
+    /// The underlying pipeline.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// The blob URL (without credentials).
+    pub fn url(&self) -> String {
+        self.pipeline.url_of(&self.path())
+    }
+
+    pub(crate) fn path(&self) -> String {
+        format!("{}/{}", self.container, self.name)
+    }
+
+    pub(crate) fn request(&self, method: Method) -> Request {
+        Request::new(method, &self.path())
+    }
+
+    /// Put Blob (block blob from bytes) with the given conditions.
+    ///
+    /// * `Conditions::none()`: last writer wins.
+    /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.
+    /// * `Conditions::if_not_exists()`: 409 `BlobAlreadyExists` if it exists.
+    pub async fn upload(
+        &self,
+        body: impl Into<Bytes>,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        self.put(body, &PutOptions::conditions(conditions.clone()))
+            .await
+    }
+
+    /// Put Blob with all options.
+    pub async fn put(&self, body: impl Into<Bytes>, options: &PutOptions) -> Result<WriteResult> {
+        options.conditions.check(Allowed::ALL, "Put Blob")?;
+        let req = self
+            .request(Method::Put)
+            .header("x-ms-blob-type", "BlockBlob")
+            .conditions(&options.conditions)
+            .metadata(&options.metadata)
+            .body(
+                body.into(),
+                options
+                    .content_type
+                    .as_deref()
+                    .unwrap_or("application/octet-stream"),
+            );
+        let resp = self.pipeline.send(req).await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Get Blob: the whole content and the properties of the version read. With
+    /// `Conditions::if_none_match(&etag)` an unchanged blob gives [`crate::ErrorKind::NotModified`].
+    pub async fn download(&self, conditions: &Conditions) -> Result<Download> {
+        conditions.check(Allowed::ALL, "Get Blob")?;
+        let resp = self
+            .pipeline
+            .send(self.request(Method::Get).conditions(conditions))
+            .await?;
+        Ok(Download {
+            properties: BlobProperties::from_headers(&resp.headers)?,
+            body: resp.body,
+        })
+    }
+
+    /// Get Blob Properties.
+    pub async fn get_properties(&self, conditions: &Conditions) -> Result<BlobProperties> {
+        conditions.check(Allowed::ALL, "Get Blob Properties")?;
+        let resp = self
+            .pipeline
+            .send(self.request(Method::Head).conditions(conditions))
+            .await?;
+        BlobProperties::from_headers(&resp.headers)
+    }
+
+    /// Whether the blob exists.
+    pub async fn exists(&self) -> Result<bool> {
+        match self.get_properties(&Conditions::none()).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Delete Blob (with its snapshots) under the given conditions.
+    pub async fn delete(&self, conditions: &Conditions) -> Result<()> {
+        conditions.check(Allowed::ALL, "Delete Blob")?;
+        self.pipeline
+            .send(
+                self.request(Method::Delete)
+                    .header("x-ms-delete-snapshots", "include")
+                    .conditions(conditions),
+            )
+            .await?;
+        Ok(())
+    }
+}

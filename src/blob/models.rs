@@ -1,0 +1,171 @@
+//! Typed blob properties.
+
+use std::collections::BTreeMap;
+
+use time::OffsetDateTime;
+
+use crate::conditions::ETag;
+use crate::error::Result;
+use crate::http::Headers;
+
+/// `x-ms-lease-state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseState {
+    /// No lease; can be acquired.
+    Available,
+    /// Leased.
+    Leased,
+    /// The lease expired; can be acquired.
+    Expired,
+    /// Being broken; cannot be acquired until the break period ends.
+    Breaking,
+    /// Broken; can be acquired.
+    Broken,
+}
+
+impl LeaseState {
+    pub(crate) fn parse(s: &str) -> Option<LeaseState> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "available" => LeaseState::Available,
+            "leased" => LeaseState::Leased,
+            "expired" => LeaseState::Expired,
+            "breaking" => LeaseState::Breaking,
+            "broken" => LeaseState::Broken,
+            _ => return None,
+        })
+    }
+}
+
+/// `x-ms-lease-status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseStatus {
+    /// Leased.
+    Locked,
+    /// Not leased.
+    Unlocked,
+}
+
+/// `x-ms-lease-duration` of a leased resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseDurationType {
+    /// Never expires.
+    Infinite,
+    /// 15–60 s.
+    Fixed,
+}
+
+/// `x-ms-blob-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlobType {
+    /// Block blob.
+    BlockBlob,
+    /// Append blob.
+    AppendBlob,
+    /// Page blob.
+    PageBlob,
+}
+
+impl BlobType {
+    /// The header value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BlobType::BlockBlob => "BlockBlob",
+            BlobType::AppendBlob => "AppendBlob",
+            BlobType::PageBlob => "PageBlob",
+        }
+    }
+}
+
+/// What Get Blob Properties (and Get Blob) return.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BlobProperties {
+    /// The version tag.
+    pub etag: ETag,
+    /// When the blob was last written.
+    pub last_modified: Option<OffsetDateTime>,
+    /// Size of the whole blob in bytes.
+    pub content_length: u64,
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// `Content-Encoding`.
+    pub content_encoding: Option<String>,
+    /// `Content-Language`.
+    pub content_language: Option<String>,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// `Content-Disposition`.
+    pub content_disposition: Option<String>,
+    /// `Content-MD5` (base64), when the service has one.
+    pub content_md5: Option<String>,
+    /// User metadata (`x-ms-meta-*`).
+    pub metadata: BTreeMap<String, String>,
+    /// Block, append or page blob.
+    pub blob_type: Option<BlobType>,
+    /// Lease state.
+    pub lease_state: Option<LeaseState>,
+    /// Lease status.
+    pub lease_status: Option<LeaseStatus>,
+    /// Lease duration kind, when leased.
+    pub lease_duration: Option<LeaseDurationType>,
+    /// Number of committed blocks (append blobs).
+    pub committed_block_count: Option<u64>,
+    /// Page blob sequence number.
+    pub sequence_number: Option<u64>,
+    /// Copy status of the last copy into this blob (`pending`, `success`, `aborted`, `failed`).
+    pub copy_status: Option<String>,
+    /// Copy id of the last copy into this blob.
+    pub copy_id: Option<String>,
+    /// Number of index tags on the blob.
+    pub tag_count: Option<u64>,
+}
+
+impl BlobProperties {
+    /// Reads properties from response headers. For a ranged GET, the total size comes from
+    /// `Content-Range`.
+    pub(crate) fn from_headers(h: &Headers) -> Result<BlobProperties> {
+        let content_length = match h.get("content-range").and_then(|r| r.rsplit_once('/')) {
+            Some((_, total)) => total.trim().parse().ok(),
+            None => None,
+        };
+        let content_length = match content_length {
+            Some(n) => n,
+            None => h.parse::<u64>("content-length")?.unwrap_or(0),
+        };
+        let s = |n: &str| h.get(n).map(str::to_string);
+        Ok(BlobProperties {
+            etag: h.require_etag()?,
+            last_modified: h.last_modified(),
+            content_length,
+            content_type: s("content-type"),
+            content_encoding: s("content-encoding"),
+            content_language: s("content-language"),
+            cache_control: s("cache-control"),
+            content_disposition: s("content-disposition"),
+            content_md5: s("content-md5"),
+            metadata: h.metadata(),
+            blob_type: match h.get("x-ms-blob-type") {
+                Some("BlockBlob") => Some(BlobType::BlockBlob),
+                Some("AppendBlob") => Some(BlobType::AppendBlob),
+                Some("PageBlob") => Some(BlobType::PageBlob),
+                _ => None,
+            },
+            lease_state: h.get("x-ms-lease-state").and_then(LeaseState::parse),
+            lease_status: match h.get("x-ms-lease-status") {
+                Some("locked") => Some(LeaseStatus::Locked),
+                Some("unlocked") => Some(LeaseStatus::Unlocked),
+                _ => None,
+            },
+            lease_duration: match h.get("x-ms-lease-duration") {
+                Some("infinite") => Some(LeaseDurationType::Infinite),
+                Some("fixed") => Some(LeaseDurationType::Fixed),
+                _ => None,
+            },
+            committed_block_count: h.parse("x-ms-blob-committed-block-count")?,
+            sequence_number: h.parse("x-ms-blob-sequence-number")?,
+            copy_status: s("x-ms-copy-status"),
+            copy_id: s("x-ms-copy-id"),
+            tag_count: h.parse("x-ms-tag-count")?,
+        })
+    }
+}

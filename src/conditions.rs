@@ -1,0 +1,386 @@
+//! Optimistic-concurrency conditions shared by every service.
+//!
+//! Azure Storage is last-writer-wins unless a request carries a condition. In azstore the
+//! unconditional write is still available, but you ask for it by name: [`Conditions::none()`].
+//!
+//! ```
+//! use azstore::{Conditions, ETag};
+//! let etag = ETag::new("\"0x8DCB1\"");
+//! let replace_if_unchanged = Conditions::if_match(&etag);
+//! let create_only = Conditions::if_not_exists();
+//! let last_writer_wins = Conditions::none();
+//! # let _ = (replace_if_unchanged, create_only, last_writer_wins);
+//! ```
+
+use std::fmt;
+
+use time::OffsetDateTime;
+
+use crate::error::{Error, Result};
+
+/// An entity tag: an opaque version identifier. Compare them, store them, send them back;
+/// never parse them (Table ETags look like `W/"datetime'2026-11-22T00%3A04%3A18.08Z'"`).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ETag(String);
+
+impl ETag {
+    /// Wraps an ETag exactly as the service returned it (quotes included).
+    pub fn new(s: impl Into<String>) -> ETag {
+        ETag(s.into())
+    }
+
+    /// The ETag as sent on the wire.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ETag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ETag({})", self.0)
+    }
+}
+
+impl fmt::Display for ETag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for ETag {
+    fn from(s: &str) -> ETag {
+        ETag(s.to_string())
+    }
+}
+
+/// A lease id (a GUID string) proving the holder of a lease.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct LeaseId(String);
+
+impl LeaseId {
+    /// Wraps a lease id. It must be a GUID.
+    pub fn new(s: impl Into<String>) -> Result<LeaseId> {
+        let s = s.into();
+        uuid::Uuid::parse_str(&s).map_err(|_| Error::invalid_input("lease id must be a GUID"))?;
+        Ok(LeaseId(s))
+    }
+
+    /// A new random lease id (for a proposed id on acquire or change).
+    pub fn random() -> LeaseId {
+        LeaseId(uuid::Uuid::new_v4().to_string())
+    }
+
+    /// Wraps an id returned by the service without validation.
+    #[allow(dead_code)] // used by the lease module
+    pub(crate) fn from_service(s: String) -> LeaseId {
+        LeaseId(s)
+    }
+
+    /// The id as sent on the wire.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for LeaseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What an `If-Match` / `If-None-Match` header holds: a specific ETag or `*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatchCondition {
+    /// `*`: any existing version.
+    Any,
+    /// One specific version.
+    ETag(ETag),
+}
+
+impl MatchCondition {
+    /// The header value.
+    pub fn header_value(&self) -> &str {
+        match self {
+            MatchCondition::Any => "*",
+            MatchCondition::ETag(e) => e.as_str(),
+        }
+    }
+}
+
+/// The conditions of one request. [`Conditions::none()`] (also `Default`) means
+/// *last writer wins*. Combine with the builder methods:
+/// `Conditions::if_match(&etag).with_lease(&lease_id)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[must_use]
+pub struct Conditions {
+    /// `If-Match`.
+    pub if_match: Option<MatchCondition>,
+    /// `If-None-Match`.
+    pub if_none_match: Option<MatchCondition>,
+    /// `If-Modified-Since`.
+    pub if_modified_since: Option<OffsetDateTime>,
+    /// `If-Unmodified-Since`.
+    pub if_unmodified_since: Option<OffsetDateTime>,
+    /// `x-ms-if-tags`: a SQL-like expression over blob index tags, e.g. `"status" = 'done'`.
+    pub if_tags: Option<String>,
+    /// `x-ms-lease-id`: required to write a leased blob, container delete, file.
+    pub lease_id: Option<LeaseId>,
+}
+
+/// Which conditions an operation accepts; used to refuse the others before sending.
+#[derive(Clone, Copy, Debug)]
+#[allow(dead_code)] // constants used by the service modules as they land
+pub(crate) struct Allowed {
+    pub etag: bool,
+    pub dates: bool,
+    pub if_modified_since_only: bool,
+    pub tags: bool,
+    pub lease: bool,
+}
+
+#[allow(dead_code)]
+impl Allowed {
+    /// If-Match, If-None-Match, both dates, tags, lease (most blob operations).
+    pub const ALL: Allowed = Allowed {
+        etag: true,
+        dates: true,
+        if_modified_since_only: false,
+        tags: true,
+        lease: true,
+    };
+    /// Nothing but a lease id.
+    pub const LEASE_ONLY: Allowed = Allowed {
+        etag: false,
+        dates: false,
+        if_modified_since_only: false,
+        tags: false,
+        lease: true,
+    };
+    /// Nothing at all.
+    pub const NONE: Allowed = Allowed {
+        etag: false,
+        dates: false,
+        if_modified_since_only: false,
+        tags: false,
+        lease: false,
+    };
+}
+
+impl Conditions {
+    /// No condition: the write replaces whatever is there (last writer wins).
+    pub fn none() -> Conditions {
+        Conditions::default()
+    }
+
+    /// Only if the current version is `etag` (optimistic update).
+    pub fn if_match(etag: &ETag) -> Conditions {
+        Conditions {
+            if_match: Some(MatchCondition::ETag(etag.clone())),
+            ..Conditions::default()
+        }
+    }
+
+    /// Only if the resource exists (`If-Match: *`).
+    pub fn if_exists() -> Conditions {
+        Conditions {
+            if_match: Some(MatchCondition::Any),
+            ..Conditions::default()
+        }
+    }
+
+    /// Only if the current version is not `etag` (reads: 304 when unchanged).
+    pub fn if_none_match(etag: &ETag) -> Conditions {
+        Conditions {
+            if_none_match: Some(MatchCondition::ETag(etag.clone())),
+            ..Conditions::default()
+        }
+    }
+
+    /// Only if nothing exists yet (`If-None-Match: *`): create-only, the "designated create".
+    pub fn if_not_exists() -> Conditions {
+        Conditions {
+            if_none_match: Some(MatchCondition::Any),
+            ..Conditions::default()
+        }
+    }
+
+    /// Only if modified after `t`.
+    pub fn if_modified_since(t: OffsetDateTime) -> Conditions {
+        Conditions {
+            if_modified_since: Some(t),
+            ..Conditions::default()
+        }
+    }
+
+    /// Only if not modified after `t`.
+    pub fn if_unmodified_since(t: OffsetDateTime) -> Conditions {
+        Conditions {
+            if_unmodified_since: Some(t),
+            ..Conditions::default()
+        }
+    }
+
+    /// Only if the blob's index tags satisfy `expr` (`x-ms-if-tags`).
+    pub fn if_tags(expr: impl Into<String>) -> Conditions {
+        Conditions {
+            if_tags: Some(expr.into()),
+            ..Conditions::default()
+        }
+    }
+
+    /// Only with this lease (write to a leased resource).
+    pub fn lease(id: &LeaseId) -> Conditions {
+        Conditions {
+            lease_id: Some(id.clone()),
+            ..Conditions::default()
+        }
+    }
+
+    /// Adds a lease id to these conditions.
+    pub fn with_lease(mut self, id: &LeaseId) -> Conditions {
+        self.lease_id = Some(id.clone());
+        self
+    }
+
+    /// Adds an `If-Match`.
+    pub fn and_if_match(mut self, etag: &ETag) -> Conditions {
+        self.if_match = Some(MatchCondition::ETag(etag.clone()));
+        self
+    }
+
+    /// Adds an `If-Modified-Since`.
+    pub fn and_if_modified_since(mut self, t: OffsetDateTime) -> Conditions {
+        self.if_modified_since = Some(t);
+        self
+    }
+
+    /// Adds an `If-Unmodified-Since`.
+    pub fn and_if_unmodified_since(mut self, t: OffsetDateTime) -> Conditions {
+        self.if_unmodified_since = Some(t);
+        self
+    }
+
+    /// Adds an `x-ms-if-tags` expression.
+    pub fn and_if_tags(mut self, expr: impl Into<String>) -> Conditions {
+        self.if_tags = Some(expr.into());
+        self
+    }
+
+    /// True when no condition is set (last writer wins).
+    pub fn is_unconditional(&self) -> bool {
+        *self == Conditions::default()
+    }
+
+    /// Refuses conditions an operation does not accept, naming them.
+    pub(crate) fn check(&self, allowed: Allowed, operation: &str) -> Result<()> {
+        let mut refused = Vec::new();
+        if !allowed.etag {
+            if self.if_match.is_some() {
+                refused.push("If-Match");
+            }
+            if self.if_none_match.is_some() {
+                refused.push("If-None-Match");
+            }
+        }
+        if !allowed.dates && !allowed.if_modified_since_only && self.if_modified_since.is_some() {
+            refused.push("If-Modified-Since");
+        }
+        if !allowed.dates && self.if_unmodified_since.is_some() {
+            refused.push("If-Unmodified-Since");
+        }
+        if !allowed.tags && self.if_tags.is_some() {
+            refused.push("x-ms-if-tags");
+        }
+        if !allowed.lease && self.lease_id.is_some() {
+            refused.push("lease id");
+        }
+        if refused.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::invalid_input(format!(
+                "{operation} does not accept {}",
+                refused.join(", ")
+            )))
+        }
+    }
+
+    /// The headers these conditions produce.
+    pub(crate) fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut h = Vec::new();
+        if let Some(m) = &self.if_match {
+            h.push(("if-match", m.header_value().to_string()));
+        }
+        if let Some(m) = &self.if_none_match {
+            h.push(("if-none-match", m.header_value().to_string()));
+        }
+        if let Some(t) = self.if_modified_since {
+            h.push(("if-modified-since", crate::time_fmt::http_date(t)));
+        }
+        if let Some(t) = self.if_unmodified_since {
+            h.push(("if-unmodified-since", crate::time_fmt::http_date(t)));
+        }
+        if let Some(t) = &self.if_tags {
+            h.push(("x-ms-if-tags", t.clone()));
+        }
+        if let Some(l) = &self.lease_id {
+            h.push(("x-ms-lease-id", l.as_str().to_string()));
+        }
+        h
+    }
+
+    /// The same conditions as `x-ms-source-*` headers, for the source of a copy.
+    #[allow(dead_code)] // used by copy operations
+    pub(crate) fn source_headers(&self) -> Result<Vec<(&'static str, String)>> {
+        if self.lease_id.is_some() {
+            return Err(Error::invalid_input(
+                "copy source conditions cannot carry a lease id",
+            ));
+        }
+        let mut h = Vec::new();
+        if let Some(m) = &self.if_match {
+            h.push(("x-ms-source-if-match", m.header_value().to_string()));
+        }
+        if let Some(m) = &self.if_none_match {
+            h.push(("x-ms-source-if-none-match", m.header_value().to_string()));
+        }
+        if let Some(t) = self.if_modified_since {
+            h.push((
+                "x-ms-source-if-modified-since",
+                crate::time_fmt::http_date(t),
+            ));
+        }
+        if let Some(t) = self.if_unmodified_since {
+            h.push((
+                "x-ms-source-if-unmodified-since",
+                crate::time_fmt::http_date(t),
+            ));
+        }
+        if let Some(t) = &self.if_tags {
+            h.push(("x-ms-source-if-tags", t.clone()));
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_and_checks() {
+        let e = ETag::new("\"0x1\"");
+        let l = LeaseId::random();
+        let c = Conditions::if_match(&e).with_lease(&l);
+        let h = c.headers();
+        assert!(h.contains(&("if-match", "\"0x1\"".to_string())));
+        assert!(h.contains(&("x-ms-lease-id", l.as_str().to_string())));
+        assert!(Conditions::none().headers().is_empty());
+        assert!(Conditions::none().is_unconditional());
+        let err = c
+            .check(Allowed::LEASE_ONLY, "Get Container Properties")
+            .unwrap_err();
+        assert!(err.message().contains("If-Match"));
+        assert!(c.check(Allowed::ALL, "Put Blob").is_ok());
+        assert!(LeaseId::new("nope").is_err());
+    }
+}

@@ -1,0 +1,204 @@
+//! Credentials: SharedKey, SAS token, bearer token, anonymous.
+//!
+//! Secrets never leave these types through `Debug` or `Display`: the account key prints as
+//! `<redacted>`, a SAS token prints with its `sig=` value replaced.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use base64::Engine;
+
+use crate::error::{Error, Result};
+
+/// An account name plus its base64 account key.
+#[derive(Clone)]
+pub struct SharedKeyCredential {
+    account: String,
+    key: Arc<[u8]>,
+}
+
+impl SharedKeyCredential {
+    /// Builds a credential from the account name and the base64 key shown in the portal.
+    ///
+    /// ```
+    /// let cred = azstore::SharedKeyCredential::new("acct", "a2V5").unwrap();
+    /// assert!(!format!("{cred:?}").contains("a2V5"));
+    /// ```
+    pub fn new(account: impl Into<String>, key_base64: &str) -> Result<Self> {
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(key_base64.trim())
+            .map_err(|_| Error::invalid_input("AccountKey is not valid base64"))?;
+        if key.is_empty() {
+            return Err(Error::invalid_input("AccountKey is empty"));
+        }
+        Ok(SharedKeyCredential {
+            account: account.into(),
+            key: key.into(),
+        })
+    }
+
+    /// The account name.
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
+    /// HMAC-SHA256 of `data` with the account key, base64-encoded.
+    pub(crate) fn sign(&self, data: &str) -> String {
+        crate::auth::hmac_sha256_base64(&self.key, data.as_bytes())
+    }
+}
+
+impl fmt::Debug for SharedKeyCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedKeyCredential")
+            .field("account", &self.account)
+            .field("key", &"<redacted>")
+            .finish()
+    }
+}
+
+/// A shared access signature query string (without the leading `?`).
+#[derive(Clone)]
+pub struct SasToken(Arc<str>);
+
+impl SasToken {
+    /// Wraps a SAS token such as `sv=2025-11-05&ss=b&...&sig=...`; a leading `?` is removed.
+    pub fn new(token: impl AsRef<str>) -> Result<Self> {
+        let t = token.as_ref().trim().trim_start_matches('?');
+        if t.is_empty() {
+            return Err(Error::invalid_input("SAS token is empty"));
+        }
+        if !t.split('&').any(|p| p.starts_with("sig=")) {
+            return Err(Error::invalid_input("SAS token has no sig= parameter"));
+        }
+        Ok(SasToken(t.into()))
+    }
+
+    /// The query pairs, percent-decoded.
+    pub(crate) fn pairs(&self) -> Vec<(String, String)> {
+        self.0
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                (decode(k), decode(v))
+            })
+            .collect()
+    }
+
+    /// The raw token. Handle with care: it contains the signature.
+    pub fn expose_secret(&self) -> &str {
+        &self.0
+    }
+}
+
+fn decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(&s.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+impl fmt::Debug for SasToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SasToken({})", redact(&self.0))
+    }
+}
+
+impl fmt::Display for SasToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&redact(&self.0))
+    }
+}
+
+/// Replaces the value of every `sig=` parameter in `s` with `<redacted>`.
+pub(crate) fn redact(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(pos) = find_sig(rest) {
+        let start = pos + 4;
+        out.push_str(&rest[..start]);
+        out.push_str("<redacted>");
+        let end = rest[start..]
+            .find(|c: char| c == '&' || c == ';' || c.is_whitespace() || c == '"' || c == '\'')
+            .map(|i| start + i)
+            .unwrap_or(rest.len());
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn find_sig(s: &str) -> Option<usize> {
+    let lower = s.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("sig=") {
+        let at = from + i;
+        if at == 0 || matches!(lower.as_bytes()[at - 1], b'?' | b'&' | b';' | b' ') {
+            return Some(at);
+        }
+        from = at + 4;
+    }
+    None
+}
+
+/// A source of OAuth bearer tokens (Azure AD / Entra ID). Implement it to plug in any
+/// identity library; azstore asks for a token before every attempt and sends it as
+/// `Authorization: Bearer …`.
+pub trait TokenProvider: Send + Sync {
+    /// Returns a currently valid access token for `https://storage.azure.com/`.
+    fn token(&self) -> Pin<Box<dyn Future<Output = Result<String>> + Send + '_>>;
+}
+
+/// How requests are authorized.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum Credential {
+    /// SharedKey signing with the account key (`Authorization: SharedKey acct:sig`).
+    SharedKey(SharedKeyCredential),
+    /// A SAS token appended to every request's query string.
+    Sas(SasToken),
+    /// An OAuth bearer token from a [`TokenProvider`].
+    Bearer(Arc<dyn TokenProvider>),
+    /// No authorization (public containers).
+    #[default]
+    Anonymous,
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Credential::SharedKey(k) => k.fmt(f),
+            Credential::Sas(s) => s.fmt(f),
+            Credential::Bearer(_) => f.write_str("Bearer(<token provider>)"),
+            Credential::Anonymous => f.write_str("Anonymous"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sas_redaction() {
+        let t = SasToken::new("?sv=2025-11-05&sp=r&sig=abc%2Fdef%3D&se=x").unwrap();
+        let shown = format!("{t:?} {t}");
+        assert!(!shown.contains("abc"), "{shown}");
+        assert!(shown.contains("sv=2025-11-05"));
+        assert_eq!(
+            redact("https://x/c?sig=SECRET&a=1 and SIG=OTHER"),
+            "https://x/c?sig=<redacted>&a=1 and SIG=<redacted>"
+        );
+        assert_eq!(redact("design=1"), "design=1");
+        assert!(SasToken::new("sv=1").is_err());
+    }
+
+    #[test]
+    fn key_redaction() {
+        let k = SharedKeyCredential::new("a", "c2VjcmV0a2V5").unwrap();
+        assert!(!format!("{k:?}").contains("c2VjcmV0a2V5"));
+        assert!(SharedKeyCredential::new("a", "not base64!").is_err());
+    }
+}

@@ -1,0 +1,430 @@
+//! The one error type of azstore.
+//!
+//! Every failure — a refused condition, a lost lease, bad input caught before sending, a dropped
+//! connection — is an [`Error`]. Ask it questions instead of matching strings:
+//!
+//! ```
+//! # fn handle(err: azstore::Error) {
+//! use azstore::{ErrorCode, ErrorKind};
+//! if err.is_precondition_failed() {
+//!     // someone else changed the object since we read it: re-read and retry
+//! } else if err.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) {
+//!     // another holder owns the lease
+//! } else if err.kind() == ErrorKind::InvalidInput {
+//!     // our own bug: nothing was sent
+//! }
+//! # }
+//! ```
+//!
+//! No error ever contains an account key or a SAS signature: messages built from caller input
+//! name the offending field, never its secret value, and URLs are redacted before they are kept.
+
+use std::fmt;
+
+/// Result alias used throughout azstore.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, in the terms a caller acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// 412: a condition (`If-Match`, `If-Unmodified-Since`, append position, …) was not met.
+    /// Someone else changed the object; re-read and decide again.
+    PreconditionFailed,
+    /// 409: the operation conflicts with the resource's state (already exists, being deleted,
+    /// SMB sharing violation, …).
+    Conflict,
+    /// 404: the resource does not exist.
+    NotFound,
+    /// 304: a read with `If-None-Match` / `If-Modified-Since` found nothing new.
+    NotModified,
+    /// A lease-related refusal (409/412 with a `Lease*` error code), e.g. the lease is held
+    /// by someone else, or the lease id we sent is no longer valid. See [`Error::lease_lost`].
+    Lease,
+    /// 401/403: the request was not authorized (wrong key, expired or insufficient SAS).
+    Auth,
+    /// The caller's input was invalid; it was caught before any request was sent.
+    InvalidInput,
+    /// The connection failed or broke (DNS, refused, reset, TLS).
+    Transport,
+    /// The request or the response body did not complete in time.
+    Timeout,
+    /// Any other answer from the service (400, 5xx, …), or a response azstore could not decode.
+    Service,
+}
+
+/// Whether a failed request may have reached the server — the question that matters for an
+/// ambiguous conditional write (did my `If-Match` write apply before the connection dropped?).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RequestSent {
+    /// Nothing was sent: input validation, signing, or connecting failed.
+    No,
+    /// The request may have been (partly or wholly) processed; the response was lost.
+    Maybe,
+    /// The server answered.
+    Yes,
+}
+
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// A service error code, as sent in `x-ms-error-code`, an XML `<Error><Code>` or a Table
+        /// JSON `odata.error.code`. Known codes are variants so they can be matched without
+        /// string comparison; anything else is kept in [`ErrorCode::Other`].
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $( $(#[$doc])* #[allow(missing_docs)] $name, )*
+            /// A code azstore has no variant for.
+            Other(String),
+        }
+
+        impl ErrorCode {
+            /// Parses a service error code.
+            pub fn parse(code: &str) -> ErrorCode {
+                match code {
+                    $( stringify!($name) => ErrorCode::$name, )*
+                    other => ErrorCode::Other(other.to_string()),
+                }
+            }
+
+            /// The code as the service spells it.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( ErrorCode::$name => stringify!($name), )*
+                    ErrorCode::Other(s) => s,
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    // Conditions
+    ConditionNotMet, SourceConditionNotMet, TargetConditionNotMet, UpdateConditionNotSatisfied,
+    AppendPositionConditionNotMet, MaxBlobSizeConditionNotMet, SequenceNumberConditionNotMet,
+    ConditionHeadersNotSupported, MultipleConditionHeadersNotSupported,
+    // Existence
+    BlobAlreadyExists, ContainerAlreadyExists, EntityAlreadyExists, TableAlreadyExists,
+    QueueAlreadyExists, ShareAlreadyExists, ResourceAlreadyExists,
+    BlobNotFound, ContainerNotFound, ResourceNotFound, TableNotFound, QueueNotFound,
+    ShareNotFound, ParentNotFound, MessageNotFound, CannotVerifyCopySource,
+    ContainerBeingDeleted, QueueBeingDeleted, ShareBeingDeleted, TableBeingDeleted,
+    // Leases
+    LeaseAlreadyPresent, LeaseAlreadyBroken, LeaseIdMissing, LeaseIdMismatchWithBlobOperation,
+    LeaseIdMismatchWithContainerOperation, LeaseIdMismatchWithLeaseOperation,
+    LeaseIdMismatchWithFileOperation, LeaseIdMismatchWithShareOperation,
+    LeaseIsBreakingAndCannotBeAcquired, LeaseIsBreakingAndCannotBeChanged,
+    LeaseIsBrokenAndCannotBeRenewed, LeaseLost, LeaseNotPresentWithBlobOperation,
+    LeaseNotPresentWithContainerOperation, LeaseNotPresentWithLeaseOperation,
+    LeaseNotPresentWithFileOperation, LeaseNotPresentWithShareOperation,
+    InfiniteLeaseDurationRequired,
+    // Queue
+    PopReceiptMismatch, MessageTooLarge, QueueNotEmpty,
+    // File / SMB
+    SharingViolation, DeletePending, FileLockConflict, DirectoryNotEmpty, ShareHasSnapshots,
+    // Copy
+    PendingCopyOperation, NoPendingCopyOperation, CopyIdMismatch,
+    // Table
+    InvalidInput, InvalidDuplicateRow, PropertiesNeedValue, EntityTooLarge, OutOfRangeInput,
+    CommandsInBatchActOnDifferentPartitions, InvalidValueType, JsonFormatNotSupported,
+    // Blocks, pages, append
+    InvalidBlockList, InvalidBlockId, InvalidPageRange, BlockCountExceedsLimit,
+    // Auth
+    AuthenticationFailed, AuthorizationFailure, AuthorizationPermissionMismatch,
+    InsufficientAccountPermissions,
+    // Generic
+    InvalidHeaderValue, InvalidQueryParameterValue, InvalidRangeNotSatisfiable, InvalidRange,
+    InvalidResourceName, InvalidUri, MissingRequiredHeader, OperationTimedOut, ServerBusy,
+    InternalError, InvalidXmlDocument, InvalidOperation, RequestBodyTooLarge,
+    UnsupportedHeader, Md5Mismatch, InvalidMd5, OutOfRangeQueryParameterValue,
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl ErrorCode {
+    /// Whether this code is about a lease (held by someone else, missing, mismatched, lost).
+    pub fn is_lease_code(&self) -> bool {
+        self.as_str().starts_with("Lease") || *self == ErrorCode::InfiniteLeaseDurationRequired
+    }
+
+    /// Whether this code says a lease the caller believed it held is no longer valid.
+    pub fn means_lease_lost(&self) -> bool {
+        use ErrorCode::*;
+        matches!(
+            self,
+            LeaseLost
+                | LeaseIdMismatchWithBlobOperation
+                | LeaseIdMismatchWithContainerOperation
+                | LeaseIdMismatchWithLeaseOperation
+                | LeaseIdMismatchWithFileOperation
+                | LeaseIdMismatchWithShareOperation
+                | LeaseNotPresentWithBlobOperation
+                | LeaseNotPresentWithContainerOperation
+                | LeaseNotPresentWithLeaseOperation
+                | LeaseNotPresentWithFileOperation
+                | LeaseNotPresentWithShareOperation
+                | LeaseIsBrokenAndCannotBeRenewed
+                | LeaseIsBreakingAndCannotBeChanged
+                | LeaseAlreadyBroken
+        )
+    }
+}
+
+/// An azstore error. Cheap to move (one box); see the module docs for how to inspect it.
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: ErrorKind,
+    status: Option<u16>,
+    code: Option<ErrorCode>,
+    message: String,
+    request_id: Option<String>,
+    sent: RequestSent,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl Error {
+    /// A new error of `kind` with a message. Mostly for implementors of [`crate::Versioned`] and
+    /// for closures that abort a read-modify-write loop.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        let sent = match kind {
+            ErrorKind::InvalidInput => RequestSent::No,
+            ErrorKind::Transport | ErrorKind::Timeout => RequestSent::Maybe,
+            _ => RequestSent::Yes,
+        };
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                status: None,
+                code: None,
+                message: message.into(),
+                request_id: None,
+                sent,
+                source: None,
+            }),
+        }
+    }
+
+    /// Bad caller input, caught before anything was sent.
+    pub fn invalid_input(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidInput, message)
+    }
+
+    /// An error built from a service response.
+    pub(crate) fn from_response(
+        status: u16,
+        code: Option<ErrorCode>,
+        message: String,
+        request_id: Option<String>,
+    ) -> Error {
+        let kind = classify(status, code.as_ref());
+        let mut e = Error::new(kind, message);
+        e.inner.status = Some(status);
+        e.inner.code = code;
+        e.inner.request_id = request_id;
+        e.inner.sent = RequestSent::Yes;
+        e
+    }
+
+    /// A response that could not be decoded (malformed XML/JSON, missing header).
+    pub(crate) fn decode(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Service, message)
+    }
+
+    pub(crate) fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
+        self.inner.source = Some(Box::new(source));
+        self
+    }
+
+    pub(crate) fn with_sent(mut self, sent: RequestSent) -> Error {
+        self.inner.sent = sent;
+        self
+    }
+
+    #[allow(dead_code)] // used by the service modules as they land
+    /// Prefixes the message with context (e.g. which batch operation failed).
+    pub(crate) fn context(mut self, prefix: impl fmt::Display) -> Error {
+        self.inner.message = format!("{prefix}: {}", self.inner.message);
+        self
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    /// The HTTP status, when the service answered.
+    pub fn status(&self) -> Option<u16> {
+        self.inner.status
+    }
+
+    /// The service error code, when the service sent one.
+    pub fn error_code(&self) -> Option<&ErrorCode> {
+        self.inner.code.as_ref()
+    }
+
+    /// The human-readable message.
+    pub fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    /// The service's `x-ms-request-id`, for support requests.
+    pub fn request_id(&self) -> Option<&str> {
+        self.inner.request_id.as_deref()
+    }
+
+    /// Whether the request may have reached the server.
+    pub fn request_sent(&self) -> RequestSent {
+        self.inner.sent
+    }
+
+    /// 412 because a condition was not met (stale ETag, date condition, append position).
+    pub fn is_precondition_failed(&self) -> bool {
+        self.inner.kind == ErrorKind::PreconditionFailed
+    }
+
+    /// 409 conflict (already exists, being deleted, sharing violation, …). Lease conflicts are
+    /// [`ErrorKind::Lease`] instead.
+    pub fn is_conflict(&self) -> bool {
+        self.inner.kind == ErrorKind::Conflict
+    }
+
+    /// 404.
+    pub fn is_not_found(&self) -> bool {
+        self.inner.kind == ErrorKind::NotFound
+    }
+
+    /// 304.
+    pub fn is_not_modified(&self) -> bool {
+        self.inner.kind == ErrorKind::NotModified
+    }
+
+    /// Any lease-related refusal.
+    pub fn is_lease_error(&self) -> bool {
+        self.inner.kind == ErrorKind::Lease
+    }
+
+    /// The lease the caller used is no longer valid (expired and taken, broken, changed,
+    /// released). A holder that sees this must stop acting as the owner.
+    pub fn lease_lost(&self) -> bool {
+        self.inner
+            .code
+            .as_ref()
+            .is_some_and(ErrorCode::means_lease_lost)
+    }
+
+    /// Whether retrying the same request later may succeed (throttling, server busy,
+    /// connection failures, timeouts). Conditions (304/409/412) are answers and never retryable.
+    pub fn is_retryable(&self) -> bool {
+        match self.inner.kind {
+            ErrorKind::Transport | ErrorKind::Timeout => true,
+            _ => matches!(self.inner.status, Some(408 | 429 | 500 | 502 | 503 | 504)),
+        }
+    }
+}
+
+fn classify(status: u16, code: Option<&ErrorCode>) -> ErrorKind {
+    if code.is_some_and(ErrorCode::is_lease_code) && matches!(status, 400 | 409 | 412) {
+        return ErrorKind::Lease;
+    }
+    match status {
+        304 => ErrorKind::NotModified,
+        401 | 403 => ErrorKind::Auth,
+        404 => ErrorKind::NotFound,
+        409 => ErrorKind::Conflict,
+        412 => ErrorKind::PreconditionFailed,
+        _ => ErrorKind::Service,
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.inner.kind);
+        if let Some(s) = self.inner.status {
+            d.field("status", &s);
+        }
+        if let Some(c) = &self.inner.code {
+            d.field("code", &c.as_str());
+        }
+        d.field("message", &self.inner.message);
+        if let Some(r) = &self.inner.request_id {
+            d.field("request_id", r);
+        }
+        d.field("sent", &self.inner.sent);
+        if let Some(s) = &self.inner.source {
+            d.field("source", &crate::credential::redact(&s.to_string()));
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.inner.kind)?;
+        if let Some(s) = self.inner.status {
+            write!(f, " ({s}")?;
+            if let Some(c) = &self.inner.code {
+                write!(f, " {c}")?;
+            }
+            write!(f, ")")?;
+        }
+        write!(f, ": {}", self.inner.message)?;
+        if let Some(r) = &self.inner.request_id {
+            write!(f, " [request id {r}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_ref()
+            .map(|s| s.as_ref() as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification() {
+        let e = Error::from_response(412, Some(ErrorCode::ConditionNotMet), "x".into(), None);
+        assert!(e.is_precondition_failed());
+        assert!(!e.is_retryable());
+        let e = Error::from_response(412, Some(ErrorCode::LeaseIdMissing), "x".into(), None);
+        assert_eq!(e.kind(), ErrorKind::Lease);
+        assert!(!e.lease_lost());
+        let e = Error::from_response(409, Some(ErrorCode::LeaseAlreadyPresent), "x".into(), None);
+        assert_eq!(e.kind(), ErrorKind::Lease);
+        let e = Error::from_response(409, Some(ErrorCode::BlobAlreadyExists), "x".into(), None);
+        assert!(e.is_conflict());
+        let e = Error::from_response(
+            409,
+            Some(ErrorCode::LeaseIdMismatchWithLeaseOperation),
+            "x".into(),
+            None,
+        );
+        assert!(e.lease_lost());
+        let e = Error::from_response(503, Some(ErrorCode::ServerBusy), "x".into(), None);
+        assert!(e.is_retryable());
+        assert_eq!(e.request_sent(), RequestSent::Yes);
+        assert_eq!(ErrorCode::parse("Nope"), ErrorCode::Other("Nope".into()));
+        assert_eq!(
+            ErrorCode::parse("SharingViolation").as_str(),
+            "SharingViolation"
+        );
+    }
+}

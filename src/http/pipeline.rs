@@ -1,0 +1,452 @@
+//! The pipeline: per attempt, stamp `x-ms-date` / `x-ms-version` / `x-ms-client-request-id`,
+//! authorize (re-signing every attempt), send, classify. The only module that touches reqwest.
+//!
+//! What is retried (each attempt re-signed, delays from [`RetryPolicy`]):
+//!
+//! | outcome | retried? |
+//! |---|---|
+//! | 408, 429, 500, 502, 503, 504 | yes (`Retry-After` honoured up to the max delay) |
+//! | connection could not be established | yes (nothing was sent) |
+//! | timeout, connection dropped mid-request | only for idempotent requests |
+//! | 304, 409, 412 and every other status | never: they are answers, not failures |
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use tracing::Instrument;
+
+use crate::account::{Endpoint, Service, StorageAccount};
+use crate::auth::shared_key::{self, SignableRequest};
+use crate::credential::Credential;
+use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::http::request::Request;
+use crate::http::response::{Headers, Response, error_from_parts};
+use crate::http::retry::RetryPolicy;
+
+/// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
+/// `--skipApiVersionCheck`).
+pub const API_VERSION: &str = "2025-11-05";
+
+/// Options shared by every client built from them.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ClientOptions {
+    /// Transient-failure retries.
+    pub retry: RetryPolicy,
+    /// Time allowed per attempt until the response body is read (for streamed downloads:
+    /// until the headers arrive).
+    pub timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            retry: RetryPolicy::default(),
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ClientOptions {
+    /// Replaces the retry policy.
+    pub fn retry(mut self, retry: RetryPolicy) -> ClientOptions {
+        self.retry = retry;
+        self
+    }
+
+    /// Replaces the per-attempt timeout.
+    pub fn timeout(mut self, timeout: Duration) -> ClientOptions {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// Sends requests to one service of one account. Cheap to clone (one `Arc`); all pipelines
+/// share one connection pool.
+#[derive(Clone)]
+pub struct Pipeline {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    service: Service,
+    account: String,
+    endpoint: Endpoint,
+    credential: Credential,
+    options: ClientOptions,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("service", &self.inner.service)
+            .field("account", &self.inner.account)
+            .field("endpoint", &self.inner.endpoint.to_string())
+            .field("credential", &self.inner.credential)
+            .finish()
+    }
+}
+
+fn shared_http() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .pool_idle_timeout(Duration::from_secs(30))
+                .tcp_nodelay(true)
+                .build()
+                .unwrap_or_default()
+        })
+        .clone()
+}
+
+/// A response whose body has not been read yet (downloads).
+pub struct StreamingResponse {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers.
+    pub headers: Headers,
+    body: reqwest::Response,
+}
+
+impl std::fmt::Debug for StreamingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamingResponse")
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamingResponse {
+    /// The body as a stream of chunks. Errors mid-stream are `Transport`/`Timeout` errors.
+    pub fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+        self.body
+            .bytes_stream()
+            .map(|r| r.map_err(|e| transport_error(e, true)))
+    }
+
+    /// Reads the whole body.
+    pub async fn bytes(self) -> Result<Bytes> {
+        self.body
+            .bytes()
+            .await
+            .map_err(|e| transport_error(e, true))
+    }
+}
+
+impl Pipeline {
+    /// A pipeline for `service` of `account`.
+    pub fn new(
+        account: &StorageAccount,
+        service: Service,
+        options: ClientOptions,
+    ) -> Result<Pipeline> {
+        let endpoint = account.endpoint(service)?.clone();
+        Ok(Pipeline {
+            inner: Arc::new(Inner {
+                http: shared_http(),
+                service,
+                account: account.name().to_string(),
+                endpoint,
+                credential: account.credential().clone(),
+                options,
+            }),
+        })
+    }
+
+    /// The service this pipeline talks to.
+    pub fn service(&self) -> Service {
+        self.inner.service
+    }
+
+    /// The account name.
+    pub fn account(&self) -> &str {
+        &self.inner.account
+    }
+
+    /// The service endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.inner.endpoint
+    }
+
+    /// The credential.
+    pub fn credential(&self) -> &Credential {
+        &self.inner.credential
+    }
+
+    /// The URL of `path` (unencoded) without query, e.g. for a copy source.
+    pub fn url_of(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.inner.endpoint.url(),
+            crate::http::request::encode_path(path)
+        )
+    }
+
+    /// Sends `req`, retrying transient failures, and reads the body. A non-2xx answer is
+    /// returned as an [`Error`].
+    pub async fn send(&self, req: Request) -> Result<Response> {
+        self.execute(req, true).await.map(|r| match r {
+            Attempt::Read(r) => r,
+            Attempt::Streaming(_) => unreachable!("read requested"),
+        })
+    }
+
+    /// Sends `req` and returns as soon as the headers arrived; the body is streamed by the
+    /// caller. Error responses are still read and classified.
+    pub async fn send_streaming(&self, req: Request) -> Result<StreamingResponse> {
+        self.execute(req, false).await.map(|r| match r {
+            Attempt::Streaming(r) => r,
+            Attempt::Read(_) => unreachable!("streaming requested"),
+        })
+    }
+
+    async fn execute(&self, req: Request, read_body: bool) -> Result<Attempt> {
+        let client_request_id = uuid::Uuid::new_v4().to_string();
+        let mut backoff = self.inner.options.retry.schedule();
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            let span = tracing::debug_span!(
+                "azstore.request",
+                service = ?self.inner.service,
+                method = req.method.as_str(),
+                resource = %req.path,
+                attempt,
+                status = tracing::field::Empty,
+                request_id = tracing::field::Empty,
+            );
+            let result = self
+                .attempt(&req, &client_request_id, read_body)
+                .instrument(span.clone())
+                .await;
+            let (err, retry_after) = match result {
+                Ok(ok) => {
+                    span.record("status", ok.status());
+                    if let Some(id) = ok.headers().request_id() {
+                        span.record("request_id", id);
+                    }
+                    return Ok(ok);
+                }
+                Err((e, retry_after)) => (e, retry_after),
+            };
+            if let Some(s) = err.status() {
+                span.record("status", s);
+            }
+            if let Some(id) = err.request_id() {
+                span.record("request_id", id);
+            }
+            let retryable = match err.kind() {
+                ErrorKind::Transport | ErrorKind::Timeout => {
+                    err.request_sent() == RequestSent::No || req.idempotent
+                }
+                _ => err.is_retryable(),
+            };
+            if !retryable {
+                return Err(err);
+            }
+            let Some(mut delay) = backoff.next_delay() else {
+                return Err(err);
+            };
+            if let Some(ra) = retry_after {
+                delay = delay.max(ra.min(Duration::from_secs(60)));
+            }
+            tracing::debug!(parent: &span, error = %err, ?delay, "transient failure, retrying");
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        req: &Request,
+        client_request_id: &str,
+        read_body: bool,
+    ) -> std::result::Result<Attempt, (Error, Option<Duration>)> {
+        let built = self
+            .build(req, client_request_id)
+            .await
+            .map_err(|e| (e, None))?;
+        let timeout = self.inner.options.timeout;
+        let sent = tokio::time::timeout(timeout, built.send()).await;
+        let resp = match sent {
+            Err(_) => {
+                return Err((
+                    Error::new(
+                        ErrorKind::Timeout,
+                        format!("no response within {timeout:?}"),
+                    )
+                    .with_sent(RequestSent::Maybe),
+                    None,
+                ));
+            }
+            Ok(Err(e)) => return Err((transport_error(e, false), None)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status().as_u16();
+        let headers = convert_headers(resp.headers());
+        if (200..300).contains(&status) {
+            if !read_body {
+                return Ok(Attempt::Streaming(StreamingResponse {
+                    status,
+                    headers,
+                    body: resp,
+                }));
+            }
+            let body = match tokio::time::timeout(timeout, resp.bytes()).await {
+                Err(_) => {
+                    return Err((
+                        Error::new(ErrorKind::Timeout, "response body not read in time")
+                            .with_sent(RequestSent::Maybe),
+                        None,
+                    ));
+                }
+                Ok(Err(e)) => return Err((transport_error(e, true), None)),
+                Ok(Ok(b)) => b,
+            };
+            return Ok(Attempt::Read(Response {
+                status,
+                headers,
+                body,
+            }));
+        }
+        let retry_after = headers
+            .get("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body = tokio::time::timeout(timeout, resp.bytes())
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .unwrap_or_default();
+        Err((error_from_parts(status, &headers, &body), retry_after))
+    }
+
+    /// Stamps, authorizes and builds the reqwest request for one attempt.
+    async fn build(
+        &self,
+        req: &Request,
+        client_request_id: &str,
+    ) -> Result<reqwest::RequestBuilder> {
+        let inner = &*self.inner;
+        let mut headers = req.headers.clone();
+        let date = crate::time_fmt::http_date(time::OffsetDateTime::now_utc());
+        let mut stamp = |k: &str, v: String| {
+            if !headers.iter().any(|(h, _)| h == k) {
+                headers.push((k.to_string(), v));
+            }
+        };
+        stamp("x-ms-date", date);
+        stamp("x-ms-version", API_VERSION.to_string());
+        stamp("x-ms-client-request-id", client_request_id.to_string());
+        if inner.service == Service::Table {
+            stamp("dataserviceversion", "3.0".to_string());
+            stamp("maxdataserviceversion", "3.0;NetFx".to_string());
+        }
+        let full_path = format!("{}/{}", inner.endpoint.path_prefix(), req.path);
+        let mut extra_query = Vec::new();
+        match &inner.credential {
+            Credential::SharedKey(key) => {
+                let signable = SignableRequest {
+                    method: req.method.as_str(),
+                    path: &full_path,
+                    query: &req.query,
+                    headers: &headers,
+                    content_length: req.body.len() as u64,
+                };
+                let sts = if inner.service == Service::Table {
+                    shared_key::table_string_to_sign(&inner.account, &signable)
+                } else {
+                    shared_key::string_to_sign(&inner.account, &signable)
+                };
+                let sig = key.sign(&sts);
+                headers.push((
+                    "authorization".to_string(),
+                    format!("SharedKey {}:{}", inner.account, sig),
+                ));
+            }
+            Credential::Sas(sas) => extra_query = sas.pairs(),
+            Credential::Bearer(provider) => {
+                let token = provider.token().await?;
+                headers.push(("authorization".to_string(), format!("Bearer {token}")));
+            }
+            Credential::Anonymous => {}
+        }
+        let query = req.query_string(&extra_query);
+        let mut url = format!("{}{}", inner.endpoint.origin(), full_path);
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(&query);
+        }
+        let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes())
+            .map_err(|_| Error::invalid_input("invalid HTTP method"))?;
+        let mut rb = inner.http.request(method, url);
+        for (k, v) in &headers {
+            rb = rb.header(k.as_str(), v.as_str());
+        }
+        if req.body.is_empty() {
+            if matches!(req.method.as_str(), "PUT" | "POST" | "MERGE" | "PATCH") {
+                rb = rb.header("content-length", "0");
+            }
+        } else {
+            rb = rb.body(req.body.clone());
+        }
+        Ok(rb)
+    }
+}
+
+enum Attempt {
+    Read(Response),
+    Streaming(StreamingResponse),
+}
+
+impl Attempt {
+    fn status(&self) -> u16 {
+        match self {
+            Attempt::Read(r) => r.status,
+            Attempt::Streaming(r) => r.status,
+        }
+    }
+
+    fn headers(&self) -> &Headers {
+        match self {
+            Attempt::Read(r) => &r.headers,
+            Attempt::Streaming(r) => &r.headers,
+        }
+    }
+}
+
+fn convert_headers(map: &reqwest::header::HeaderMap) -> Headers {
+    Headers::from_pairs(
+        map.iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Converts a reqwest error, dropping the URL (it may carry a SAS signature).
+fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
+    let e = e.without_url();
+    let (kind, sent) = if e.is_timeout() {
+        (ErrorKind::Timeout, RequestSent::Maybe)
+    } else if e.is_connect() && !during_body {
+        (ErrorKind::Transport, RequestSent::No)
+    } else {
+        (ErrorKind::Transport, RequestSent::Maybe)
+    };
+    let what = if during_body {
+        "reading the response body failed"
+    } else if sent == RequestSent::No {
+        "could not connect"
+    } else {
+        "the connection failed"
+    };
+    Error::new(kind, what).with_sent(sent).with_source(e)
+}

@@ -1,0 +1,197 @@
+//! Responses: header access, success check, and error-body parsing that never panics.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use time::OffsetDateTime;
+
+use crate::conditions::ETag;
+use crate::error::{Error, ErrorCode, Result};
+
+/// Response headers with lower-case names.
+#[derive(Debug, Clone, Default)]
+pub struct Headers(Vec<(String, String)>);
+
+impl Headers {
+    pub(crate) fn from_pairs(pairs: Vec<(String, String)>) -> Headers {
+        Headers(pairs)
+    }
+
+    /// The first value of `name` (lower-case).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The value of `name`, or a decode error saying it is missing.
+    pub fn require(&self, name: &str) -> Result<&str> {
+        self.get(name)
+            .ok_or_else(|| Error::decode(format!("response is missing the {name} header")))
+    }
+
+    /// Parses `name` with `FromStr`, `None` when absent, an error when malformed.
+    pub fn parse<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| Error::decode(format!("response header {name} is malformed"))),
+        }
+    }
+
+    /// `ETag`.
+    pub fn etag(&self) -> Option<ETag> {
+        self.get("etag").map(ETag::new)
+    }
+
+    /// `ETag`, required.
+    pub fn require_etag(&self) -> Result<ETag> {
+        self.require("etag").map(ETag::new)
+    }
+
+    /// `Last-Modified`.
+    pub fn last_modified(&self) -> Option<OffsetDateTime> {
+        self.get("last-modified")
+            .and_then(crate::time_fmt::parse_http_date)
+    }
+
+    /// An RFC 1123 date header.
+    pub fn date(&self, name: &str) -> Option<OffsetDateTime> {
+        self.get(name).and_then(crate::time_fmt::parse_http_date)
+    }
+
+    /// `x-ms-request-id`.
+    pub fn request_id(&self) -> Option<&str> {
+        self.get("x-ms-request-id")
+    }
+
+    /// All `x-ms-meta-*` headers, keyed by the name after the prefix.
+    pub fn metadata(&self) -> BTreeMap<String, String> {
+        self.0
+            .iter()
+            .filter_map(|(k, v)| {
+                k.strip_prefix("x-ms-meta-")
+                    .map(|n| (n.to_string(), v.clone()))
+            })
+            .collect()
+    }
+
+    /// Iterates all headers.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// A successful (2xx) response with its body read.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers.
+    pub headers: Headers,
+    /// Body.
+    pub body: Bytes,
+}
+
+/// Builds the error for a non-success response. Never panics, whatever the body holds.
+pub(crate) fn error_from_parts(status: u16, headers: &Headers, body: &[u8]) -> Error {
+    let header_code = headers.get("x-ms-error-code").map(str::to_string);
+    let (body_code, body_message) = parse_error_body(body);
+    let code = header_code.or(body_code).map(|c| ErrorCode::parse(&c));
+    let message = body_message
+        .map(|m| crate::credential::redact(&m))
+        .unwrap_or_else(|| default_message(status).to_string());
+    Error::from_response(
+        status,
+        code,
+        message,
+        headers.request_id().map(str::to_string),
+    )
+}
+
+fn default_message(status: u16) -> &'static str {
+    match status {
+        304 => "not modified",
+        400 => "bad request",
+        401 | 403 => "not authorized",
+        404 => "not found",
+        409 => "conflict",
+        412 => "precondition failed",
+        416 => "range not satisfiable",
+        429 => "too many requests",
+        500 => "internal server error",
+        503 => "server busy",
+        _ => "request failed",
+    }
+}
+
+/// Extracts (code, message) from an XML `<Error>` or a Table JSON `odata.error` body.
+pub(crate) fn parse_error_body(body: &[u8]) -> (Option<String>, Option<String>) {
+    let text = String::from_utf8_lossy(body);
+    let trimmed = text.trim_start_matches('\u{feff}').trim();
+    if trimmed.starts_with('{') {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed) {
+            let err = v.get("odata.error").or_else(|| v.get("error"));
+            if let Some(err) = err {
+                let code = err.get("code").and_then(|c| c.as_str()).map(str::to_string);
+                let message = match err.get("message") {
+                    Some(serde_json::Value::String(s)) => Some(s.clone()),
+                    Some(m) => m.get("value").and_then(|v| v.as_str()).map(str::to_string),
+                    None => None,
+                };
+                return (code, message);
+            }
+        }
+        return (None, None);
+    }
+    if trimmed.starts_with('<') {
+        return (xml_text(trimmed, "Code"), xml_text(trimmed, "Message"));
+    }
+    (None, None)
+}
+
+/// The text of the first element named `name` (local name), if any.
+fn xml_text(xml: &str, name: &str) -> Option<String> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut inside = false;
+    let mut out = String::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Start(e)) if e.local_name().as_ref() == name.as_bytes() => inside = true,
+            Ok(Event::Text(t)) if inside => out.push_str(&t.unescape().ok()?),
+            Ok(Event::CData(t)) if inside => out.push_str(&String::from_utf8_lossy(&t)),
+            Ok(Event::End(e)) if inside && e.local_name().as_ref() == name.as_bytes() => {
+                return Some(out.trim().to_string());
+            }
+            Ok(Event::Eof) | Err(_) => return None,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_and_json_errors() {
+        let xml = b"\xef\xbb\xbf<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>ConditionNotMet</Code><Message>The condition specified using HTTP conditional header(s) is not met.\nRequestId:1</Message></Error>";
+        let (c, m) = parse_error_body(xml);
+        assert_eq!(c.as_deref(), Some("ConditionNotMet"));
+        assert!(m.unwrap().starts_with("The condition"));
+        let json = br#"{"odata.error":{"code":"UpdateConditionNotSatisfied","message":{"lang":"en-US","value":"0:The update condition specified in the request was not satisfied."}}}"#;
+        let (c, m) = parse_error_body(json);
+        assert_eq!(c.as_deref(), Some("UpdateConditionNotSatisfied"));
+        assert!(m.unwrap().starts_with("0:"));
+        let h = Headers::from_pairs(vec![("x-ms-error-code".into(), "LeaseIdMissing".into())]);
+        let e = error_from_parts(412, &h, b"");
+        assert_eq!(e.error_code(), Some(&ErrorCode::LeaseIdMissing));
+        assert_eq!(e.message(), "precondition failed");
+        assert_eq!(parse_error_body(b"<Error><Code>unterminated"), (None, None));
+    }
+}

@@ -1,0 +1,206 @@
+//! Retry schedules: exponential backoff with jitter.
+//!
+//! The delay schedule comes from the `backoff` crate, confined to this module behind
+//! [`RetryPolicy`] and [`Backoff`] so it can be swapped without touching callers (it is flagged
+//! unmaintained upstream). The same types drive transient retries in the pipeline and the
+//! conflict retries of [`crate::update`].
+
+use std::time::{Duration, Instant};
+
+use backoff::backoff::Backoff as _;
+use rand::Rng;
+
+/// How random the delays are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Jitter {
+    /// No randomness (deterministic schedules, e.g. in tests).
+    None,
+    /// Each delay is uniformly random in `[d * (1 - f), d * (1 + f)]`.
+    Proportional(f64),
+    /// Each delay is uniformly random in `[0, d]` ("full jitter"): the best spread for many
+    /// clients contending for the same resource.
+    Full,
+}
+
+/// When and how often to try again.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::RetryPolicy;
+/// let p = RetryPolicy::default().max_retries(5).initial_delay(Duration::from_millis(50));
+/// let mut b = p.schedule();
+/// let mut n = 0;
+/// while let Some(d) = b.next_delay() {
+///     assert!(d <= Duration::from_secs(30));
+///     n += 1;
+/// }
+/// assert_eq!(n, 5);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct RetryPolicy {
+    max_retries: u32,
+    initial_delay: Duration,
+    max_delay: Duration,
+    multiplier: f64,
+    jitter: Jitter,
+    max_elapsed: Option<Duration>,
+}
+
+impl Default for RetryPolicy {
+    /// 3 retries, 200 ms doubling to at most 10 s, full jitter, no elapsed-time limit.
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_delay: Duration::from_millis(200),
+            max_delay: Duration::from_secs(10),
+            multiplier: 2.0,
+            jitter: Jitter::Full,
+            max_elapsed: None,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Never retry.
+    pub fn none() -> RetryPolicy {
+        RetryPolicy::default().max_retries(0)
+    }
+
+    /// At most `n` retries (so `n + 1` attempts).
+    pub fn max_retries(mut self, n: u32) -> RetryPolicy {
+        self.max_retries = n;
+        self
+    }
+
+    /// The first delay (before jitter).
+    pub fn initial_delay(mut self, d: Duration) -> RetryPolicy {
+        self.initial_delay = d;
+        self
+    }
+
+    /// The largest delay (before jitter).
+    pub fn max_delay(mut self, d: Duration) -> RetryPolicy {
+        self.max_delay = d;
+        self
+    }
+
+    /// Growth factor between delays (at least 1).
+    pub fn multiplier(mut self, m: f64) -> RetryPolicy {
+        self.multiplier = if m.is_finite() && m >= 1.0 { m } else { 1.0 };
+        self
+    }
+
+    /// Randomness of the delays.
+    pub fn jitter(mut self, j: Jitter) -> RetryPolicy {
+        self.jitter = j;
+        self
+    }
+
+    /// Stop retrying once this much time has passed since the schedule started.
+    pub fn max_elapsed(mut self, d: Option<Duration>) -> RetryPolicy {
+        self.max_elapsed = d;
+        self
+    }
+
+    /// The configured number of retries.
+    pub fn retries(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// A fresh schedule of delays.
+    pub fn schedule(&self) -> Backoff {
+        let inner = backoff::ExponentialBackoffBuilder::new()
+            .with_initial_interval(self.initial_delay)
+            .with_max_interval(self.max_delay)
+            .with_multiplier(self.multiplier)
+            .with_randomization_factor(0.0)
+            .with_max_elapsed_time(None)
+            .build();
+        Backoff {
+            inner,
+            policy: self.clone(),
+            retries: 0,
+            started: Instant::now(),
+        }
+    }
+}
+
+/// One running schedule: call [`Backoff::next_delay`] after each failure.
+#[derive(Debug)]
+pub struct Backoff {
+    inner: backoff::ExponentialBackoff,
+    policy: RetryPolicy,
+    retries: u32,
+    started: Instant,
+}
+
+impl Backoff {
+    /// The delay before the next attempt, or `None` when the policy says stop.
+    pub fn next_delay(&mut self) -> Option<Duration> {
+        if self.retries >= self.policy.max_retries {
+            return None;
+        }
+        let base = self.inner.next_backoff()?;
+        let delay = match self.policy.jitter {
+            Jitter::None => base,
+            Jitter::Full => base.mul_f64(rand::thread_rng().r#gen::<f64>()),
+            Jitter::Proportional(f) => {
+                let f = f.clamp(0.0, 1.0);
+                base.mul_f64(1.0 - f + 2.0 * f * rand::thread_rng().r#gen::<f64>())
+            }
+        };
+        if let Some(max) = self.policy.max_elapsed {
+            if self.started.elapsed() + delay > max {
+                return None;
+            }
+        }
+        self.retries += 1;
+        Some(delay)
+    }
+
+    /// How many delays were handed out so far.
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// Time since the schedule started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_exponential_schedule() {
+        let p = RetryPolicy::default()
+            .jitter(Jitter::None)
+            .initial_delay(Duration::from_millis(100))
+            .max_delay(Duration::from_millis(350))
+            .max_retries(4);
+        let mut b = p.schedule();
+        let got: Vec<_> = std::iter::from_fn(|| b.next_delay()).collect();
+        assert_eq!(
+            got,
+            [100, 200, 350, 350].map(Duration::from_millis).to_vec()
+        );
+    }
+
+    #[test]
+    fn full_jitter_stays_below_base_and_elapsed_limit_stops() {
+        let p = RetryPolicy::default()
+            .max_retries(50)
+            .initial_delay(Duration::from_millis(10));
+        let mut b = p.schedule();
+        assert!(b.next_delay().unwrap() <= Duration::from_millis(10));
+        let p = RetryPolicy::default()
+            .jitter(Jitter::None)
+            .max_elapsed(Some(Duration::from_millis(1)))
+            .initial_delay(Duration::from_millis(5));
+        assert_eq!(p.schedule().next_delay(), None);
+        assert_eq!(RetryPolicy::none().schedule().next_delay(), None);
+    }
+}
