@@ -42,7 +42,7 @@ impl Service {
 /// `http://127.0.0.1:10000/devstoreaccount1` (path style, as Azurite uses).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
-    /// scheme://host[:port]
+    /// `scheme://host[:port]`
     origin: String,
     /// Path prefix without trailing slash ("" or "/devstoreaccount1").
     prefix: String,
@@ -78,7 +78,7 @@ impl Endpoint {
         })
     }
 
-    /// scheme://host[:port]
+    /// `scheme://host[:port]`
     pub fn origin(&self) -> &str {
         &self.origin
     }

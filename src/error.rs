@@ -190,7 +190,7 @@ struct Inner {
 }
 
 impl Error {
-    /// A new error of `kind` with a message. Mostly for implementors of [`crate::Versioned`] and
+    /// A new error of `kind` with a message. Mostly for implementors of `Versioned` (see the `update` module) and
     /// for closures that abort a read-modify-write loop.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         let sent = match kind {
