@@ -44,3 +44,17 @@ pub use time::OffsetDateTime;
 pub mod blob;
 
 pub use blob::{BlobClient, BlobServiceClient, ContainerClient};
+
+// -- lease, lock, azlock (issue 4) --
+pub mod lease;
+
+// -- read-modify-write (issue 5) --
+pub mod update;
+
+pub use update::{Current, Versioned};
+
+// -- table (issue 6) --
+
+// -- queue (issue 7) --
+
+// -- file (issue 8) --
