@@ -29,6 +29,9 @@ pub mod error;
 pub mod http;
 mod time_fmt;
 
+#[cfg(test)]
+mod proptests;
+
 pub use account::{Endpoint, Service, StorageAccount};
 pub use auth::sas::SasBuilder;
 pub use conditions::{Conditions, ETag, LeaseId, MatchCondition};

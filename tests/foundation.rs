@@ -366,3 +366,56 @@ fn secrets_never_appear_in_debug_or_display() {
         assert!(!t.contains(&sig), "sig leaked: {t}");
     }
 }
+
+struct FixedToken(&'static str);
+
+impl azstore::TokenProvider for FixedToken {
+    fn token(
+        &self,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = azstore::Result<String>> + Send + '_>>
+    {
+        Box::pin(async move { Ok(self.0.to_string()) })
+    }
+}
+
+#[tokio::test]
+async fn bearer_token_hook_is_asked_on_every_attempt() {
+    let server = Scripted::start(vec![Reply::status(503), Reply::status(200)]).await;
+    let account = server
+        .account()
+        .with_credential(Credential::Bearer(std::sync::Arc::new(FixedToken(
+            "tok-123",
+        ))));
+    let p = Pipeline::new(&account, Service::Blob, fast_retry()).unwrap();
+    p.send(Request::new(Method::Get, "c/b")).await.unwrap();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    for r in reqs {
+        assert_eq!(r.header("authorization"), Some("Bearer tok-123"));
+    }
+    assert!(!format!("{account:?}").contains("tok-123"));
+}
+
+#[tokio::test]
+async fn invalid_names_are_refused_before_sending() {
+    let server = Scripted::start(vec![Reply::status(201)]).await;
+    let blobs = azstore::BlobServiceClient::new(&server.account()).unwrap();
+    for bad in ["ab", "Upper", "a--b", "-ab", "has space"] {
+        let err = blobs.container(bad).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{bad}");
+        assert_eq!(err.request_sent(), RequestSent::No);
+    }
+    let c = blobs.container("fine").unwrap();
+    assert_eq!(c.blob("").unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        c.blob(&"x".repeat(1025)).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    // a condition Delete Container does not support
+    let err = c
+        .delete(&azstore::Conditions::if_match(&azstore::ETag::new("\"x\"")))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(server.count(), 0, "nothing may be sent for invalid input");
+}
