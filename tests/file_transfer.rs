@@ -132,6 +132,16 @@ async fn ranges_update_clear_and_resize() {
 
     file.delete(None).await.unwrap();
     assert!(!file.exists().await.unwrap());
+
+    // Empty files round-trip without range requests (a range on an empty file is a 416).
+    let empty = share.file("empty").unwrap();
+    empty
+        .upload(Bytes::new(), &TransferOptions::default(), None)
+        .await
+        .unwrap();
+    let down = empty.download(&TransferOptions::default()).await.unwrap();
+    assert!(down.body.is_empty());
+    assert_eq!(down.properties.content_length, 0);
     assert!(file.get().await.unwrap_err().is_not_found());
 }
 
@@ -347,4 +357,77 @@ async fn wrong_key_is_an_auth_error() {
         ShareServiceClient::new(&dev).unwrap_err().kind(),
         ErrorKind::InvalidInput
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_responses_are_errors_not_panics() {
+    use support::scripted::{Reply, Scripted};
+    let server = Scripted::start(vec![
+        // A listing that is not XML.
+        Reply::with(
+            200,
+            &[("content-type", "application/xml")],
+            b"<EnumerationResults><Entries><File>",
+        ),
+        // File properties without an ETag.
+        Reply::with(200, &[("content-length", "5")], b""),
+        // A download whose range body is shorter than asked.
+        Reply::with(200, &[("etag", "\"1\""), ("content-length", "10")], b""),
+        Reply::with(
+            206,
+            &[("etag", "\"1\""), ("content-range", "bytes 0-9/10")],
+            b"abc",
+        ),
+    ])
+    .await;
+    let share = ShareServiceClient::new(&server.account())
+        .unwrap()
+        .share("any")
+        .unwrap();
+    let err = share
+        .root()
+        .list(&ListOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Service);
+    let file = share.file("f").unwrap();
+    let err = file.get_properties().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Service);
+    assert!(err.message().contains("etag"), "{err}");
+    let err = file
+        .download(&TransferOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Service);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn download_refuses_a_file_changed_mid_way() {
+    // Scripted answers: the properties say version "1", the range comes from version "2"
+    // (someone wrote in between; the File service has no If-Match to prevent that).
+    use support::scripted::{Reply, Scripted};
+    let server = Scripted::start(vec![
+        Reply::with(200, &[("etag", "\"1\""), ("content-length", "3")], b""),
+        Reply::with(
+            206,
+            &[("etag", "\"2\""), ("content-range", "bytes 0-2/3")],
+            b"new",
+        ),
+    ])
+    .await;
+    let file = ShareServiceClient::new(&server.account())
+        .unwrap()
+        .share("any")
+        .unwrap()
+        .file("f")
+        .unwrap();
+    let err = file
+        .download(&TransferOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    assert!(err.message().contains("changed"), "{err}");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1].header("x-ms-range"), Some("bytes=0-2"));
 }

@@ -679,10 +679,18 @@ impl FileClient {
             .step_by(options.range_size as usize)
             .map(|start| start..(start + options.range_size).min(size));
         let mut parts = futures_util::stream::iter(ranges)
-            .map(|r| self.get_range(r))
+            .map(|r| async move { self.get_range(r.clone()).await.map(|d| (r, d)) })
             .buffered(options.parallelism);
         let mut body = BytesMut::with_capacity(cap);
-        while let Some(part) = parts.try_next().await? {
+        while let Some((range, part)) = parts.try_next().await? {
+            if part.body.len() as u64 != range.end - range.start {
+                return Err(Error::decode(format!(
+                    "asked for bytes {}..{}, got {} bytes",
+                    range.start,
+                    range.end,
+                    part.body.len()
+                )));
+            }
             if part.properties.etag != properties.etag || part.properties.content_length != size {
                 return Err(Error::new(
                     ErrorKind::Conflict,
