@@ -431,3 +431,25 @@ async fn download_refuses_a_file_changed_mid_way() {
     assert_eq!(sent.len(), 2);
     assert_eq!(sent[1].header("x-ms-range"), Some("bytes=0-2"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_being_deleted_is_typed() {
+    let server = FileServer::start().await;
+    server.set_share_delete_delay(std::time::Duration::from_millis(400));
+    let share = share(&server).await;
+    share.delete(None).await.unwrap();
+    let err = share.create().await.unwrap_err();
+    assert_eq!(err.status(), Some(409));
+    assert_eq!(err.kind(), ErrorKind::Conflict);
+    assert!(err.is_share_being_deleted(), "{err}");
+    // Not mistaken for "already exists".
+    assert!(
+        share
+            .create_if_not_exists()
+            .await
+            .unwrap_err()
+            .is_share_being_deleted()
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(share.create_if_not_exists().await.unwrap());
+}

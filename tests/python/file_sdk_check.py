@@ -5,9 +5,13 @@ share and a directory, upload and download a multi-range file, list, acquire a f
 see a write without the lease id refused with 412, write with it, break the lease and
 acquire again, and a share lease with renew. Any failure raises, so the exit code is non-zero.
 
-Usage: python file_sdk_check.py CONNECTION_STRING SHARE_NAME
+Then it reads what azstore wrote (share INTEROP_SHARE: `from-rust.bin`, leased by azstore,
+with the SHA-256 given) and writes `from-python.txt` there for azstore to read back.
+
+Usage: python file_sdk_check.py CONNECTION_STRING SHARE_NAME INTEROP_SHARE RUST_SHA256
 """
 
+import hashlib
 import os
 import sys
 
@@ -63,6 +67,8 @@ def main():
     # File lease: infinite only; writes need the lease id.
     lease = small.acquire_lease()
     assert lease.id
+    lp = small.get_file_properties().lease
+    assert (lp.state, lp.status, lp.duration) == ("leased", "locked", "infinite"), lp
     expect_error(lambda: small.upload_range(b"HELLO", offset=0, length=5), 412, "LeaseIdMissing")
     other = "00000000-0000-0000-0000-000000000001"
     expect_error(
@@ -82,6 +88,8 @@ def main():
     # Share lease: 15-60 s or infinite, renewable; deleting the share needs the lease id.
     slease = share.acquire_lease(lease_duration=15)
     slease.renew()
+    sp = share.get_share_properties().lease
+    assert (sp.state, sp.status, sp.duration) == ("leased", "locked", "fixed"), sp
     expect_error(share.delete_share, 412, "LeaseIdMissing")
     slease.release()
 
@@ -92,6 +100,15 @@ def main():
 
     small.delete_file()
     share.delete_share()
+
+    # Interop with azstore: read its upload (leased by azstore: reads stay open, writes not).
+    interop = service.get_share_client(sys.argv[3])
+    from_rust = interop.get_file_client("from-rust.bin")
+    content = from_rust.download_file().readall()
+    assert hashlib.sha256(content).hexdigest() == sys.argv[4], "azstore's upload reads differently"
+    assert from_rust.get_file_properties().lease.state == "leased"
+    expect_error(lambda: from_rust.upload_range(b"x", offset=0, length=1), 412, "LeaseIdMissing")
+    interop.get_file_client("from-python.txt").upload_file(b"written by azure-storage-file-share")
     print("python file-share SDK check: OK")
 
 

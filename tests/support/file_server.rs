@@ -144,6 +144,12 @@ impl FileServer {
             .remove(path.trim_matches('/'));
     }
 
+    /// From now on a deleted share stays "being deleted" for `delay`, as on Azure (where it
+    /// takes ~30 s): creating it again meanwhile is 409 `ShareBeingDeleted`.
+    pub fn set_share_delete_delay(&self, delay: Duration) {
+        self.state.lock().unwrap().delete_delay = delay;
+    }
+
     /// Requests served so far (any status).
     pub fn request_count(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
@@ -167,6 +173,10 @@ struct State {
     shares: BTreeMap<String, Share>,
     locks: HashMap<String, SmbLock>,
     counter: u64,
+    /// Shares deleted recently: until then, creating them again is 409 `ShareBeingDeleted`.
+    deleting: HashMap<String, Instant>,
+    /// How long a deleted share stays "being deleted" (zero by default).
+    delete_delay: Duration,
 }
 
 impl State {
@@ -721,6 +731,17 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
     let now = http_now();
     match (m, comp) {
         ("PUT", None) => {
+            if st
+                .deleting
+                .get(name)
+                .is_some_and(|until| *until > Instant::now())
+            {
+                return Reply::error(
+                    409,
+                    "ShareBeingDeleted",
+                    "The specified share is being deleted. Try operation later.",
+                );
+            }
             if st.shares.contains_key(name) {
                 return Reply::error(
                     409,
@@ -784,6 +805,10 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
                 return r;
             }
             st.shares.remove(name);
+            if !st.delete_delay.is_zero() {
+                let until = Instant::now() + st.delete_delay;
+                st.deleting.insert(name.to_string(), until);
+            }
             Reply::new(202)
         }
         ("PUT", Some("lease")) => {
