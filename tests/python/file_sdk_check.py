@@ -64,6 +64,17 @@ def main():
     ranges = small.get_ranges()
     assert ranges == [{"start": 0, "end": 10}], ranges
 
+    # Clear a range (the SDK wants 512-byte alignment) and resize.
+    sparse = directory.get_file_client("sparse.bin")
+    sparse.create_file(1024)
+    sparse.upload_range(b"x" * 1024, offset=0, length=1024)
+    sparse.clear_range(offset=0, length=512)
+    assert sparse.get_ranges() == [{"start": 512, "end": 1023}], sparse.get_ranges()
+    assert sparse.download_file().readall() == b"\0" * 512 + b"x" * 512
+    sparse.resize_file(600)
+    assert sparse.get_file_properties().size == 600
+    sparse.delete_file()
+
     # File lease: infinite only; writes need the lease id.
     lease = small.acquire_lease()
     assert lease.id

@@ -42,6 +42,8 @@ pub const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 const MAX_RANGE: u64 = 4 * 1024 * 1024;
+/// Files are kept in memory; larger sizes are refused (Azure allows 4 TiB).
+const MAX_TEST_FILE: u64 = 1024 * 1024 * 1024;
 
 /// What a simulated SMB handle makes the server answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1334,6 +1336,14 @@ fn file_op(
             if size > 4 * 1024 * 1024 * 1024 * 1024 {
                 return Reply::error(400, "OutOfRangeInput", "The file size exceeds 4 TiB.");
             }
+            if size > MAX_TEST_FILE {
+                // Not an Azure limit: the test server keeps files in memory.
+                return Reply::error(
+                    400,
+                    "OutOfRangeInput",
+                    "The test server keeps files in memory: at most 1 GiB.",
+                );
+            }
             if share.dirs.contains_key(path) {
                 return Reply::error(
                     409,
@@ -1539,6 +1549,13 @@ fn file_op(
                         "x-ms-content-length is invalid.",
                     );
                 };
+                if size > MAX_TEST_FILE {
+                    return Reply::error(
+                        400,
+                        "OutOfRangeInput",
+                        "The test server keeps files in memory: at most 1 GiB.",
+                    );
+                }
                 f.data.resize(size as usize, 0);
                 remove_range(&mut f.ranges, size, u64::MAX);
             }
