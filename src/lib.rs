@@ -61,3 +61,6 @@ pub use update::{Current, Versioned};
 // -- queue (issue 7) --
 
 // -- file (issue 8) --
+pub mod file;
+
+pub use file::{DirectoryClient, FileClient, ShareClient, ShareServiceClient};

@@ -1,0 +1,51 @@
+//! Azure Files: [`ShareServiceClient`] → [`ShareClient`] → [`DirectoryClient`] →
+//! [`FileClient`], with file and share leases and SMB-conflict handling.
+//!
+//! # Concurrency on Azure Files
+//!
+//! * **Last writer wins.** The File REST API has no `If-Match`/`If-None-Match`: a write
+//!   replaces what is there. azstore's file API therefore takes no
+//!   [`Conditions`](crate::Conditions) at all — asking for a condition the service cannot
+//!   honour does not compile (see [`FileClient`]), instead of being silently ignored.
+//! * **File leases** are the lock for REST writers: infinite only, no renew
+//!   ([`FileClient::acquire_lease`] → [`FileLeaseGuard`]). While held, every write and delete
+//!   must carry the lease id (`Option<&LeaseId>` on each write); others get 412.
+//! * **Share leases** (15–60 s or infinite, renewable) guard deleting the share.
+//! * **SMB handles** lock files for REST callers too: 409 `SharingViolation`,
+//!   `FileLockConflict` or `DeletePending` ([`Error::smb_conflict`](crate::Error::smb_conflict)),
+//!   waited out by [`retry_smb_conflicts`].
+//!
+//! ```no_run
+//! # async fn demo() -> azstore::Result<()> {
+//! use azstore::StorageAccount;
+//! use azstore::file::{ShareServiceClient, TransferOptions};
+//! use azstore::lease::LeaseDuration;
+//!
+//! let share = ShareServiceClient::new(&StorageAccount::from_env()?)?.share("reports")?;
+//! share.create_if_not_exists().await?;
+//! let file = share.file("q3.csv")?;
+//! let lease = file.acquire_lease(LeaseDuration::Infinite, None).await?;
+//! file.upload(bytes::Bytes::from_static(b"a,b\n1,2\n"), &TransferOptions::default(), Some(lease.id())).await?;
+//! lease.release().await?;
+//! # Ok(()) }
+//! ```
+
+mod client;
+mod lease;
+mod models;
+mod names;
+mod smb;
+
+pub use client::{
+    CreateFileOptions, DirectoryClient, FileClient, FileDownload, FileStream, ListOptions,
+    MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
+};
+pub use lease::FileLeaseGuard;
+pub use models::{
+    DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
+    ShareProperties,
+};
+pub use names::{
+    MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
+};
+pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};

@@ -1,0 +1,364 @@
+//! Typed properties and listings of shares, directories and files.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use time::OffsetDateTime;
+
+use crate::blob::{LeaseDurationType, LeaseState, LeaseStatus};
+use crate::conditions::ETag;
+use crate::error::{Error, Result};
+use crate::http::{Headers, Response};
+
+/// Lease information as sent in `x-ms-lease-*` headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct LeaseInfo {
+    /// `x-ms-lease-state`.
+    pub state: Option<LeaseState>,
+    /// `x-ms-lease-status`.
+    pub status: Option<LeaseStatus>,
+    /// `x-ms-lease-duration` (files: always infinite).
+    pub duration: Option<LeaseDurationType>,
+}
+
+impl LeaseInfo {
+    fn from_headers(h: &Headers) -> LeaseInfo {
+        LeaseInfo {
+            state: h.get("x-ms-lease-state").and_then(LeaseState::parse),
+            status: match h.get("x-ms-lease-status") {
+                Some("locked") => Some(LeaseStatus::Locked),
+                Some("unlocked") => Some(LeaseStatus::Unlocked),
+                _ => None,
+            },
+            duration: match h.get("x-ms-lease-duration") {
+                Some("infinite") => Some(LeaseDurationType::Infinite),
+                Some("fixed") => Some(LeaseDurationType::Fixed),
+                _ => None,
+            },
+        }
+    }
+
+    /// Whether someone holds the lease (leased or breaking).
+    pub fn is_locked(&self) -> bool {
+        self.status == Some(LeaseStatus::Locked)
+    }
+}
+
+/// What a write returns: the new version. The File service never checks it on a later write
+/// (there is no `If-Match` on File REST); it tells you what you wrote.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct FileWrite {
+    /// The new ETag.
+    pub etag: ETag,
+    /// The new Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+impl FileWrite {
+    pub(crate) fn from_response(resp: &Response) -> Result<FileWrite> {
+        Ok(FileWrite {
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+}
+
+/// Get Share Properties.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ShareProperties {
+    /// Version tag.
+    pub etag: ETag,
+    /// Last change of the share's properties or metadata.
+    pub last_modified: Option<OffsetDateTime>,
+    /// Quota in GiB.
+    pub quota_gib: Option<u64>,
+    /// User metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// Share lease.
+    pub lease: LeaseInfo,
+}
+
+impl ShareProperties {
+    pub(crate) fn from_headers(h: &Headers) -> Result<ShareProperties> {
+        Ok(ShareProperties {
+            etag: h.require_etag()?,
+            last_modified: h.last_modified(),
+            quota_gib: h.parse("x-ms-share-quota")?,
+            metadata: h.metadata(),
+            lease: LeaseInfo::from_headers(h),
+        })
+    }
+}
+
+/// Get Directory Properties.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DirectoryProperties {
+    /// Version tag.
+    pub etag: ETag,
+    /// Last change.
+    pub last_modified: Option<OffsetDateTime>,
+    /// User metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl DirectoryProperties {
+    pub(crate) fn from_headers(h: &Headers) -> Result<DirectoryProperties> {
+        Ok(DirectoryProperties {
+            etag: h.require_etag()?,
+            last_modified: h.last_modified(),
+            metadata: h.metadata(),
+        })
+    }
+}
+
+/// Get File Properties (and the properties returned with Get File).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct FileProperties {
+    /// Version tag of exactly this content.
+    pub etag: ETag,
+    /// Last write.
+    pub last_modified: Option<OffsetDateTime>,
+    /// Size of the whole file in bytes.
+    pub content_length: u64,
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// User metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// File lease.
+    pub lease: LeaseInfo,
+}
+
+impl FileProperties {
+    /// For a ranged GET the total size comes from `Content-Range`.
+    pub(crate) fn from_headers(h: &Headers) -> Result<FileProperties> {
+        let from_range = h
+            .get("content-range")
+            .and_then(|r| r.rsplit_once('/'))
+            .and_then(|(_, total)| total.trim().parse().ok());
+        let content_length = match from_range {
+            Some(n) => n,
+            None => h.parse::<u64>("content-length")?.unwrap_or(0),
+        };
+        Ok(FileProperties {
+            etag: h.require_etag()?,
+            last_modified: h.last_modified(),
+            content_length,
+            content_type: h.get("content-type").map(str::to_string),
+            metadata: h.metadata(),
+            lease: LeaseInfo::from_headers(h),
+        })
+    }
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListItem {
+    /// A subdirectory.
+    Directory {
+        /// Its name (not the full path).
+        name: String,
+    },
+    /// A file.
+    File {
+        /// Its name (not the full path).
+        name: String,
+        /// Its size in bytes (may lag behind writes in progress on real Azure).
+        size: u64,
+    },
+}
+
+impl ListItem {
+    /// The entry's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ListItem::Directory { name } | ListItem::File { name, .. } => name,
+        }
+    }
+
+    /// Whether this is a directory.
+    pub fn is_directory(&self) -> bool {
+        matches!(self, ListItem::Directory { .. })
+    }
+}
+
+/// One page of List Directories and Files.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ListPage {
+    /// Directories and files of this page, in the service's order.
+    pub items: Vec<ListItem>,
+    /// Pass this as the marker to get the next page; `None` on the last page.
+    pub next_marker: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct EnumerationResults {
+    #[serde(rename = "Entries", default)]
+    entries: Entries,
+    #[serde(rename = "NextMarker", default)]
+    next_marker: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Entries {
+    #[serde(rename = "$value", default)]
+    items: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+enum Entry {
+    Directory(DirEntry),
+    File(FileEntry),
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Deserialize)]
+struct DirEntry {
+    #[serde(rename = "Name")]
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct FileEntry {
+    #[serde(rename = "Name")]
+    name: String,
+    #[serde(rename = "Properties", default)]
+    properties: FileEntryProps,
+}
+
+#[derive(Deserialize, Default)]
+struct FileEntryProps {
+    #[serde(rename = "Content-Length", default)]
+    content_length: Option<u64>,
+}
+
+fn strip_bom(body: &[u8]) -> Result<&str> {
+    let text =
+        std::str::from_utf8(body).map_err(|_| Error::decode("response body is not UTF-8"))?;
+    Ok(text.trim_start_matches('\u{feff}'))
+}
+
+impl ListPage {
+    pub(crate) fn parse(body: &[u8]) -> Result<ListPage> {
+        let text = strip_bom(body)?;
+        let r: EnumerationResults = quick_xml::de::from_str(text)
+            .map_err(|e| Error::decode(format!("malformed directory listing: {e}")))?;
+        let items = r
+            .entries
+            .items
+            .into_iter()
+            .filter_map(|e| match e {
+                Entry::Directory(d) => Some(ListItem::Directory { name: d.name }),
+                Entry::File(f) => Some(ListItem::File {
+                    name: f.name,
+                    size: f.properties.content_length.unwrap_or(0),
+                }),
+                Entry::Unknown => None,
+            })
+            .collect();
+        Ok(ListPage {
+            items,
+            next_marker: r.next_marker.filter(|m| !m.is_empty()),
+        })
+    }
+}
+
+/// List Ranges: which byte ranges of a file hold written data.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct RangeList {
+    /// Written ranges, end exclusive, ascending.
+    pub ranges: Vec<std::ops::Range<u64>>,
+    /// The file size (`x-ms-content-length`), when the service sent it.
+    pub file_size: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Ranges {
+    #[serde(rename = "Range", default)]
+    ranges: Vec<RangeXml>,
+}
+
+#[derive(Deserialize)]
+struct RangeXml {
+    #[serde(rename = "Start")]
+    start: u64,
+    #[serde(rename = "End")]
+    end: u64,
+}
+
+impl RangeList {
+    pub(crate) fn parse(resp: &Response) -> Result<RangeList> {
+        let text = strip_bom(&resp.body)?;
+        let r: Ranges = quick_xml::de::from_str(text)
+            .map_err(|e| Error::decode(format!("malformed range list: {e}")))?;
+        let mut ranges = Vec::with_capacity(r.ranges.len());
+        for x in r.ranges {
+            let end = x
+                .end
+                .checked_add(1)
+                .filter(|e| *e > x.start)
+                .ok_or_else(|| Error::decode("range list has an end before its start"))?;
+            ranges.push(x.start..end);
+        }
+        Ok(RangeList {
+            ranges,
+            file_size: resp.headers.parse("x-ms-content-length")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listing() {
+        let xml = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"x\" ShareName=\"s\" DirectoryPath=\"d\"><Prefix>a</Prefix><MaxResults>2</MaxResults><Entries><Directory><Name>a1</Name><FileId>1</FileId><Properties /></Directory><File><Name>a&amp;2</Name><Properties><Content-Length>12</Content-Length></Properties></File></Entries><NextMarker>a3</NextMarker></EnumerationResults>";
+        let p = ListPage::parse(xml.as_bytes()).unwrap();
+        assert_eq!(
+            p.items,
+            vec![
+                ListItem::Directory { name: "a1".into() },
+                ListItem::File {
+                    name: "a&2".into(),
+                    size: 12
+                }
+            ]
+        );
+        assert_eq!(p.next_marker.as_deref(), Some("a3"));
+        let last =
+            ListPage::parse(b"<EnumerationResults><Entries /><NextMarker /></EnumerationResults>")
+                .unwrap();
+        assert!(last.items.is_empty() && last.next_marker.is_none());
+        assert!(ListPage::parse(b"<EnumerationResults><Entries>").is_err());
+        assert!(ListPage::parse(b"\xff\xfe").is_err());
+    }
+
+    #[test]
+    fn ranges() {
+        let resp = Response {
+            status: 200,
+            headers: Headers::from_pairs(vec![("x-ms-content-length".into(), "100".into())]),
+            body: bytes::Bytes::from_static(
+                b"<Ranges><Range><Start>0</Start><End>9</End></Range><Range><Start>50</Start><End>50</End></Range></Ranges>",
+            ),
+        };
+        let r = RangeList::parse(&resp).unwrap();
+        assert_eq!(r.ranges, vec![0..10, 50..51]);
+        assert_eq!(r.file_size, Some(100));
+        let bad = Response {
+            body: bytes::Bytes::from_static(
+                b"<Ranges><Range><Start>9</Start><End>0</End></Range></Ranges>",
+            ),
+            ..resp
+        };
+        assert!(RangeList::parse(&bad).is_err());
+    }
+}

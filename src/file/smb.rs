@@ -1,0 +1,149 @@
+//! SMB conflicts seen from REST, and a retry helper that waits them out.
+//!
+//! Azure Files is shared with SMB clients (mounted drives). An SMB client that opens a file
+//! without sharing write/delete access, locks a byte range, or marks the file for deletion
+//! makes REST calls on that file fail with 409 while its handle is open:
+//!
+//! | code | meaning | clears when |
+//! |---|---|---|
+//! | `SharingViolation` | open with an incompatible sharing mode | the handle closes |
+//! | `FileLockConflict` | a byte range is locked | the lock is released |
+//! | `DeletePending` | marked for deletion | the last handle closes (then the file is gone) |
+//!
+//! These are ordinary [`Error`]s of kind [`ErrorKind::Conflict`](crate::ErrorKind::Conflict);
+//! [`Error::smb_conflict`] names which one. They are not transient in the pipeline's sense
+//! (an SMB handle can stay open for hours), so the pipeline never retries them;
+//! [`retry_smb_conflicts`] does, under a policy you choose.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::http::RetryPolicy;
+
+/// Which SMB conflict a 409 reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SmbConflict {
+    /// `SharingViolation`: an SMB handle with an incompatible sharing mode is open.
+    SharingViolation,
+    /// `FileLockConflict`: part of the file is byte-range locked by an SMB client.
+    FileLockConflict,
+    /// `DeletePending`: an SMB client marked the file for deletion.
+    DeletePending,
+}
+
+impl Error {
+    /// Which SMB conflict this error reports, if any (409 `SharingViolation`,
+    /// `FileLockConflict` or `DeletePending`).
+    pub fn smb_conflict(&self) -> Option<SmbConflict> {
+        match self.error_code()? {
+            ErrorCode::SharingViolation => Some(SmbConflict::SharingViolation),
+            ErrorCode::FileLockConflict => Some(SmbConflict::FileLockConflict),
+            ErrorCode::DeletePending => Some(SmbConflict::DeletePending),
+            _ => None,
+        }
+    }
+
+    /// 409 `SharingViolation`: an SMB client holds the file open.
+    pub fn is_sharing_violation(&self) -> bool {
+        self.smb_conflict() == Some(SmbConflict::SharingViolation)
+    }
+
+    /// 409 `ShareBeingDeleted`: the share is being deleted; creating it again succeeds only
+    /// after the delete finished (typically ~30 s on Azure).
+    pub fn is_share_being_deleted(&self) -> bool {
+        self.error_code() == Some(&ErrorCode::ShareBeingDeleted)
+    }
+
+    /// 412 on a file write because of its lease: the file is leased and no or another lease
+    /// id was sent (`LeaseIdMissing`, `LeaseIdMismatchWithFileOperation`), or a lease id was
+    /// sent but the file has no active lease (`LeaseNotPresentWithFileOperation`).
+    pub fn is_file_lease_refusal(&self) -> bool {
+        self.status() == Some(412)
+            && matches!(
+                self.error_code(),
+                Some(
+                    ErrorCode::LeaseIdMissing
+                        | ErrorCode::LeaseIdMismatchWithFileOperation
+                        | ErrorCode::LeaseNotPresentWithFileOperation
+                )
+            )
+    }
+}
+
+/// How [`retry_smb_conflicts`] waits for SMB handles to close.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct SmbRetry {
+    policy: RetryPolicy,
+    delete_pending: bool,
+}
+
+impl Default for SmbRetry {
+    /// Up to 10 retries, 100 ms doubling to at most 5 s, full jitter, at most 60 s in all;
+    /// retries `SharingViolation` and `FileLockConflict` but not `DeletePending`.
+    fn default() -> Self {
+        SmbRetry {
+            policy: RetryPolicy::default()
+                .max_retries(10)
+                .initial_delay(Duration::from_millis(100))
+                .max_delay(Duration::from_secs(5))
+                .max_elapsed(Some(Duration::from_secs(60))),
+            delete_pending: false,
+        }
+    }
+}
+
+impl SmbRetry {
+    /// Replaces the delay schedule.
+    pub fn policy(mut self, policy: RetryPolicy) -> SmbRetry {
+        self.policy = policy;
+        self
+    }
+
+    /// Also wait out `DeletePending` (useful before re-creating a file an SMB client is
+    /// deleting; a write to it would only find the file gone afterwards).
+    pub fn delete_pending(mut self, yes: bool) -> SmbRetry {
+        self.delete_pending = yes;
+        self
+    }
+
+    fn retries(&self, e: &Error) -> bool {
+        match e.smb_conflict() {
+            Some(SmbConflict::SharingViolation | SmbConflict::FileLockConflict) => true,
+            Some(SmbConflict::DeletePending) => self.delete_pending,
+            None => false,
+        }
+    }
+}
+
+/// Runs `op` and, while it fails with an SMB conflict (see [`SmbRetry`]), waits and runs it
+/// again until it succeeds, fails otherwise, or the policy gives up (then the last
+/// conflict error is returned).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::{retry_smb_conflicts, SmbRetry};
+/// let data = bytes::Bytes::from_static(b"report");
+/// retry_smb_conflicts(&SmbRetry::default(), || file.put_range(0, data.clone(), None)).await?;
+/// # Ok(()) }
+/// ```
+pub async fn retry_smb_conflicts<T, F, Fut>(retry: &SmbRetry, mut op: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
+    let mut schedule = retry.policy.schedule();
+    loop {
+        match op().await {
+            Err(e) if retry.retries(&e) => match schedule.next_delay() {
+                Some(d) => {
+                    tracing::debug!(error = %e, delay = ?d, "SMB conflict, waiting for the handle to close");
+                    tokio::time::sleep(d).await;
+                }
+                None => return Err(e),
+            },
+            other => return other,
+        }
+    }
+}
