@@ -56,5 +56,8 @@ pub use update::{Current, Versioned};
 // -- table (issue 6) --
 
 // -- queue (issue 7) --
+pub mod queue;
+
+pub use queue::{QueueClient, QueueServiceClient};
 
 // -- file (issue 8) --
