@@ -2,9 +2,9 @@
 //! deletes with the newest receipt, lets the message reappear after failure or drop, and
 //! signals when the message is lost.
 
-mod support;
 #[path = "support/queue.rs"]
 mod queue_support;
+mod support;
 
 use std::time::{Duration, Instant};
 
@@ -47,7 +47,10 @@ async fn keeps_message_hidden_for_three_timeouts_then_deletes() {
     guard.complete().await.unwrap();
     assert!(q.peek_messages(32).await.unwrap().is_empty());
     tokio::time::sleep(VIS + Duration::from_millis(500)).await;
-    assert!(q.receive_message(VIS).await.unwrap().is_none(), "deleted, never reappears");
+    assert!(
+        q.receive_message(VIS).await.unwrap().is_none(),
+        "deleted, never reappears"
+    );
     q.delete().await.unwrap();
 }
 
@@ -80,7 +83,11 @@ async fn retry_after_zero_and_drop_release_the_message() {
     let msg = one(&q, "retry me").await;
     let guard = MessageGuard::start(&q, msg, GuardOptions::visibility(VIS)).unwrap();
     guard.retry_after(Duration::ZERO).await.unwrap();
-    let again = q.receive_message(VIS).await.unwrap().expect("visible at once");
+    let again = q
+        .receive_message(VIS)
+        .await
+        .unwrap()
+        .expect("visible at once");
     assert_eq!(again.dequeue_count, 2);
 
     // Dropping the guard stops the extensions: the message reappears after its timeout.
@@ -91,7 +98,10 @@ async fn retry_after_zero_and_drop_release_the_message() {
         if let Some(m) = q.receive_message(Duration::from_secs(30)).await.unwrap() {
             break m;
         }
-        assert!(start.elapsed() < VIS * 3, "message did not reappear after drop");
+        assert!(
+            start.elapsed() < VIS * 3,
+            "message did not reappear after drop"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     assert_eq!(third.dequeue_count, 3);

@@ -1,9 +1,9 @@
 //! The worker helper against Azurite: 500 messages, 3 concurrent workers, 10 % random
 //! failures, always-failing poison messages; and graceful shutdown.
 
-mod support;
 #[path = "support/queue.rs"]
 mod queue_support;
+mod support;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -31,7 +31,10 @@ async fn put_all(q: &QueueClient, bodies: Vec<String>) {
 async fn drain_texts(q: &QueueClient) -> Vec<String> {
     let mut out = Vec::new();
     loop {
-        let batch = q.receive_messages(32, Duration::from_secs(60)).await.unwrap();
+        let batch = q
+            .receive_messages(32, Duration::from_secs(60))
+            .await
+            .unwrap();
         if batch.is_empty() {
             return out;
         }
@@ -116,7 +119,10 @@ async fn five_hundred_messages_three_workers_random_failures_and_poison() {
     assert_eq!(in_poison, poison);
     // Nothing lost, nothing left behind.
     assert!(drain_texts(&q).await.is_empty(), "main queue is empty");
-    assert_eq!(q.get_properties().await.unwrap().approximate_message_count, 0);
+    assert_eq!(
+        q.get_properties().await.unwrap().approximate_message_count,
+        0
+    );
     eprintln!(
         "{total:?}; {} handler calls; {:.1} s",
         attempts.load(Ordering::Relaxed),
