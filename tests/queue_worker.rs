@@ -173,3 +173,43 @@ async fn graceful_shutdown_finishes_in_flight_and_takes_no_more() {
     assert!(rest.iter().all(|m| m.dequeue_count == 0));
     q.delete().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_panicking_handler_loses_nothing() {
+    let q = fresh_queue("qwp").await;
+    q.put_message("fragile").await.unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let handler = {
+        let calls = calls.clone();
+        move |d: Delivery| {
+            let calls = calls.clone();
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                if d.message().dequeue_count == 1 {
+                    panic!("handler bug on first delivery (expected in this test)");
+                }
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let worker = process(
+        q.clone(),
+        handler,
+        WorkerOptions::default()
+            .concurrency(1)
+            .visibility(Duration::from_secs(1))
+            .idle_poll(Duration::from_millis(100)),
+    )
+    .unwrap();
+    let start = Instant::now();
+    while worker.stats().completed < 1 {
+        assert!(start.elapsed() < Duration::from_secs(20), "not redelivered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let stats = worker.shutdown().await.unwrap();
+    assert_eq!(stats.failed, 1, "{stats:?}");
+    assert_eq!(stats.completed, 1);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(q.peek_messages(1).await.unwrap().is_empty());
+    q.delete().await.unwrap();
+}

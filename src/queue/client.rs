@@ -554,10 +554,15 @@ impl QueueClient {
             .query("numofmessages", count.to_string())
             .query("visibilitytimeout", vis.to_string())
             .non_idempotent();
+        let sent_at = tokio::time::Instant::now();
         let resp = self.pipeline.send(req).await?;
         let root = xml::parse(&resp.body)?;
         root.children_named("QueueMessage")
-            .map(|m| ReceivedMessage::from_xml(m, self.encoding))
+            .map(|m| {
+                let mut msg = ReceivedMessage::from_xml(m, self.encoding)?;
+                msg.hidden_until = Some(sent_at + Duration::from_secs(vis));
+                Ok(msg)
+            })
             .collect()
     }
 
@@ -595,6 +600,7 @@ impl QueueClient {
         visibility: Duration,
         content: Option<&[u8]>,
     ) -> Result<()> {
+        let sent_at = tokio::time::Instant::now();
         let receipt = self
             .update_message_with_receipt(
                 &message.message.id,
@@ -608,6 +614,7 @@ impl QueueClient {
         }
         message.pop_receipt = receipt.pop_receipt;
         message.next_visible_on = receipt.next_visible_on;
+        message.hidden_until = Some(sent_at + Duration::from_secs(visibility.as_secs()));
         Ok(())
     }
 

@@ -122,8 +122,9 @@ pub struct MessageGuard {
 
 impl MessageGuard {
     /// Starts guarding `message` (must run inside a tokio runtime). The first extension
-    /// happens after `extend_every`; the message must therefore have been received with a
-    /// visibility timeout longer than that.
+    /// happens after `extend_every`, or sooner if the message's current timeout (as
+    /// received) ends before. If extensions keep failing transiently, the loss is signalled
+    /// once the message may have become visible again.
     pub fn start(
         queue: &QueueClient,
         message: ReceivedMessage,
@@ -239,10 +240,13 @@ async fn keep_hidden(
     extensions: Arc<AtomicU64>,
 ) -> ReceivedMessage {
     let every = options.interval();
-    // Conservative: the message was hidden at the latest when the guard started. The
-    // deadline is measured on the monotonic clock from the last *successful* extension.
-    let mut hidden_until = Instant::now() + every;
-    let mut next = Instant::now() + every;
+    // The deadline is on the monotonic clock: when the request that last hid the message was
+    // sent, plus the timeout it asked for. Unknown (a message built by hand): assume only
+    // one interval of slack.
+    let now = Instant::now();
+    let mut hidden_until = msg.hidden_until.unwrap_or(now + every);
+    // Extend early enough even if the message was received with a shorter timeout.
+    let mut next = now + every.min(hidden_until.saturating_duration_since(now) / 2);
     loop {
         if *stop.borrow() {
             return msg;
@@ -258,7 +262,7 @@ async fn keep_hidden(
         {
             Ok(()) => {
                 extensions.fetch_add(1, Ordering::Relaxed);
-                hidden_until = sent_at + options.visibility;
+                hidden_until = msg.hidden_until.unwrap_or(sent_at + options.visibility);
                 next = sent_at + every;
             }
             Err(e) if is_definitive_loss(&e) => {

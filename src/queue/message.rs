@@ -309,6 +309,9 @@ pub struct ReceivedMessage {
     pub(crate) message: QueueMessage,
     pub(crate) pop_receipt: PopReceipt,
     pub(crate) next_visible_on: Option<OffsetDateTime>,
+    /// Local monotonic lower bound of the end of its invisibility: the moment the request
+    /// that set it was sent plus the timeout it asked for (`None` if unknown).
+    pub(crate) hidden_until: Option<tokio::time::Instant>,
 }
 
 impl ReceivedMessage {
@@ -337,6 +340,7 @@ impl ReceivedMessage {
             message: QueueMessage::from_xml(el, encoding)?,
             pop_receipt: PopReceipt(el.require_text("PopReceipt")?.to_string()),
             next_visible_on: date(el, "TimeNextVisible"),
+            hidden_until: None,
         })
     }
 }
