@@ -54,8 +54,9 @@ async fn py(queue: &QueueClient, action: &str, arg: Option<Value>) -> Value {
         .unwrap_or_else(|e| panic!("bad output {e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
-const TEXTS: [&str; 4] = [
+const TEXTS: [&str; 5] = [
     "plain",
+    "lines\r\nwith CR LF\n\ttab",
     "  <xml> & \"quotes\" 'apos' ",
     "unicode: ü € 😀 日本",
     "{\"json\": [1, 2, 3]}",

@@ -131,6 +131,7 @@ impl MessageGuard {
         options: GuardOptions,
     ) -> Result<MessageGuard> {
         options.check()?;
+        require_runtime("MessageGuard::start")?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let (lost_tx, lost_rx) = watch::channel(false);
         let extensions = Arc::new(AtomicU64::new(0));
@@ -221,6 +222,13 @@ impl Drop for MessageGuard {
     }
 }
 
+/// Refuses (instead of panicking in `tokio::spawn`) when called outside a tokio runtime.
+pub(crate) fn require_runtime(what: &str) -> Result<()> {
+    tokio::runtime::Handle::try_current()
+        .map(drop)
+        .map_err(|_| Error::invalid_input(format!("{what} must be called inside a tokio runtime")))
+}
+
 fn is_definitive_loss(e: &Error) -> bool {
     matches!(
         e.error_code(),
@@ -288,6 +296,12 @@ async fn keep_hidden(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outside_a_runtime_is_an_error_not_a_panic() {
+        let e = require_runtime("x").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    }
 
     #[test]
     fn options_are_checked() {

@@ -205,8 +205,9 @@ struct Shared<H> {
 ///   queue (`<queue>-poison` by default) and deleted from `queue`.
 ///
 /// Delivery is at least once: make the handler idempotent (see `examples/queue_worker.rs`).
-/// Fails with `InvalidInput` (nothing started) on bad options. Must be called inside a tokio
-/// runtime.
+/// Fails with `InvalidInput` (nothing started) on bad options or outside a tokio runtime.
+/// Receive failures (including a missing queue) are counted in
+/// [`WorkerStats::receive_errors`], logged, and retried after `idle_poll`.
 ///
 /// ```no_run
 /// # async fn f(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
@@ -244,6 +245,7 @@ where
         return Err(Error::invalid_input("max_dequeue_count must be at least 1"));
     }
     GuardOptions::visibility(options.visibility).check()?;
+    crate::queue::guard::require_runtime("queue::process")?;
     let poison_name = options
         .poison_queue
         .clone()

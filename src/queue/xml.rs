@@ -102,9 +102,15 @@ pub(crate) fn parse(body: &[u8]) -> Result<Element> {
     root.ok_or_else(|| malformed("empty document"))
 }
 
-/// Escapes text for an element body (`&`, `<`, `>`, quotes).
+/// Escapes text for an element body (`&`, `<`, `>`, quotes) and writes CR as `&#13;`: a
+/// conforming XML parser turns a literal CR LF into LF, a character reference survives.
 pub(crate) fn escape(s: &str) -> String {
-    quick_xml::escape::escape(s).into_owned()
+    let escaped = quick_xml::escape::escape(s);
+    if escaped.contains('\r') {
+        escaped.replace('\r', "&#13;")
+    } else {
+        escaped.into_owned()
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +128,14 @@ mod tests {
         assert_eq!(msgs[1].child_text("MessageText"), Some("x<y"));
         assert!(msgs[1].child("Empty").is_some());
         assert!(msgs[1].require_text("PopReceipt").is_err());
+    }
+
+    #[test]
+    fn escape_round_trips_through_the_parser() {
+        let text = " a\r\nb & <c> \"d\" 'e' \t ";
+        let doc = format!("<M>{}</M>", escape(text));
+        assert!(!doc.contains('\r'));
+        assert_eq!(parse(doc.as_bytes()).unwrap().text, text);
     }
 
     #[test]
