@@ -59,6 +59,9 @@ pub use update::{Current, Versioned};
 // -- table (issue 6) --
 
 // -- queue (issue 7) --
+pub mod queue;
+
+pub use queue::{QueueClient, QueueServiceClient};
 
 // -- file (issue 8) --
 pub mod file;

@@ -10,7 +10,7 @@
 //! | timeout, connection dropped mid-request | only for idempotent requests |
 //! | 304, 409, 412 and every other status | never: they are answers, not failures |
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -90,17 +90,16 @@ impl std::fmt::Debug for Pipeline {
     }
 }
 
-fn shared_http() -> reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest::Client::builder()
-                .pool_idle_timeout(Duration::from_secs(30))
-                .tcp_nodelay(true)
-                .build()
-                .unwrap_or_default()
-        })
-        .clone()
+/// One connection pool per `Pipeline` (shared by its clones). Not a process-wide static: a
+/// pooled connection belongs to the tokio runtime that opened it, and reusing it from another
+/// runtime after that one shut down fails with "dispatch task is gone" (reqwest#1148) — a
+/// transport error a non-idempotent request (Put Message) must not retry.
+fn new_http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_idle_timeout(Duration::from_secs(30))
+        .tcp_nodelay(true)
+        .build()
+        .unwrap_or_default()
 }
 
 /// A response whose body has not been read yet (downloads).
@@ -147,7 +146,7 @@ impl Pipeline {
         let endpoint = account.endpoint(service)?.clone();
         Ok(Pipeline {
             inner: Arc::new(Inner {
-                http: shared_http(),
+                http: new_http(),
                 service,
                 account: account.name().to_string(),
                 endpoint,

@@ -1,0 +1,437 @@
+//! [`process`]: a queue worker with bounded concurrency, visibility keep-alive, poison
+//! messages and graceful shutdown.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{OnceCell, Semaphore, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::queue::client::QueueClient;
+use crate::queue::guard::{GuardOptions, LostSignal, MessageGuard};
+use crate::queue::message::{
+    MAX_MESSAGES_PER_CALL, MessageEncoding, PutMessageOptions, QueueMessage, ReceivedMessage,
+    TimeToLive,
+};
+
+/// Options of [`process`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct WorkerOptions {
+    /// Most messages handled at once (default 8).
+    pub concurrency: usize,
+    /// Visibility timeout of received messages, kept alive by a [`MessageGuard`] while the
+    /// handler runs (default 30 s).
+    pub visibility: Duration,
+    /// A message is moved to the poison queue once it has been dequeued this many times
+    /// without success (default 5): after a failure on the last attempt, or when it is
+    /// received again past the threshold (a handler that crashed or lost it).
+    pub max_dequeue_count: u32,
+    /// Name of the poison queue; default `<queue>-poison`. Created on first use. Poison
+    /// messages are copied verbatim and never expire.
+    pub poison_queue: Option<String>,
+    /// Wait between polls when the queue is empty (default 1 s).
+    pub idle_poll: Duration,
+    /// After a handler failure, make the message visible again after this delay; `None`
+    /// (default) leaves it hidden until its visibility timeout ends.
+    pub retry_delay: Option<Duration>,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            concurrency: 8,
+            visibility: Duration::from_secs(30),
+            max_dequeue_count: 5,
+            poison_queue: None,
+            idle_poll: Duration::from_secs(1),
+            retry_delay: None,
+        }
+    }
+}
+
+impl WorkerOptions {
+    /// Sets the concurrency.
+    pub fn concurrency(mut self, n: usize) -> WorkerOptions {
+        self.concurrency = n;
+        self
+    }
+
+    /// Sets the visibility timeout.
+    pub fn visibility(mut self, d: Duration) -> WorkerOptions {
+        self.visibility = d;
+        self
+    }
+
+    /// Sets the dequeue-count threshold for poison messages.
+    pub fn max_dequeue_count(mut self, n: u32) -> WorkerOptions {
+        self.max_dequeue_count = n;
+        self
+    }
+
+    /// Sets the poison queue name.
+    pub fn poison_queue(mut self, name: impl Into<String>) -> WorkerOptions {
+        self.poison_queue = Some(name.into());
+        self
+    }
+
+    /// Sets the idle poll interval.
+    pub fn idle_poll(mut self, d: Duration) -> WorkerOptions {
+        self.idle_poll = d;
+        self
+    }
+
+    /// Sets the retry delay after a failure.
+    pub fn retry_delay(mut self, d: Duration) -> WorkerOptions {
+        self.retry_delay = Some(d);
+        self
+    }
+}
+
+/// One message handed to the handler.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    message: QueueMessage,
+    lost: LostSignal,
+}
+
+impl Delivery {
+    /// The message (id, text, dequeue count, ...).
+    pub fn message(&self) -> &QueueMessage {
+        &self.message
+    }
+
+    /// The decoded content.
+    pub fn content(&self) -> Result<bytes::Bytes> {
+        self.message.content()
+    }
+
+    /// The decoded content as text.
+    pub fn content_str(&self) -> Result<std::borrow::Cow<'_, str>> {
+        self.message.content_str()
+    }
+
+    /// Flips if the worker lost the message while the handler runs (another consumer may
+    /// receive it): stop and do not commit irreversible effects.
+    pub fn lost_signal(&self) -> LostSignal {
+        self.lost.clone()
+    }
+}
+
+/// Counters of a worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WorkerStats {
+    /// Handled successfully and deleted.
+    pub completed: u64,
+    /// Handler returned an error or panicked (the message will be delivered again).
+    pub failed: u64,
+    /// Moved to the poison queue.
+    pub poisoned: u64,
+    /// Handled successfully but the delete failed (the message was lost to another consumer
+    /// and may be handled twice).
+    pub lost: u64,
+    /// Receive calls that failed (retried after `idle_poll`).
+    pub receive_errors: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    completed: AtomicU64,
+    failed: AtomicU64,
+    poisoned: AtomicU64,
+    lost: AtomicU64,
+    receive_errors: AtomicU64,
+}
+
+impl Counters {
+    fn snapshot(&self) -> WorkerStats {
+        WorkerStats {
+            completed: self.completed.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            poisoned: self.poisoned.load(Ordering::Relaxed),
+            lost: self.lost.load(Ordering::Relaxed),
+            receive_errors: self.receive_errors.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A running worker. [`WorkerHandle::shutdown`] stops it gracefully; dropping the handle
+/// does the same in the background.
+#[derive(Debug)]
+pub struct WorkerHandle {
+    stop: watch::Sender<bool>,
+    counters: Arc<Counters>,
+    task: JoinHandle<()>,
+}
+
+impl WorkerHandle {
+    /// The counters so far.
+    pub fn stats(&self) -> WorkerStats {
+        self.counters.snapshot()
+    }
+
+    /// Graceful shutdown: stop receiving new messages, let the in-flight handlers finish
+    /// (and their messages be deleted or released), then return the final counters.
+    pub async fn shutdown(self) -> Result<WorkerStats> {
+        let _ = self.stop.send(true);
+        self.task
+            .await
+            .map_err(|e| Error::new(ErrorKind::Service, format!("worker task failed: {e}")))?;
+        Ok(self.counters.snapshot())
+    }
+}
+
+struct Shared<H> {
+    queue: QueueClient,
+    handler: H,
+    options: WorkerOptions,
+    poison: QueueClient,
+    poison_ready: OnceCell<()>,
+    counters: Arc<Counters>,
+}
+
+/// Runs `handler` over the messages of `queue` until shut down.
+///
+/// * At most `options.concurrency` handlers run at once; messages are received in batches
+///   of up to 32 only when there is room for them.
+/// * While a handler runs, a [`MessageGuard`] keeps its message hidden. On `Ok` the message
+///   is deleted; on `Err` (or a panic) it is left to reappear.
+/// * A message dequeued `max_dequeue_count` times without success is copied to the poison
+///   queue (`<queue>-poison` by default) and deleted from `queue`.
+///
+/// Delivery is at least once: make the handler idempotent (see `examples/queue_worker.rs`).
+/// Fails with `InvalidInput` (nothing started) on bad options or outside a tokio runtime.
+/// Receive failures (including a missing queue) are counted in
+/// [`WorkerStats::receive_errors`], logged, and retried after `idle_poll`.
+///
+/// ```no_run
+/// # async fn f(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::{process, Delivery, WorkerOptions};
+///
+/// let worker = process(
+///     queue,
+///     |d: Delivery| async move {
+///         println!("{}", d.content_str()?);
+///         Ok::<(), azstore::Error>(())
+///     },
+///     WorkerOptions::default().concurrency(4),
+/// )?;
+/// tokio::signal::ctrl_c().await.ok();
+/// let stats = worker.shutdown().await?;
+/// println!("{stats:?}");
+/// # Ok(()) }
+/// ```
+pub fn process<H, Fut, E>(
+    queue: QueueClient,
+    handler: H,
+    options: WorkerOptions,
+) -> Result<WorkerHandle>
+where
+    H: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<(), E>> + Send + 'static,
+    E: fmt::Display + Send + 'static,
+{
+    if options.concurrency == 0 {
+        return Err(Error::invalid_input(
+            "worker concurrency must be at least 1",
+        ));
+    }
+    if options.max_dequeue_count == 0 {
+        return Err(Error::invalid_input("max_dequeue_count must be at least 1"));
+    }
+    GuardOptions::visibility(options.visibility).check()?;
+    crate::queue::guard::require_runtime("queue::process")?;
+    let poison_name = options
+        .poison_queue
+        .clone()
+        .unwrap_or_else(|| format!("{}-poison", queue.name()));
+    let poison = queue
+        .sibling(&poison_name)?
+        .with_encoding(MessageEncoding::Raw);
+    let counters = Arc::new(Counters::default());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        queue,
+        handler,
+        options,
+        poison,
+        poison_ready: OnceCell::new(),
+        counters: counters.clone(),
+    });
+    let task = tokio::spawn(run(shared, stop_rx));
+    Ok(WorkerHandle {
+        stop: stop_tx,
+        counters,
+        task,
+    })
+}
+
+async fn run<H, Fut, E>(shared: Arc<Shared<H>>, mut stop: watch::Receiver<bool>)
+where
+    H: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<(), E>> + Send + 'static,
+    E: fmt::Display + Send + 'static,
+{
+    let opts = &shared.options;
+    let semaphore = Arc::new(Semaphore::new(opts.concurrency));
+    let batch = opts.concurrency.min(MAX_MESSAGES_PER_CALL as usize);
+    let mut tasks = JoinSet::new();
+    'outer: loop {
+        while let Some(done) = tasks.try_join_next() {
+            record_join(&shared.counters, done);
+        }
+        if *stop.borrow() {
+            break;
+        }
+        // Wait for room for at least one message (or for shutdown).
+        let first = tokio::select! {
+            p = semaphore.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = stop.changed() => break,
+        };
+        let mut permits = vec![first];
+        while permits.len() < batch {
+            match semaphore.clone().try_acquire_owned() {
+                Ok(p) => permits.push(p),
+                Err(_) => break,
+            }
+        }
+        // Not cancelled by shutdown: a receive cut short would hide messages for nothing.
+        let received = shared
+            .queue
+            .receive_messages(permits.len() as u8, opts.visibility)
+            .await;
+        let messages = match received {
+            Ok(m) => m,
+            Err(e) => {
+                shared
+                    .counters
+                    .receive_errors
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(queue = %shared.queue.name(), error = %e, "receive failed");
+                Vec::new()
+            }
+        };
+        if messages.is_empty() {
+            drop(permits);
+            tokio::select! {
+                _ = tokio::time::sleep(opts.idle_poll) => continue 'outer,
+                _ = stop.changed() => break 'outer,
+            }
+        }
+        for (msg, permit) in messages.into_iter().zip(permits) {
+            let shared = shared.clone();
+            tasks.spawn(async move {
+                handle_one(&shared, msg).await;
+                drop(permit);
+            });
+        }
+    }
+    // Graceful: every in-flight handler finishes and its message is settled.
+    while let Some(done) = tasks.join_next().await {
+        record_join(&shared.counters, done);
+    }
+}
+
+fn record_join(counters: &Counters, done: std::result::Result<(), tokio::task::JoinError>) {
+    if let Err(e) = done {
+        // A panicking handler: its guard was dropped, so the message reappears.
+        tracing::error!(error = %e, "queue handler panicked");
+        counters.failed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+async fn handle_one<H, Fut, E>(shared: &Shared<H>, msg: ReceivedMessage)
+where
+    H: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<(), E>> + Send + 'static,
+    E: fmt::Display + Send + 'static,
+{
+    let opts = &shared.options;
+    let counters = &shared.counters;
+    if msg.dequeue_count > opts.max_dequeue_count {
+        poison(shared, msg).await;
+        return;
+    }
+    let guard = match MessageGuard::start(
+        &shared.queue,
+        msg,
+        GuardOptions::visibility(opts.visibility),
+    ) {
+        Ok(g) => g,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot guard message");
+            counters.failed.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+    };
+    let delivery = Delivery {
+        message: guard.message().clone(),
+        lost: guard.lost_signal(),
+    };
+    let dequeue_count = delivery.message.dequeue_count;
+    match (shared.handler)(delivery).await {
+        Ok(()) => match guard.complete().await {
+            Ok(()) => {
+                counters.completed.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "handled message could not be deleted (lost to another consumer?)");
+                counters.lost.fetch_add(1, Ordering::Relaxed);
+            }
+        },
+        Err(e) => {
+            counters.failed.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(error = %e, dequeue_count, "handler failed");
+            if dequeue_count >= opts.max_dequeue_count {
+                // The last attempt failed: move it now rather than after another timeout
+                // (poison() deletes it with the newest receipt the guard holds).
+                match guard.into_received().await {
+                    Ok(msg) => poison(shared, msg).await,
+                    Err(e) => tracing::warn!(error = %e, "could not stop message guard"),
+                }
+                return;
+            }
+            let settled = match opts.retry_delay {
+                Some(d) => guard.retry_after(d).await,
+                None => guard.abandon().await,
+            };
+            if let Err(e) = settled {
+                tracing::debug!(error = %e, "could not release failed message");
+            }
+        }
+    }
+}
+
+/// Copies the message verbatim to the poison queue, then deletes it (in that order: a
+/// failure in between leaves a duplicate, never a loss).
+async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage) {
+    let result: Result<()> = async {
+        shared
+            .poison_ready
+            .get_or_try_init(|| async { shared.poison.create_if_not_exists().await.map(drop) })
+            .await?;
+        shared
+            .poison
+            .put_message_with(
+                msg.text.as_bytes(),
+                &PutMessageOptions::default().time_to_live(TimeToLive::Never),
+            )
+            .await?;
+        shared.queue.delete_message(msg).await
+    }
+    .await;
+    match result {
+        Ok(()) => {
+            shared.counters.poisoned.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(e) => tracing::warn!(error = %e, "could not move poison message"),
+    }
+}
