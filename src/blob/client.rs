@@ -120,6 +120,18 @@ impl ContainerClient {
     }
 }
 
+/// Checks the conditions of a blob read: everything is accepted except `If-None-Match: *`,
+/// which no read can satisfy (the service answers 400 `UnsatisfiableCondition`).
+pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {
+    conditions.check(Allowed::ALL, operation)?;
+    if conditions.if_none_match == Some(crate::conditions::MatchCondition::Any) {
+        return Err(crate::error::Error::invalid_input(format!(
+            "{operation} with If-None-Match: * can never succeed (use exists() to test for a blob)"
+        )));
+    }
+    Ok(())
+}
+
 /// One blob. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct BlobClient {
@@ -256,7 +268,7 @@ impl BlobClient {
     /// Get Blob: the whole content and the properties of the version read. With
     /// `Conditions::if_none_match(&etag)` an unchanged blob gives [`crate::ErrorKind::NotModified`].
     pub async fn download(&self, conditions: &Conditions) -> Result<Download> {
-        conditions.check(Allowed::ALL, "Get Blob")?;
+        check_read(conditions, "Get Blob")?;
         let resp = self
             .pipeline
             .send(self.request(Method::Get).conditions(conditions))
@@ -269,7 +281,7 @@ impl BlobClient {
 
     /// Get Blob Properties.
     pub async fn get_properties(&self, conditions: &Conditions) -> Result<BlobProperties> {
-        conditions.check(Allowed::ALL, "Get Blob Properties")?;
+        check_read(conditions, "Get Blob Properties")?;
         let resp = self
             .pipeline
             .send(self.request(Method::Head).conditions(conditions))

@@ -18,7 +18,7 @@ use futures_util::{Stream, StreamExt, stream};
 use crate::blob::client::{BlobClient, Download};
 use crate::blob::list::ResultStream;
 use crate::blob::models::BlobProperties;
-use crate::conditions::{Allowed, Conditions, ETag};
+use crate::conditions::{Conditions, ETag};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{Method, Response};
 
@@ -159,7 +159,7 @@ impl BlobClient {
         range: Range<u64>,
         conditions: &Conditions,
     ) -> Result<Download> {
-        conditions.check(Allowed::ALL, "Get Blob")?;
+        crate::blob::client::check_read(conditions, "Get Blob")?;
         if range.start >= range.end {
             return Err(Error::invalid_input("download range must not be empty"));
         }
@@ -208,7 +208,7 @@ impl BlobClient {
         conditions: &Conditions,
         chunk_size: u64,
     ) -> Result<BlobStream> {
-        conditions.check(Allowed::ALL, "Get Blob")?;
+        crate::blob::client::check_read(conditions, "Get Blob")?;
         if chunk_size == 0 {
             return Err(Error::invalid_input("chunk size must not be 0"));
         }

@@ -131,7 +131,7 @@ impl BlobClient {
 
     /// Get Page Ranges: the written ranges of a page blob. Accepts every condition.
     pub async fn get_page_ranges(&self, conditions: &Conditions) -> Result<PageRanges> {
-        conditions.check(Allowed::ALL, "Get Page Ranges")?;
+        crate::blob::client::check_read(conditions, "Get Page Ranges")?;
         let resp = self
             .pipeline
             .send(

@@ -186,7 +186,7 @@ impl BlobClient {
         &self,
         conditions: &Conditions,
     ) -> Result<(BTreeMap<String, String>, ETag)> {
-        conditions.check(Allowed::ALL, "Get Blob Metadata")?;
+        crate::blob::client::check_read(conditions, "Get Blob Metadata")?;
         let resp = self
             .pipeline
             .send(
