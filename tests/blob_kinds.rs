@@ -386,9 +386,12 @@ async fn index_tags_and_tag_conditions() {
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    b.set_metadata(&BTreeMap::new(), &Conditions::if_tags("\"status\" = 'done'"))
-        .await
-        .unwrap();
+    b.set_metadata(
+        &BTreeMap::new(),
+        &Conditions::if_tags("\"status\" = 'done'"),
+    )
+    .await
+    .unwrap();
     // ... and on reads. (Azure also evaluates x-ms-if-tags on Set Blob Tags; Azurite 3.37
     // ignores it there, so that case is not asserted.)
     let e = b
