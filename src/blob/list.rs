@@ -293,6 +293,7 @@ impl ContainerClient {
         for entry in raw.blobs.items {
             match entry {
                 xml::RawBlobEntry::Blob(b) => {
+                    let b = *b;
                     let p = b.properties;
                     items.push(BlobListItem::Blob(BlobItem {
                         name: b.name.decoded(),

@@ -102,7 +102,7 @@ pub(crate) struct RawBlobs {
 
 #[derive(Debug, Deserialize)]
 pub(crate) enum RawBlobEntry {
-    Blob(RawBlob),
+    Blob(Box<RawBlob>),
     BlobPrefix(RawPrefix),
     #[serde(other)]
     Unknown,
