@@ -167,11 +167,32 @@ async fn copy_with_source_and_destination_conditions() {
         "{e}"
     );
 
-    // Synchronous copy into a new blob, create-only on the destination.
+    assert_eq!(
+        dst.get_properties(&Conditions::none())
+            .await
+            .unwrap()
+            .copy_state(),
+        Some(CopyStatus::Success)
+    );
+
+    // Synchronous copy into a new blob from a SAS URL, create-only on the destination.
+    let sas = src
+        .sas_url(
+            "r",
+            azstore::OffsetDateTime::now_utc() + Duration::from_secs(600),
+        )
+        .unwrap();
+    let anonymous = reqwest::get(&sas).await.unwrap();
+    assert_eq!(
+        anonymous.status().as_u16(),
+        200,
+        "the SAS URL reads the source"
+    );
+    assert_eq!(&anonymous.bytes().await.unwrap()[..], b"source v1");
     let dst2 = c.blob("dst2").unwrap();
     let r2 = dst2
         .copy_from_url(
-            &src.url(),
+            &sas,
             &CopyOptions::new(Conditions::none(), Conditions::if_not_exists()),
         )
         .await

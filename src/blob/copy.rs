@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
+use crate::auth::sas::SasBuilder;
 use crate::blob::client::BlobClient;
+use crate::blob::models::BlobProperties;
 use crate::blob::names::validate_metadata;
 use crate::conditions::{Allowed, Conditions, ETag};
+use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Method;
 
@@ -37,6 +40,13 @@ impl CopyStatus {
             "failed" => CopyStatus::Failed,
             other => CopyStatus::Other(other.to_string()),
         }
+    }
+}
+
+impl BlobProperties {
+    /// The state of the last copy into this blob, typed.
+    pub fn copy_state(&self) -> Option<CopyStatus> {
+        self.copy_status.as_deref().map(CopyStatus::parse)
     }
 }
 
@@ -168,6 +178,25 @@ impl BlobClient {
             }
             tokio::time::sleep(poll_every).await;
         }
+    }
+
+    /// This blob's URL with a service SAS granting `permissions` (e.g. `"r"`) until
+    /// `expiry`: the usual source for [`BlobClient::copy_from_url`], which Azure only reads
+    /// with the source's own authorization. With a SAS credential the client's token is
+    /// appended instead. The result contains a signature: treat it as a secret.
+    pub fn sas_url(&self, permissions: &str, expiry: OffsetDateTime) -> Result<String> {
+        let token = match self.pipeline.credential() {
+            Credential::SharedKey(key) => {
+                SasBuilder::new(permissions, expiry).blob(key, &self.container, &self.name)?
+            }
+            Credential::Sas(t) => t.clone(),
+            _ => {
+                return Err(Error::invalid_input(
+                    "a SAS URL needs a SharedKey or SAS credential",
+                ));
+            }
+        };
+        Ok(format!("{}?{}", self.url(), token.expose_secret()))
     }
 
     /// Abort Copy Blob: stops a pending copy, leaving an empty destination. Accepts only a

@@ -235,7 +235,7 @@ impl BlobClient {
                 if offset >= total {
                     return Ok(None);
                 }
-                let end = total.min(offset + chunk_size);
+                let end = total.min(offset.saturating_add(chunk_size));
                 let resp = this
                     .get_range(offset..end, &later)
                     .await

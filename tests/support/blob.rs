@@ -13,7 +13,9 @@ pub async fn container(prefix: &str) -> ContainerClient {
     let c = service()
         .container(&crate::support::unique(prefix))
         .expect("container name");
-    c.create().await.expect("create container");
+    // create_if_not_exists: a create retried after a lost response answers 409 although
+    // this call created the (uniquely named) container.
+    c.create_if_not_exists().await.expect("create container");
     c
 }
 
