@@ -116,6 +116,10 @@ async fn chunked_read_under_concurrent_writes_returns_one_version() {
             }
         })
     };
+    let dir = std::env::temp_dir().join(support::unique("dl"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("blob.bin");
+    let partial = dir.join("blob.bin.partial");
     let mut failures = 0;
     let mut reads = 0;
     while !writer.is_finished() {
@@ -144,6 +148,16 @@ async fn chunked_read_under_concurrent_writes_returns_one_version() {
     }
     writer.await.unwrap();
     println!("fail-mode reads: {reads} complete, {failures} refused");
+    // Fail mode to a file: a change leaves no file behind at all.
+    let stale =
+        DownloadOptions::default().conditions(Conditions::if_match(&azstore::ETag::new("\"0x1\"")));
+    let e = b
+        .download_to_file(dir.join("never.bin"), &stale)
+        .await
+        .unwrap_err();
+    assert!(e.is_precondition_failed(), "{e}");
+    assert!(!dir.join("never.bin").exists() && !dir.join("never.bin.partial").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
     c.delete(&Conditions::none()).await.unwrap();
 }
 

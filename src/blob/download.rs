@@ -254,6 +254,65 @@ impl BlobClient {
         Ok(BlobStream { properties, inner })
     }
 
+    /// Downloads the blob into the file `path` chunk by chunk (memory: one chunk), pinning
+    /// the first ETag like [`BlobClient::download_stream`]. The data goes to `path` plus a
+    /// `.partial` suffix first and is renamed into place only when complete, so `path` never
+    /// holds a torn or partial copy. With [`OnChange::Restart`] a concurrent change starts the
+    /// download over on the new version. Returns the properties of the version written.
+    pub async fn download_to_file(
+        &self,
+        path: impl AsRef<std::path::Path>,
+        options: &DownloadOptions,
+    ) -> Result<BlobProperties> {
+        use tokio::io::AsyncWriteExt;
+        let path = path.as_ref();
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = std::path::PathBuf::from(partial);
+        let io = |e: std::io::Error| {
+            Error::new(
+                crate::error::ErrorKind::Service,
+                "writing the download failed",
+            )
+            .with_source(e)
+            .with_sent(crate::error::RequestSent::Yes)
+        };
+        let mut restarts = 0;
+        let result = loop {
+            let attempt = async {
+                let mut file = tokio::fs::File::create(&partial).await.map_err(io)?;
+                let mut s = self
+                    .download_stream(&options.conditions, options.chunk_size)
+                    .await?;
+                while let Some(chunk) = s.next().await {
+                    file.write_all(&chunk?).await.map_err(io)?;
+                }
+                file.flush().await.map_err(io)?;
+                Ok::<_, Error>(s.properties)
+            };
+            match attempt.await {
+                Err(e) if e.is_precondition_failed() => match options.on_change {
+                    OnChange::Restart { max_restarts } if restarts < max_restarts => {
+                        restarts += 1;
+                        tracing::debug!(restarts, "blob changed during download; restarting");
+                    }
+                    _ => break Err(e),
+                },
+                other => break other,
+            }
+        };
+        match result {
+            Ok(p) => {
+                tokio::fs::rename(&partial, path).await.map_err(io)?;
+                Ok(p)
+            }
+            Err(e) => {
+                let _ = tokio::fs::remove_file(&partial).await;
+                Err(e)
+            }
+        }
+    }
+
     /// Reads the whole blob with ranged GETs of `options.chunk_size`, pinning the first
     /// ETag; on a concurrent change it fails or restarts as `options.on_change` says. The
     /// result is always one consistent version.
