@@ -145,6 +145,16 @@ async fn chunked_read_under_concurrent_writes_returns_one_version() {
             versions.iter().any(|v| v[..] == d.body[..]),
             "torn read returned"
         );
+        // The same to a file: memory bounded by the chunk, restarted on change, renamed into
+        // place only when complete.
+        let p = b.download_to_file(&file, &restart).await.unwrap();
+        let on_disk = std::fs::read(&file).unwrap();
+        assert!(
+            versions.iter().any(|v| v[..] == on_disk[..]),
+            "torn file written"
+        );
+        assert_eq!(p.content_length, on_disk.len() as u64);
+        assert!(!partial.exists());
     }
     writer.await.unwrap();
     println!("fail-mode reads: {reads} complete, {failures} refused");
