@@ -267,3 +267,28 @@ async fn upload_stream_and_create_only() {
     );
     c.delete(&Conditions::none()).await.unwrap();
 }
+
+#[tokio::test]
+async fn plain_upload_stages_large_bodies_and_keeps_the_condition() {
+    let c = blob_support::container("auto").await;
+    let b = c.blob("auto.bin").unwrap();
+    let data = Bytes::from(blob_support::pattern(40 * 1024 * 1024, 8));
+    b.upload(data.clone(), &Conditions::if_not_exists())
+        .await
+        .unwrap();
+    let blocks = b
+        .get_block_list(BlockListType::Committed, &Conditions::none())
+        .await
+        .unwrap();
+    assert_eq!(
+        blocks.committed.len(),
+        5,
+        "40 MiB above the 32 MiB single-put limit"
+    );
+    let e = b
+        .upload(data, &Conditions::if_not_exists())
+        .await
+        .unwrap_err();
+    assert_eq!(e.error_code(), Some(&ErrorCode::BlobAlreadyExists), "{e}");
+    c.delete(&Conditions::none()).await.unwrap();
+}

@@ -232,7 +232,9 @@ impl BlobClient {
         Request::new(method, &self.path())
     }
 
-    /// Put Blob (block blob from bytes) with the given conditions.
+    /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
+    /// above that blocks staged in parallel and committed with the conditions (see
+    /// [`BlobClient::upload_with`](crate::BlobClient::upload_with) to tune this).
     ///
     /// * `Conditions::none()`: last writer wins.
     /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.
@@ -242,8 +244,14 @@ impl BlobClient {
         body: impl Into<Bytes>,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        self.put(body, &PutOptions::conditions(conditions.clone()))
-            .await
+        let body = body.into();
+        let options = crate::blob::UploadOptions::conditions(conditions.clone());
+        if body.len() <= options.single_put_limit {
+            return self
+                .put(body, &PutOptions::conditions(options.conditions))
+                .await;
+        }
+        self.upload_with(body, &options).await
     }
 
     /// Put Blob with all options.
