@@ -120,6 +120,18 @@ impl ContainerClient {
     }
 }
 
+/// Checks the conditions of a blob read: everything is accepted except `If-None-Match: *`,
+/// which no read can satisfy (the service answers 400 `UnsatisfiableCondition`).
+pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {
+    conditions.check(Allowed::ALL, operation)?;
+    if conditions.if_none_match == Some(crate::conditions::MatchCondition::Any) {
+        return Err(crate::error::Error::invalid_input(format!(
+            "{operation} with If-None-Match: * can never succeed (use exists() to test for a blob)"
+        )));
+    }
+    Ok(())
+}
+
 /// One blob. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct BlobClient {
@@ -220,7 +232,9 @@ impl BlobClient {
         Request::new(method, &self.path())
     }
 
-    /// Put Blob (block blob from bytes) with the given conditions.
+    /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
+    /// above that blocks staged in parallel and committed with the conditions (see
+    /// [`BlobClient::upload_with`](crate::BlobClient::upload_with) to tune this).
     ///
     /// * `Conditions::none()`: last writer wins.
     /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.
@@ -230,8 +244,14 @@ impl BlobClient {
         body: impl Into<Bytes>,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        self.put(body, &PutOptions::conditions(conditions.clone()))
-            .await
+        let body = body.into();
+        let options = crate::blob::UploadOptions::conditions(conditions.clone());
+        if body.len() <= options.single_put_limit {
+            return self
+                .put(body, &PutOptions::conditions(options.conditions))
+                .await;
+        }
+        self.upload_with(body, &options).await
     }
 
     /// Put Blob with all options.
@@ -256,7 +276,7 @@ impl BlobClient {
     /// Get Blob: the whole content and the properties of the version read. With
     /// `Conditions::if_none_match(&etag)` an unchanged blob gives [`crate::ErrorKind::NotModified`].
     pub async fn download(&self, conditions: &Conditions) -> Result<Download> {
-        conditions.check(Allowed::ALL, "Get Blob")?;
+        check_read(conditions, "Get Blob")?;
         let resp = self
             .pipeline
             .send(self.request(Method::Get).conditions(conditions))
@@ -269,7 +289,7 @@ impl BlobClient {
 
     /// Get Blob Properties.
     pub async fn get_properties(&self, conditions: &Conditions) -> Result<BlobProperties> {
-        conditions.check(Allowed::ALL, "Get Blob Properties")?;
+        check_read(conditions, "Get Blob Properties")?;
         let resp = self
             .pipeline
             .send(self.request(Method::Head).conditions(conditions))

@@ -2,14 +2,70 @@
 //!
 //! Every write takes [`Conditions`](crate::Conditions): pass `Conditions::if_match(&etag)` for
 //! an optimistic update, `Conditions::if_not_exists()` to create only, and
-//! `Conditions::none()` when the last writer should win.
+//! `Conditions::none()` when the last writer should win. Operations refuse, with
+//! [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) and before sending anything,
+//! the conditions the service would reject or silently ignore for them (for example
+//! If-Match on Set Container Metadata).
+//!
+//! # Conditional writes
+//!
+//! | you want | pass | when it does not hold |
+//! |---|---|---|
+//! | replace only the version you read | `Conditions::if_match(&etag)` | 412 `ConditionNotMet` |
+//! | create only, never overwrite | `Conditions::if_not_exists()` | 409 `BlobAlreadyExists` |
+//! | read only if changed | `Conditions::if_none_match(&etag)` | 304 ([`ErrorKind::NotModified`](crate::ErrorKind::NotModified)) |
+//! | write only if nobody wrote since `t` | `Conditions::if_unmodified_since(t)` | 412 |
+//! | act only on blobs tagged so | `Conditions::if_tags("\"status\" = 'done'")` | 412 |
+//! | last writer wins | `Conditions::none()` | — |
+//!
+//! ```no_run
+//! use azstore::{BlobServiceClient, Conditions, StorageAccount};
+//!
+//! # async fn run() -> azstore::Result<()> {
+//! let blobs = BlobServiceClient::new(&StorageAccount::from_env()?)?;
+//! let blob = blobs.container("docs")?.blob("page.md")?;
+//! let read = blob.download(&Conditions::none()).await?;
+//! let edited = [&read.body[..], b"\nmore"].concat();
+//! match blob.upload(edited, &Conditions::if_match(&read.properties.etag)).await {
+//!     Ok(w) => println!("saved as {}", w.etag),
+//!     Err(e) if e.is_precondition_failed() => println!("someone else saved first; re-read"),
+//!     Err(e) => return Err(e),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! The same holds for every size: [`BlobClient::upload_with`] stages large bodies in blocks
+//! and puts the condition on the final Put Block List, and [`BlobClient::download_stream`]
+//! pins the first ETag so a multi-range read never mixes two versions.
 
+mod append;
+mod block;
 mod client;
+mod container;
+mod copy;
+mod download;
+mod list;
 mod models;
 mod names;
+mod page;
+mod properties;
+mod upload;
+mod xml;
 
+pub use append::{AppendOptions, AppendResult, CreateOptions, MAX_APPEND_BLOCK};
+pub use block::{
+    BlockId, BlockInfo, BlockList, BlockListType, BlockRef, CommitOptions, MAX_BLOCK_SIZE,
+    MAX_BLOCKS,
+};
 pub use client::{
     BlobClient, BlobServiceClient, ContainerClient, Download, PutOptions, WriteResult,
 };
+pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess, SignedIdentifier};
+pub use copy::{CopyOptions, CopyResult, CopyStatus};
+pub use download::{BlobStream, DEFAULT_CHUNK, DownloadOptions, OnChange};
+pub use list::{BlobItem, BlobListItem, ContainerItem, ListOptions, Page, ResultStream};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
-pub use names::{validate_blob_name, validate_container_name};
+pub use names::{validate_blob_name, validate_container_name, validate_metadata};
+pub use page::{MAX_PUT_PAGE, PAGE_SIZE, PageRanges};
+pub use properties::{BlobHttpHeaders, DeleteSnapshots, SnapshotId, SnapshotResult, Tags};
+pub use upload::UploadOptions;

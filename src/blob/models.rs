@@ -66,6 +66,15 @@ pub enum BlobType {
 }
 
 impl BlobType {
+    pub(crate) fn parse(s: &str) -> Option<BlobType> {
+        match s {
+            "BlockBlob" => Some(BlobType::BlockBlob),
+            "AppendBlob" => Some(BlobType::AppendBlob),
+            "PageBlob" => Some(BlobType::PageBlob),
+            _ => None,
+        }
+    }
+
     /// The header value.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -144,28 +153,31 @@ impl BlobProperties {
             content_disposition: s("content-disposition"),
             content_md5: s("content-md5"),
             metadata: h.metadata(),
-            blob_type: match h.get("x-ms-blob-type") {
-                Some("BlockBlob") => Some(BlobType::BlockBlob),
-                Some("AppendBlob") => Some(BlobType::AppendBlob),
-                Some("PageBlob") => Some(BlobType::PageBlob),
-                _ => None,
-            },
+            blob_type: h.get("x-ms-blob-type").and_then(BlobType::parse),
             lease_state: h.get("x-ms-lease-state").and_then(LeaseState::parse),
-            lease_status: match h.get("x-ms-lease-status") {
-                Some("locked") => Some(LeaseStatus::Locked),
-                Some("unlocked") => Some(LeaseStatus::Unlocked),
-                _ => None,
-            },
-            lease_duration: match h.get("x-ms-lease-duration") {
-                Some("infinite") => Some(LeaseDurationType::Infinite),
-                Some("fixed") => Some(LeaseDurationType::Fixed),
-                _ => None,
-            },
+            lease_status: parse_lease_status(h.get("x-ms-lease-status")),
+            lease_duration: parse_lease_duration(h.get("x-ms-lease-duration")),
             committed_block_count: h.parse("x-ms-blob-committed-block-count")?,
             sequence_number: h.parse("x-ms-blob-sequence-number")?,
             copy_status: s("x-ms-copy-status"),
             copy_id: s("x-ms-copy-id"),
             tag_count: h.parse("x-ms-tag-count")?,
         })
+    }
+}
+
+pub(crate) fn parse_lease_status(s: Option<&str>) -> Option<LeaseStatus> {
+    match s {
+        Some("locked") => Some(LeaseStatus::Locked),
+        Some("unlocked") => Some(LeaseStatus::Unlocked),
+        _ => None,
+    }
+}
+
+pub(crate) fn parse_lease_duration(s: Option<&str>) -> Option<LeaseDurationType> {
+    match s {
+        Some("infinite") => Some(LeaseDurationType::Infinite),
+        Some("fixed") => Some(LeaseDurationType::Fixed),
+        _ => None,
     }
 }

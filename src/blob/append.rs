@@ -1,0 +1,144 @@
+//! Append blobs: create, and Append Block with the append-position and max-size conditions.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use time::OffsetDateTime;
+
+use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::names::validate_metadata;
+use crate::conditions::{Allowed, Conditions, ETag};
+use crate::error::{Error, Result};
+use crate::http::Method;
+
+/// Options of creating an append or page blob.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct CreateOptions {
+    /// Conditions; `Conditions::if_not_exists()` creates only if nothing is there.
+    pub conditions: Conditions,
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// Metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl CreateOptions {
+    /// Options with these conditions.
+    pub fn conditions(conditions: Conditions) -> CreateOptions {
+        CreateOptions {
+            conditions,
+            ..CreateOptions::default()
+        }
+    }
+}
+
+/// Conditions of Append Block.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct AppendOptions {
+    /// The usual conditions (ETag, dates, tags, lease).
+    pub conditions: Conditions,
+    /// `x-ms-blob-condition-appendpos`: append only if the blob is exactly this long
+    /// (412 `AppendPositionConditionNotMet` otherwise) — makes a retried append safe.
+    pub append_position: Option<u64>,
+    /// `x-ms-blob-condition-maxsize`: refuse (412 `MaxBlobSizeConditionNotMet`) if the blob
+    /// would grow beyond this many bytes.
+    pub max_size: Option<u64>,
+}
+
+impl AppendOptions {
+    /// Append only at `offset`.
+    pub fn at(offset: u64) -> AppendOptions {
+        AppendOptions {
+            append_position: Some(offset),
+            ..AppendOptions::default()
+        }
+    }
+
+    /// Limits the blob size.
+    pub fn max_size(mut self, max: u64) -> AppendOptions {
+        self.max_size = Some(max);
+        self
+    }
+}
+
+/// What Append Block returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AppendResult {
+    /// The new ETag.
+    pub etag: ETag,
+    /// Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+    /// Where this block was written.
+    pub append_offset: u64,
+    /// Number of committed blocks now.
+    pub committed_block_count: Option<u64>,
+}
+
+/// Largest Append Block body (100 MiB).
+pub const MAX_APPEND_BLOCK: usize = 100 * 1024 * 1024;
+
+impl BlobClient {
+    /// Put Blob of an empty append blob (replacing anything there, unless conditioned).
+    pub async fn create_append_blob(&self, options: &CreateOptions) -> Result<WriteResult> {
+        options
+            .conditions
+            .check(Allowed::ALL, "Put Blob (append)")?;
+        validate_metadata(&options.metadata)?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Put)
+                    .header("x-ms-blob-type", "AppendBlob")
+                    .header_opt("x-ms-blob-content-type", options.content_type.clone())
+                    .conditions(&options.conditions)
+                    .metadata(&options.metadata),
+            )
+            .await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Append Block. Not idempotent: a timed-out attempt is not retried (it may have been
+    /// applied); use [`AppendOptions::at`] to make a retry of your own safe.
+    pub async fn append_block(
+        &self,
+        body: impl Into<Bytes>,
+        options: &AppendOptions,
+    ) -> Result<AppendResult> {
+        options.conditions.check(Allowed::ALL, "Append Block")?;
+        let body = body.into();
+        if body.is_empty() || body.len() > MAX_APPEND_BLOCK {
+            return Err(Error::invalid_input(
+                "an appended block must be 1 byte to 100 MiB",
+            ));
+        }
+        let req = self
+            .request(Method::Put)
+            .query("comp", "appendblock")
+            .conditions(&options.conditions)
+            .header_opt(
+                "x-ms-blob-condition-appendpos",
+                options.append_position.map(|p| p.to_string()),
+            )
+            .header_opt(
+                "x-ms-blob-condition-maxsize",
+                options.max_size.map(|p| p.to_string()),
+            )
+            .body(body, "application/octet-stream")
+            .non_idempotent();
+        let resp = self.pipeline.send(req).await?;
+        Ok(AppendResult {
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+            append_offset: resp
+                .headers
+                .parse("x-ms-blob-append-offset")?
+                .ok_or_else(|| {
+                    Error::decode("Append Block response lacks x-ms-blob-append-offset")
+                })?,
+            committed_block_count: resp.headers.parse("x-ms-blob-committed-block-count")?,
+        })
+    }
+}

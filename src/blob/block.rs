@@ -1,0 +1,261 @@
+//! Block blobs staged in blocks: Put Block, Put Block List (the commit, where the caller's
+//! conditions go) and Get Block List.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+
+use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::names::validate_metadata;
+use crate::blob::properties::BlobHttpHeaders;
+use crate::blob::xml;
+use crate::conditions::{Allowed, Conditions, ETag};
+use crate::error::{Error, Result};
+use crate::http::Method;
+
+/// A block id. On the wire it is base64; before encoding it must be at most 64 bytes, and all
+/// ids of one blob must have the same length.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BlockId(String);
+
+impl BlockId {
+    /// A block id from raw bytes (at most 64).
+    pub fn new(raw: impl AsRef<[u8]>) -> Result<BlockId> {
+        let raw = raw.as_ref();
+        if raw.is_empty() || raw.len() > 64 {
+            return Err(Error::invalid_input("a block id must be 1-64 bytes"));
+        }
+        Ok(BlockId(STANDARD.encode(raw)))
+    }
+
+    /// The `index`-th block id of an upload tagged `upload` (fixed width, so all ids of the
+    /// upload have equal length).
+    pub fn numbered(upload: &str, index: u64) -> Result<BlockId> {
+        BlockId::new(format!("{upload}-{index:010}"))
+    }
+
+    /// Wraps an id exactly as the service returned it (base64).
+    pub fn from_base64(s: impl Into<String>) -> Result<BlockId> {
+        let s = s.into();
+        let raw = STANDARD
+            .decode(&s)
+            .map_err(|_| Error::invalid_input("block id is not valid base64"))?;
+        if raw.is_empty() || raw.len() > 64 {
+            return Err(Error::invalid_input("a block id must be 1-64 bytes"));
+        }
+        Ok(BlockId(s))
+    }
+
+    /// The base64 form sent on the wire.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Which list a block in Put Block List comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockRef {
+    /// The newest version: uncommitted if staged, else committed (what uploads use).
+    Latest(BlockId),
+    /// A block already committed to the blob.
+    Committed(BlockId),
+    /// A staged, uncommitted block.
+    Uncommitted(BlockId),
+}
+
+impl BlockRef {
+    fn id(&self) -> &BlockId {
+        match self {
+            BlockRef::Latest(b) | BlockRef::Committed(b) | BlockRef::Uncommitted(b) => b,
+        }
+    }
+}
+
+/// Options of the commit (Put Block List).
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct CommitOptions {
+    /// Conditions on the blob being replaced: `if_match` for "replace only if unchanged",
+    /// `if_not_exists` for "create only".
+    pub conditions: Conditions,
+    /// HTTP headers of the new blob.
+    pub headers: BlobHttpHeaders,
+    /// Metadata of the new blob.
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// One block as returned by Get Block List.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockInfo {
+    /// The id (base64).
+    pub id: BlockId,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// Which blocks Get Block List returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockListType {
+    /// Committed blocks only.
+    Committed,
+    /// Uncommitted blocks only.
+    Uncommitted,
+    /// Both.
+    All,
+}
+
+/// What Get Block List returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BlockList {
+    /// Blocks of the committed blob, in order.
+    pub committed: Vec<BlockInfo>,
+    /// Staged blocks not yet committed.
+    pub uncommitted: Vec<BlockInfo>,
+    /// The blob's ETag (absent when the blob has no committed version).
+    pub etag: Option<ETag>,
+    /// The committed blob's size.
+    pub content_length: Option<u64>,
+}
+
+/// Largest block accepted by Put Block (4000 MiB).
+pub const MAX_BLOCK_SIZE: u64 = 4000 * 1024 * 1024;
+/// Most blocks a blob can have.
+pub const MAX_BLOCKS: usize = 50_000;
+
+impl BlobClient {
+    /// Put Block: stages `body` under `id` (not visible until committed). Accepts only a
+    /// lease id (a leased blob needs it). Does not change the ETag.
+    pub async fn put_block(
+        &self,
+        id: &BlockId,
+        body: impl Into<Bytes>,
+        conditions: &Conditions,
+    ) -> Result<()> {
+        conditions.check(Allowed::LEASE_ONLY, "Put Block")?;
+        let body = body.into();
+        if body.is_empty() || body.len() as u64 > MAX_BLOCK_SIZE {
+            return Err(Error::invalid_input("a block must be 1 byte to 4000 MiB"));
+        }
+        self.pipeline
+            .send(
+                self.request(Method::Put)
+                    .query("comp", "block")
+                    .query("blockid", id.as_str())
+                    .conditions(conditions)
+                    .body(body, "application/octet-stream"),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Put Block List: commits `blocks` in order as the blob's new content, under the
+    /// caller's conditions. All block ids must have the same length (checked before sending).
+    pub async fn put_block_list(
+        &self,
+        blocks: &[BlockRef],
+        options: &CommitOptions,
+    ) -> Result<WriteResult> {
+        options.conditions.check(Allowed::ALL, "Put Block List")?;
+        validate_metadata(&options.metadata)?;
+        if blocks.len() > MAX_BLOCKS {
+            return Err(Error::invalid_input(
+                "a blob can have at most 50,000 blocks",
+            ));
+        }
+        if let Some(first) = blocks.first() {
+            let len = first.id().as_str().len();
+            if blocks.iter().any(|b| b.id().as_str().len() != len) {
+                return Err(Error::invalid_input(
+                    "all block ids of a blob must have the same length",
+                ));
+            }
+        }
+        let mut body = String::with_capacity(64 + blocks.len() * 40);
+        body.push_str(r#"<?xml version="1.0" encoding="utf-8"?><BlockList>"#);
+        for b in blocks {
+            let (tag, id) = match b {
+                BlockRef::Latest(id) => ("Latest", id),
+                BlockRef::Committed(id) => ("Committed", id),
+                BlockRef::Uncommitted(id) => ("Uncommitted", id),
+            };
+            body.push_str(&format!("<{tag}>{}</{tag}>", xml::escape(id.as_str())));
+        }
+        body.push_str("</BlockList>");
+        let h = &options.headers;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "blocklist")
+            .conditions(&options.conditions)
+            .metadata(&options.metadata)
+            .header_opt("x-ms-blob-content-type", h.content_type.clone())
+            .header_opt("x-ms-blob-content-encoding", h.content_encoding.clone())
+            .header_opt("x-ms-blob-content-language", h.content_language.clone())
+            .header_opt("x-ms-blob-cache-control", h.cache_control.clone())
+            .header_opt(
+                "x-ms-blob-content-disposition",
+                h.content_disposition.clone(),
+            )
+            .header_opt("x-ms-blob-content-md5", h.content_md5.clone())
+            .body(body, "application/xml");
+        let resp = self.pipeline.send(req).await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Get Block List. Accepts only a lease id (the seed table: no conditional headers).
+    pub async fn get_block_list(
+        &self,
+        which: BlockListType,
+        conditions: &Conditions,
+    ) -> Result<BlockList> {
+        conditions.check(Allowed::LEASE_ONLY, "Get Block List")?;
+        let t = match which {
+            BlockListType::Committed => "committed",
+            BlockListType::Uncommitted => "uncommitted",
+            BlockListType::All => "all",
+        };
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Get)
+                    .query("comp", "blocklist")
+                    .query("blocklisttype", t)
+                    .conditions(conditions),
+            )
+            .await?;
+        let raw: xml::RawBlockList = xml::parse(&resp.body, "Get Block List")?;
+        let conv = |v: Vec<xml::RawBlock>| -> Vec<BlockInfo> {
+            v.into_iter()
+                .map(|b| BlockInfo {
+                    id: BlockId(b.name),
+                    size: b.size,
+                })
+                .collect()
+        };
+        Ok(BlockList {
+            committed: conv(raw.committed_blocks.items),
+            uncommitted: conv(raw.uncommitted_blocks.items),
+            etag: resp.headers.etag(),
+            content_length: resp.headers.parse("x-ms-blob-content-length")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_ids() {
+        let a = BlockId::numbered("u1", 0).unwrap();
+        let b = BlockId::numbered("u1", 12345).unwrap();
+        assert_eq!(a.as_str().len(), b.as_str().len());
+        assert!(BlockId::new([0u8; 65]).is_err());
+        assert!(BlockId::new([]).is_err());
+        assert!(BlockId::from_base64("!!").is_err());
+        assert_eq!(BlockId::from_base64(a.as_str()).unwrap(), a);
+    }
+}

@@ -1,0 +1,320 @@
+//! Container operations beyond create/delete: properties, metadata and access policies.
+
+use std::collections::BTreeMap;
+
+use time::OffsetDateTime;
+
+use crate::blob::client::{ContainerClient, WriteResult};
+use crate::blob::models::{LeaseDurationType, LeaseState, LeaseStatus};
+use crate::blob::names::validate_metadata;
+use crate::blob::xml;
+use crate::conditions::{Allowed, Conditions, ETag};
+use crate::error::{Error, Result};
+use crate::http::{Headers, Method};
+
+/// Anonymous (public) read access of a container (`x-ms-blob-public-access`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PublicAccess {
+    /// Private: every request must be authorized.
+    #[default]
+    None,
+    /// Blobs can be read anonymously, but not listed.
+    Blob,
+    /// Blobs can be read and listed anonymously.
+    Container,
+}
+
+impl PublicAccess {
+    fn parse(s: Option<&str>) -> PublicAccess {
+        match s {
+            Some("blob") => PublicAccess::Blob,
+            Some("container") => PublicAccess::Container,
+            _ => PublicAccess::None,
+        }
+    }
+
+    fn header(self) -> Option<&'static str> {
+        match self {
+            PublicAccess::None => None,
+            PublicAccess::Blob => Some("blob"),
+            PublicAccess::Container => Some("container"),
+        }
+    }
+}
+
+/// What Get Container Properties / Get Container Metadata return.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ContainerProperties {
+    /// The container's ETag (changes when metadata, ACL or properties change).
+    pub etag: ETag,
+    /// Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+    /// User metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// Lease state.
+    pub lease_state: Option<LeaseState>,
+    /// Lease status.
+    pub lease_status: Option<LeaseStatus>,
+    /// Lease duration kind, when leased.
+    pub lease_duration: Option<LeaseDurationType>,
+    /// Anonymous access level.
+    pub public_access: PublicAccess,
+}
+
+impl ContainerProperties {
+    pub(crate) fn from_headers(h: &Headers) -> Result<ContainerProperties> {
+        Ok(ContainerProperties {
+            etag: h.require_etag()?,
+            last_modified: h.last_modified(),
+            metadata: h.metadata(),
+            lease_state: h.get("x-ms-lease-state").and_then(LeaseState::parse),
+            lease_status: crate::blob::models::parse_lease_status(h.get("x-ms-lease-status")),
+            lease_duration: crate::blob::models::parse_lease_duration(h.get("x-ms-lease-duration")),
+            public_access: PublicAccess::parse(h.get("x-ms-blob-public-access")),
+        })
+    }
+}
+
+/// One stored access policy (a `<SignedIdentifier>`), referenced by a service SAS through
+/// its id so that the SAS can be revoked by editing the policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SignedIdentifier {
+    /// The policy id (at most 64 characters).
+    pub id: String,
+    /// When the policy starts to apply.
+    pub start: Option<OffsetDateTime>,
+    /// When it stops applying.
+    pub expiry: Option<OffsetDateTime>,
+    /// Permissions, e.g. `"rwdl"`.
+    pub permission: Option<String>,
+}
+
+impl SignedIdentifier {
+    /// A policy `id` granting `permission` between `start` and `expiry`.
+    pub fn new(
+        id: impl Into<String>,
+        permission: impl Into<String>,
+        start: Option<OffsetDateTime>,
+        expiry: Option<OffsetDateTime>,
+    ) -> SignedIdentifier {
+        SignedIdentifier {
+            id: id.into(),
+            start,
+            expiry,
+            permission: Some(permission.into()),
+        }
+    }
+}
+
+/// A container's access control list.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ContainerAcl {
+    /// Anonymous access level.
+    pub public_access: PublicAccess,
+    /// Stored access policies (at most 5).
+    pub identifiers: Vec<SignedIdentifier>,
+}
+
+impl ContainerAcl {
+    /// An ACL with these policies and private access.
+    pub fn new(identifiers: Vec<SignedIdentifier>) -> ContainerAcl {
+        ContainerAcl {
+            public_access: PublicAccess::None,
+            identifiers,
+        }
+    }
+
+    fn to_xml(&self) -> Result<String> {
+        if self.identifiers.len() > 5 {
+            return Err(Error::invalid_input(
+                "a container can have at most 5 stored access policies",
+            ));
+        }
+        let fmt = |t: OffsetDateTime| {
+            t.to_offset(time::UtcOffset::UTC)
+                .format(&time::format_description::well_known::Rfc3339)
+                .map_err(|_| Error::invalid_input("access policy date cannot be formatted"))
+        };
+        let mut s = String::from(r#"<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers>"#);
+        for si in &self.identifiers {
+            if si.id.is_empty() || si.id.chars().count() > 64 {
+                return Err(Error::invalid_input(
+                    "a stored access policy id must be 1-64 characters",
+                ));
+            }
+            s.push_str("<SignedIdentifier><Id>");
+            s.push_str(&xml::escape(&si.id));
+            s.push_str("</Id><AccessPolicy>");
+            if let Some(t) = si.start {
+                s.push_str(&format!("<Start>{}</Start>", fmt(t)?));
+            }
+            if let Some(t) = si.expiry {
+                s.push_str(&format!("<Expiry>{}</Expiry>", fmt(t)?));
+            }
+            if let Some(p) = &si.permission {
+                s.push_str(&format!("<Permission>{}</Permission>", xml::escape(p)));
+            }
+            s.push_str("</AccessPolicy></SignedIdentifier>");
+        }
+        s.push_str("</SignedIdentifiers>");
+        Ok(s)
+    }
+}
+
+/// Get Container ACL's answer: the ACL and the container's version.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AclResult {
+    /// The ACL.
+    pub acl: ContainerAcl,
+    /// The container's ETag.
+    pub etag: ETag,
+    /// Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+/// Set Container Metadata accepts only If-Modified-Since and a lease id.
+const SET_CONTAINER_METADATA: Allowed = Allowed {
+    etag: false,
+    dates: false,
+    if_modified_since_only: true,
+    tags: false,
+    lease: true,
+};
+
+/// Set Container ACL accepts the two date conditions and a lease id.
+const SET_CONTAINER_ACL: Allowed = Allowed {
+    etag: false,
+    dates: true,
+    if_modified_since_only: false,
+    tags: false,
+    lease: true,
+};
+
+impl ContainerClient {
+    /// Get Container Properties. Accepts only a lease id (no conditional headers).
+    pub async fn get_properties(&self, conditions: &Conditions) -> Result<ContainerProperties> {
+        conditions.check(Allowed::LEASE_ONLY, "Get Container Properties")?;
+        let resp = self
+            .pipeline
+            .send(self.request(Method::Head).conditions(conditions))
+            .await?;
+        ContainerProperties::from_headers(&resp.headers)
+    }
+
+    /// Whether the container exists.
+    pub async fn exists(&self) -> Result<bool> {
+        match self.get_properties(&Conditions::none()).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Get Container Metadata (with the container's ETag). Accepts only a lease id.
+    pub async fn get_metadata(&self, conditions: &Conditions) -> Result<ContainerProperties> {
+        conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Get)
+                    .query("comp", "metadata")
+                    .conditions(conditions),
+            )
+            .await?;
+        ContainerProperties::from_headers(&resp.headers)
+    }
+
+    /// Set Container Metadata, replacing all metadata. The service accepts only
+    /// If-Modified-Since (and a lease id) here: If-Match, If-None-Match, If-Unmodified-Since
+    /// and tags are refused with `InvalidInput` before sending.
+    pub async fn set_metadata(
+        &self,
+        metadata: &BTreeMap<String, String>,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        conditions.check(SET_CONTAINER_METADATA, "Set Container Metadata")?;
+        validate_metadata(metadata)?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Put)
+                    .query("comp", "metadata")
+                    .conditions(conditions)
+                    .metadata(metadata),
+            )
+            .await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Get Container ACL: public access level and stored access policies. Accepts only a
+    /// lease id.
+    pub async fn get_acl(&self, conditions: &Conditions) -> Result<AclResult> {
+        conditions.check(Allowed::LEASE_ONLY, "Get Container ACL")?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Get)
+                    .query("comp", "acl")
+                    .conditions(conditions),
+            )
+            .await?;
+        let raw: xml::RawSignedIdentifiers = if resp.body.iter().all(u8::is_ascii_whitespace) {
+            xml::RawSignedIdentifiers::default()
+        } else {
+            xml::parse(&resp.body, "Get Container ACL")?
+        };
+        let identifiers = raw
+            .items
+            .into_iter()
+            .map(|si| {
+                let p = si.access_policy.unwrap_or_default();
+                let date = |s: Option<String>| -> Result<Option<OffsetDateTime>> {
+                    match s.filter(|s| !s.trim().is_empty()) {
+                        None => Ok(None),
+                        Some(s) => crate::time_fmt::parse_iso8601(&s).map(Some).ok_or_else(|| {
+                            Error::decode(format!("access policy date {s:?} is malformed"))
+                        }),
+                    }
+                };
+                Ok(SignedIdentifier {
+                    id: si.id,
+                    start: date(p.start)?,
+                    expiry: date(p.expiry)?,
+                    permission: p.permission.filter(|p| !p.is_empty()),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(AclResult {
+            acl: ContainerAcl {
+                public_access: PublicAccess::parse(resp.headers.get("x-ms-blob-public-access")),
+                identifiers,
+            },
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+
+    /// Set Container ACL, replacing the public access level and all stored access policies.
+    /// Accepts If-Modified-Since, If-Unmodified-Since and a lease id; If-Match/If-None-Match
+    /// and tags are refused. Azure caches policies: changes can take up to 30 s to apply.
+    pub async fn set_acl(
+        &self,
+        acl: &ContainerAcl,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        conditions.check(SET_CONTAINER_ACL, "Set Container ACL")?;
+        let body = acl.to_xml()?;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "acl")
+            .conditions(conditions)
+            .header_opt("x-ms-blob-public-access", acl.public_access.header())
+            .body(body, "application/xml");
+        let resp = self.pipeline.send(req).await?;
+        WriteResult::from_response(&resp)
+    }
+}

@@ -1,0 +1,348 @@
+//! Listing containers and blobs: one page at a time, or every item as an async stream that
+//! follows `NextMarker` until the listing is complete.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+
+use futures_util::{Stream, StreamExt, TryStreamExt, stream};
+use time::OffsetDateTime;
+
+use crate::blob::client::{BlobServiceClient, ContainerClient};
+use crate::blob::models::{BlobType, LeaseState, LeaseStatus};
+use crate::blob::xml;
+use crate::conditions::ETag;
+use crate::error::{Error, Result};
+use crate::http::{Method, Request};
+
+/// A boxed, `Send` stream of results, as returned by the listing and download methods.
+pub type ResultStream<T> = Pin<Box<dyn Stream<Item = Result<T>> + Send + 'static>>;
+
+/// Options of List Containers and List Blobs.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct ListOptions {
+    /// Only names starting with this prefix.
+    pub prefix: Option<String>,
+    /// (List Blobs) Group names at this delimiter into [`BlobListItem::Prefix`] entries,
+    /// like directories.
+    pub delimiter: Option<String>,
+    /// Page size, 1–5000 (the service default is 5000).
+    pub max_results: Option<u32>,
+    /// Include user metadata in each item.
+    pub include_metadata: bool,
+    /// (List Blobs) Include snapshots.
+    pub include_snapshots: bool,
+}
+
+impl ListOptions {
+    /// Only names starting with `prefix`.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> ListOptions {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// Groups blob names at `delimiter` (usually `/`).
+    pub fn delimiter(mut self, delimiter: impl Into<String>) -> ListOptions {
+        self.delimiter = Some(delimiter.into());
+        self
+    }
+
+    /// Page size (1–5000).
+    pub fn max_results(mut self, n: u32) -> ListOptions {
+        self.max_results = Some(n);
+        self
+    }
+
+    /// Include metadata.
+    pub fn with_metadata(mut self) -> ListOptions {
+        self.include_metadata = true;
+        self
+    }
+
+    /// Include snapshots.
+    pub fn with_snapshots(mut self) -> ListOptions {
+        self.include_snapshots = true;
+        self
+    }
+
+    fn apply(&self, mut req: Request, marker: Option<&str>, blobs: bool) -> Result<Request> {
+        if let Some(n) = self.max_results {
+            if !(1..=5000).contains(&n) {
+                return Err(Error::invalid_input("max_results must be 1-5000"));
+            }
+            req = req.query("maxresults", n.to_string());
+        }
+        if let Some(p) = &self.prefix {
+            req = req.query("prefix", p.clone());
+        }
+        if let Some(d) = &self.delimiter {
+            if !blobs {
+                return Err(Error::invalid_input("List Containers has no delimiter"));
+            }
+            if d.is_empty() {
+                return Err(Error::invalid_input("delimiter must not be empty"));
+            }
+            req = req.query("delimiter", d.clone());
+        }
+        if let Some(m) = marker {
+            req = req.query("marker", m);
+        }
+        let mut include = Vec::new();
+        if self.include_metadata {
+            include.push("metadata");
+        }
+        if self.include_snapshots {
+            if !blobs {
+                return Err(Error::invalid_input("List Containers has no snapshots"));
+            }
+            include.push("snapshots");
+        }
+        if !include.is_empty() {
+            req = req.query("include", include.join(","));
+        }
+        Ok(req)
+    }
+}
+
+/// One page of a listing and the marker of the next page.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Page<T> {
+    /// Items of this page.
+    pub items: Vec<T>,
+    /// Pass to the next call to continue; `None` when the listing is complete.
+    pub next_marker: Option<String>,
+}
+
+/// A container as listed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ContainerItem {
+    /// Name.
+    pub name: String,
+    /// ETag.
+    pub etag: Option<ETag>,
+    /// Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+    /// Lease state.
+    pub lease_state: Option<LeaseState>,
+    /// Lease status.
+    pub lease_status: Option<LeaseStatus>,
+    /// Metadata (when requested).
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// A blob as listed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct BlobItem {
+    /// Name.
+    pub name: String,
+    /// Snapshot timestamp, for a snapshot.
+    pub snapshot: Option<String>,
+    /// ETag.
+    pub etag: Option<ETag>,
+    /// Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+    /// Size in bytes.
+    pub content_length: Option<u64>,
+    /// Content-Type.
+    pub content_type: Option<String>,
+    /// Blob type.
+    pub blob_type: Option<BlobType>,
+    /// Lease state.
+    pub lease_state: Option<LeaseState>,
+    /// Lease status.
+    pub lease_status: Option<LeaseStatus>,
+    /// Metadata (when requested).
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// An entry of List Blobs: a blob, or (with a delimiter) a virtual directory.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BlobListItem {
+    /// A blob.
+    Blob(BlobItem),
+    /// A name prefix up to and including the delimiter.
+    Prefix(String),
+}
+
+impl BlobListItem {
+    /// The blob name or the prefix.
+    pub fn name(&self) -> &str {
+        match self {
+            BlobListItem::Blob(b) => &b.name,
+            BlobListItem::Prefix(p) => p,
+        }
+    }
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.is_empty())
+}
+
+fn etag(s: Option<String>) -> Option<ETag> {
+    non_empty(s).map(ETag::new)
+}
+
+fn date(s: Option<String>) -> Option<OffsetDateTime> {
+    s.as_deref().and_then(crate::time_fmt::parse_http_date)
+}
+
+/// Turns a page fetcher into a stream of items that follows markers to the end.
+fn paged<T, F, Fut>(fetch: F) -> ResultStream<T>
+where
+    T: Send + 'static,
+    F: Fn(Option<String>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Page<T>>> + Send + 'static,
+{
+    // State: Some(marker) = fetch next with this marker (None marker = first page);
+    // None = done.
+    let pages = stream::try_unfold(Some(None::<String>), move |state| {
+        let fut = state.map(&fetch);
+        async move {
+            let Some(fut) = fut else { return Ok(None) };
+            let page = fut.await?;
+            let next = page.next_marker.clone().map(Some);
+            Ok(Some((page.items, next)))
+        }
+    });
+    pages
+        .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed()
+}
+
+impl BlobServiceClient {
+    /// List Containers: one page starting at `marker`.
+    pub async fn list_containers_page(
+        &self,
+        options: &ListOptions,
+        marker: Option<&str>,
+    ) -> Result<Page<ContainerItem>> {
+        let req = options.apply(
+            Request::new(Method::Get, "").query("comp", "list"),
+            marker,
+            false,
+        )?;
+        let resp = self.pipeline().send(req).await?;
+        let raw: xml::RawContainerList = xml::parse(&resp.body, "List Containers")?;
+        Ok(Page {
+            items: raw
+                .containers
+                .items
+                .into_iter()
+                .map(|c| ContainerItem {
+                    name: c.name,
+                    etag: etag(c.properties.etag),
+                    last_modified: date(c.properties.last_modified),
+                    lease_state: c
+                        .properties
+                        .lease_state
+                        .as_deref()
+                        .and_then(LeaseState::parse),
+                    lease_status: crate::blob::models::parse_lease_status(
+                        c.properties.lease_status.as_deref(),
+                    ),
+                    metadata: c.metadata.unwrap_or_default(),
+                })
+                .collect(),
+            next_marker: non_empty(raw.next_marker),
+        })
+    }
+
+    /// List Containers: every container, following `NextMarker` page by page (one request
+    /// per page, issued as the stream is polled).
+    ///
+    /// ```no_run
+    /// # async fn f(blobs: azstore::BlobServiceClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use azstore::blob::ListOptions;
+    /// let names: Vec<String> = blobs
+    ///     .list_containers(ListOptions::default().prefix("logs-"))
+    ///     .map_ok(|c| c.name)
+    ///     .try_collect()
+    ///     .await?;
+    /// # let _ = names; Ok(()) }
+    /// ```
+    pub fn list_containers(&self, options: ListOptions) -> ResultStream<ContainerItem> {
+        let this = self.clone();
+        paged(move |marker| {
+            let this = this.clone();
+            let options = options.clone();
+            async move { this.list_containers_page(&options, marker.as_deref()).await }
+        })
+    }
+}
+
+impl ContainerClient {
+    /// List Blobs: one page starting at `marker`.
+    pub async fn list_blobs_page(
+        &self,
+        options: &ListOptions,
+        marker: Option<&str>,
+    ) -> Result<Page<BlobListItem>> {
+        let req = options.apply(
+            self.request(Method::Get).query("comp", "list"),
+            marker,
+            true,
+        )?;
+        let resp = self.pipeline.send(req).await?;
+        let raw: xml::RawBlobList = xml::parse(&resp.body, "List Blobs")?;
+        let mut items = Vec::with_capacity(raw.blobs.items.len());
+        for entry in raw.blobs.items {
+            match entry {
+                xml::RawBlobEntry::Blob(b) => {
+                    let b = *b;
+                    let p = b.properties;
+                    items.push(BlobListItem::Blob(BlobItem {
+                        name: b.name.decoded(),
+                        snapshot: non_empty(b.snapshot),
+                        etag: etag(p.etag),
+                        last_modified: date(p.last_modified),
+                        content_length: p.content_length,
+                        content_type: non_empty(p.content_type),
+                        blob_type: p.blob_type.as_deref().and_then(BlobType::parse),
+                        lease_state: p.lease_state.as_deref().and_then(LeaseState::parse),
+                        lease_status: crate::blob::models::parse_lease_status(
+                            p.lease_status.as_deref(),
+                        ),
+                        metadata: b.metadata.unwrap_or_default(),
+                    }))
+                }
+                xml::RawBlobEntry::BlobPrefix(p) => {
+                    items.push(BlobListItem::Prefix(p.name.decoded()))
+                }
+                xml::RawBlobEntry::Unknown => {}
+            }
+        }
+        Ok(Page {
+            items,
+            next_marker: non_empty(raw.next_marker),
+        })
+    }
+
+    /// List Blobs: every entry, following `NextMarker` page by page.
+    ///
+    /// ```no_run
+    /// # async fn f(container: azstore::ContainerClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use azstore::blob::{BlobListItem, ListOptions};
+    /// let mut entries = container.list_blobs(ListOptions::default().prefix("2026/").delimiter("/"));
+    /// while let Some(entry) = entries.try_next().await? {
+    ///     match entry {
+    ///         BlobListItem::Blob(b) => println!("{} ({:?} bytes)", b.name, b.content_length),
+    ///         BlobListItem::Prefix(dir) => println!("{dir}"),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn list_blobs(&self, options: ListOptions) -> ResultStream<BlobListItem> {
+        let this = self.clone();
+        paged(move |marker| {
+            let this = this.clone();
+            let options = options.clone();
+            async move { this.list_blobs_page(&options, marker.as_deref()).await }
+        })
+    }
+}

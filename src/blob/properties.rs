@@ -1,0 +1,349 @@
+//! Blob properties, metadata, snapshots, deletion options and index tags.
+
+use std::collections::BTreeMap;
+
+use time::OffsetDateTime;
+
+use crate::blob::client::{BlobClient, Download, WriteResult};
+use crate::blob::models::BlobProperties;
+use crate::blob::names::validate_metadata;
+use crate::blob::xml;
+use crate::conditions::{Allowed, Conditions, ETag};
+use crate::error::{Error, Result};
+use crate::http::Method;
+
+/// The standard HTTP headers stored with a blob (Set Blob Properties). Set Blob Properties
+/// replaces all of them: a field left `None` is cleared on the blob.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct BlobHttpHeaders {
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// `Content-Encoding`.
+    pub content_encoding: Option<String>,
+    /// `Content-Language`.
+    pub content_language: Option<String>,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// `Content-Disposition`.
+    pub content_disposition: Option<String>,
+    /// `Content-MD5` (base64 of the 16-byte digest).
+    pub content_md5: Option<String>,
+}
+
+impl BlobHttpHeaders {
+    /// Sets `Content-Type`.
+    pub fn content_type(mut self, v: impl Into<String>) -> Self {
+        self.content_type = Some(v.into());
+        self
+    }
+
+    /// Sets `Cache-Control`.
+    pub fn cache_control(mut self, v: impl Into<String>) -> Self {
+        self.cache_control = Some(v.into());
+        self
+    }
+
+    /// Sets `Content-Encoding`.
+    pub fn content_encoding(mut self, v: impl Into<String>) -> Self {
+        self.content_encoding = Some(v.into());
+        self
+    }
+
+    /// Sets `Content-Language`.
+    pub fn content_language(mut self, v: impl Into<String>) -> Self {
+        self.content_language = Some(v.into());
+        self
+    }
+
+    /// Sets `Content-Disposition`.
+    pub fn content_disposition(mut self, v: impl Into<String>) -> Self {
+        self.content_disposition = Some(v.into());
+        self
+    }
+
+    /// The headers of a blob as read by Get Blob Properties (to change one and keep the rest).
+    pub fn from_properties(p: &BlobProperties) -> BlobHttpHeaders {
+        BlobHttpHeaders {
+            content_type: p.content_type.clone(),
+            content_encoding: p.content_encoding.clone(),
+            content_language: p.content_language.clone(),
+            cache_control: p.cache_control.clone(),
+            content_disposition: p.content_disposition.clone(),
+            content_md5: p.content_md5.clone(),
+        }
+    }
+}
+
+/// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeleteSnapshots {
+    /// Delete the blob and all its snapshots.
+    #[default]
+    Include,
+    /// Delete only the snapshots, keep the blob.
+    Only,
+    /// Send no option: the service refuses (409 `SnapshotsPresent`) if snapshots exist.
+    Fail,
+}
+
+/// A snapshot timestamp as returned by Snapshot Blob (`x-ms-snapshot`), opaque.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SnapshotId(String);
+
+impl SnapshotId {
+    /// Wraps a snapshot timestamp (e.g. from a listing).
+    pub fn new(s: impl Into<String>) -> SnapshotId {
+        SnapshotId(s.into())
+    }
+
+    /// The value as sent in `?snapshot=`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What Snapshot Blob returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SnapshotResult {
+    /// The snapshot's id.
+    pub snapshot: SnapshotId,
+    /// The ETag of the snapshot (the base blob's ETag does not change).
+    pub etag: ETag,
+    /// Last-Modified of the snapshot.
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+/// Blob index tags: at most 10 pairs, keys 1–128 and values 0–256 characters.
+pub type Tags = BTreeMap<String, String>;
+
+/// Tags accept only `x-ms-if-tags` and a lease id.
+const TAGS_ONLY: Allowed = Allowed {
+    etag: false,
+    dates: false,
+    if_modified_since_only: false,
+    tags: true,
+    lease: true,
+};
+
+fn validate_tags(tags: &Tags) -> Result<()> {
+    if tags.len() > 10 {
+        return Err(Error::invalid_input(
+            "a blob can have at most 10 index tags",
+        ));
+    }
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || " +-.:=_/".contains(c);
+    for (k, v) in tags {
+        if k.is_empty() || k.chars().count() > 128 || v.chars().count() > 256 {
+            return Err(Error::invalid_input(
+                "tag keys must be 1-128 and values 0-256 characters",
+            ));
+        }
+        if !k.chars().all(ok_char) || !v.chars().all(ok_char) {
+            return Err(Error::invalid_input(format!(
+                "tag {k:?} has characters outside letters, digits, space and + - . : = _ /"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl BlobClient {
+    /// Set Blob Properties: replaces the blob's HTTP headers (all of them; see
+    /// [`BlobHttpHeaders`]). Changes the ETag. Accepts every condition.
+    pub async fn set_http_headers(
+        &self,
+        headers: &BlobHttpHeaders,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        conditions.check(Allowed::ALL, "Set Blob Properties")?;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "properties")
+            .conditions(conditions)
+            .header_opt("x-ms-blob-content-type", headers.content_type.clone())
+            .header_opt(
+                "x-ms-blob-content-encoding",
+                headers.content_encoding.clone(),
+            )
+            .header_opt(
+                "x-ms-blob-content-language",
+                headers.content_language.clone(),
+            )
+            .header_opt("x-ms-blob-cache-control", headers.cache_control.clone())
+            .header_opt(
+                "x-ms-blob-content-disposition",
+                headers.content_disposition.clone(),
+            )
+            .header_opt("x-ms-blob-content-md5", headers.content_md5.clone());
+        let resp = self.pipeline.send(req).await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Get Blob Metadata: the metadata and the blob's ETag. Accepts every condition.
+    pub async fn get_metadata(
+        &self,
+        conditions: &Conditions,
+    ) -> Result<(BTreeMap<String, String>, ETag)> {
+        crate::blob::client::check_read(conditions, "Get Blob Metadata")?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Head)
+                    .query("comp", "metadata")
+                    .conditions(conditions),
+            )
+            .await?;
+        Ok((resp.headers.metadata(), resp.headers.require_etag()?))
+    }
+
+    /// Set Blob Metadata: replaces all metadata. Changes the ETag. Accepts every condition.
+    pub async fn set_metadata(
+        &self,
+        metadata: &BTreeMap<String, String>,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        conditions.check(Allowed::ALL, "Set Blob Metadata")?;
+        validate_metadata(metadata)?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Put)
+                    .query("comp", "metadata")
+                    .conditions(conditions)
+                    .metadata(metadata),
+            )
+            .await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Snapshot Blob: a read-only copy of the blob as it is now. The base blob's ETag does
+    /// not change. Conditions apply to the base blob.
+    pub async fn snapshot(&self, conditions: &Conditions) -> Result<SnapshotResult> {
+        conditions.check(Allowed::ALL, "Snapshot Blob")?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Put)
+                    .query("comp", "snapshot")
+                    .conditions(conditions),
+            )
+            .await?;
+        Ok(SnapshotResult {
+            snapshot: SnapshotId(resp.headers.require("x-ms-snapshot")?.to_string()),
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+
+    /// Get Blob of a snapshot.
+    pub async fn download_snapshot(&self, snapshot: &SnapshotId) -> Result<Download> {
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Get)
+                    .query("snapshot", snapshot.as_str()),
+            )
+            .await?;
+        Ok(Download {
+            properties: BlobProperties::from_headers(&resp.headers)?,
+            body: resp.body,
+        })
+    }
+
+    /// Delete Blob with an explicit snapshot option. Accepts every condition.
+    pub async fn delete_with(
+        &self,
+        snapshots: DeleteSnapshots,
+        conditions: &Conditions,
+    ) -> Result<()> {
+        conditions.check(Allowed::ALL, "Delete Blob")?;
+        let value = match snapshots {
+            DeleteSnapshots::Include => Some("include"),
+            DeleteSnapshots::Only => Some("only"),
+            DeleteSnapshots::Fail => None,
+        };
+        self.pipeline
+            .send(
+                self.request(Method::Delete)
+                    .header_opt("x-ms-delete-snapshots", value)
+                    .conditions(conditions),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes one snapshot of this blob.
+    pub async fn delete_snapshot(&self, snapshot: &SnapshotId) -> Result<()> {
+        self.pipeline
+            .send(
+                self.request(Method::Delete)
+                    .query("snapshot", snapshot.as_str()),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Get Blob Tags. Accepts `x-ms-if-tags` and a lease id only.
+    pub async fn get_tags(&self, conditions: &Conditions) -> Result<Tags> {
+        conditions.check(TAGS_ONLY, "Get Blob Tags")?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Get)
+                    .query("comp", "tags")
+                    .conditions(conditions),
+            )
+            .await?;
+        let raw: xml::RawTags = xml::parse(&resp.body, "Get Blob Tags")?;
+        Ok(raw
+            .tag_set
+            .items
+            .into_iter()
+            .map(|t| (t.key, t.value))
+            .collect())
+    }
+
+    /// Set Blob Tags, replacing all tags. Does not change the ETag. Accepts `x-ms-if-tags`
+    /// and a lease id only; the tags are validated before sending.
+    pub async fn set_tags(&self, tags: &Tags, conditions: &Conditions) -> Result<()> {
+        conditions.check(TAGS_ONLY, "Set Blob Tags")?;
+        validate_tags(tags)?;
+        let mut body = String::from(r#"<?xml version="1.0" encoding="utf-8"?><Tags><TagSet>"#);
+        for (k, v) in tags {
+            body.push_str(&format!(
+                "<Tag><Key>{}</Key><Value>{}</Value></Tag>",
+                xml::escape(k),
+                xml::escape(v)
+            ));
+        }
+        body.push_str("</TagSet></Tags>");
+        self.pipeline
+            .send(
+                self.request(Method::Put)
+                    .query("comp", "tags")
+                    .conditions(conditions)
+                    .body(body, "application/xml"),
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_rules() {
+        let one = |k: &str, v: &str| Tags::from([(k.to_string(), v.to_string())]);
+        assert!(validate_tags(&one("status", "done-2026/11:ok")).is_ok());
+        assert!(validate_tags(&one("", "x")).is_err());
+        assert!(validate_tags(&one("a", "x;y")).is_err());
+        let many: Tags = (0..11)
+            .map(|i| (format!("k{i}"), "v".to_string()))
+            .collect();
+        assert!(validate_tags(&many).is_err());
+    }
+}
