@@ -477,6 +477,8 @@ mod tests {
         assert_eq!(json["d@odata.type"], "Edm.Double");
         let text = serde_json::to_string(&json).unwrap();
         assert!(text.contains("\"d\":1.0"), "{text}");
+        assert!(text.contains("\"nz\":-0.0"), "{text}");
+        assert!(text.contains("\"nan\":\"NaN\""), "{text}");
         let back: Map<String, Value> = serde_json::from_str(&text).unwrap();
         let (got, _) = Entity::from_json(&back).unwrap();
         for (k, v) in &e.properties {
