@@ -67,7 +67,13 @@ async fn paging_returns_every_entity_exactly_once() {
 #[tokio::test]
 async fn filter_values_cannot_break_out_of_their_quotes() {
     let t = fresh_table("inj").await;
-    let names = ["O'Brien", "x' or 'a' eq 'a", "plain", "''", "' or true or '"];
+    let names = [
+        "O'Brien",
+        "x' or 'a' eq 'a",
+        "plain",
+        "''",
+        "' or true or '",
+    ];
     for (i, n) in names.iter().enumerate() {
         t.insert(&Entity::new("p", i.to_string()).with("Name", *n))
             .await
@@ -83,7 +89,9 @@ async fn filter_values_cannot_break_out_of_their_quotes() {
         assert_eq!(got[0].entity.row_key, i.to_string());
     }
     let none: Vec<Stored<Entity>> = t
-        .query(Query::filter(Filter::eq("Name", "nobody' or Name ne '").unwrap()))
+        .query(Query::filter(
+            Filter::eq("Name", "nobody' or Name ne '").unwrap(),
+        ))
         .try_collect()
         .await
         .unwrap();

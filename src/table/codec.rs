@@ -9,8 +9,8 @@
 //! | `i64`, `u32`, `u64` (≤ `i64::MAX`) | `Edm.Int64` |
 //! | `f32`, `f64` | `Edm.Double` (NaN, ±∞, -0.0 kept) |
 //! | `bool` | `Edm.Boolean` |
-//! | [`DateTime`](super::DateTime) | `Edm.DateTime` |
-//! | [`Guid`](super::Guid) | `Edm.Guid` |
+//! | [`DateTime`] | `Edm.DateTime` |
+//! | [`Guid`] | `Edm.Guid` |
 //! | `Vec<u8>` (and serde bytes) | `Edm.Binary` |
 //! | [`EdmValue`] | its own type |
 //! | `Option::None`, `()` | property omitted |

@@ -56,11 +56,6 @@ impl Filter {
         Filter(format!("({}) or ({})", self.0, other.0))
     }
 
-    /// The filter must not hold.
-    pub fn not(self) -> Filter {
-        Filter(format!("not ({})", self.0))
-    }
-
     /// A hand-written expression, sent as it is. Only for text you fully control: quote
     /// string values with [`quote`].
     pub fn raw(expr: impl Into<String>) -> Filter {
@@ -70,6 +65,14 @@ impl Filter {
     /// The expression.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// `!filter`: the filter must not hold.
+impl std::ops::Not for Filter {
+    type Output = Filter;
+    fn not(self) -> Filter {
+        Filter(format!("not ({})", self.0))
     }
 }
 
