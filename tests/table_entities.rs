@@ -303,6 +303,9 @@ async fn dynamic_entities_round_trip_special_doubles() {
         .with("Inf", f64::INFINITY)
         .with("NegInf", f64::NEG_INFINITY)
         .with("Big", 1e308)
+        .with("Tricky", -6.95545863671231e304)
+        .with("Tiny", 5e-324)
+        .with("Third", 1.0 / 3.0)
         .with("Long", -5i64)
         .with("Empty", Vec::<u8>::new())
         .with("EmptyText", "");
@@ -312,7 +315,14 @@ async fn dynamic_entities_round_trip_special_doubles() {
     assert!(matches!(p["Nan"], EdmValue::Double(d) if d.is_nan()));
     assert_eq!(p["Inf"], EdmValue::Double(f64::INFINITY));
     assert_eq!(p["NegInf"], EdmValue::Double(f64::NEG_INFINITY));
-    assert_eq!(p["Big"], EdmValue::Double(1e308));
+    for name in ["Big", "Tricky", "Tiny", "Third"] {
+        match (&p[name], e.get(name)) {
+            (EdmValue::Double(got), Some(EdmValue::Double(sent))) => {
+                assert_eq!(got.to_bits(), sent.to_bits(), "{name}: every bit kept")
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
     assert_eq!(p["Long"], EdmValue::Int64(-5));
     assert_eq!(p["Empty"], EdmValue::Binary(vec![]));
     assert_eq!(p["EmptyText"], EdmValue::String(String::new()));

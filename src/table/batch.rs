@@ -330,33 +330,50 @@ struct Part {
     body: String,
 }
 
+/// A part being read: the header lines are collected, then turned into [`Headers`].
+struct PartBuilder {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl PartBuilder {
+    fn finish(self) -> Part {
+        Part {
+            status: self.status,
+            headers: Headers::from_pairs(self.headers),
+            body: self.body,
+        }
+    }
+}
+
 /// Extracts every embedded HTTP response of a (nested) multipart body, in order. Tolerates
 /// `\r\n` or `\n` line endings; parts without a status line (the changeset header) are
 /// skipped. Never panics.
 fn parse_multipart(body: &str) -> Vec<Part> {
     let mut parts = Vec::new();
-    let mut current: Option<Part> = None;
+    let mut current: Option<PartBuilder> = None;
     let mut in_headers = false;
     for line in body.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.starts_with("--") {
             if let Some(p) = current.take() {
-                parts.push(p);
+                parts.push(p.finish());
             }
             continue;
         }
         if let Some(rest) = line.strip_prefix("HTTP/1.1 ") {
             if let Some(p) = current.take() {
-                parts.push(p);
+                parts.push(p.finish());
             }
             let status = rest
                 .split_whitespace()
                 .next()
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(0);
-            current = Some(Part {
+            current = Some(PartBuilder {
                 status,
-                headers: Headers::default(),
+                headers: Vec::new(),
                 body: String::new(),
             });
             in_headers = true;
@@ -367,13 +384,8 @@ fn parse_multipart(body: &str) -> Vec<Part> {
             if line.is_empty() {
                 in_headers = false;
             } else if let Some((k, v)) = line.split_once(':') {
-                let mut pairs: Vec<(String, String)> = p
-                    .headers
-                    .iter()
-                    .map(|(a, b)| (a.to_string(), b.to_string()))
-                    .collect();
-                pairs.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-                p.headers = Headers::from_pairs(pairs);
+                p.headers
+                    .push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
             }
         } else {
             if !p.body.is_empty() {
@@ -383,7 +395,7 @@ fn parse_multipart(body: &str) -> Vec<Part> {
         }
     }
     if let Some(p) = current.take() {
-        parts.push(p);
+        parts.push(p.finish());
     }
     parts
 }
