@@ -342,8 +342,8 @@ impl TableClient {
             .await
     }
 
-    /// Merge Entity: updates the given properties and keeps the others. `if_match` as for
-    /// [`replace`](Self::replace).
+    /// Merge Entity: updates the given properties and keeps the others (a `None` field is
+    /// omitted, so the stored property is kept). `if_match` as for [`replace`](Self::replace).
     pub async fn merge<T: Serialize + ?Sized>(
         &self,
         entity: &T,

@@ -413,8 +413,6 @@ impl Entity {
     pub(crate) fn from_json(obj: &Map<String, Value>) -> Result<(Entity, Option<ETag>)> {
         let mut e = Entity::default();
         let mut etag = None;
-        let mut have_pk = false;
-        let mut have_rk = false;
         for (k, v) in obj {
             if k == "odata.etag" {
                 etag = v.as_str().map(ETag::new);
@@ -431,10 +429,8 @@ impl Entity {
                         .ok_or_else(|| Error::decode(format!("{k} is not a string")))?;
                     if k == "PartitionKey" {
                         e.partition_key = s.to_string();
-                        have_pk = true;
                     } else {
                         e.row_key = s.to_string();
-                        have_rk = true;
                     }
                 }
                 "Timestamp" => {
@@ -446,8 +442,7 @@ impl Entity {
                 }
             }
         }
-        // A `$select` without the keys returns entities without them; keep them empty then.
-        let _ = (have_pk, have_rk);
+        // A `$select` without the keys returns entities without them; they stay empty then.
         Ok((e, etag))
     }
 }
