@@ -10,7 +10,7 @@
 //! | timeout, connection dropped mid-request | only for idempotent requests |
 //! | 304, 409, 412 and every other status | never: they are answers, not failures |
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -63,8 +63,8 @@ impl ClientOptions {
     }
 }
 
-/// Sends requests to one service of one account. Cheap to clone (one `Arc`); all pipelines
-/// share one connection pool.
+/// Sends requests to one service of one account. Cheap to clone (one `Arc`); clones share one
+/// connection pool. Use a pipeline (and the clients built on it) within one tokio runtime.
 #[derive(Clone)]
 pub struct Pipeline {
     inner: Arc<Inner>,
@@ -90,17 +90,19 @@ impl std::fmt::Debug for Pipeline {
     }
 }
 
-fn shared_http() -> reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest::Client::builder()
-                .pool_idle_timeout(Duration::from_secs(30))
-                .tcp_nodelay(true)
-                .build()
-                .unwrap_or_default()
-        })
-        .clone()
+/// A new HTTP client (connection pool) for one pipeline and its clones.
+///
+/// Not process-wide on purpose: a pooled connection is driven by a task of the tokio runtime
+/// that opened it. Shared across runtimes (e.g. one `#[tokio::test]` runtime per test), a
+/// request can be handed to a connection whose runtime is shutting down and fail with
+/// hyper's "runtime dropped the dispatch task" after it may already have been written — an
+/// ambiguous failure (`RequestSent::Maybe`) that non-idempotent requests cannot retry.
+fn new_http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_idle_timeout(Duration::from_secs(30))
+        .tcp_nodelay(true)
+        .build()
+        .unwrap_or_default()
 }
 
 /// A response whose body has not been read yet (downloads).
@@ -147,7 +149,7 @@ impl Pipeline {
         let endpoint = account.endpoint(service)?.clone();
         Ok(Pipeline {
             inner: Arc::new(Inner {
-                http: shared_http(),
+                http: new_http(),
                 service,
                 account: account.name().to_string(),
                 endpoint,
