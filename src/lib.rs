@@ -57,6 +57,9 @@ pub mod update;
 pub use update::{Current, Versioned};
 
 // -- table (issue 6) --
+pub mod table;
+
+pub use table::{TableClient, TableServiceClient};
 
 // -- queue (issue 7) --
 pub mod queue;

@@ -63,8 +63,8 @@ impl ClientOptions {
     }
 }
 
-/// Sends requests to one service of one account. Cheap to clone (one `Arc`); all pipelines
-/// share one connection pool.
+/// Sends requests to one service of one account. Cheap to clone (one `Arc`); clones share one
+/// connection pool. Use a pipeline (and the clients built on it) within one tokio runtime.
 #[derive(Clone)]
 pub struct Pipeline {
     inner: Arc<Inner>,
