@@ -48,6 +48,8 @@ pub use blob::{BlobClient, BlobServiceClient, ContainerClient};
 // -- lease, lock, azlock (issue 4) --
 pub mod lease;
 
+pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard};
+
 // -- read-modify-write (issue 5) --
 pub mod update;
 
