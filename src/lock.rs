@@ -186,13 +186,19 @@ impl BlobLock {
 
     /// One attempt: the held lock, or `None` when someone else holds it (or it is breaking).
     pub async fn try_acquire(&self) -> Result<Option<HeldLock>> {
+        self.try_acquire_as(&LeaseId::random()).await
+    }
+
+    /// One attempt proposing `proposed` as the lease id. Reusing one id across the attempts of
+    /// one wait makes a retry safe: if an earlier attempt's response was lost but it did
+    /// acquire, the next attempt with the same id succeeds instead of conflicting.
+    async fn try_acquire_as(&self, proposed: &LeaseId) -> Result<Option<HeldLock>> {
         let mut created = false;
         loop {
-            let proposed = LeaseId::random();
             let sent_at = Instant::now();
             match self
                 .blob
-                .acquire_lease(self.options.duration, Some(&proposed), &Conditions::none())
+                .acquire_lease(self.options.duration, Some(proposed), &Conditions::none())
                 .await
             {
                 Ok(lease) => return self.fence(lease.lease_id, sent_at).await.map(Some),
@@ -223,7 +229,8 @@ impl BlobLock {
     /// the service with 409s. A release by a holder in this process wakes a waiter at once.
     pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldLock>> {
         let deadline = Instant::now().checked_add(timeout);
-        if let Some(held) = self.try_acquire().await? {
+        let proposed = LeaseId::random();
+        if let Some(held) = self.try_acquire_as(&proposed).await? {
             return Ok(Some(held));
         }
         let wake = self.options.local_wakeup.then(|| wakeup(&self.blob));
@@ -267,8 +274,14 @@ impl BlobLock {
                 Err(e) if e.is_retryable() => continue,
                 Err(e) => return Err(e),
             }
-            if let Some(held) = self.try_acquire().await? {
-                return Ok(Some(held));
+            match self.try_acquire_as(&proposed).await {
+                Ok(Some(held)) => return Ok(Some(held)),
+                Ok(None) => {}
+                // Keep waiting through transient failures; the deadline still holds.
+                Err(e) if e.is_retryable() => {
+                    tracing::debug!(error = %e, "transient failure while waiting for a lock");
+                }
+                Err(e) => return Err(e),
             }
         }
     }
