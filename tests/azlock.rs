@@ -186,7 +186,7 @@ fn a_broken_lease_stops_the_command_and_exits_70() {
     let c = support::unique("azlbrk");
     let dir = tmpdir("azlbrk");
     let started = dir.join("started");
-    let mut child = azlock()
+    let child = azlock()
         .args(["run", "--container", &c, "--blob", "l", "--duration", "15"])
         .args(["--grace", "2", "--", "sh", "-c"])
         .arg(format!(
