@@ -473,6 +473,10 @@ async fn renew_loop<T: Leasable>(
             _ = tokio::time::sleep_until(next.min(deadline)) => {}
         }
         let sent_at = Instant::now();
+        // Past the safe window (e.g. this process was paused) we report the loss without even
+        // trying to renew: Azure would refuse a renew once someone else leased or modified the
+        // blob, but Azurite accepts renewing an expired lease even after the blob was modified,
+        // so "the renew succeeded" would not prove that nobody else held the lease meanwhile.
         if sent_at >= deadline {
             lose(LeaseLoss::Unconfirmed {
                 since_last_renew: sent_at - last_success,
