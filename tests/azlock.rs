@@ -1,3 +1,4 @@
+#![cfg(unix)]
 //! The `azlock` CLI against Azurite: exit codes and environment, busy locks, mutual exclusion
 //! of 4 processes, loss on break, a holder stalled with SIGSTOP past its lease, Ctrl-C, and
 //! bad input refused before sending.
