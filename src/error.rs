@@ -247,7 +247,6 @@ impl Error {
 
     /// Attaches a service error code to an error azstore raises itself (e.g. `LeaseLost` when a
     /// lease guard can no longer vouch for its lease).
-    #[allow(dead_code)] // used by the lease module
     pub(crate) fn with_code(mut self, code: ErrorCode) -> Error {
         self.inner.code = Some(code);
         self
