@@ -367,6 +367,16 @@ fn bad_input_is_refused_before_sending() {
             "true",
         ],
         &[
+            "run",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--wait=1e300",
+            "--",
+            "true",
+        ],
+        &[
             "break",
             "--container",
             "c1c",

@@ -147,11 +147,9 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
     match cli.command {
         Command::Run(args) => {
             let duration = LeaseDuration::seconds(args.duration)?;
-            if !(args.wait.is_finite() && args.wait >= 0.0) {
-                return Err(azstore::Error::invalid_input(
-                    "--wait must be a non-negative number of seconds",
-                ));
-            }
+            let wait = Duration::try_from_secs_f64(args.wait).map_err(|_| {
+                azstore::Error::invalid_input("--wait must be a non-negative number of seconds")
+            })?;
             let label = args
                 .label
                 .clone()
@@ -161,7 +159,7 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
                 &args.target.blob,
                 LockOptions::default().duration(duration).label(label),
             )?;
-            run(lock, &args).await
+            run(lock, &args, wait).await
         }
         Command::Status(target) => {
             let lock = BlobLock::new(blobs.container(&target.container)?, &target.blob)?;
@@ -224,11 +222,10 @@ enum Outcome {
     Signal(i32),
 }
 
-async fn run(lock: BlobLock, args: &RunArgs) -> azstore::Result<u8> {
+async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<u8> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigint = signal(SignalKind::interrupt()).map_err(io_error)?;
     let mut sigterm = signal(SignalKind::terminate()).map_err(io_error)?;
-    let wait = Duration::from_secs_f64(args.wait);
 
     let acquired = tokio::select! {
         r = async {
