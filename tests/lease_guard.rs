@@ -366,3 +366,67 @@ async fn container_guard_works_too() {
         ReleaseOutcome::AlreadyGone { .. }
     ));
 }
+
+#[tokio::test]
+async fn deleting_the_leased_blob_is_reported_as_loss() {
+    let c = container("guarddel").await;
+    let blob = c.blob("held").unwrap();
+    blob.upload("0", &Conditions::none()).await.unwrap();
+    let guard = LeaseGuard::acquire(blob.clone(), secs(15)).await.unwrap();
+    blob.delete(&guard.conditions()).await.unwrap();
+    let loss = tokio::time::timeout(Duration::from_secs(7), guard.lost())
+        .await
+        .expect("loss within one renew interval");
+    match loss {
+        LeaseLoss::Refused { status, .. } => assert_eq!(status, Some(404)),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn transient_server_errors_on_renew_are_retried_not_reported() {
+    use support::scripted::{Reply, Scripted};
+    let id = LeaseId::random();
+    let ok = Reply::with(
+        200,
+        &[("x-ms-lease-id", id.as_str()), ("etag", "\"0x1\"")],
+        b"",
+    );
+    let busy = Reply::with(503, &[("x-ms-error-code", "ServerBusy")], b"");
+    let mut script = vec![Reply::with(
+        201,
+        &[("x-ms-lease-id", id.as_str()), ("etag", "\"0x1\"")],
+        b"",
+    )];
+    // The first renew sees 503s for longer than the pipeline's own retries last.
+    script.extend(std::iter::repeat_n(busy, 6));
+    script.push(ok);
+    let server = Scripted::start(script).await;
+    let options = azstore::ClientOptions::default().retry(
+        azstore::RetryPolicy::default()
+            .max_retries(1)
+            .initial_delay(Duration::from_millis(10)),
+    );
+    let blob = BlobServiceClient::with_options(&server.account(), options)
+        .unwrap()
+        .container("c1c")
+        .unwrap()
+        .blob("b")
+        .unwrap();
+    let guard = LeaseGuard::acquire(blob, secs(15)).await.unwrap();
+    assert_eq!(guard.lease_id(), &id);
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert!(guard.is_held(), "{:?}", guard.state());
+    let requests = server.requests();
+    let renews: Vec<_> = requests
+        .iter()
+        .filter(|r| r.header("x-ms-lease-action") == Some("renew"))
+        .collect();
+    // 6 refused attempts (3 guard retries x 2 pipeline attempts), then success.
+    assert_eq!(renews.len(), 7, "{renews:?}");
+    assert!(
+        renews
+            .iter()
+            .all(|r| r.header("x-ms-lease-id") == Some(id.as_str()))
+    );
+}
