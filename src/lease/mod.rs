@@ -235,7 +235,6 @@ pub(crate) enum LeaseOp<'a> {
     Break(Option<BreakPeriod>),
 }
 
-#[allow(dead_code)] // `name` is used by the file module
 impl LeaseOp<'_> {
     /// The `x-ms-lease-action` value.
     pub(crate) fn name(&self) -> &'static str {
