@@ -245,6 +245,13 @@ impl Error {
         self
     }
 
+    /// Attaches a service error code to an error azstore raises itself (e.g. `LeaseLost` when a
+    /// lease guard can no longer vouch for its lease).
+    pub(crate) fn with_code(mut self, code: ErrorCode) -> Error {
+        self.inner.code = Some(code);
+        self
+    }
+
     pub(crate) fn with_sent(mut self, sent: RequestSent) -> Error {
         self.inner.sent = sent;
         self

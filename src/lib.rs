@@ -51,6 +51,11 @@ pub use blob::{BlobClient, BlobServiceClient, ContainerClient};
 // -- lease, lock, azlock (issue 4) --
 pub mod lease;
 
+pub mod lock;
+
+pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard};
+pub use lock::{BlobLock, HeldLock, LockOptions};
+
 // -- read-modify-write (issue 5) --
 pub mod update;
 

@@ -3,10 +3,41 @@
 //! A lease gives one holder exclusive write (and delete) access. Durations are 15–60 seconds or
 //! infinite; [`LeaseDuration`] and [`BreakPeriod`] cannot hold any other value, so a bad
 //! duration is refused before a request is sent.
+//!
+//! * The five lease operations (acquire, renew, change, release, break) are methods of
+//!   [`BlobClient`](crate::BlobClient) (`acquire_lease`, …) and
+//!   [`ContainerClient`](crate::ContainerClient), returning typed results.
+//! * [`Leasable`] abstracts over "something that can be leased" so that one [`LeaseGuard`]
+//!   serves blobs, containers, shares and files.
+//! * [`LeaseGuard`] holds a lease and renews it from a background task, and tells you — through
+//!   [`LeaseGuard::lost`] or a [`watch`](tokio::sync::watch) channel — the moment it can no
+//!   longer be sure it still holds it.
+//!
+//! ```no_run
+//! # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! use azstore::Conditions;
+//! use azstore::lease::{LeaseDuration, LeaseGuard};
+//!
+//! let guard = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15)?).await?;
+//! // Writes carry the lease id; a stale holder's writes are refused by Azure itself.
+//! blob.upload("mine", &Conditions::lease(guard.lease_id())).await?;
+//! guard.release().await?;
+//! # Ok(()) }
+//! ```
 
+use std::future::Future;
 use std::time::Duration;
 
+use time::OffsetDateTime;
+
+use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, Result};
+use crate::http::{Request, Response};
+
+mod blob;
+mod guard;
+
+pub use guard::{GuardOptions, GuardState, LeaseGuard, LeaseLoss, ReleaseOutcome};
 
 /// How long a lease lasts: 15–60 seconds, or infinite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,6 +110,208 @@ impl BreakPeriod {
     }
 }
 
+/// What acquire, renew and change return.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LeaseResult {
+    /// The lease id now in force.
+    pub lease_id: LeaseId,
+    /// The resource's ETag (lease operations do not change it).
+    pub etag: Option<ETag>,
+    /// The resource's Last-Modified (lease operations do not change it).
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+impl LeaseResult {
+    /// Builds a result; for implementors of [`Leasable`] outside azstore.
+    pub fn new(lease_id: LeaseId, etag: Option<ETag>) -> LeaseResult {
+        LeaseResult {
+            lease_id,
+            etag,
+            last_modified: None,
+        }
+    }
+
+    /// Reads the result of an acquire/renew/change; `sent` is the id we sent or proposed, used
+    /// when the service does not echo one (it always should).
+    pub(crate) fn from_response(resp: &Response, sent: Option<&LeaseId>) -> Result<LeaseResult> {
+        let lease_id = match (resp.headers.get("x-ms-lease-id"), sent) {
+            (Some(id), _) => LeaseId::from_service(id.trim().to_string()),
+            (None, Some(id)) => id.clone(),
+            (None, None) => {
+                return Err(Error::decode(
+                    "lease response is missing the x-ms-lease-id header",
+                ));
+            }
+        };
+        Ok(LeaseResult {
+            lease_id,
+            etag: resp.headers.etag(),
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+}
+
+/// What release returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LeaseReleased {
+    /// The resource's ETag.
+    pub etag: Option<ETag>,
+    /// The resource's Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+impl LeaseReleased {
+    /// Builds a result; for implementors of [`Leasable`] outside azstore.
+    pub fn new(etag: Option<ETag>) -> LeaseReleased {
+        LeaseReleased {
+            etag,
+            last_modified: None,
+        }
+    }
+
+    pub(crate) fn from_response(resp: &Response) -> LeaseReleased {
+        LeaseReleased {
+            etag: resp.headers.etag(),
+            last_modified: resp.headers.last_modified(),
+        }
+    }
+}
+
+/// What break returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LeaseBroken {
+    /// Time left until the lease is broken (`x-ms-lease-time`; zero when broken at once).
+    pub remaining: Duration,
+    /// The resource's ETag.
+    pub etag: Option<ETag>,
+    /// The resource's Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+impl LeaseBroken {
+    /// Builds a result; for implementors of [`Leasable`] outside azstore.
+    pub fn new(remaining: Duration, etag: Option<ETag>) -> LeaseBroken {
+        LeaseBroken {
+            remaining,
+            etag,
+            last_modified: None,
+        }
+    }
+
+    pub(crate) fn from_response(resp: &Response) -> Result<LeaseBroken> {
+        let secs: u64 = resp.headers.parse("x-ms-lease-time")?.unwrap_or(0);
+        Ok(LeaseBroken {
+            remaining: Duration::from_secs(secs),
+            etag: resp.headers.etag(),
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+}
+
+/// One lease operation, as the headers every leasable resource shares (`comp=lease`,
+/// `x-ms-lease-action`, …). The service modules add their own path and `restype`; this turns
+/// a base request into a lease request. Used for blobs and containers here, and for shares and
+/// files by the file module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LeaseOp<'a> {
+    /// Acquire for `duration`, proposing `proposed`.
+    Acquire {
+        duration: LeaseDuration,
+        proposed: &'a LeaseId,
+    },
+    /// Renew `id`.
+    Renew(&'a LeaseId),
+    /// Change `id` into `proposed`.
+    Change {
+        id: &'a LeaseId,
+        proposed: &'a LeaseId,
+    },
+    /// Release `id`.
+    Release(&'a LeaseId),
+    /// Break, after `period` (None: the service default).
+    Break(Option<BreakPeriod>),
+}
+
+impl LeaseOp<'_> {
+    /// The `x-ms-lease-action` value.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            LeaseOp::Acquire { .. } => "acquire",
+            LeaseOp::Renew(_) => "renew",
+            LeaseOp::Change { .. } => "change",
+            LeaseOp::Release(_) => "release",
+            LeaseOp::Break(_) => "break",
+        }
+    }
+
+    /// Adds `comp=lease` and the lease headers to `req`.
+    pub(crate) fn apply(&self, req: Request) -> Request {
+        let req = req
+            .query("comp", "lease")
+            .header("x-ms-lease-action", self.name());
+        match self {
+            LeaseOp::Acquire { duration, proposed } => req
+                .header("x-ms-lease-duration", duration.header_value())
+                .header("x-ms-proposed-lease-id", proposed.as_str()),
+            LeaseOp::Renew(id) | LeaseOp::Release(id) => req.header("x-ms-lease-id", id.as_str()),
+            LeaseOp::Change { id, proposed } => req
+                .header("x-ms-lease-id", id.as_str())
+                .header("x-ms-proposed-lease-id", proposed.as_str()),
+            LeaseOp::Break(period) => req.header_opt(
+                "x-ms-lease-break-period",
+                period.map(|p| p.as_secs().to_string()),
+            ),
+        }
+    }
+}
+
+/// A resource that can be leased: a blob, a container, and (in the file module) a share or a
+/// file. [`LeaseGuard`] is generic over it.
+///
+/// The methods return `Send` futures so that a guard can renew from a spawned task. Errors
+/// follow azstore's conventions: a refusal carries an [`ErrorCode`](crate::ErrorCode) such as
+/// `LeaseIdMismatchWithLeaseOperation`, and [`Error::is_retryable`] tells transient failures
+/// apart.
+pub trait Leasable: Clone + Send + Sync + 'static {
+    /// A short human-readable name of the resource, for messages (e.g. `blob locks/nightly`).
+    fn lease_target(&self) -> String;
+
+    /// Whether the lease can be renewed (file leases are infinite and cannot).
+    fn supports_renew(&self) -> bool {
+        true
+    }
+
+    /// Acquires a lease for `duration` with the proposed id `proposed`. Proposing the id makes
+    /// a retried acquire safe: a repeat with the same id succeeds instead of conflicting.
+    fn lease_acquire(
+        &self,
+        duration: LeaseDuration,
+        proposed: &LeaseId,
+    ) -> impl Future<Output = Result<LeaseResult>> + Send;
+
+    /// Renews the lease `id`, restarting its duration.
+    fn lease_renew(&self, id: &LeaseId) -> impl Future<Output = Result<LeaseResult>> + Send;
+
+    /// Changes the lease id `id` into `proposed`.
+    fn lease_change(
+        &self,
+        id: &LeaseId,
+        proposed: &LeaseId,
+    ) -> impl Future<Output = Result<LeaseResult>> + Send;
+
+    /// Releases the lease `id`.
+    fn lease_release(&self, id: &LeaseId) -> impl Future<Output = Result<LeaseReleased>> + Send;
+
+    /// Breaks whatever lease is active, after `period` (None: the service default).
+    fn lease_break(
+        &self,
+        period: Option<BreakPeriod>,
+    ) -> impl Future<Output = Result<LeaseBroken>> + Send;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +324,32 @@ mod tests {
         assert_eq!(LeaseDuration::Infinite.header_value(), "-1");
         assert!(BreakPeriod::seconds(61).is_err());
         assert_eq!(BreakPeriod::seconds(60).unwrap().as_secs(), 60);
+    }
+
+    #[test]
+    fn lease_op_headers() {
+        use crate::http::Method;
+        let id = LeaseId::random();
+        let p = LeaseId::random();
+        let r = LeaseOp::Acquire {
+            duration: LeaseDuration::Infinite,
+            proposed: &p,
+        }
+        .apply(Request::new(Method::Put, "c/b"));
+        assert_eq!(r.header_value("x-ms-lease-action"), Some("acquire"));
+        assert_eq!(r.header_value("x-ms-lease-duration"), Some("-1"));
+        assert_eq!(r.header_value("x-ms-proposed-lease-id"), Some(p.as_str()));
+        assert_eq!(r.query_string(&[]), "comp=lease");
+        let r = LeaseOp::Change {
+            id: &id,
+            proposed: &p,
+        }
+        .apply(Request::new(Method::Put, "c/b"));
+        assert_eq!(r.header_value("x-ms-lease-id"), Some(id.as_str()));
+        let r = LeaseOp::Break(None).apply(Request::new(Method::Put, "c/b"));
+        assert_eq!(r.header_value("x-ms-lease-break-period"), None);
+        let r =
+            LeaseOp::Break(Some(BreakPeriod::immediate())).apply(Request::new(Method::Put, "c"));
+        assert_eq!(r.header_value("x-ms-lease-break-period"), Some("0"));
     }
 }

@@ -1,0 +1,345 @@
+//! The Unix implementation of `azlock` (signals, process control).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use azstore::lease::{BreakPeriod, LeaseDuration, ReleaseOutcome};
+use azstore::lock::{BlobLock, HeldLock, LockOptions};
+use azstore::{BlobServiceClient, ErrorKind, StorageAccount};
+use clap::{Args, Parser, Subcommand};
+
+/// Exit code when the lock could not be had within --wait (EX_TEMPFAIL).
+const EXIT_BUSY: u8 = 75;
+/// Exit code when the lock was lost while the command ran (EX_SOFTWARE).
+const EXIT_LOST: u8 = 70;
+/// Exit code for an error talking to storage or starting the command.
+const EXIT_ERROR: u8 = 1;
+/// Exit code for invalid arguments (as clap uses).
+const EXIT_USAGE: u8 = 2;
+
+const AFTER_HELP: &str = "\
+ENVIRONMENT:
+  AZURE_STORAGE_CONNECTION_STRING  used when --connection-string is not given
+                                   (UseDevelopmentStorage=true works for Azurite)
+  The command runs with:
+    AZLOCK_LEASE_ID        the lease id of the lock blob (writes to it must carry it)
+    AZLOCK_FENCING_TOKEN   a number larger than every earlier holder's: pass it to what you
+                           protect and have it refuse smaller ones
+
+EXIT STATUS (run):
+  the command's own exit status (128+N if it was killed by signal N)
+  75   the lock could not be had within --wait; the command was not run
+  70   the lock was lost while the command ran; it was sent SIGTERM (SIGKILL after --grace)
+  130/143  azlock was interrupted (Ctrl-C / SIGTERM); the command was stopped, the lock released
+  1    storage or start-up error;  2  invalid arguments
+
+EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is running):
+  0 2 * * *  AZURE_STORAGE_CONNECTION_STRING=... azlock run --container locks --blob nightly-backup --duration 60 -- /usr/local/bin/backup.sh
+";
+
+/// Run a command under a distributed lock on Azure Blob Storage.
+///
+/// The lock is the lease of a blob (created on first use). `azlock run` acquires it, runs the
+/// command, renews the lease in the background while the command runs, and releases it when
+/// the command exits. If the lease is lost (broken by an administrator, or not renewable in
+/// time), the command is stopped before another holder can take over.
+#[derive(Parser, Debug)]
+#[command(name = "azlock", version, after_help = AFTER_HELP)]
+struct Cli {
+    /// Storage account connection string.
+    #[arg(
+        long,
+        global = true,
+        env = "AZURE_STORAGE_CONNECTION_STRING",
+        hide_env_values = true
+    )]
+    connection_string: Option<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Acquire the lock, run COMMAND while renewing it, release it when COMMAND exits.
+    #[command(after_help = AFTER_HELP)]
+    Run(RunArgs),
+    /// Show the lock's lease state, fencing token and (last) holder.
+    Status(Target),
+    /// Break the lock's lease (administrative; the holder's azlock stops its command).
+    Break(BreakArgs),
+}
+
+#[derive(Args, Debug)]
+struct Target {
+    /// Container of the lock blob (created when missing).
+    #[arg(long)]
+    container: String,
+    /// Name of the lock blob, e.g. locks/nightly (created when missing).
+    #[arg(long)]
+    blob: String,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Lease duration in seconds (15-60). A holder that dies keeps the lock at most this long.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    duration: u64,
+    /// How long to wait for the lock, in seconds (0: try once).
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
+    wait: f64,
+    /// Label recorded with the holder's host and pid (default: the command line).
+    #[arg(long)]
+    label: Option<String>,
+    /// Seconds between SIGTERM and SIGKILL when the command must be stopped.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    grace: u64,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+struct BreakArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Break period in seconds (0-60): how long the current lease still protects the lock.
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    period: u64,
+}
+
+pub(crate) fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("azlock: cannot start the runtime: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    match runtime.block_on(real_main(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("azlock: {e}");
+            ExitCode::from(if e.kind() == ErrorKind::InvalidInput {
+                EXIT_USAGE
+            } else {
+                EXIT_ERROR
+            })
+        }
+    }
+}
+
+async fn real_main(cli: Cli) -> azstore::Result<u8> {
+    // Validate every argument before anything is sent.
+    let cs = cli.connection_string.as_deref().ok_or_else(|| {
+        azstore::Error::invalid_input(
+            "no connection string: pass --connection-string or set AZURE_STORAGE_CONNECTION_STRING",
+        )
+    })?;
+    let account = StorageAccount::from_connection_string(cs)?;
+    let blobs = BlobServiceClient::new(&account)?;
+    match cli.command {
+        Command::Run(args) => {
+            let duration = LeaseDuration::seconds(args.duration)?;
+            let wait = Duration::try_from_secs_f64(args.wait).map_err(|_| {
+                azstore::Error::invalid_input("--wait must be a non-negative number of seconds")
+            })?;
+            let label = args
+                .label
+                .clone()
+                .unwrap_or_else(|| default_label(&args.command));
+            let lock = BlobLock::with_options(
+                blobs.container(&args.target.container)?,
+                &args.target.blob,
+                LockOptions::default().duration(duration).label(label),
+            )?;
+            run(lock, &args, wait).await
+        }
+        Command::Status(target) => {
+            let lock = BlobLock::new(blobs.container(&target.container)?, &target.blob)?;
+            let status = lock.status().await?;
+            println!("lock:          {}/{}", target.container, target.blob);
+            if !status.exists {
+                println!("state:         available (the lock blob does not exist yet)");
+                return Ok(0);
+            }
+            let state = status
+                .lease_state
+                .map(|s| format!("{s:?}").to_lowercase())
+                .unwrap_or_else(|| "unknown".into());
+            println!("state:         {state}");
+            match status.fencing_token {
+                Some(t) => println!("fencing token: {t}"),
+                None => println!("fencing token: none (never acquired)"),
+            }
+            if let Some(owner) = &status.owner {
+                let who = if status.is_locked() {
+                    "holder:       "
+                } else {
+                    "last holder:  "
+                };
+                println!("{who} {owner}");
+                if let Some(t) = owner.acquired_at {
+                    println!("acquired at:   {t}");
+                }
+            }
+            Ok(0)
+        }
+        Command::Break(args) => {
+            let period = BreakPeriod::seconds(args.period)?;
+            let lock = BlobLock::new(blobs.container(&args.target.container)?, &args.target.blob)?;
+            let broken = lock.break_lock(Some(period)).await?;
+            println!(
+                "lease of {}/{} broken; it ends in {} s",
+                args.target.container,
+                args.target.blob,
+                broken.remaining.as_secs()
+            );
+            Ok(0)
+        }
+    }
+}
+
+fn default_label(command: &[String]) -> String {
+    let mut s: String = command
+        .join(" ")
+        .chars()
+        .map(|c| if (' '..='~').contains(&c) { c } else { '?' })
+        .collect();
+    s.truncate(200);
+    s.trim().to_string()
+}
+
+enum Outcome {
+    Exited(std::process::ExitStatus),
+    Lost(azstore::lease::LeaseLoss),
+    Signal(i32),
+}
+
+async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<u8> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigint = signal(SignalKind::interrupt()).map_err(io_error)?;
+    let mut sigterm = signal(SignalKind::terminate()).map_err(io_error)?;
+
+    let acquired = tokio::select! {
+        r = async {
+            if wait.is_zero() { lock.try_acquire().await } else { lock.acquire(wait).await }
+        } => r?,
+        _ = sigint.recv() => return Ok(128 + libc::SIGINT as u8),
+        _ = sigterm.recv() => return Ok(128 + libc::SIGTERM as u8),
+    };
+    let Some(held) = acquired else {
+        let holder = match lock.status().await {
+            Ok(s) => s
+                .owner
+                .map(|o| format!(" (held by {o})"))
+                .unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        eprintln!(
+            "azlock: lock {}/{} is busy{holder}; not running the command",
+            lock.blob().container_name(),
+            lock.blob().name()
+        );
+        return Ok(EXIT_BUSY);
+    };
+
+    let mut child = match tokio::process::Command::new(&args.command[0])
+        .args(&args.command[1..])
+        .env("AZLOCK_LEASE_ID", held.lease_id().as_str())
+        .env("AZLOCK_FENCING_TOKEN", held.fencing_token().to_string())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("azlock: cannot run {:?}: {e}", args.command[0]);
+            release(held).await;
+            return Ok(match e.kind() {
+                std::io::ErrorKind::NotFound => 127,
+                std::io::ErrorKind::PermissionDenied => 126,
+                _ => EXIT_ERROR,
+            });
+        }
+    };
+
+    let lost = held.lost();
+    tokio::pin!(lost);
+    let outcome = tokio::select! {
+        st = child.wait() => match st {
+            Ok(st) => Outcome::Exited(st),
+            Err(e) => {
+                eprintln!("azlock: waiting for the command failed: {e}");
+                release(held).await;
+                return Ok(EXIT_ERROR);
+            }
+        },
+        loss = &mut lost => Outcome::Lost(loss),
+        _ = sigint.recv() => Outcome::Signal(libc::SIGINT),
+        _ = sigterm.recv() => Outcome::Signal(libc::SIGTERM),
+    };
+    let grace = Duration::from_secs(args.grace);
+    let code = match outcome {
+        Outcome::Exited(st) => exit_code(st),
+        Outcome::Lost(loss) => {
+            eprintln!(
+                "azlock: lost the lock {}/{}: {loss}; stopping the command (SIGTERM, SIGKILL after {} s)",
+                lock.blob().container_name(),
+                lock.blob().name(),
+                grace.as_secs()
+            );
+            stop(&mut child, grace).await;
+            EXIT_LOST
+        }
+        Outcome::Signal(sig) => {
+            eprintln!("azlock: interrupted; stopping the command and releasing the lock");
+            stop(&mut child, grace).await;
+            128 + sig as u8
+        }
+    };
+    release(held).await;
+    Ok(code)
+}
+
+async fn release(held: HeldLock) {
+    match held.release().await {
+        Ok(ReleaseOutcome::Released) | Ok(ReleaseOutcome::AlreadyGone { .. }) => {}
+        Ok(_) => {}
+        Err(e) => eprintln!("azlock: could not release the lock (it expires on its own): {e}"),
+    }
+}
+
+/// SIGTERM, then SIGKILL after `grace`.
+async fn stop(child: &mut tokio::process::Child, grace: Duration) {
+    if let Some(pid) = child.id() {
+        // SAFETY: plain kill(2) on our own child's pid, which we have not reaped yet.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+        }
+    }
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
+}
+
+fn exit_code(st: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(c), _) => (c & 0xff) as u8,
+        (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
+        _ => EXIT_ERROR,
+    }
+}
+
+fn io_error(e: std::io::Error) -> azstore::Error {
+    azstore::Error::new(
+        ErrorKind::Service,
+        format!("cannot install signal handlers: {e}"),
+    )
+}

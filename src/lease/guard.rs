@@ -1,0 +1,520 @@
+//! [`LeaseGuard`]: a lease renewed from a background task that says when it may be lost.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use crate::conditions::{Conditions, LeaseId};
+use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::lease::{Leasable, LeaseDuration};
+
+/// How a [`LeaseGuard`] renews. The defaults suit almost everyone: renew every third of the
+/// duration, give up vouching for the lease one sixth of the duration before it would expire,
+/// and retry a transient renew failure after 250 ms (doubling up to the renew interval).
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct GuardOptions {
+    renew_fraction: f64,
+    safety_margin: Option<Duration>,
+    retry_delay: Duration,
+}
+
+impl Default for GuardOptions {
+    fn default() -> Self {
+        GuardOptions {
+            renew_fraction: 1.0 / 3.0,
+            safety_margin: None,
+            retry_delay: Duration::from_millis(250),
+        }
+    }
+}
+
+impl GuardOptions {
+    /// Renew after this fraction of the lease duration (0 < f < 1; default 1/3).
+    pub fn renew_fraction(mut self, fraction: f64) -> GuardOptions {
+        self.renew_fraction = fraction;
+        self
+    }
+
+    /// Report the lease as lost when no renew has succeeded for the duration minus this
+    /// margin (default: one sixth of the duration). The margin absorbs request latency and
+    /// clock-rate differences so the holder stops *before* another client can acquire.
+    pub fn safety_margin(mut self, margin: Duration) -> GuardOptions {
+        self.safety_margin = Some(margin);
+        self
+    }
+
+    /// First delay before retrying a transient renew failure (default 250 ms; doubles up to
+    /// the renew interval, never past the loss deadline).
+    pub fn retry_delay(mut self, delay: Duration) -> GuardOptions {
+        self.retry_delay = delay;
+        self
+    }
+
+    /// The schedule for a lease of `duration`; `InvalidInput` when the options cannot keep it.
+    pub(crate) fn plan(&self, duration: Duration) -> Result<Plan> {
+        let f = self.renew_fraction;
+        if !(f > 0.0 && f < 1.0) {
+            return Err(Error::invalid_input(format!(
+                "renew fraction must be between 0 and 1 (got {f})"
+            )));
+        }
+        let interval = duration.mul_f64(f);
+        let margin = self.safety_margin.unwrap_or(duration / 6);
+        let window = duration.checked_sub(margin).unwrap_or_default();
+        if window.is_zero() || interval >= window {
+            return Err(Error::invalid_input(format!(
+                "renew interval {interval:?} must be shorter than the lease duration {duration:?} \
+                 minus the safety margin {margin:?}"
+            )));
+        }
+        if self.retry_delay.is_zero() {
+            return Err(Error::invalid_input("retry delay must be positive"));
+        }
+        Ok(Plan {
+            interval,
+            window,
+            retry_delay: self.retry_delay,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    interval: Duration,
+    /// Time after the last successful renew (as sent) at which the lease counts as lost.
+    window: Duration,
+    retry_delay: Duration,
+}
+
+/// Why a [`LeaseGuard`] no longer vouches for its lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaseLoss {
+    /// The service refused a renew: the lease was broken, released, changed, or expired and
+    /// taken by someone else.
+    Refused {
+        /// HTTP status of the refusal, when the service answered.
+        status: Option<u16>,
+        /// The service error code (e.g. `LeaseIsBrokenAndCannotBeRenewed`).
+        code: Option<ErrorCode>,
+        /// The message.
+        message: String,
+    },
+    /// No renew succeeded for too long (the service unreachable, or this process was paused):
+    /// the lease may have expired and been taken by now.
+    Unconfirmed {
+        /// Time since the last renew that succeeded (measured from when it was sent).
+        since_last_renew: Duration,
+    },
+}
+
+impl LeaseLoss {
+    /// This loss as an [`Error`] of kind [`ErrorKind::Lease`] and code
+    /// [`ErrorCode::LeaseLost`], so `err.lease_lost()` is true.
+    pub fn to_error(&self) -> Error {
+        Error::new(ErrorKind::Lease, self.to_string()).with_code(ErrorCode::LeaseLost)
+    }
+
+    fn refused(e: &Error) -> LeaseLoss {
+        LeaseLoss::Refused {
+            status: e.status(),
+            code: e.error_code().cloned(),
+            message: e.message().to_string(),
+        }
+    }
+}
+
+impl fmt::Display for LeaseLoss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaseLoss::Refused {
+                status,
+                code,
+                message,
+            } => {
+                write!(f, "lease renew refused")?;
+                match (status, code) {
+                    (Some(s), Some(c)) => write!(f, " ({s} {c})")?,
+                    (Some(s), None) => write!(f, " ({s})")?,
+                    (None, Some(c)) => write!(f, " ({c})")?,
+                    (None, None) => {}
+                }
+                write!(f, ": {message}")
+            }
+            LeaseLoss::Unconfirmed { since_last_renew } => write!(
+                f,
+                "no lease renew succeeded for {:.1} s; the lease may have expired",
+                since_last_renew.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// What a [`LeaseGuard`] knows about its lease, as published on its watch channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuardState {
+    /// Held and renewed on schedule.
+    Held,
+    /// Possibly or certainly lost; stop acting as the holder.
+    Lost(LeaseLoss),
+    /// Released (or the guard dropped).
+    Released,
+}
+
+/// The result of [`LeaseGuard::release`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReleaseOutcome {
+    /// The service released the lease.
+    Released,
+    /// The lease had already ended (expired and taken, broken, or the resource is gone); there
+    /// was nothing left to release. Not an error: the caller's work is done either way.
+    AlreadyGone {
+        /// The service's code for the refusal, when it gave one.
+        code: Option<ErrorCode>,
+    },
+}
+
+/// A held lease, renewed from a background tokio task.
+///
+/// * Renews every `duration × renew_fraction` (default a third).
+/// * Measures, with a monotonic clock, the time since the last **successful** renew, counted
+///   from when that renew was *sent* (the service restarts the lease when it receives it, which
+///   is never earlier).
+/// * Signals loss — [`lost`](Self::lost), [`subscribe`](Self::subscribe),
+///   [`check`](Self::check) — as soon as a renew is refused (409/412 lease codes, 404), or when
+///   that time reaches the duration minus a safety margin, i.e. *before* another client can
+///   acquire. Transient failures are retried quickly inside that window.
+/// * [`release`](Self::release) releases explicitly; dropping the guard stops the task and
+///   releases in the background (best effort).
+///
+/// Infinite leases need no renewing; their guard runs no task and can only learn of a break
+/// when a write carrying its lease id is refused.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+/// use azstore::lease::{LeaseDuration, LeaseGuard};
+/// let guard = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15)?).await?;
+/// tokio::select! {
+///     loss = guard.lost() => eprintln!("stopping: {loss}"),
+///     _ = async { /* long work, writing with guard.conditions() */ } => {}
+/// }
+/// guard.release().await?;
+/// # Ok(()) }
+/// ```
+pub struct LeaseGuard<T: Leasable> {
+    target: T,
+    lease_id: LeaseId,
+    duration: LeaseDuration,
+    /// Written by the renew task (Held → Lost) and by release/drop (→ Released).
+    state_tx: Arc<watch::Sender<GuardState>>,
+    state_rx: watch::Receiver<GuardState>,
+    /// Instant the last successful renew (or the acquire) was sent; updated by the task.
+    last_renewed: Arc<Mutex<Instant>>,
+    /// Dropping or sending stops the renew task.
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+    done: bool,
+}
+
+impl<T: Leasable> fmt::Debug for LeaseGuard<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LeaseGuard")
+            .field("target", &self.target.lease_target())
+            .field("lease_id", &self.lease_id)
+            .field("duration", &self.duration)
+            .field("state", &*self.state_rx.borrow())
+            .finish()
+    }
+}
+
+impl<T: Leasable> LeaseGuard<T> {
+    /// Acquires a lease on `target` and starts renewing it, with default [`GuardOptions`].
+    pub async fn acquire(target: T, duration: LeaseDuration) -> Result<LeaseGuard<T>> {
+        LeaseGuard::acquire_with(target, duration, GuardOptions::default()).await
+    }
+
+    /// Acquires a lease on `target` and starts renewing it. Invalid options are refused before
+    /// anything is sent. Fails like the acquire itself (e.g. 409 `LeaseAlreadyPresent`).
+    pub async fn acquire_with(
+        target: T,
+        duration: LeaseDuration,
+        options: GuardOptions,
+    ) -> Result<LeaseGuard<T>> {
+        check_renewable(&target, duration, &options)?;
+        let proposed = LeaseId::random();
+        let sent_at = Instant::now();
+        let lease = target.lease_acquire(duration, &proposed).await?;
+        LeaseGuard::adopt(target, lease.lease_id, duration, sent_at, options)
+    }
+
+    /// Takes over a lease acquired elsewhere. `acquired_at` must be no later than when the
+    /// acquire (or last renew) was *sent*; the loss deadline is counted from it.
+    pub fn adopt(
+        target: T,
+        lease_id: LeaseId,
+        duration: LeaseDuration,
+        acquired_at: Instant,
+        options: GuardOptions,
+    ) -> Result<LeaseGuard<T>> {
+        check_renewable(&target, duration, &options)?;
+        let (state_tx, state_rx) = watch::channel(GuardState::Held);
+        let state_tx = Arc::new(state_tx);
+        let last_renewed = Arc::new(Mutex::new(acquired_at));
+        let mut guard = LeaseGuard {
+            target,
+            lease_id,
+            duration,
+            state_tx,
+            state_rx,
+            last_renewed,
+            stop: None,
+            task: None,
+            done: false,
+        };
+        if let Some(d) = duration.as_duration() {
+            let plan = options.plan(d)?;
+            let (stop_tx, stop_rx) = oneshot::channel();
+            let task = tokio::spawn(renew_loop(
+                guard.target.clone(),
+                guard.lease_id.clone(),
+                plan,
+                guard.state_tx.clone(),
+                guard.last_renewed.clone(),
+                stop_rx,
+            ));
+            guard.stop = Some(stop_tx);
+            guard.task = Some(task);
+        }
+        Ok(guard)
+    }
+
+    /// The lease id. Send it with writes ([`conditions`](Self::conditions)) so that the
+    /// service refuses them once the lease is no longer this holder's.
+    pub fn lease_id(&self) -> &LeaseId {
+        &self.lease_id
+    }
+
+    /// `Conditions::lease(lease_id)`, for writes to the leased resource.
+    pub fn conditions(&self) -> Conditions {
+        Conditions::lease(&self.lease_id)
+    }
+
+    /// The leased resource.
+    pub fn target(&self) -> &T {
+        &self.target
+    }
+
+    /// The lease duration.
+    pub fn duration(&self) -> LeaseDuration {
+        self.duration
+    }
+
+    /// When the last successful renew (or the acquire) was sent.
+    pub fn last_renewed(&self) -> Instant {
+        *self
+            .last_renewed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The current state.
+    pub fn state(&self) -> GuardState {
+        self.state_rx.borrow().clone()
+    }
+
+    /// True while the guard still vouches for the lease.
+    pub fn is_held(&self) -> bool {
+        matches!(*self.state_rx.borrow(), GuardState::Held)
+    }
+
+    /// `Ok(())` while held; otherwise an error with `lease_lost() == true` explaining why.
+    pub fn check(&self) -> Result<()> {
+        match &*self.state_rx.borrow() {
+            GuardState::Held => Ok(()),
+            GuardState::Lost(loss) => Err(loss.to_error()),
+            GuardState::Released => Err(Error::new(ErrorKind::Lease, "the lease was released")
+                .with_code(ErrorCode::LeaseLost)),
+        }
+    }
+
+    /// A receiver of state changes, to `select!` on or hand to other tasks.
+    pub fn subscribe(&self) -> watch::Receiver<GuardState> {
+        self.state_rx.clone()
+    }
+
+    /// Completes when the lease is (possibly) lost, with the reason. It does not borrow the
+    /// guard, so it can be spawned or selected on while the guard is used. If the guard is
+    /// released or dropped first, it never completes.
+    pub fn lost(&self) -> impl Future<Output = LeaseLoss> + Send + 'static {
+        let mut rx = self.state_rx.clone();
+        async move {
+            loop {
+                let current = rx.borrow_and_update().clone();
+                if let GuardState::Lost(loss) = current {
+                    return loss;
+                }
+                if rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+
+    /// Stops renewing and releases the lease. A lease that already ended (expired and taken,
+    /// broken, resource deleted) gives [`ReleaseOutcome::AlreadyGone`], not an error; errors
+    /// are left for failures to reach the service.
+    pub async fn release(mut self) -> Result<ReleaseOutcome> {
+        self.stop_task().await;
+        self.done = true;
+        let result = self.target.lease_release(&self.lease_id).await;
+        self.state_tx.send_replace(GuardState::Released);
+        match result {
+            Ok(_) => Ok(ReleaseOutcome::Released),
+            Err(e) if e.kind() == ErrorKind::Lease || e.is_not_found() => {
+                Ok(ReleaseOutcome::AlreadyGone {
+                    code: e.error_code().cloned(),
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Stops renewing without releasing: the lease runs out on its own (or stays, if
+    /// infinite). Returns the lease id, e.g. to hand the lease to another process.
+    pub async fn forget(mut self) -> LeaseId {
+        self.stop_task().await;
+        self.done = true;
+        self.state_tx.send_replace(GuardState::Released);
+        self.lease_id.clone()
+    }
+
+    async fn stop_task(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl<T: Leasable> Drop for LeaseGuard<T> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        self.stop.take();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        self.state_tx.send_replace(GuardState::Released);
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let target = self.target.clone();
+            let id = self.lease_id.clone();
+            handle.spawn(async move {
+                if let Err(e) = target.lease_release(&id).await {
+                    tracing::debug!(target = %target.lease_target(), error = %e,
+                        "best-effort lease release on drop failed");
+                }
+            });
+        }
+    }
+}
+
+fn check_renewable<T: Leasable>(
+    target: &T,
+    duration: LeaseDuration,
+    options: &GuardOptions,
+) -> Result<()> {
+    if let Some(d) = duration.as_duration() {
+        if !target.supports_renew() {
+            return Err(Error::invalid_input(format!(
+                "{} supports only infinite leases",
+                target.lease_target()
+            )));
+        }
+        options.plan(d)?;
+    }
+    Ok(())
+}
+
+/// The renew task. Ends when told to stop (or the guard is dropped), or after publishing a
+/// loss.
+async fn renew_loop<T: Leasable>(
+    target: T,
+    id: LeaseId,
+    plan: Plan,
+    state: Arc<watch::Sender<GuardState>>,
+    last_renewed: Arc<Mutex<Instant>>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let mut last_success = *last_renewed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut next = last_success + plan.interval;
+    let mut retry_delay = plan.retry_delay;
+    let lose = |loss: LeaseLoss| {
+        tracing::warn!(target = %target.lease_target(), %loss, "lease lost");
+        state.send_replace(GuardState::Lost(loss));
+    };
+    loop {
+        let deadline = last_success + plan.window;
+        tokio::select! {
+            biased;
+            _ = &mut stop => return,
+            _ = tokio::time::sleep_until(next.min(deadline)) => {}
+        }
+        let sent_at = Instant::now();
+        // Past the safe window (e.g. this process was paused) we report the loss without even
+        // trying to renew: Azure would refuse a renew once someone else leased or modified the
+        // blob, but Azurite accepts renewing an expired lease even after the blob was modified,
+        // so "the renew succeeded" would not prove that nobody else held the lease meanwhile.
+        if sent_at >= deadline {
+            lose(LeaseLoss::Unconfirmed {
+                since_last_renew: sent_at - last_success,
+            });
+            return;
+        }
+        let outcome = tokio::select! {
+            biased;
+            _ = &mut stop => return,
+            r = tokio::time::timeout_at(deadline, target.lease_renew(&id)) => r,
+        };
+        match outcome {
+            Ok(Ok(_)) => {
+                last_success = sent_at;
+                *last_renewed
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = sent_at;
+                next = sent_at + plan.interval;
+                retry_delay = plan.retry_delay;
+                tracing::trace!(target = %target.lease_target(), "lease renewed");
+            }
+            Ok(Err(e)) if e.is_retryable() => {
+                tracing::debug!(target = %target.lease_target(), error = %e, ?retry_delay,
+                    "transient lease renew failure, retrying");
+                next = Instant::now() + retry_delay;
+                retry_delay = (retry_delay * 2).min(plan.interval);
+            }
+            Ok(Err(e)) => {
+                lose(LeaseLoss::refused(&e));
+                return;
+            }
+            Err(_) => {
+                let now = Instant::now();
+                lose(LeaseLoss::Unconfirmed {
+                    since_last_renew: now - last_success,
+                });
+                return;
+            }
+        }
+    }
+}
