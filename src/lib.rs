@@ -27,6 +27,7 @@ pub mod conditions;
 pub mod credential;
 pub mod error;
 pub mod http;
+mod names;
 mod time_fmt;
 
 #[cfg(test)]

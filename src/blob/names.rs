@@ -9,22 +9,7 @@ pub fn validate_container_name(name: &str) -> Result<()> {
     if matches!(name, "$root" | "$logs" | "$web") {
         return Ok(());
     }
-    let bytes = name.as_bytes();
-    let ok = (3..=63).contains(&bytes.len())
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-        && !name.contains("--");
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid_input(format!(
-            "invalid container name {name:?}: 3-63 lowercase letters, digits or single hyphens, \
-             starting and ending with a letter or digit"
-        )))
-    }
+    crate::names::validate_dns_name("container", name)
 }
 
 /// Checks a blob name: 1–1024 characters, no control characters other than tab, not ending

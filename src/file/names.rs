@@ -19,21 +19,7 @@ pub const MAX_DEPTH: usize = 250;
 /// assert!(validate_share_name("Reports").is_err());
 /// ```
 pub fn validate_share_name(name: &str) -> Result<()> {
-    let b = name.as_bytes();
-    let ok = (3..=63).contains(&b.len())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b.first() != Some(&b'-')
-        && b.last() != Some(&b'-')
-        && !name.contains("--");
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid_input(format!(
-            "invalid share name {name:?}: 3-63 lowercase letters, digits or single hyphens, \
-             starting and ending with a letter or digit"
-        )))
-    }
+    crate::names::validate_dns_name("share", name)
 }
 
 /// Checks one directory or file name: 1–255 characters; none of `" \ / : | < > * ?` or

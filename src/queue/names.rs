@@ -1,6 +1,6 @@
 //! Queue name rules, checked before any request is sent.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Checks a queue name: 3–63 characters, lowercase letters, digits and single hyphens,
 /// starting and ending with a letter or digit.
@@ -12,22 +12,7 @@ use crate::error::{Error, Result};
 /// assert!(validate_queue_name("a--b").is_err());
 /// ```
 pub fn validate_queue_name(name: &str) -> Result<()> {
-    let bytes = name.as_bytes();
-    let ok = (3..=63).contains(&bytes.len())
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes.first() != Some(&b'-')
-        && bytes.last() != Some(&b'-')
-        && !name.contains("--");
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid_input(format!(
-            "invalid queue name {name:?}: 3-63 lowercase letters, digits or single hyphens, \
-             starting and ending with a letter or digit"
-        )))
-    }
+    crate::names::validate_dns_name("queue", name)
 }
 
 #[cfg(test)]
