@@ -362,7 +362,7 @@ impl BlobLock {
                 .unwrap_or_default();
             meta.insert(META_ACQUIRED_AT.to_string(), now);
             self.blob
-                .set_metadata_raw(&meta, &Conditions::lease(&id).and_if_match(&props.etag))
+                .set_metadata(&meta, &Conditions::lease(&id).and_if_match(&props.etag))
                 .await?;
             Ok::<u64, Error>(token)
         }

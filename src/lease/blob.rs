@@ -3,9 +3,8 @@
 //! [Lease Blob]: https://learn.microsoft.com/rest/api/storageservices/lease-blob
 //! [Lease Container]: https://learn.microsoft.com/rest/api/storageservices/lease-container
 
-use std::collections::BTreeMap;
 
-use crate::blob::{BlobClient, ContainerClient, WriteResult};
+use crate::blob::{BlobClient, ContainerClient};
 use crate::conditions::{Allowed, Conditions, LeaseId};
 use crate::error::Result;
 use crate::http::{Method, Request};
@@ -108,23 +107,6 @@ impl BlobClient {
         let req = self.lease_request(&LeaseOp::Break(period), conditions)?;
         let resp = self.pipeline.send(req).await?;
         LeaseBroken::from_response(&resp)
-    }
-
-    /// Set Blob Metadata (replacing all user metadata) under `conditions` (a leased blob needs
-    /// the lease id). Used by the lock for its fencing token.
-    pub(crate) async fn set_metadata_raw(
-        &self,
-        metadata: &BTreeMap<String, String>,
-        conditions: &Conditions,
-    ) -> Result<WriteResult> {
-        conditions.check(Allowed::ALL, "Set Blob Metadata")?;
-        let req = self
-            .request(Method::Put)
-            .query("comp", "metadata")
-            .conditions(conditions)
-            .metadata(metadata);
-        let resp = self.pipeline.send(req).await?;
-        WriteResult::from_response(&resp)
     }
 }
 

@@ -1,0 +1,24 @@
+//! The naming rule containers, queues and shares share.
+
+use crate::error::{Error, Result};
+
+/// Checks a DNS-style resource name: 3–63 lowercase letters, digits and hyphens, starting and
+/// ending with a letter or digit, no two hyphens in a row. `kind` names the resource in the
+/// error ("container", "queue", "share").
+pub(crate) fn validate_dns_name(kind: &str, name: &str) -> Result<()> {
+    let b = name.as_bytes();
+    let ok = (3..=63).contains(&b.len())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.first() != Some(&b'-')
+        && b.last() != Some(&b'-')
+        && !name.contains("--");
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid_input(format!(
+            "invalid {kind} name {name:?}: 3-63 lowercase letters, digits or single hyphens, \
+             starting and ending with a letter or digit"
+        )))
+    }
+}
