@@ -51,7 +51,10 @@ pub mod lease;
 // -- read-modify-write (issue 5) --
 pub mod update;
 
-pub use update::{Current, Versioned};
+pub use update::{
+    BlobBytes, BlobJson, Change, Current, Decision, Outcome, UpdatePolicy, Versioned, create_only,
+    update,
+};
 
 // -- table (issue 6) --
 
