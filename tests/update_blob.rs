@@ -187,9 +187,7 @@ async fn lost_response_then_overwritten_by_another_writer_is_still_recognised() 
     let proxy = Arc::new(Proxy::start(&account).await);
     let ours = BlobJson::<u64>::new(no_transport_retry(proxy.account(), c.name(), "n"));
     let other = BlobJson::<u64>::new(blob_via(&account, c.name(), "n"));
-    let slow = UpdatePolicy::default()
-        .initial_delay(Duration::from_millis(500))
-        .jitter(Jitter::None);
+    let slow = UpdatePolicy::default().fixed(Duration::from_millis(500), Jitter::None);
     proxy.lose_next_response_to("PUT");
     let p = proxy.clone();
     let competitor = tokio::spawn(async move {
@@ -356,7 +354,7 @@ async fn attempt_limit_gives_a_typed_error_carrying_the_last_conflict() {
     };
     let policy = UpdatePolicy::default()
         .max_attempts(3)
-        .initial_delay(Duration::from_millis(1));
+        .fixed(Duration::from_millis(1), Jitter::None);
     let runs = AtomicU32::new(0);
     let err = update(&res, &policy, |cur| {
         runs.fetch_add(1, Ordering::SeqCst);
@@ -379,8 +377,7 @@ async fn attempt_limit_gives_a_typed_error_carrying_the_last_conflict() {
     // The elapsed-time limit stops too.
     let policy = UpdatePolicy::default()
         .max_attempts(1000)
-        .initial_delay(Duration::from_millis(40))
-        .jitter(Jitter::None)
+        .fixed(Duration::from_millis(40), Jitter::None)
         .max_elapsed(Duration::from_millis(150));
     let err = update(&res, &policy, increment).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::RetriesExhausted);
