@@ -273,7 +273,11 @@ fn main() {
         );
         let mut single = std::collections::HashMap::new();
         let mut summary = Vec::new();
-        let modes = [Mode::Update, Mode::Naive, Mode::Lease];
+        let only = std::env::var("UPDATE_BENCH_ONLY").unwrap_or_default();
+        let modes: Vec<Mode> = [Mode::Update, Mode::Naive, Mode::Lease]
+            .into_iter()
+            .filter(|m| only.is_empty() || only.split(',').any(|o| o == m.name()))
+            .collect();
         for writers in [1usize, 4, 16, 64] {
             // Short rounds, modes interleaved, so background load hits every mode alike.
             let mut rows: Vec<Row> = Vec::new();

@@ -263,6 +263,25 @@ impl Error {
         e
     }
 
+    /// A copy for a second recipient (the source is kept only as text in the message).
+    pub(crate) fn duplicate(&self) -> Error {
+        let mut message = self.inner.message.clone();
+        if let Some(s) = &self.inner.source {
+            message = format!("{message}: {}", crate::credential::redact(&s.to_string()));
+        }
+        Error {
+            inner: Box::new(Inner {
+                kind: self.inner.kind,
+                status: self.inner.status,
+                code: self.inner.code.clone(),
+                message,
+                request_id: self.inner.request_id.clone(),
+                sent: self.inner.sent,
+                source: None,
+            }),
+        }
+    }
+
     pub(crate) fn with_sent(mut self, sent: RequestSent) -> Error {
         self.inner.sent = sent;
         self

@@ -52,8 +52,8 @@ pub mod lease;
 pub mod update;
 
 pub use update::{
-    BlobBytes, BlobJson, Change, Current, Decision, Outcome, UpdatePolicy, Versioned, create_only,
-    update,
+    BlobBytes, BlobJson, Change, Combiner, Current, Decision, Outcome, UpdatePolicy, Versioned,
+    create_only, update,
 };
 
 // -- table (issue 6) --

@@ -43,11 +43,13 @@
 //! [`RequestSent::Maybe`]: crate::RequestSent::Maybe
 
 mod blob;
+mod combine;
 
 use std::future::Future;
 use std::time::Duration;
 
 pub use blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
+pub use combine::Combiner;
 
 use crate::conditions::ETag;
 use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
