@@ -490,3 +490,37 @@ async fn last_writer_wins_and_create_only_are_explicit() {
             .contains_key(azstore::update::WRITE_ID_METADATA)
     );
 }
+
+/// The response to our conditional DELETE is lost and the pipeline repeats it: the repeat
+/// meets 404 because our first try deleted the blob. That is a successful delete.
+#[tokio::test]
+async fn lost_response_to_a_delete_is_a_successful_delete() {
+    let account = support::account();
+    let c = container(&account).await;
+    let direct = c.blob("d").unwrap();
+    direct.upload("1", &Conditions::none()).await.unwrap();
+    let proxy = Proxy::start(&account).await;
+    let doc = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "d"));
+    proxy.lose_next_response_to("DELETE");
+    let out = update(&doc, &UpdatePolicy::default(), |_| Decision::Delete)
+        .await
+        .unwrap();
+    assert_eq!(proxy.lost(), 1);
+    assert_eq!(proxy.count("DELETE"), 2, "original + the pipeline's retry");
+    assert_eq!(
+        (out.change, out.value, out.attempts),
+        (Change::Deleted, None, 1)
+    );
+    assert!(!direct.exists().await.unwrap());
+
+    // With transport retries off, `update` sees the lost response itself and re-reads.
+    direct.upload("2", &Conditions::none()).await.unwrap();
+    let doc = BlobJson::<u64>::new(no_transport_retry(proxy.account(), c.name(), "d"));
+    proxy.lose_next_response_to("DELETE");
+    let out = update(&doc, &UpdatePolicy::default(), |_| Decision::Delete)
+        .await
+        .unwrap();
+    assert_eq!(proxy.lost(), 2);
+    assert_eq!((out.change, out.recovered_ambiguous), (Change::Deleted, 1));
+    assert!(!direct.exists().await.unwrap());
+}

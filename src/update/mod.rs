@@ -9,7 +9,8 @@
 //! |---|---|
 //! | 412 on replace (someone wrote since our read) | re-read, run the closure again, retry |
 //! | 409 `BlobAlreadyExists` / `EntityAlreadyExists` / `ResourceAlreadyExists`, or 412, on create | re-read (the other creator's value), retry |
-//! | 404 on replace or delete (someone deleted it) | re-read (absent), retry |
+//! | 404 on replace (someone deleted it) | re-read (absent), retry |
+//! | 404 on delete, or 412 / timeout on delete and the re-read finds it absent | success: deleted (by us or someone else — the wanted state) |
 //! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read; if our write id is there, our write applied: success |
 //! | any other error | returned unchanged |
 //!
@@ -25,7 +26,10 @@
 //! token keeps the ids of the last [`WRITE_ID_HISTORY`] writes, so after a failed or
 //! ambiguous write the next read tells whether one of ours applied — even when another
 //! writer has already written on top of it. Then `update` reports success instead of
-//! applying the change twice or reporting a false conflict.
+//! applying the change twice or reporting a false conflict. Limits: the resource must still
+//! exist at that read, and at most [`WRITE_ID_HISTORY`]` - 1` other writes may have landed
+//! on top of ours; writers that bypass `update` (e.g. an unconditional overwrite) reset the
+//! history.
 //!
 //! # Example
 //! ```no_run
@@ -417,7 +421,8 @@ where
 {
     let mut pacer = Pacer::new(policy);
     let mut pending: Vec<Pending<R::Value>> = Vec::new();
-    let mut delete_maybe_applied = false;
+    // After a failed delete: `Some(counted as a conflict)`.
+    let mut delete_pending: Option<bool> = None;
     let mut attempts = 0u32;
     let mut conflicts = 0u32;
     loop {
@@ -449,17 +454,17 @@ where
                 });
             }
         }
-        if current.is_none() && delete_maybe_applied {
+        if let (None, Some(counted)) = (&current, delete_pending) {
             return Ok(Outcome {
                 value: None,
                 etag: None,
                 change: Change::Deleted,
                 attempts,
-                conflicts,
+                conflicts: conflicts - u32::from(counted),
                 recovered_ambiguous: 1,
             });
         }
-        delete_maybe_applied = false;
+        delete_pending = None;
 
         attempts += 1;
         let decision = decide(current.as_ref().map(|c| &c.value));
@@ -499,12 +504,28 @@ where
                             recovered_ambiguous: 0,
                         });
                     }
+                    // Gone already: deleted concurrently, or by our own earlier try whose
+                    // response was lost and that the pipeline repeated. Either way: deleted.
+                    Err(e) if e.is_not_found() && is_replace_conflict(&e) => {
+                        return Ok(Outcome {
+                            value: None,
+                            etag: None,
+                            change: Change::Deleted,
+                            attempts,
+                            conflicts,
+                            recovered_ambiguous: 0,
+                        });
+                    }
+                    // Refused or unanswered: the pipeline may have repeated a delete whose
+                    // response was lost (the repeat then gets 412). If the next read finds
+                    // the resource absent, count it as our delete.
                     Err(e) if e.request_sent() == RequestSent::Maybe => {
-                        delete_maybe_applied = true;
+                        delete_pending = Some(false);
                         e
                     }
                     Err(e) if is_replace_conflict(&e) => {
                         conflicts += 1;
+                        delete_pending = Some(true);
                         e
                     }
                     Err(e) => return Err(e),
