@@ -4,7 +4,7 @@
 //! * `update`   — azstore's combinator with its default policy;
 //! * `naive`    — the hand-written loop: read, If-Match write, on 412 start over at once;
 //! * `lease`    — the same updates serialised through a blob lease (acquire, read, write
-//!   with the lease id, release; a refused acquire is retried after 1 ms);
+//!   with the lease id, release; a refused acquire is retried after 2–10 ms);
 //! * `combine`  — the in-process mode: all writers are tasks of ONE process sharing one
 //!   `Combiner`, so concurrent updates share one read and one write.
 //!
@@ -132,7 +132,8 @@ async fn leased_increment(blob: &BlobClient, wasted: &mut u64) -> azstore::Resul
             Ok(()) => break,
             Err(e) if e.is_lease_error() || e.is_conflict() => {
                 *wasted += 1;
-                tokio::time::sleep(Duration::from_millis(1)).await;
+                let ms = 2.0 + 8.0 * rand::random::<f64>();
+                tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
             }
             Err(e) => return Err(e),
         }
