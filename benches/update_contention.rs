@@ -4,7 +4,8 @@
 //! * `update`   — azstore's combinator with its default policy;
 //! * `naive`    — the hand-written loop: read, If-Match write, on 412 start over at once;
 //! * `lease`    — the same updates serialised through a blob lease (acquire, read, write
-//!   with the lease id, release; a refused acquire is retried after 2–10 ms);
+//!   with the lease id, release; a refused acquire is retried with full-jitter exponential
+//!   backoff from 2 ms up to 100 ms);
 //! * `combine`  — the in-process mode: all writers are tasks of ONE process sharing one
 //!   `Combiner`, so concurrent updates share one read and one write.
 //!
@@ -127,12 +128,15 @@ async fn lease_action(blob: &BlobClient, action: &str, id: &str) -> azstore::Res
 /// The pessimistic baseline: take the blob's lease, read, write with it, release.
 async fn leased_increment(blob: &BlobClient, wasted: &mut u64) -> azstore::Result<()> {
     let id = uuid::Uuid::new_v4().to_string();
+    let mut ceiling_ms = 2.0f64;
     loop {
         match lease_action(blob, "acquire", &id).await {
             Ok(()) => break,
             Err(e) if e.is_lease_error() || e.is_conflict() => {
                 *wasted += 1;
-                let ms = 2.0 + 8.0 * rand::random::<f64>();
+                // Exponential backoff with full jitter, 2 ms doubling up to 100 ms.
+                let ms = ceiling_ms * rand::random::<f64>();
+                ceiling_ms = (ceiling_ms * 2.0).min(100.0);
                 tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
             }
             Err(e) => return Err(e),
