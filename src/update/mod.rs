@@ -175,14 +175,15 @@ pub struct Outcome<T> {
 /// * **Contention-scaled** (the default): the delay unit is the round trip this `update`
 ///   observed for one read + write, so the same policy fits Azurite (~3 ms) and a remote
 ///   region (~50 ms). After a conflict it waits *decorrelated jitter*: uniform in
-///   `[s·u, 3·previous delay]` where `u` is the observed round trip and `s` the
-///   [`scale`](UpdatePolicy::scale) (default 8), capped at the max delay. A writer that lost
+///   `[s·u, 3·max(s·u, previous delay)]` where `u` is the observed round trip and `s` the
+///   [`scale`](UpdatePolicy::scale) (default 6), capped at the max delay. A writer that lost
 ///   steps aside for several round trips: the service's time goes to writers that can
 ///   commit rather than to reads and writes that are bound to fail, and contenders come
-///   back one at a time. Measured on one blob (the `update_contention` benchmark), scale 8
-///   kept 16 writers at ~90 % of the single-writer commit rate with ~0.3 wasted attempts
-///   per commit; scale 2 gave ~60 % and ~0.8, scale 0.5 ~40 % and ~2. Lower it when the
-///   latency of a conflicting update matters more than throughput under contention.
+///   back one at a time. Measured on one blob (the `update_contention` benchmark, Azurite),
+///   16 writers kept ~100 % of the single-writer commit rate with ~0.2 wasted attempts per
+///   commit at scale 6, ~90 % / ~0.3 at scale 4, ~70 % / ~0.6 at scale 2 and ~57 % / ~1.1
+///   at scale 1. Lower it when the latency of a conflicting update matters more than
+///   throughput under contention.
 /// * **Fixed** ([`UpdatePolicy::new`] / `From<RetryPolicy>`, or [`fixed`](UpdatePolicy::fixed)):
 ///   the [`RetryPolicy`] schedule as is — exponential from its initial delay, with its
 ///   jitter.
@@ -207,7 +208,7 @@ pub struct UpdatePolicy {
 }
 
 impl Default for UpdatePolicy {
-    /// 100 attempts within 60 s; contention-scaled delays (scale 8) of at most 1 s.
+    /// 100 attempts within 60 s; contention-scaled delays (scale 6) of at most 1 s.
     fn default() -> Self {
         let max_delay = Duration::from_secs(1);
         let max_elapsed = Some(Duration::from_secs(60));
@@ -219,7 +220,7 @@ impl Default for UpdatePolicy {
                 .multiplier(2.0)
                 .jitter(Jitter::Full)
                 .max_elapsed(max_elapsed),
-            scale: Some(8.0),
+            scale: Some(6.0),
             max_delay,
             max_elapsed,
         }
@@ -326,7 +327,7 @@ impl<'a> Pacer<'a> {
             .round_trip
             .unwrap_or(Duration::from_millis(5))
             .mul_f64(scale);
-        let high = (self.previous * 3).max(unit);
+        let high = self.previous.max(unit) * 3;
         let delay = unit
             .saturating_add((high - unit).mul_f64(rand::random::<f64>()))
             .min(self.policy.max_delay);
