@@ -473,9 +473,9 @@ where
 
         attempts += 1;
         let decision = decide(current.as_ref().map(|c| &c.value));
-        let err = match decision {
-            Decision::Abort(e) => return Err(e),
-            Decision::NoChange | Decision::Delete if current.is_none() => {
+        let err = match (decision, current) {
+            (Decision::Abort(e), _) => return Err(e),
+            (Decision::NoChange | Decision::Delete, None) => {
                 return Ok(Outcome {
                     value: None,
                     etag: None,
@@ -485,8 +485,7 @@ where
                     recovered_ambiguous: 0,
                 });
             }
-            Decision::NoChange => {
-                let cur = current.expect("checked above");
+            (Decision::NoChange, Some(cur)) => {
                 return Ok(Outcome {
                     value: Some(cur.value),
                     etag: Some(cur.etag),
@@ -496,8 +495,7 @@ where
                     recovered_ambiguous: 0,
                 });
             }
-            Decision::Delete => {
-                let cur = current.expect("checked above");
+            (Decision::Delete, Some(cur)) => {
                 match resource.delete(&cur.etag).await {
                     Ok(()) => {
                         return Ok(Outcome {
@@ -536,7 +534,7 @@ where
                     Err(e) => return Err(e),
                 }
             }
-            Decision::Write(value) => {
+            (Decision::Write(value), current) => {
                 let id = new_write_id();
                 let (result, change) = match &current {
                     Some(cur) => {
