@@ -16,7 +16,7 @@ use azstore::update::{
 };
 use azstore::{
     BlobClient, BlobServiceClient, Conditions, ETag, Error, ErrorCode, ErrorKind, Jitter,
-    RetryPolicy, StorageAccount,
+    RetryPolicy, StorageAccount, blob::PutOptions,
 };
 use update_support::Proxy;
 
@@ -131,10 +131,11 @@ async fn create_race_one_create_wins_and_every_change_lands() {
     }
 }
 
-/// The response to our conditional PUT is lost; the pipeline retries the PUT, which meets our
-/// own first write and gets 412. `update` must recognise its write id: success, applied once.
+/// The response to our conditional PUT is lost. `BlobJson` sends it non-idempotent, so the
+/// pipeline does not repeat it; `update` sees `RequestSent::Maybe`, re-reads at once and
+/// finds its write id: success, applied exactly once.
 #[tokio::test]
-async fn lost_response_then_pipeline_retry_412_is_recognised_as_our_write() {
+async fn lost_response_is_recognised_as_our_write() {
     let account = support::account();
     let c = container(&account).await;
     let direct = c.blob("n").unwrap();
@@ -154,10 +155,73 @@ async fn lost_response_then_pipeline_retry_412_is_recognised_as_our_write() {
     assert_eq!(read_u64(&direct).await, 42, "applied exactly once");
     let props = direct.get_properties(&Conditions::none()).await.unwrap();
     assert_eq!(out.etag, Some(props.etag));
-    assert_eq!(proxy.count("PUT"), 2, "original + the pipeline's retry");
+    assert_eq!(
+        proxy.count("PUT"),
+        1,
+        "a possibly applied write is not repeated"
+    );
 }
 
-/// Same, with transport retries off: `update` itself sees `RequestSent::Maybe`.
+/// A `Versioned` blob written with the plain, idempotent `BlobClient::put`: after a lost
+/// response the pipeline repeats the PUT, which meets our own first write as a 412.
+struct PipelineRepeats(BlobClient);
+
+impl Versioned for PipelineRepeats {
+    type Value = u64;
+
+    async fn read(&self) -> azstore::Result<Option<Current<u64>>> {
+        match self.0.download(&Conditions::none()).await {
+            Ok(d) => Ok(Some(Current {
+                value: serde_json::from_slice(&d.body).unwrap(),
+                write_id: d
+                    .properties
+                    .metadata
+                    .get(azstore::update::WRITE_ID_METADATA)
+                    .cloned(),
+                etag: d.properties.etag,
+            })),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn replace(&self, value: &u64, etag: &ETag, write_id: &str) -> azstore::Result<ETag> {
+        let opts = PutOptions::conditions(Conditions::if_match(etag))
+            .meta(azstore::update::WRITE_ID_METADATA, write_id);
+        Ok(self.0.put(value.to_string(), &opts).await?.etag)
+    }
+
+    async fn create(&self, value: &u64, write_id: &str) -> azstore::Result<ETag> {
+        let opts = PutOptions::conditions(Conditions::if_not_exists())
+            .meta(azstore::update::WRITE_ID_METADATA, write_id);
+        Ok(self.0.put(value.to_string(), &opts).await?.etag)
+    }
+
+    async fn delete(&self, etag: &ETag) -> azstore::Result<()> {
+        self.0.delete(&Conditions::if_match(etag)).await
+    }
+}
+
+#[tokio::test]
+async fn lost_response_then_pipeline_repeat_412_is_recognised_as_our_write() {
+    let account = support::account();
+    let c = container(&account).await;
+    let direct = c.blob("n").unwrap();
+    direct.upload("41", &Conditions::none()).await.unwrap();
+    let proxy = Proxy::start(&account).await;
+    let counter = PipelineRepeats(blob_via(proxy.account(), c.name(), "n"));
+    proxy.lose_next_response_to("PUT");
+    let out = update(&counter, &UpdatePolicy::default(), increment)
+        .await
+        .expect("an ambiguous write that applied is a success");
+    assert_eq!(proxy.lost(), 1);
+    assert_eq!(proxy.count("PUT"), 2, "original + the pipeline's repeat");
+    assert_eq!((out.value, out.recovered_ambiguous), (Some(42), 1));
+    assert_eq!((out.conflicts, out.attempts), (0, 1));
+    assert_eq!(read_u64(&direct).await, 42, "applied exactly once");
+}
+
+/// Same, with transport retries off too.
 #[tokio::test]
 async fn lost_response_without_pipeline_retry_is_resolved_by_reread() {
     let account = support::account();
@@ -176,8 +240,9 @@ async fn lost_response_without_pipeline_retry_is_resolved_by_reread() {
     assert_eq!(read_u64(&direct).await, 8);
 }
 
-/// Our write applied but its response was lost, and before we re-read another writer
-/// updated on top of it. The write-id history still shows our write: no second apply.
+/// Our write applied but its response was lost, the pipeline's repeat got 412, and during
+/// `update`'s backoff another writer updated on top of our write. The write-id history
+/// still shows our write: no second apply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lost_response_then_overwritten_by_another_writer_is_still_recognised() {
     let account = support::account();
@@ -185,13 +250,14 @@ async fn lost_response_then_overwritten_by_another_writer_is_still_recognised() 
     let direct = c.blob("n").unwrap();
     direct.upload("0", &Conditions::none()).await.unwrap();
     let proxy = Arc::new(Proxy::start(&account).await);
-    let ours = BlobJson::<u64>::new(no_transport_retry(proxy.account(), c.name(), "n"));
+    let ours = PipelineRepeats(blob_via(proxy.account(), c.name(), "n"));
     let other = BlobJson::<u64>::new(blob_via(&account, c.name(), "n"));
-    let slow = UpdatePolicy::default().fixed(Duration::from_millis(500), Jitter::None);
+    let slow = UpdatePolicy::default().fixed(Duration::from_millis(800), Jitter::None);
     proxy.lose_next_response_to("PUT");
     let p = proxy.clone();
     let competitor = tokio::spawn(async move {
-        while p.lost() == 0 {
+        // Wait until our write was repeated (and refused), then write on top of it.
+        while p.count("PUT") < 2 {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         update(&other, &UpdatePolicy::default(), increment)

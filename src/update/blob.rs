@@ -12,9 +12,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Current, Versioned};
-use crate::blob::{BlobClient, PutOptions};
+use crate::blob::{BlobClient, WriteResult};
 use crate::conditions::{Conditions, ETag};
 use crate::error::{Error, ErrorCode, Result};
+use crate::http::{Method, Request};
 
 /// The metadata name under which the write id is stored (`x-ms-meta-azstorewriteid`).
 pub const WRITE_ID_METADATA: &str = "azstorewriteid";
@@ -34,6 +35,10 @@ async fn read_raw(blob: &BlobClient) -> Result<Option<Current<Bytes>>> {
     }
 }
 
+/// Put Blob, conditioned and carrying the write id. Sent as *non-idempotent*: if the
+/// connection drops after the request went out, the pipeline must not repeat it (the repeat
+/// would meet our own write as a 412); the error reaches `update`, which re-reads at once
+/// and recognises the write by its id.
 async fn put_raw(
     blob: &BlobClient,
     body: Bytes,
@@ -45,12 +50,14 @@ async fn put_raw(
     if let Some(id) = write_id {
         metadata.insert(WRITE_ID_METADATA.to_string(), id.to_string());
     }
-    let options = PutOptions {
-        conditions,
-        content_type: Some(content_type.to_string()),
-        metadata,
-    };
-    Ok(blob.put(body, &options).await?.etag)
+    let req = Request::new(Method::Put, &blob.path())
+        .header("x-ms-blob-type", "BlockBlob")
+        .conditions(&conditions)
+        .metadata(&metadata)
+        .body(body, content_type)
+        .non_idempotent();
+    let resp = blob.pipeline().send(req).await?;
+    Ok(WriteResult::from_response(&resp)?.etag)
 }
 
 /// A block blob holding raw bytes, as a [`Versioned`] resource.

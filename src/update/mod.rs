@@ -11,7 +11,7 @@
 //! | 409 `BlobAlreadyExists` / `EntityAlreadyExists` / `ResourceAlreadyExists`, or 412, on create | re-read (the other creator's value), retry |
 //! | 404 on replace (someone deleted it) | re-read (absent), retry |
 //! | 404 on delete, or 412 / timeout on delete and the re-read finds it absent | success: deleted (by us or someone else — the wanted state) |
-//! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read; if our write id is there, our write applied: success |
+//! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read at once; if our write id is there, our write applied: success |
 //! | any other error | returned unchanged |
 //!
 //! Retries wait according to the [`UpdatePolicy`] (by default decorrelated jitter scaled to
@@ -83,6 +83,13 @@ pub struct Current<T> {
 /// is an opaque ASCII token (lower-case hex and commas, at most 160 bytes) that must be stored
 /// verbatim with the value and returned by [`read`](Versioned::read) in
 /// [`Current::write_id`]; this is what lets [`update`] recognise its own ambiguous writes.
+///
+/// Send `replace` and `create` as non-idempotent requests
+/// ([`Request::non_idempotent`](crate::http::Request::non_idempotent)): then a write whose
+/// response was lost comes back as an error with [`RequestSent::Maybe`] and `update`
+/// re-reads at once, instead of the pipeline repeating the write, meeting our own first try
+/// as a 412, and `update` recognising it only after its backoff (when, under heavy
+/// contention, more than [`WRITE_ID_HISTORY`]` - 1` other writes may have landed on top).
 pub trait Versioned: Send + Sync {
     /// The value type.
     type Value: Send + Sync;
@@ -585,7 +592,8 @@ where
             }
         };
         pacer.observe(attempt_started.elapsed());
-        let Some(delay) = pacer.next_delay() else {
+        let unanswered = err.request_sent() == RequestSent::Maybe;
+        let Some(mut delay) = pacer.next_delay() else {
             return Err(Error::retries_exhausted(
                 format!(
                     "gave up after {attempts} attempt(s) in {:?} ({conflicts} conflict(s)); \
@@ -595,6 +603,11 @@ where
                 err,
             ));
         };
+        if unanswered {
+            // Find out at once whether it applied: every write landing in between pushes our
+            // id further down the stored history.
+            delay = Duration::ZERO;
+        }
         tokio::time::sleep(delay).await;
     }
 }
