@@ -60,7 +60,7 @@ use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 use crate::http::{Jitter, RetryPolicy};
 
 /// How many recent write ids the stored token keeps (see the module docs).
-pub const WRITE_ID_HISTORY: usize = 8;
+pub const WRITE_ID_HISTORY: usize = 16;
 
 /// The current state of a versioned resource.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +80,7 @@ pub struct Current<T> {
 /// errors unchanged (412 / 409 / 404 are how the combinator learns about conflicts).
 ///
 /// The `write_id` passed to [`replace`](Versioned::replace) and [`create`](Versioned::create)
-/// is an opaque ASCII token (lower-case hex and commas, at most 160 bytes) that must be stored
+/// is an opaque ASCII token (lower-case hex and commas, at most 300 bytes) that must be stored
 /// verbatim with the value and returned by [`read`](Versioned::read) in
 /// [`Current::write_id`]; this is what lets [`update`] recognise its own ambiguous writes.
 ///
@@ -651,8 +651,9 @@ mod tests {
         assert_eq!(ids.len(), WRITE_ID_HISTORY);
         assert_eq!(ids[0], format!("{:016x}", 19));
         assert_eq!(position_in(&token, &format!("{:016x}", 12)), Some(7));
-        assert_eq!(position_in(&token, &format!("{:016x}", 11)), None);
-        assert!(token.len() <= 160);
+        assert_eq!(position_in(&token, &format!("{:016x}", 4)), Some(15));
+        assert_eq!(position_in(&token, &format!("{:016x}", 3)), None);
+        assert!(token.len() <= 300);
         // Foreign junk in a stored token is dropped, never echoed.
         assert_eq!(
             write_token("aaaaaaaaaaaaaaaa", Some("x,,bbbbbbbbbbbbbbbb")),
