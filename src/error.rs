@@ -51,6 +51,12 @@ pub enum ErrorKind {
     Timeout,
     /// Any other answer from the service (400, 5xx, …), or a response azstore could not decode.
     Service,
+    /// A retry loop (e.g. [`crate::update::update`]) gave up after its attempt or time limit.
+    /// `status()`, `error_code()` and `source()` are those of the last conflict it saw.
+    RetriesExhausted,
+    /// The caller's own closure aborted a read-modify-write loop (see
+    /// [`crate::update::Decision::abort`]); nothing was written.
+    Aborted,
 }
 
 /// Whether a failed request may have reached the server — the question that matters for an
@@ -194,7 +200,7 @@ impl Error {
     /// for closures that abort a read-modify-write loop.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         let sent = match kind {
-            ErrorKind::InvalidInput => RequestSent::No,
+            ErrorKind::InvalidInput | ErrorKind::Aborted => RequestSent::No,
             ErrorKind::Transport | ErrorKind::Timeout => RequestSent::Maybe,
             _ => RequestSent::Yes,
         };
@@ -250,6 +256,37 @@ impl Error {
     pub(crate) fn with_code(mut self, code: ErrorCode) -> Error {
         self.inner.code = Some(code);
         self
+    }
+
+    /// A retry loop gave up: keeps the last conflict's status, code and request id, and the
+    /// conflict itself as the source.
+    pub(crate) fn retries_exhausted(message: impl Into<String>, last: Error) -> Error {
+        let mut e = Error::new(ErrorKind::RetriesExhausted, message);
+        e.inner.status = last.inner.status;
+        e.inner.code = last.inner.code.clone();
+        e.inner.request_id = last.inner.request_id.clone();
+        e.inner.sent = RequestSent::Yes;
+        e.inner.source = Some(Box::new(last));
+        e
+    }
+
+    /// A copy for a second recipient (the source is kept only as text in the message).
+    pub(crate) fn duplicate(&self) -> Error {
+        let mut message = self.inner.message.clone();
+        if let Some(s) = &self.inner.source {
+            message = format!("{message}: {}", crate::credential::redact(&s.to_string()));
+        }
+        Error {
+            inner: Box::new(Inner {
+                kind: self.inner.kind,
+                status: self.inner.status,
+                code: self.inner.code.clone(),
+                message,
+                request_id: self.inner.request_id.clone(),
+                sent: self.inner.sent,
+                source: None,
+            }),
+        }
     }
 
     pub(crate) fn with_sent(mut self, sent: RequestSent) -> Error {

@@ -60,7 +60,10 @@ pub use lock::{BlobLock, HeldLock, LockOptions};
 // -- read-modify-write (issue 5) --
 pub mod update;
 
-pub use update::{Current, Versioned};
+pub use update::{
+    BlobBytes, BlobJson, Change, Combiner, Current, Decision, Outcome, UpdatePolicy, Versioned,
+    create_only, update,
+};
 
 // -- table (issue 6) --
 pub mod table;
