@@ -71,7 +71,6 @@ impl LeaseId {
     }
 
     /// Wraps an id returned by the service without validation.
-    #[allow(dead_code)] // used by the lease module
     pub(crate) fn from_service(s: String) -> LeaseId {
         LeaseId(s)
     }
@@ -129,7 +128,6 @@ pub struct Conditions {
 
 /// Which conditions an operation accepts; used to refuse the others before sending.
 #[derive(Clone, Copy, Debug)]
-#[allow(dead_code)] // constants used by the service modules as they land
 pub(crate) struct Allowed {
     pub etag: bool,
     pub dates: bool,
@@ -138,7 +136,6 @@ pub(crate) struct Allowed {
     pub lease: bool,
 }
 
-#[allow(dead_code)]
 impl Allowed {
     /// If-Match, If-None-Match, both dates, tags, lease (most blob operations).
     pub const ALL: Allowed = Allowed {
@@ -155,14 +152,6 @@ impl Allowed {
         if_modified_since_only: false,
         tags: false,
         lease: true,
-    };
-    /// Nothing at all.
-    pub const NONE: Allowed = Allowed {
-        etag: false,
-        dates: false,
-        if_modified_since_only: false,
-        tags: false,
-        lease: false,
     };
 }
 
@@ -329,7 +318,6 @@ impl Conditions {
     }
 
     /// The same conditions as `x-ms-source-*` headers, for the source of a copy.
-    #[allow(dead_code)] // used by copy operations
     pub(crate) fn source_headers(&self) -> Result<Vec<(&'static str, String)>> {
         if self.lease_id.is_some() {
             return Err(Error::invalid_input(

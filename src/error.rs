@@ -294,7 +294,6 @@ impl Error {
         self
     }
 
-    #[allow(dead_code)] // used by the service modules as they land
     /// Prefixes the message with context (e.g. which batch operation failed).
     pub(crate) fn context(mut self, prefix: impl fmt::Display) -> Error {
         self.inner.message = format!("{prefix}: {}", self.inner.message);

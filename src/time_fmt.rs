@@ -23,7 +23,6 @@ pub(crate) fn parse_http_date(s: &str) -> Option<OffsetDateTime> {
 }
 
 /// Parses an ISO 8601 / RFC 3339 timestamp (Table and list bodies); `None` on anything else.
-#[allow(dead_code)] // used by list and table models
 pub(crate) fn parse_iso8601(s: &str) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(s.trim(), &Rfc3339).ok()
 }

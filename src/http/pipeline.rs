@@ -7,7 +7,7 @@
 //! |---|---|
 //! | 408, 429, 500, 502, 503, 504 | yes (`Retry-After` honoured up to the max delay) |
 //! | connection could not be established | yes (nothing was sent) |
-//! | timeout, connection dropped mid-request | only for idempotent requests |
+//! | timeout, connection dropped mid-request | only for idempotent requests that are not conditional writes |
 //! | 304, 409, 412 and every other status | never: they are answers, not failures |
 
 use std::sync::Arc;
@@ -38,6 +38,11 @@ pub struct ClientOptions {
     /// Time allowed per attempt until the response body is read (for streamed downloads:
     /// until the headers arrive).
     pub timeout: Duration,
+    /// How long an idle pooled connection is kept. Keep it below the server's keep-alive
+    /// timeout (Azurite and Node: 5 s) so a request is never written to a connection the
+    /// server is closing at that moment — a failure that looks ambiguous (`RequestSent::Maybe`)
+    /// and so cannot be retried for non-idempotent writes. Default 4 s.
+    pub pool_idle_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -45,6 +50,7 @@ impl Default for ClientOptions {
         ClientOptions {
             retry: RetryPolicy::default(),
             timeout: Duration::from_secs(60),
+            pool_idle_timeout: Duration::from_secs(4),
         }
     }
 }
@@ -94,9 +100,9 @@ impl std::fmt::Debug for Pipeline {
 /// pooled connection belongs to the tokio runtime that opened it, and reusing it from another
 /// runtime after that one shut down fails with "dispatch task is gone" (reqwest#1148) — a
 /// transport error a non-idempotent request (Put Message) must not retry.
-fn new_http() -> reqwest::Client {
+fn new_http(options: &ClientOptions) -> reqwest::Client {
     reqwest::Client::builder()
-        .pool_idle_timeout(Duration::from_secs(30))
+        .pool_idle_timeout(options.pool_idle_timeout)
         .tcp_nodelay(true)
         .build()
         .unwrap_or_default()
@@ -146,7 +152,7 @@ impl Pipeline {
         let endpoint = account.endpoint(service)?.clone();
         Ok(Pipeline {
             inner: Arc::new(Inner {
-                http: new_http(),
+                http: new_http(&options),
                 service,
                 account: account.name().to_string(),
                 endpoint,
@@ -240,7 +246,8 @@ impl Pipeline {
             }
             let retryable = match err.kind() {
                 ErrorKind::Transport | ErrorKind::Timeout => {
-                    err.request_sent() == RequestSent::No || req.idempotent
+                    err.request_sent() == RequestSent::No
+                        || req.repeatable_after_ambiguous_failure()
                 }
                 _ => err.is_retryable(),
             };

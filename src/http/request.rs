@@ -174,6 +174,27 @@ impl Request {
         &self.body
     }
 
+    /// Whether sending this request again is safe when the first attempt may have been applied.
+    /// A conditional write (`If-Match: <etag>` or `If-None-Match: *`) is not: if the first
+    /// attempt applied, the repeat fails with 412/409 against our own write and turns a success
+    /// into a false conflict. Such a failure is returned as `RequestSent::Maybe` instead, for
+    /// the caller (e.g. `update`, which recognises its own write) to resolve.
+    pub(crate) fn repeatable_after_ambiguous_failure(&self) -> bool {
+        if !self.idempotent {
+            return false;
+        }
+        if matches!(self.method, Method::Get | Method::Head) {
+            return true;
+        }
+        let conditional_match = self
+            .header_value("if-match")
+            .is_some_and(|v| v.trim() != "*");
+        let create_only = self
+            .header_value("if-none-match")
+            .is_some_and(|v| v.trim() == "*");
+        !(conditional_match || create_only)
+    }
+
     /// The encoded query string (without `?`).
     pub(crate) fn query_string(&self, extra: &[(String, String)]) -> String {
         let mut s = String::new();
@@ -202,5 +223,26 @@ mod tests {
             .query("prefix", "x y");
         assert_eq!(r.query_string(&[]), "restype=container&prefix=x%20y");
         assert!(!Request::new(Method::Post, "q").idempotent);
+        let put = Request::new(Method::Put, "c/b");
+        assert!(put.repeatable_after_ambiguous_failure());
+        assert!(
+            !put.clone()
+                .header("if-match", "\"0x1\"")
+                .repeatable_after_ambiguous_failure()
+        );
+        assert!(
+            put.clone()
+                .header("if-match", "*")
+                .repeatable_after_ambiguous_failure()
+        );
+        assert!(
+            !put.header("if-none-match", "*")
+                .repeatable_after_ambiguous_failure()
+        );
+        assert!(
+            Request::new(Method::Get, "c/b")
+                .header("if-match", "\"0x1\"")
+                .repeatable_after_ambiguous_failure()
+        );
     }
 }

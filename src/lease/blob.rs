@@ -3,7 +3,6 @@
 //! [Lease Blob]: https://learn.microsoft.com/rest/api/storageservices/lease-blob
 //! [Lease Container]: https://learn.microsoft.com/rest/api/storageservices/lease-container
 
-
 use crate::blob::{BlobClient, ContainerClient};
 use crate::conditions::{Allowed, Conditions, LeaseId};
 use crate::error::Result;
