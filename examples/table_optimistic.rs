@@ -4,16 +4,14 @@
 //!    updates it, our replace carrying the old ETag is refused with 412; we re-read and
 //!    re-apply. Forcing the write with `IfMatch::Any` (`*`) is possible but must be asked for.
 //! 2. Last writer wins: insert-or-replace sends no ETag at all.
-//! 3. Pessimistic: a designated blob's lease guards the table. Every writer must take the
-//!    lease first (the table itself knows nothing of it); a second taker gets 409. Shown
-//!    here with plain Lease Blob REST calls; the crate's lock type wraps the same protocol.
+//! 3. Pessimistic: a designated blob's lease guards the table. Every writer takes the
+//!    `BlobLock` first (the table itself knows nothing of it); a second taker is refused.
 //!
 //! Run against the local emulator:
 //! `scripts/azurite run -- cargo run --example table_optimistic`
 
-use azstore::http::{Method, Request};
 use azstore::table::{IfMatch, Stored, TableClient, TableServiceClient};
-use azstore::{BlobServiceClient, Conditions, StorageAccount};
+use azstore::{BlobLock, BlobServiceClient, Conditions, StorageAccount};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -108,50 +106,37 @@ async fn last_writer_wins(table: &TableClient) -> azstore::Result<()> {
 }
 
 async fn pessimistic(account: &StorageAccount, table: &TableClient) -> azstore::Result<()> {
-    println!("== pessimistic: a blob lease guards the table ==");
+    println!("== pessimistic: a blob lock guards the table ==");
     let blobs = BlobServiceClient::new(account)?;
     let container = blobs.container(&format!("locks{}", std::process::id()))?;
-    container.create_if_not_exists().await?;
-    let lock_blob = container.blob(&format!("table-{}", table.name()))?;
-    if !lock_blob.exists().await? {
-        lock_blob.upload("", &Conditions::none()).await?;
-    }
-    let path = format!("{}/{}", container.name(), lock_blob.name());
-    let lease = |action: &'static str| {
-        Request::new(Method::Put, &path)
-            .query("comp", "lease")
-            .header("x-ms-lease-action", action)
-    };
-
-    // Acquire a 15 s lease (the minimum): we now "own" the table.
-    let resp = blobs
-        .pipeline()
-        .send(lease("acquire").header("x-ms-lease-duration", "15"))
-        .await?;
-    let lease_id = resp.headers.require("x-ms-lease-id")?.to_string();
-    println!("acquired lease {lease_id} on {path}");
+    // The lock blob (and its container) are created on first use; every writer that follows
+    // the protocol takes the lock before touching the table.
+    let lock = BlobLock::new(container.clone(), &format!("table-{}", table.name()))?;
+    let held = lock
+        .try_acquire()
+        .await?
+        .expect("nobody else holds the lock yet");
+    println!(
+        "acquired the table lock, lease {}, fencing token {}",
+        held.lease_id(),
+        held.fencing_token()
+    );
 
     // A second writer following the protocol cannot get in.
-    match blobs
-        .pipeline()
-        .send(lease("acquire").header("x-ms-lease-duration", "15"))
-        .await
-    {
-        Err(e) if e.is_lease_error() => println!("second writer refused: {e}"),
-        other => panic!("expected 409 LeaseAlreadyPresent, got {other:?}"),
+    let other = BlobLock::new(container.clone(), &format!("table-{}", table.name()))?;
+    match other.try_acquire().await? {
+        None => println!("second writer refused: the lock is held"),
+        Some(_) => panic!("two holders of one lock"),
     }
 
     // While we hold it, read-modify-write without conflicts from protocol-following writers.
     let mut c: Stored<Customer> = table.get("Harp", "Walter").await?;
     c.entity.email = "locked-update@contoso.org".into();
     let etag = table.replace(&c.entity, &c.etag).await?;
-    println!("updated under the lease, etag {etag}");
+    println!("updated under the lock, etag {etag}");
 
-    blobs
-        .pipeline()
-        .send(lease("release").header("x-ms-lease-id", lease_id))
-        .await?;
-    println!("released the lease");
+    held.release().await?;
+    println!("released the lock");
     container.delete(&Conditions::none()).await?;
     Ok(())
 }

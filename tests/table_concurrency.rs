@@ -9,8 +9,6 @@ mod support;
 #[path = "support/table.rs"]
 mod table_support;
 
-use std::time::Duration;
-
 use azstore::table::{Entity, Stored, VersionedEntity, WRITE_ID_PROPERTY};
 use azstore::{ErrorCode, Versioned};
 use serde::{Deserialize, Serialize};
@@ -72,36 +70,24 @@ async fn versioned_contract() {
 
 /// One increment: read, add one, replace with If-Match; on 412 (or a lost create race)
 /// re-read and retry with a little jittered backoff.
-async fn increment(v: &VersionedEntity<Counter>, write_id: &str) -> u32 {
-    let mut conflicts = 0;
-    loop {
-        let result = match v.read().await.unwrap() {
-            Some(cur) => {
-                let next = Counter {
-                    count: cur.value.count + 1,
-                    ..cur.value
-                };
-                v.replace(&next, &cur.etag, write_id).await
-            }
-            None => {
-                let first = Counter {
-                    partition_key: "c".into(),
-                    row_key: "n".into(),
-                    count: 1,
-                };
-                v.create(&first, write_id).await
-            }
-        };
-        match result {
-            Ok(_) => return conflicts,
-            Err(e) if e.is_precondition_failed() || e.is_conflict() => {
-                conflicts += 1;
-                let ms = rand::random::<u64>() % (5 * u64::from(conflicts.min(10)));
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
+/// One increment through the read-modify-write combinator; returns its conflict count.
+async fn increment(v: &VersionedEntity<Counter>) -> u32 {
+    let outcome = azstore::update::update(v, &azstore::update::UpdatePolicy::default(), |cur| {
+        azstore::update::Decision::Write(match cur {
+            Some(c) => Counter {
+                count: c.count + 1,
+                ..c.clone()
+            },
+            None => Counter {
+                partition_key: "c".into(),
+                row_key: "n".into(),
+                count: 1,
+            },
+        })
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    outcome.conflicts
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -111,12 +97,12 @@ async fn sixteen_concurrent_incrementers_lose_nothing() {
     const TASKS: usize = 16;
     const EACH: usize = 5;
     let mut handles = Vec::new();
-    for task in 0..TASKS {
+    for _ in 0..TASKS {
         let v = v.clone();
         handles.push(tokio::spawn(async move {
             let mut conflicts = 0;
-            for i in 0..EACH {
-                conflicts += increment(&v, &format!("t{task}-{i}")).await;
+            for _ in 0..EACH {
+                conflicts += increment(&v).await;
             }
             conflicts
         }));
