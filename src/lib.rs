@@ -1,24 +1,84 @@
 //! # azstore — Azure Storage with concurrency you can trust
 //!
-//! azstore talks to Azure Storage (Blob, Table, Queue and File) over SharedKey-signed HTTP, and
-//! makes the three concurrency strategies Azure offers easy to use and hard to get wrong.
+//! azstore talks to Azure Storage (Blob, Table, Queue and File) over SharedKey-signed HTTP (or
+//! SAS, or a bearer token), to Azure and to the Azurite emulator alike, and makes the three
+//! concurrency strategies Azure offers easy to use and hard to get wrong.
+//!
+//! ```no_run
+//! # async fn demo() -> azstore::Result<()> {
+//! let account = azstore::StorageAccount::from_env()?; // AZURE_STORAGE_CONNECTION_STRING
+//! let container = azstore::BlobServiceClient::new(&account)?.container("reports")?;
+//! container.create_if_not_exists().await?;
+//! let blob = container.blob("q4.json")?;
+//! # let _ = blob; Ok(()) }
+//! ```
 //!
 //! ## Optimistic concurrency
 //! Every object has an [`ETag`]. A write that carries [`Conditions::if_match`] only succeeds
 //! if nobody changed the object since you read it; otherwise it fails with
 //! [`ErrorKind::PreconditionFailed`] (412) and the other writer's data survives.
+//! [`Conditions::if_not_exists`] creates only (409 when someone else created first).
+//!
+//! ```no_run
+//! # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! use azstore::Conditions;
+//! let current = blob.download(&Conditions::none()).await?;
+//! match blob.upload("v2", &Conditions::if_match(&current.properties.etag)).await {
+//!     Ok(written) => println!("new version {}", written.etag),
+//!     Err(e) if e.is_precondition_failed() => println!("someone else won; re-read"),
+//!     Err(e) => return Err(e),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! [`update()`] turns that into a loop that never loses an update: it re-reads and re-applies
+//! your closure on every conflict, with backoff, and recognises its own write after an
+//! ambiguous timeout. It works on anything [`Versioned`]: blobs ([`BlobJson`], [`BlobBytes`])
+//! and table entities ([`TableClient::versioned`]).
+//!
+//! ```no_run
+//! # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! use azstore::{BlobJson, Decision, UpdatePolicy, update};
+//! let counter = BlobJson::<u64>::new(blob);
+//! let outcome = update(&counter, &UpdatePolicy::default(), |cur| {
+//!     Decision::Write(cur.copied().unwrap_or(0) + 1)
+//! })
+//! .await?;
+//! println!("now {:?} after {} attempt(s)", outcome.value, outcome.attempts);
+//! # Ok(()) }
+//! ```
 //!
 //! ## Pessimistic concurrency
 //! Blob and container leases give one holder exclusive write access for 15–60 s (or
-//! indefinitely). See the `lease` and `lock` modules.
+//! indefinitely): see [`lease`]. A [`LeaseGuard`] renews in the background and signals loss
+//! before the lease can expire; [`BlobLock`] is a distributed lock with a fencing token on top,
+//! and the `azlock` binary runs a command under it.
+//!
+//! ```no_run
+//! # async fn demo(container: azstore::ContainerClient) -> azstore::Result<()> {
+//! use std::time::Duration;
+//! let lock = azstore::BlobLock::new(container, "locks/nightly")?;
+//! if let Some(held) = lock.acquire(Duration::from_secs(30)).await? {
+//!     let token = held.fencing_token();
+//!     tokio::select! {
+//!         _ = held.lost() => eprintln!("lease lost: stop acting as the owner"),
+//!         _ = async { /* critical section, passing `token` along */ } => {}
+//!     }
+//!     held.release().await?;
+//! }
+//! # Ok(()) }
+//! ```
 //!
 //! ## Last writer wins
-//! Without a condition a write replaces whatever is there. azstore makes that explicit:
-//! pass [`Conditions::none()`].
+//! Without a condition a write replaces whatever is there. azstore makes that explicit: pass
+//! [`Conditions::none()`]. Table `insert_or_replace`/`insert_or_merge`, queue metadata and
+//! Azure Files (which has no If-Match on REST) are last-writer-wins by nature and documented so.
 //!
 //! ## Errors
-//! One [`Error`] type with a [`ErrorKind`], the HTTP status, the service [`ErrorCode`], and
-//! the request id. Bad input is refused before anything is sent.
+//! One [`Error`] type with an [`ErrorKind`], the HTTP status, the service [`ErrorCode`], the
+//! request id and whether the request may have been sent ([`RequestSent`]). Bad input is
+//! refused with [`ErrorKind::InvalidInput`] before anything is sent; keys and SAS signatures
+//! never appear in `Debug`, `Display` or errors.
 #![warn(missing_docs)]
 
 pub mod account;
