@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 #[derive(Clone)]
 pub struct SharedKeyCredential {
     account: String,
-    key: Arc<[u8]>,
+    /// HMAC-SHA256 already keyed with the account key (the key's inner and outer pads are
+    /// hashed once here instead of on every request); cloned per signature.
+    mac: Arc<crate::auth::KeyedMac>,
 }
 
 impl SharedKeyCredential {
@@ -35,7 +37,7 @@ impl SharedKeyCredential {
         }
         Ok(SharedKeyCredential {
             account: account.into(),
-            key: key.into(),
+            mac: Arc::new(crate::auth::KeyedMac::new(&key)),
         })
     }
 
@@ -46,7 +48,7 @@ impl SharedKeyCredential {
 
     /// HMAC-SHA256 of `data` with the account key, base64-encoded.
     pub(crate) fn sign(&self, data: &str) -> String {
-        crate::auth::hmac_sha256_base64(&self.key, data.as_bytes())
+        self.mac.sign_base64(data.as_bytes())
     }
 }
 

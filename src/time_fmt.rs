@@ -8,6 +8,24 @@ const HTTP: &[time::format_description::BorrowedFormatItem<'static>] = format_de
     "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
 );
 
+/// `Sun, 22 Nov 2026 00:13:20 GMT` for now. Formatted at most once per second per thread:
+/// every request carries it.
+pub(crate) fn http_date_now() -> String {
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<(i64, String)> = const { RefCell::new((i64::MIN, String::new())) };
+    }
+    let now = OffsetDateTime::now_utc();
+    let second = now.unix_timestamp();
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != second {
+            *last = (second, http_date(now));
+        }
+        last.1.clone()
+    })
+}
+
 /// `Sun, 22 Nov 2026 00:13:20 GMT`.
 pub(crate) fn http_date(t: OffsetDateTime) -> String {
     t.to_offset(time::UtcOffset::UTC)
@@ -38,6 +56,8 @@ mod tests {
         assert_eq!(http_date(t), "Sun, 22 Nov 2026 00:13:20 GMT");
         assert_eq!(parse_http_date("Sun, 22 Nov 2026 00:13:20 GMT"), Some(t));
         assert_eq!(parse_http_date("garbage"), None);
+        let now = parse_http_date(&http_date_now()).unwrap();
+        assert!((OffsetDateTime::now_utc() - now).whole_seconds().abs() <= 1);
         assert_eq!(
             parse_iso8601("2026-11-22T00:13:20.1234567Z").map(|t| t.second()),
             Some(20)

@@ -78,6 +78,8 @@ pub struct Pipeline {
 
 struct Inner {
     http: reqwest::Client,
+    /// The endpoint's origin, parsed once; each request only sets path and query.
+    origin_url: reqwest::Url,
     service: Service,
     account: String,
     endpoint: Endpoint,
@@ -153,6 +155,9 @@ impl Pipeline {
         Ok(Pipeline {
             inner: Arc::new(Inner {
                 http: new_http(&options),
+                origin_url: reqwest::Url::parse(endpoint.origin()).map_err(|_| {
+                    Error::invalid_input(format!("endpoint {endpoint} is not a valid URL"))
+                })?,
                 service,
                 account: account.name().to_string(),
                 endpoint,
@@ -291,8 +296,9 @@ impl Pipeline {
             Ok(Err(e)) => return Err((transport_error(e, false), None)),
             Ok(Ok(r)) => r,
         };
+        let mut resp = resp;
         let status = resp.status().as_u16();
-        let headers = convert_headers(resp.headers());
+        let headers = Headers::from_map(std::mem::take(resp.headers_mut()));
         if (200..300).contains(&status) {
             if !read_body {
                 return Ok(Attempt::Streaming(StreamingResponse {
@@ -338,7 +344,7 @@ impl Pipeline {
     ) -> Result<reqwest::RequestBuilder> {
         let inner = &*self.inner;
         let mut headers = req.headers.clone();
-        let date = crate::time_fmt::http_date(time::OffsetDateTime::now_utc());
+        let date = crate::time_fmt::http_date_now();
         let mut stamp = |k: &str, v: String| {
             if !headers.iter().any(|(h, _)| h == k) {
                 headers.push((k.to_string(), v));
@@ -381,11 +387,9 @@ impl Pipeline {
             Credential::Anonymous => {}
         }
         let query = req.query_string(&extra_query);
-        let mut url = format!("{}{}", inner.endpoint.origin(), full_path);
-        if !query.is_empty() {
-            url.push('?');
-            url.push_str(&query);
-        }
+        let mut url = inner.origin_url.clone();
+        url.set_path(&full_path);
+        url.set_query((!query.is_empty()).then_some(query.as_str()));
         let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes())
             .map_err(|_| Error::invalid_input("invalid HTTP method"))?;
         let mut rb = inner.http.request(method, url);
@@ -422,19 +426,6 @@ impl Attempt {
             Attempt::Streaming(r) => &r.headers,
         }
     }
-}
-
-fn convert_headers(map: &reqwest::header::HeaderMap) -> Headers {
-    Headers::from_pairs(
-        map.iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
-    )
 }
 
 /// Converts a reqwest error, dropping the URL (it may carry a SAS signature).

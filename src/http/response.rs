@@ -8,21 +8,37 @@ use time::OffsetDateTime;
 use crate::conditions::ETag;
 use crate::error::{Error, ErrorCode, Result};
 
-/// Response headers with lower-case names.
+/// Response headers (names are case-insensitive; ask with lower-case names). Values that
+/// are not UTF-8 are treated as absent.
 #[derive(Debug, Clone, Default)]
-pub struct Headers(Vec<(String, String)>);
+pub struct Headers(http::HeaderMap);
+
+fn utf8(v: &http::HeaderValue) -> Option<&str> {
+    std::str::from_utf8(v.as_bytes()).ok()
+}
 
 impl Headers {
+    /// Headers from name/value pairs; pairs that are not valid HTTP headers are dropped.
     pub(crate) fn from_pairs(pairs: Vec<(String, String)>) -> Headers {
-        Headers(pairs)
+        let mut map = http::HeaderMap::with_capacity(pairs.len());
+        for (k, v) in pairs {
+            if let (Ok(k), Ok(v)) = (
+                http::HeaderName::from_bytes(k.as_bytes()),
+                http::HeaderValue::from_str(&v),
+            ) {
+                map.append(k, v);
+            }
+        }
+        Headers(map)
+    }
+
+    pub(crate) fn from_map(map: http::HeaderMap) -> Headers {
+        Headers(map)
     }
 
     /// The first value of `name` (lower-case).
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.0.get(name).and_then(utf8)
     }
 
     /// The value of `name`, or a decode error saying it is missing.
@@ -71,18 +87,19 @@ impl Headers {
 
     /// All `x-ms-meta-*` headers, keyed by the name after the prefix.
     pub fn metadata(&self) -> BTreeMap<String, String> {
-        self.0
-            .iter()
+        self.iter()
             .filter_map(|(k, v)| {
                 k.strip_prefix("x-ms-meta-")
-                    .map(|n| (n.to_string(), v.clone()))
+                    .map(|n| (n.to_string(), v.to_string()))
             })
             .collect()
     }
 
-    /// Iterates all headers.
+    /// Iterates all headers with UTF-8 values.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.0
+            .iter()
+            .filter_map(|(k, v)| utf8(v).map(|v| (k.as_str(), v)))
     }
 }
 
