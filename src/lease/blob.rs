@@ -27,6 +27,17 @@ const CONTAINER_LEASE: Allowed = Allowed {
     lease: false,
 };
 
+/// Sends one lease operation built by `request` and parses the answer with `parse`: the
+/// shared body of every blob and container lease method.
+async fn send_lease<T>(
+    pipeline: &crate::http::Pipeline,
+    request: Result<Request>,
+    parse: impl FnOnce(&crate::http::Response) -> Result<T>,
+) -> Result<T> {
+    let resp = pipeline.send(request?).await?;
+    parse(&resp)
+}
+
 impl BlobClient {
     fn lease_request(&self, op: &LeaseOp<'_>, conditions: &Conditions) -> Result<Request> {
         conditions.check(BLOB_LEASE, "Lease Blob")?;
@@ -57,9 +68,11 @@ impl BlobClient {
     ) -> Result<LeaseResult> {
         let random = LeaseId::random();
         let proposed = proposed.unwrap_or(&random);
-        let req = self.lease_request(&LeaseOp::Acquire { duration, proposed }, conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseResult::from_response(&resp, Some(proposed))
+        let req = self.lease_request(&LeaseOp::Acquire { duration, proposed }, conditions);
+        send_lease(&self.pipeline, req, |r| {
+            LeaseResult::from_response(r, Some(proposed))
+        })
+        .await
     }
 
     /// Renews the lease `id`, restarting its duration. A lease that expired can be renewed as
@@ -67,9 +80,11 @@ impl BlobClient {
     /// 409 `LeaseIdMismatchWithLeaseOperation` (someone else's lease),
     /// `LeaseIsBrokenAndCannotBeRenewed`, `LeaseNotPresentWithLeaseOperation`.
     pub async fn renew_lease(&self, id: &LeaseId, conditions: &Conditions) -> Result<LeaseResult> {
-        let req = self.lease_request(&LeaseOp::Renew(id), conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseResult::from_response(&resp, Some(id))
+        let req = self.lease_request(&LeaseOp::Renew(id), conditions);
+        send_lease(&self.pipeline, req, |r| {
+            LeaseResult::from_response(r, Some(id))
+        })
+        .await
     }
 
     /// Changes the active lease id `id` into `proposed`.
@@ -79,9 +94,11 @@ impl BlobClient {
         proposed: &LeaseId,
         conditions: &Conditions,
     ) -> Result<LeaseResult> {
-        let req = self.lease_request(&LeaseOp::Change { id, proposed }, conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseResult::from_response(&resp, Some(proposed))
+        let req = self.lease_request(&LeaseOp::Change { id, proposed }, conditions);
+        send_lease(&self.pipeline, req, |r| {
+            LeaseResult::from_response(r, Some(proposed))
+        })
+        .await
     }
 
     /// Releases the lease `id`, so another client can acquire one at once.
@@ -90,9 +107,8 @@ impl BlobClient {
         id: &LeaseId,
         conditions: &Conditions,
     ) -> Result<LeaseReleased> {
-        let req = self.lease_request(&LeaseOp::Release(id), conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        Ok(LeaseReleased::from_response(&resp))
+        let req = self.lease_request(&LeaseOp::Release(id), conditions);
+        send_lease(&self.pipeline, req, |r| Ok(LeaseReleased::from_response(r))).await
     }
 
     /// Breaks the active lease (no lease id needed). `period` is how long the lease keeps
@@ -103,9 +119,8 @@ impl BlobClient {
         period: Option<BreakPeriod>,
         conditions: &Conditions,
     ) -> Result<LeaseBroken> {
-        let req = self.lease_request(&LeaseOp::Break(period), conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseBroken::from_response(&resp)
+        let req = self.lease_request(&LeaseOp::Break(period), conditions);
+        send_lease(&self.pipeline, req, LeaseBroken::from_response).await
     }
 }
 
@@ -125,16 +140,20 @@ impl ContainerClient {
     ) -> Result<LeaseResult> {
         let random = LeaseId::random();
         let proposed = proposed.unwrap_or(&random);
-        let req = self.lease_request(&LeaseOp::Acquire { duration, proposed }, conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseResult::from_response(&resp, Some(proposed))
+        let req = self.lease_request(&LeaseOp::Acquire { duration, proposed }, conditions);
+        send_lease(&self.pipeline, req, |r| {
+            LeaseResult::from_response(r, Some(proposed))
+        })
+        .await
     }
 
     /// Renews the container lease `id`.
     pub async fn renew_lease(&self, id: &LeaseId, conditions: &Conditions) -> Result<LeaseResult> {
-        let req = self.lease_request(&LeaseOp::Renew(id), conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseResult::from_response(&resp, Some(id))
+        let req = self.lease_request(&LeaseOp::Renew(id), conditions);
+        send_lease(&self.pipeline, req, |r| {
+            LeaseResult::from_response(r, Some(id))
+        })
+        .await
     }
 
     /// Changes the container lease id `id` into `proposed`.
@@ -144,9 +163,11 @@ impl ContainerClient {
         proposed: &LeaseId,
         conditions: &Conditions,
     ) -> Result<LeaseResult> {
-        let req = self.lease_request(&LeaseOp::Change { id, proposed }, conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseResult::from_response(&resp, Some(proposed))
+        let req = self.lease_request(&LeaseOp::Change { id, proposed }, conditions);
+        send_lease(&self.pipeline, req, |r| {
+            LeaseResult::from_response(r, Some(proposed))
+        })
+        .await
     }
 
     /// Releases the container lease `id`.
@@ -155,9 +176,8 @@ impl ContainerClient {
         id: &LeaseId,
         conditions: &Conditions,
     ) -> Result<LeaseReleased> {
-        let req = self.lease_request(&LeaseOp::Release(id), conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        Ok(LeaseReleased::from_response(&resp))
+        let req = self.lease_request(&LeaseOp::Release(id), conditions);
+        send_lease(&self.pipeline, req, |r| Ok(LeaseReleased::from_response(r))).await
     }
 
     /// Breaks the container lease; returns the time left until it is broken.
@@ -166,70 +186,48 @@ impl ContainerClient {
         period: Option<BreakPeriod>,
         conditions: &Conditions,
     ) -> Result<LeaseBroken> {
-        let req = self.lease_request(&LeaseOp::Break(period), conditions)?;
-        let resp = self.pipeline.send(req).await?;
-        LeaseBroken::from_response(&resp)
+        let req = self.lease_request(&LeaseOp::Break(period), conditions);
+        send_lease(&self.pipeline, req, LeaseBroken::from_response).await
     }
 }
 
-impl Leasable for BlobClient {
-    fn lease_target(&self) -> String {
-        format!("blob {}/{}", self.container, self.name)
-    }
+/// `Leasable` for a client whose inherent lease methods take `Conditions`: the trait's
+/// operations are those methods without conditions.
+macro_rules! leasable_without_conditions {
+    ($client:ty, |$c:ident| $target:expr) => {
+        impl Leasable for $client {
+            fn lease_target(&self) -> String {
+                let $c = self;
+                $target
+            }
 
-    async fn lease_acquire(
-        &self,
-        duration: LeaseDuration,
-        proposed: &LeaseId,
-    ) -> Result<LeaseResult> {
-        self.acquire_lease(duration, Some(proposed), &Conditions::none())
-            .await
-    }
+            async fn lease_acquire(
+                &self,
+                duration: LeaseDuration,
+                proposed: &LeaseId,
+            ) -> Result<LeaseResult> {
+                self.acquire_lease(duration, Some(proposed), &Conditions::none())
+                    .await
+            }
 
-    async fn lease_renew(&self, id: &LeaseId) -> Result<LeaseResult> {
-        self.renew_lease(id, &Conditions::none()).await
-    }
+            async fn lease_renew(&self, id: &LeaseId) -> Result<LeaseResult> {
+                self.renew_lease(id, &Conditions::none()).await
+            }
 
-    async fn lease_change(&self, id: &LeaseId, proposed: &LeaseId) -> Result<LeaseResult> {
-        self.change_lease(id, proposed, &Conditions::none()).await
-    }
+            async fn lease_change(&self, id: &LeaseId, proposed: &LeaseId) -> Result<LeaseResult> {
+                self.change_lease(id, proposed, &Conditions::none()).await
+            }
 
-    async fn lease_release(&self, id: &LeaseId) -> Result<LeaseReleased> {
-        self.release_lease(id, &Conditions::none()).await
-    }
+            async fn lease_release(&self, id: &LeaseId) -> Result<LeaseReleased> {
+                self.release_lease(id, &Conditions::none()).await
+            }
 
-    async fn lease_break(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
-        self.break_lease(period, &Conditions::none()).await
-    }
+            async fn lease_break(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
+                self.break_lease(period, &Conditions::none()).await
+            }
+        }
+    };
 }
 
-impl Leasable for ContainerClient {
-    fn lease_target(&self) -> String {
-        format!("container {}", self.name)
-    }
-
-    async fn lease_acquire(
-        &self,
-        duration: LeaseDuration,
-        proposed: &LeaseId,
-    ) -> Result<LeaseResult> {
-        self.acquire_lease(duration, Some(proposed), &Conditions::none())
-            .await
-    }
-
-    async fn lease_renew(&self, id: &LeaseId) -> Result<LeaseResult> {
-        self.renew_lease(id, &Conditions::none()).await
-    }
-
-    async fn lease_change(&self, id: &LeaseId, proposed: &LeaseId) -> Result<LeaseResult> {
-        self.change_lease(id, proposed, &Conditions::none()).await
-    }
-
-    async fn lease_release(&self, id: &LeaseId) -> Result<LeaseReleased> {
-        self.release_lease(id, &Conditions::none()).await
-    }
-
-    async fn lease_break(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
-        self.break_lease(period, &Conditions::none()).await
-    }
-}
+leasable_without_conditions!(BlobClient, |c| format!("blob {}/{}", c.container, c.name));
+leasable_without_conditions!(ContainerClient, |c| format!("container {}", c.name));
