@@ -375,6 +375,20 @@ impl Error {
     }
 }
 
+/// `Ok(true)` when `result` succeeded, `Ok(false)` when it failed with an error the caller
+/// expects (already exists, not found), the error otherwise: the shape of every
+/// `create_if_not_exists` / `exists` / `delete_if_exists`.
+pub(crate) fn succeeded_unless<T>(
+    result: Result<T>,
+    expected: impl FnOnce(&Error) -> bool,
+) -> Result<bool> {
+    match result {
+        Ok(_) => Ok(true),
+        Err(e) if expected(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 fn classify(status: u16, code: Option<&ErrorCode>) -> ErrorKind {
     if code.is_some_and(ErrorCode::is_lease_code) && matches!(status, 400 | 409 | 412) {
         return ErrorKind::Lease;

@@ -95,11 +95,9 @@ impl ContainerClient {
 
     /// Creates the container unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        match self.create().await {
-            Ok(_) => Ok(true),
-            Err(e) if e.error_code() == Some(&ErrorCode::ContainerAlreadyExists) => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.create().await, |e| {
+            e.error_code() == Some(&ErrorCode::ContainerAlreadyExists)
+        })
     }
 
     /// Delete Container. Accepts If-Modified-Since, If-Unmodified-Since and the lease id
@@ -299,11 +297,9 @@ impl BlobClient {
 
     /// Whether the blob exists.
     pub async fn exists(&self) -> Result<bool> {
-        match self.get_properties(&Conditions::none()).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.get_properties(&Conditions::none()).await, |e| {
+            e.is_not_found()
+        })
     }
 
     /// Delete Blob (with its snapshots) under the given conditions.

@@ -207,11 +207,9 @@ impl ContainerClient {
 
     /// Whether the container exists.
     pub async fn exists(&self) -> Result<bool> {
-        match self.get_properties(&Conditions::none()).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.get_properties(&Conditions::none()).await, |e| {
+            e.is_not_found()
+        })
     }
 
     /// Get Container Metadata (with the container's ETag). Accepts only a lease id.

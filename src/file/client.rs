@@ -150,11 +150,9 @@ impl ShareClient {
 
     /// Creates the share unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        match self.create().await {
-            Ok(_) => Ok(true),
-            Err(e) if e.error_code() == Some(&ErrorCode::ShareAlreadyExists) => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.create().await, |e| {
+            e.error_code() == Some(&ErrorCode::ShareAlreadyExists)
+        })
     }
 
     /// Get Share Properties (metadata, quota, lease state).
@@ -288,11 +286,9 @@ impl DirectoryClient {
 
     /// Creates the directory unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        match self.create().await {
-            Ok(_) => Ok(true),
-            Err(e) if e.error_code() == Some(&ErrorCode::ResourceAlreadyExists) => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.create().await, |e| {
+            e.error_code() == Some(&ErrorCode::ResourceAlreadyExists)
+        })
     }
 
     /// Get Directory Properties.
@@ -719,11 +715,7 @@ impl FileClient {
 
     /// Whether the file exists.
     pub async fn exists(&self) -> Result<bool> {
-        match self.get_properties().await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
     }
 
     /// Set File Properties: resize to `size` (truncating or zero-extending) and/or set the

@@ -364,11 +364,7 @@ impl QueueClient {
 
     /// Deletes the queue if it exists. Returns `true` when this call deleted it.
     pub async fn delete_if_exists(&self) -> Result<bool> {
-        match self.delete().await {
-            Ok(()) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.delete().await, |e| e.is_not_found())
     }
 
     /// Get Queue Metadata: approximate message count and metadata.
@@ -388,11 +384,7 @@ impl QueueClient {
 
     /// Whether the queue exists.
     pub async fn exists(&self) -> Result<bool> {
-        match self.get_properties().await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
     }
 
     /// Set Queue Metadata, replacing all metadata. **Last writer wins**: there is no

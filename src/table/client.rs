@@ -276,11 +276,9 @@ impl TableClient {
 
     /// Creates the table unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        match self.create().await {
-            Ok(()) => Ok(true),
-            Err(e) if e.error_code() == Some(&ErrorCode::TableAlreadyExists) => Ok(false),
-            Err(e) => Err(e),
-        }
+        crate::error::succeeded_unless(self.create().await, |e| {
+            e.error_code() == Some(&ErrorCode::TableAlreadyExists)
+        })
     }
 
     /// Delete Table (404 `ResourceNotFound`/`TableNotFound` if it does not exist).
