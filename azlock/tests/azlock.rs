@@ -1,0 +1,425 @@
+#![cfg(unix)]
+//! The `azlock` CLI against Azurite: exit codes and environment, busy locks, mutual exclusion
+//! of 4 processes, loss on break, a holder stalled with SIGSTOP past its lease, Ctrl-C, and
+//! bad input refused before sending.
+
+use testkit as support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use azstore::lease::LeaseDuration;
+use azstore::lock::{BlobLock, LockOptions};
+use azstore::{BlobServiceClient, Conditions, ErrorKind, LeaseId};
+
+const AZLOCK: &str = env!("CARGO_BIN_EXE_azlock");
+
+fn azlock() -> Command {
+    // Fail loudly (never skip) when Azurite is absent.
+    let _ = support::account();
+    Command::new(AZLOCK)
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(support::unique(name));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn lock_for(container: &str, blob: &str) -> BlobLock {
+    let c = BlobServiceClient::new(&support::account())
+        .unwrap()
+        .container(container)
+        .unwrap();
+    BlobLock::with_options(
+        c,
+        blob,
+        LockOptions::default().duration(LeaseDuration::seconds(15).unwrap()),
+    )
+    .unwrap()
+}
+
+fn wait_for_file(p: &Path, within: Duration) -> String {
+    let t = Instant::now();
+    while t.elapsed() < within {
+        if let Ok(s) = std::fs::read_to_string(p) {
+            if s.ends_with('\n') {
+                return s.trim().to_string();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{} not written within {within:?}", p.display());
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill(2) on a child we spawned and have not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+}
+
+#[test]
+fn runs_the_command_with_lease_id_and_token_and_passes_its_exit_code() {
+    let c = support::unique("azlrun");
+    let out = azlock()
+        .args([
+            "run",
+            "--container",
+            &c,
+            "--blob",
+            "jobs/a",
+            "--duration",
+            "15",
+            "--",
+        ])
+        .args([
+            "sh",
+            "-c",
+            "echo \"$AZLOCK_LEASE_ID $AZLOCK_FENCING_TOKEN\"; exit 7",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let line = String::from_utf8(out.stdout).unwrap();
+    let mut parts = line.split_whitespace();
+    assert!(LeaseId::new(parts.next().unwrap()).is_ok(), "{line}");
+    assert_eq!(parts.next(), Some("1"));
+
+    // Released on exit: the next run gets it at once, with the next token.
+    let out = azlock()
+        .args(["run", "--container", &c, "--blob", "jobs/a", "--"])
+        .args(["sh", "-c", "echo $AZLOCK_FENCING_TOKEN"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
+
+    let out = azlock()
+        .args(["status", "--container", &c, "--blob", "jobs/a"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("state:         available"), "{text}");
+    assert!(text.contains("fencing token: 2"), "{text}");
+    assert!(text.contains("sh -c echo $AZLOCK_FENCING_TOKEN"), "{text}");
+}
+
+#[test]
+fn a_busy_lock_exits_75_without_running_the_command() {
+    let c = support::unique("azlbusy");
+    let dir = tmpdir("azlbusy");
+    let marker = dir.join("ran");
+    let rt = rt();
+    let lock = lock_for(&c, "l");
+    let held = rt.block_on(lock.try_acquire()).unwrap().unwrap();
+    let t = Instant::now();
+    let out = azlock()
+        .args(["run", "--container", &c, "--blob", "l", "--wait", "1", "--"])
+        .args(["touch", marker.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+    assert!(t.elapsed() >= Duration::from_secs(1));
+    assert!(!marker.exists(), "the command must not run");
+    assert!(stderr(&out).contains("busy"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&format!("pid={}", std::process::id())));
+    rt.block_on(held.release()).unwrap();
+}
+
+#[test]
+fn four_processes_are_mutually_exclusive() {
+    let c = support::unique("azlmx");
+    let dir = tmpdir("azlmx");
+    let script = "echo \"$(date +%s%N) enter $AZLOCK_FENCING_TOKEN\" >> \"$LOG\"; sleep 0.2; \
+                  echo \"$(date +%s%N) exit $AZLOCK_FENCING_TOKEN\" >> \"$LOG\"";
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let c = c.clone();
+            let log = dir.join(format!("p{i}.log"));
+            std::thread::spawn(move || {
+                for _ in 0..2 {
+                    let out = azlock()
+                        .args(["run", "--container", &c, "--blob", "mx", "--duration", "15"])
+                        .args(["--wait", "60", "--", "sh", "-c", script])
+                        .env("LOG", &log)
+                        .output()
+                        .unwrap();
+                    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+                }
+                log
+            })
+        })
+        .collect();
+    let mut sections = Vec::new();
+    for t in threads {
+        let log = std::fs::read_to_string(t.join().unwrap()).unwrap();
+        let lines: Vec<Vec<&str>> = log.lines().map(|l| l.split(' ').collect()).collect();
+        assert_eq!(lines.len(), 4, "every process ran twice: {log}");
+        for pair in lines.chunks(2) {
+            assert_eq!((pair[0][1], pair[1][1]), ("enter", "exit"));
+            let enter: u128 = pair[0][0].parse().unwrap();
+            let exit: u128 = pair[1][0].parse().unwrap();
+            let token: u64 = pair[0][2].parse().unwrap();
+            sections.push((enter, exit, token));
+        }
+    }
+    sections.sort();
+    assert_eq!(sections.len(), 8);
+    for w in sections.windows(2) {
+        assert!(w[1].0 >= w[0].1, "sections overlap: {w:?}");
+        assert!(w[1].2 > w[0].2, "tokens must grow: {w:?}");
+    }
+}
+
+#[test]
+fn a_broken_lease_stops_the_command_and_exits_70() {
+    let c = support::unique("azlbrk");
+    let dir = tmpdir("azlbrk");
+    let started = dir.join("started");
+    let child = azlock()
+        .args(["run", "--container", &c, "--blob", "l", "--duration", "15"])
+        .args(["--grace", "2", "--", "sh", "-c"])
+        .arg(format!(
+            "echo $AZLOCK_LEASE_ID > {}; exec sleep 60",
+            started.display()
+        ))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _lease = wait_for_file(&started, Duration::from_secs(20));
+    let broke = Instant::now();
+    let out = azlock()
+        .args(["break", "--container", &c, "--blob", "l"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ends in 0 s"));
+    let out = child.wait_with_output().unwrap();
+    // Loss is seen at the next renew (every 5 s for a 15 s lease); the command is stopped.
+    assert!(
+        broke.elapsed() < Duration::from_secs(9),
+        "{:?}",
+        broke.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(70));
+    let err = stderr(&out);
+    assert!(err.contains("lost the lock"), "{err}");
+    assert!(err.contains("LeaseIsBrokenAndCannotBeRenewed"), "{err}");
+}
+
+#[test]
+fn a_stalled_holder_loses_the_lock_and_its_fenced_writes_are_refused() {
+    let c = support::unique("azlstall");
+    let dir = tmpdir("azlstall");
+    let started = dir.join("started");
+    let mut holder = azlock()
+        .args(["run", "--container", &c, "--blob", "l", "--duration", "15"])
+        .args(["--grace", "2", "--", "sh", "-c"])
+        .arg(format!(
+            "echo $AZLOCK_LEASE_ID $AZLOCK_FENCING_TOKEN > {}; exec sleep 120",
+            started.display()
+        ))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = wait_for_file(&started, Duration::from_secs(20));
+    let mut parts = line.split_whitespace();
+    let stale = LeaseId::new(parts.next().unwrap()).unwrap();
+    let old_token: u64 = parts.next().unwrap().parse().unwrap();
+
+    // Freeze the holder: no renewals while it is stopped.
+    signal(&holder, libc::SIGSTOP);
+    let rt = rt();
+    let lock = lock_for(&c, "l");
+    let t = Instant::now();
+    let next = rt
+        .block_on(lock.acquire(Duration::from_secs(30)))
+        .unwrap()
+        .expect("the stalled holder's lease expires and another contender gets it");
+    // Not before the 15 s lease ran out (at most one 5 s renew interval before we stopped it).
+    assert!(t.elapsed() >= Duration::from_secs(9), "{:?}", t.elapsed());
+    assert_eq!(next.fencing_token(), old_token + 1);
+
+    // The stale holder's writes carrying its lease id are refused by the service.
+    let err = rt
+        .block_on(lock.blob().upload("stale", &Conditions::lease(&stale)))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Lease, "{err}");
+
+    // Resume it: its guard sees that no renew succeeded within the safe window and reports the
+    // loss at once, without trying to renew. (That matters on Azurite, which — unlike Azure —
+    // accepts renewing an expired lease even after the blob was modified.)
+    signal(&holder, libc::SIGCONT);
+    let resumed = Instant::now();
+    let status = loop {
+        if let Some(st) = holder.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            resumed.elapsed() < Duration::from_secs(10),
+            "holder did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(70));
+    let mut err = String::new();
+    std::io::Read::read_to_string(holder.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("lost the lock"), "{err}");
+    assert!(err.contains("no lease renew succeeded"), "{err}");
+    // The new holder is unaffected.
+    assert!(next.is_held());
+    rt.block_on(next.release()).unwrap();
+}
+
+#[test]
+fn ctrl_c_stops_the_command_and_releases_the_lock() {
+    let c = support::unique("azlint");
+    let dir = tmpdir("azlint");
+    let started = dir.join("started");
+    let mut child = azlock()
+        .args(["run", "--container", &c, "--blob", "l", "--duration", "60"])
+        .args(["--grace", "2", "--", "sh", "-c"])
+        .arg(format!("echo go > {}; exec sleep 60", started.display()))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_file(&started, Duration::from_secs(20));
+    signal(&child, libc::SIGINT);
+    let t = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(status.code(), Some(130));
+    // Released although the 60 s lease had plenty of time left.
+    let rt = rt();
+    let lock = lock_for(&c, "l");
+    assert!(!rt.block_on(lock.status()).unwrap().is_locked());
+    assert!(rt.block_on(lock.try_acquire()).unwrap().is_some());
+}
+
+#[test]
+fn bad_input_is_refused_before_sending() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(support::scripted::Scripted::start(vec![
+        support::scripted::Reply::status(500),
+    ]));
+    let cs = format!(
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;\
+         AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;\
+         BlobEndpoint=http://127.0.0.1:{}/devstoreaccount1",
+        server.port
+    );
+    let cases: &[&[&str]] = &[
+        &[
+            "run",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--duration",
+            "14",
+            "--",
+            "true",
+        ],
+        &[
+            "run",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--duration",
+            "61",
+            "--",
+            "true",
+        ],
+        &["run", "--container", "c1c", "--blob", "l/", "--", "true"],
+        &[
+            "run",
+            "--container",
+            "Bad_Name",
+            "--blob",
+            "l",
+            "--",
+            "true",
+        ],
+        &[
+            "run",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--wait=-1",
+            "--",
+            "true",
+        ],
+        &[
+            "run",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--wait=1e300",
+            "--",
+            "true",
+        ],
+        &[
+            "break",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--period",
+            "61",
+        ],
+        &["status", "--container", "c1c", "--blob", "ends."],
+    ];
+    for args in cases {
+        let out = Command::new(AZLOCK)
+            .args(*args)
+            .env("AZURE_STORAGE_CONNECTION_STRING", &cs)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("InvalidInput"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        // Secrets never printed.
+        assert!(!stderr(&out).contains("Eby8vdM02"));
+    }
+    // No command at all is a usage error too.
+    let out = Command::new(AZLOCK)
+        .args(["run", "--container", "c1c", "--blob", "l"])
+        .env("AZURE_STORAGE_CONNECTION_STRING", &cs)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // --help does not print the connection string either.
+    let out = Command::new(AZLOCK)
+        .args(["run", "--help"])
+        .env("AZURE_STORAGE_CONNECTION_STRING", &cs)
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("AZLOCK_FENCING_TOKEN") && help.contains("75"),
+        "{help}"
+    );
+    assert!(!help.contains("Eby8vdM02"));
+    assert_eq!(server.count(), 0);
+}

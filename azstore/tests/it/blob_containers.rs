@@ -1,0 +1,258 @@
+//! Containers: properties, metadata, access policies, listing with paging, and name
+//! validation before sending.
+
+use testkit as support;
+use testkit::blob as blob_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use azstore::blob::{BlobListItem, ContainerAcl, ListOptions, PublicAccess, SignedIdentifier};
+use azstore::{Conditions, ErrorKind, OffsetDateTime};
+use futures_util::TryStreamExt;
+
+#[tokio::test]
+async fn properties_metadata_and_etag() {
+    let c = blob_support::container("cprops").await;
+    let p = c.get_properties(&Conditions::none()).await.unwrap();
+    assert!(p.metadata.is_empty());
+    assert_eq!(p.public_access, PublicAccess::None);
+    assert_eq!(p.lease_state, Some(azstore::blob::LeaseState::Available));
+
+    let meta = BTreeMap::from([
+        ("owner".to_string(), "team-a".to_string()),
+        ("Purpose".to_string(), "tests".to_string()),
+    ]);
+    let w = c.set_metadata(&meta, &Conditions::none()).await.unwrap();
+    assert_ne!(w.etag, p.etag, "Set Container Metadata returns a new ETag");
+    let got = c.get_metadata(&Conditions::none()).await.unwrap();
+    assert_eq!(got.etag, w.etag);
+    assert_eq!(
+        got.metadata.get("owner").map(String::as_str),
+        Some("team-a")
+    );
+    // Metadata names are case-insensitive on the service; values round-trip.
+    assert_eq!(
+        got.metadata
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("purpose"))
+            .map(|(_, v)| v.as_str()),
+        Some("tests")
+    );
+    assert_eq!(
+        c.get_properties(&Conditions::none()).await.unwrap().etag,
+        w.etag
+    );
+    c.delete(&Conditions::none()).await.unwrap();
+}
+
+#[tokio::test]
+async fn access_policies_round_trip() {
+    let c = blob_support::container("acl").await;
+    let before = c.get_acl(&Conditions::none()).await.unwrap();
+    assert!(before.acl.identifiers.is_empty());
+
+    let start = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
+    let expiry = start + Duration::from_secs(3600);
+    let mut acl = ContainerAcl::new(vec![
+        SignedIdentifier::new("readers", "rl", Some(start), Some(expiry)),
+        SignedIdentifier::new("writers", "rw", None, Some(expiry)),
+    ]);
+    acl.public_access = PublicAccess::Blob;
+    let w = c
+        .set_acl(
+            &acl,
+            &Conditions::if_unmodified_since(start + Duration::from_secs(60)),
+        )
+        .await
+        .unwrap();
+    assert_ne!(w.etag, before.etag, "Set Container ACL returns a new ETag");
+
+    let got = c.get_acl(&Conditions::none()).await.unwrap();
+    assert_eq!(got.etag, w.etag);
+    assert_eq!(got.acl.public_access, PublicAccess::Blob);
+    assert_eq!(got.acl.identifiers.len(), 2);
+    let readers = got
+        .acl
+        .identifiers
+        .iter()
+        .find(|i| i.id == "readers")
+        .unwrap();
+    assert_eq!(readers.permission.as_deref(), Some("rl"));
+    assert_eq!(readers.start, Some(start));
+    assert_eq!(readers.expiry, Some(expiry));
+
+    // A stale date condition is refused and the ACL stays as it was.
+    let e = c
+        .set_acl(
+            &ContainerAcl::default(),
+            &Conditions::if_unmodified_since(start - Duration::from_secs(3600)),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.is_precondition_failed(), "{e}");
+    assert_eq!(
+        c.get_acl(&Conditions::none())
+            .await
+            .unwrap()
+            .acl
+            .identifiers
+            .len(),
+        2
+    );
+
+    // More than five policies: refused before sending.
+    let six = ContainerAcl::new(
+        (0..6)
+            .map(|i| SignedIdentifier::new(format!("p{i}"), "r", None, None))
+            .collect(),
+    );
+    let e = c.set_acl(&six, &Conditions::none()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    c.delete(&Conditions::none()).await.unwrap();
+}
+
+#[tokio::test]
+async fn list_blobs_pages_return_every_item_exactly_once() {
+    let c = blob_support::container("list").await;
+    let mut names = BTreeSet::new();
+    for i in 0..23 {
+        let name = format!("logs/2026/{i:02} file ü#?.txt");
+        c.blob(&name)
+            .unwrap()
+            .upload("x", &Conditions::none())
+            .await
+            .unwrap();
+        names.insert(name);
+    }
+    for n in ["top-a", "top-b", "other/x"] {
+        c.blob(n)
+            .unwrap()
+            .upload("y", &Conditions::none())
+            .await
+            .unwrap();
+    }
+
+    // Small pages: more items than one page, each returned exactly once.
+    let listed: Vec<BlobListItem> = c
+        .list_blobs(ListOptions::default().prefix("logs/").max_results(5))
+        .try_collect()
+        .await
+        .unwrap();
+    let listed_names: Vec<String> = listed.iter().map(|i| i.name().to_string()).collect();
+    assert_eq!(listed_names.len(), 23, "{listed_names:?}");
+    assert_eq!(listed_names.iter().cloned().collect::<BTreeSet<_>>(), names);
+
+    // One page at a time: a marker until the end.
+    let first = c
+        .list_blobs_page(&ListOptions::default().max_results(5), None)
+        .await
+        .unwrap();
+    assert_eq!(first.items.len(), 5);
+    assert!(first.next_marker.is_some());
+
+    // Delimiter: virtual directories.
+    let top: Vec<BlobListItem> = c
+        .list_blobs(ListOptions::default().delimiter("/").max_results(2))
+        .try_collect()
+        .await
+        .unwrap();
+    let prefixes: BTreeSet<&str> = top
+        .iter()
+        .filter_map(|i| match i {
+            BlobListItem::Prefix(p) => Some(p.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(prefixes, BTreeSet::from(["logs/", "other/"]));
+    let blobs: Vec<&str> = top
+        .iter()
+        .filter_map(|i| match i {
+            BlobListItem::Blob(b) => Some(b.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blobs, ["top-a", "top-b"]);
+    if let Some(BlobListItem::Blob(b)) = top.iter().find(|i| i.name() == "top-a") {
+        assert_eq!(b.content_length, Some(1));
+        assert!(b.etag.is_some());
+    }
+    c.delete(&Conditions::none()).await.unwrap();
+}
+
+#[tokio::test]
+async fn list_containers_pages() {
+    let svc = blob_support::service();
+    let prefix = support::unique("lc");
+    let mut made = BTreeSet::new();
+    for i in 0..7 {
+        let c = svc.container(&format!("{prefix}x{i}")).unwrap();
+        c.create().await.unwrap();
+        made.insert(c.name().to_string());
+    }
+    let listed: Vec<String> = svc
+        .list_containers(ListOptions::default().prefix(&prefix).max_results(3))
+        .map_ok(|c| c.name)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 7, "{listed:?}");
+    assert_eq!(listed.into_iter().collect::<BTreeSet<_>>(), made);
+    for n in made {
+        svc.container(&n)
+            .unwrap()
+            .delete(&Conditions::none())
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn names_are_validated_before_sending_and_odd_names_round_trip() {
+    let svc = blob_support::service();
+    for bad in ["ab", "Upper", "a--b", "-ab", "ab-", "a_b", &"a".repeat(64)] {
+        let e = svc.container(bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{bad}");
+    }
+    let c = blob_support::container("names").await;
+    for bad in ["", "dir/", "end.", "a\u{0}b"] {
+        let e = c.blob(bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{bad:?}");
+    }
+    assert_eq!(
+        c.blob(&"x".repeat(1025)).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    let odd = [
+        "with space",
+        "ünïcödé/漢字",
+        "hash#tag",
+        "what?",
+        "100%",
+        "a+b&c=d",
+    ];
+    for n in odd {
+        c.blob(n)
+            .unwrap()
+            .upload(n.to_string(), &Conditions::none())
+            .await
+            .unwrap();
+    }
+    let listed: BTreeSet<String> = c
+        .list_blobs(ListOptions::default())
+        .map_ok(|i| i.name().to_string())
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(listed, odd.iter().map(|s| s.to_string()).collect());
+    for n in odd {
+        let d = c
+            .blob(n)
+            .unwrap()
+            .download(&Conditions::none())
+            .await
+            .unwrap();
+        assert_eq!(&d.body[..], n.as_bytes(), "{n}");
+    }
+    c.delete(&Conditions::none()).await.unwrap();
+}

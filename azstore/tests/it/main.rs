@@ -1,0 +1,28 @@
+//! azstore's integration tests, compiled as one binary: each module is one area, run against
+//! real servers (a private Azurite started by `scripts/azurite run`, the local File service of
+//! `testkit`, the official Python SDKs). They fail loudly, never skip, when a server is missing.
+
+mod blob_conditions;
+mod blob_containers;
+mod blob_kinds;
+mod blob_transfer;
+mod file_lease;
+mod file_sdk_crosscheck;
+mod file_smb;
+mod file_transfer;
+mod foundation;
+mod lease_guard;
+mod lease_ops;
+mod lock_blob;
+mod queue_client;
+mod queue_guard;
+mod queue_interop;
+mod queue_messages;
+mod queue_scripted;
+mod queue_worker;
+mod table_batch;
+mod table_concurrency;
+mod table_entities;
+mod table_query;
+mod update_blob;
+mod update_combine;

@@ -1,0 +1,213 @@
+//! The worker helper against Azurite: 500 messages, 3 concurrent workers, 10 % random
+//! failures, always-failing poison messages; and graceful shutdown.
+
+use testkit::queue as queue_support;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use azstore::queue::{Delivery, QueueClient, WorkerOptions, process};
+use futures_util::{StreamExt, TryStreamExt, stream};
+use queue_support::fresh_queue;
+
+const MAX_DEQUEUE: u32 = 3;
+
+async fn put_all(q: &QueueClient, bodies: Vec<String>) {
+    stream::iter(bodies)
+        .map(|b| {
+            let q = q.clone();
+            async move { q.put_message(b).await.map(drop) }
+        })
+        .buffer_unordered(16)
+        .try_collect::<Vec<()>>()
+        .await
+        .unwrap();
+}
+
+async fn drain_texts(q: &QueueClient) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        let batch = q
+            .receive_messages(32, Duration::from_secs(60))
+            .await
+            .unwrap();
+        if batch.is_empty() {
+            return out;
+        }
+        out.extend(batch.iter().map(|m| m.text.clone()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_messages_three_workers_random_failures_and_poison() {
+    let q = fresh_queue("qw").await;
+    let poison_q = q.sibling(&format!("{}-poison", q.name())).unwrap();
+    let normal: Vec<String> = (0..500).map(|i| format!("ok-{i}")).collect();
+    let poison: Vec<String> = (0..5).map(|i| format!("poison-{i}")).collect();
+    put_all(&q, normal.iter().chain(&poison).cloned().collect()).await;
+
+    let completed: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let attempts = Arc::new(AtomicU32::new(0));
+    let handler = {
+        let completed = completed.clone();
+        let attempts = attempts.clone();
+        move |d: Delivery| {
+            let completed = completed.clone();
+            let attempts = attempts.clone();
+            async move {
+                attempts.fetch_add(1, Ordering::Relaxed);
+                let body = d.content_str().map_err(|e| e.to_string())?.into_owned();
+                tokio::time::sleep(Duration::from_millis(rand::random::<u64>() % 20)).await;
+                if body.starts_with("poison") {
+                    return Err(format!("{body} always fails"));
+                }
+                // Transient failures, 10 % of the time; never on the last allowed attempt
+                // so that only the poison messages can end in the poison queue.
+                if d.message().dequeue_count < MAX_DEQUEUE && rand::random::<f64>() < 0.1 {
+                    return Err(format!("{body}: transient failure"));
+                }
+                *completed.lock().unwrap().entry(body).or_default() += 1;
+                Ok(())
+            }
+        }
+    };
+    let opts = WorkerOptions::default()
+        .concurrency(4)
+        .visibility(Duration::from_secs(2))
+        .max_dequeue_count(MAX_DEQUEUE)
+        .idle_poll(Duration::from_millis(200));
+    let workers: Vec<_> = (0..3)
+        .map(|_| process(q.clone(), handler.clone(), opts.clone()).unwrap())
+        .collect();
+
+    let start = Instant::now();
+    loop {
+        let done = completed.lock().unwrap().len();
+        let poisoned: u64 = workers.iter().map(|w| w.stats().poisoned).sum();
+        if done == normal.len() && poisoned == poison.len() as u64 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(150),
+            "stuck: {done} completed, {poisoned} poisoned"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut total = azstore::queue::WorkerStats::default();
+    for w in workers {
+        let s = w.shutdown().await.unwrap();
+        total.completed += s.completed;
+        total.failed += s.failed;
+        total.poisoned += s.poisoned;
+        total.lost += s.lost;
+    }
+
+    // Every normal message completed at least once.
+    let completed = completed.lock().unwrap().clone();
+    let names: HashSet<_> = completed.keys().cloned().collect();
+    assert_eq!(names, normal.iter().cloned().collect::<HashSet<_>>());
+    assert!(total.completed >= 500, "{total:?}");
+    // Poison messages: in the poison queue exactly once each, after MAX_DEQUEUE attempts.
+    assert_eq!(total.poisoned, 5, "{total:?}");
+    assert!(total.failed >= 5 * MAX_DEQUEUE as u64, "{total:?}");
+    let mut in_poison = drain_texts(&poison_q).await;
+    in_poison.sort();
+    assert_eq!(in_poison, poison);
+    // Nothing lost, nothing left behind.
+    assert!(drain_texts(&q).await.is_empty(), "main queue is empty");
+    assert_eq!(
+        q.get_properties().await.unwrap().approximate_message_count,
+        0
+    );
+    eprintln!(
+        "{total:?}; {} handler calls; {:.1} s",
+        attempts.load(Ordering::Relaxed),
+        start.elapsed().as_secs_f64()
+    );
+    q.delete().await.unwrap();
+    poison_q.delete().await.unwrap();
+}
+
+#[tokio::test]
+async fn graceful_shutdown_finishes_in_flight_and_takes_no_more() {
+    let q = fresh_queue("qws").await;
+    put_all(&q, (0..6).map(|i| format!("m{i}")).collect()).await;
+    let started = Arc::new(AtomicU32::new(0));
+    let finished = Arc::new(AtomicU32::new(0));
+    let handler = {
+        let (started, finished) = (started.clone(), finished.clone());
+        move |_d: Delivery| {
+            let (started, finished) = (started.clone(), finished.clone());
+            async move {
+                started.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                finished.fetch_add(1, Ordering::SeqCst);
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let worker = process(
+        q.clone(),
+        handler,
+        WorkerOptions::default()
+            .concurrency(2)
+            .visibility(Duration::from_secs(30))
+            .idle_poll(Duration::from_millis(100)),
+    )
+    .unwrap();
+    while started.load(Ordering::SeqCst) < 2 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stats = worker.shutdown().await.unwrap();
+    // The two in-flight handlers finished and their messages were deleted ...
+    assert_eq!(started.load(Ordering::SeqCst), 2, "no new message taken");
+    assert_eq!(finished.load(Ordering::SeqCst), 2);
+    assert_eq!(stats.completed, 2);
+    // ... and the other four are still there, visible, untouched.
+    let rest = q.peek_messages(32).await.unwrap();
+    assert_eq!(rest.len(), 4);
+    assert!(rest.iter().all(|m| m.dequeue_count == 0));
+    q.delete().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_panicking_handler_loses_nothing() {
+    let q = fresh_queue("qwp").await;
+    q.put_message("fragile").await.unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let handler = {
+        let calls = calls.clone();
+        move |d: Delivery| {
+            let calls = calls.clone();
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                if d.message().dequeue_count == 1 {
+                    panic!("handler bug on first delivery (expected in this test)");
+                }
+                Ok::<(), String>(())
+            }
+        }
+    };
+    let worker = process(
+        q.clone(),
+        handler,
+        WorkerOptions::default()
+            .concurrency(1)
+            .visibility(Duration::from_secs(1))
+            .idle_poll(Duration::from_millis(100)),
+    )
+    .unwrap();
+    let start = Instant::now();
+    while worker.stats().completed < 1 {
+        assert!(start.elapsed() < Duration::from_secs(20), "not redelivered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let stats = worker.shutdown().await.unwrap();
+    assert_eq!(stats.failed, 1, "{stats:?}");
+    assert_eq!(stats.completed, 1);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(q.peek_messages(1).await.unwrap().is_empty());
+    q.delete().await.unwrap();
+}

@@ -1,0 +1,1645 @@
+//! An in-process Azure Files test server (Azurite has no File service).
+//!
+//! It runs on 127.0.0.1 with a random port and implements the subset azstore's `file` module
+//! uses, following the File REST documentation:
+//!
+//! * SharedKey authorization, verified with its own implementation of the documented
+//!   string-to-sign (it never calls azstore's signing code): a mismatch is 403
+//!   `AuthenticationFailed`.
+//! * Shares: create (201), get properties (200), set metadata (200), delete (202), Lease Share
+//!   (acquire 15–60 s or infinite / renew / change / release / break with a break period).
+//! * Directories: create, get properties, set metadata, delete (`DirectoryNotEmpty`),
+//!   List Directories and Files with `prefix`, `marker` and `maxresults` paging (XML).
+//! * Files: create with `x-ms-content-length`, Put Range (`x-ms-write: update|clear`,
+//!   at most 4 MiB), Get File whole or ranged (`x-ms-range`/`Range`, 206 + `Content-Range`),
+//!   get/set properties and metadata, delete, List Ranges.
+//! * File leases: infinite only (anything else: 400 `InvalidHeaderValue`), change, release,
+//!   break (immediate). A write to a leased file without a lease id is 412 `LeaseIdMissing`,
+//!   with another id 412 `LeaseIdMismatchWithFileOperation`; a lease id sent for a file without
+//!   an active lease is 412 `LeaseNotPresentWithFileOperation`.
+//! * [`FileServer::lock`] makes every request on a path answer 409 `SharingViolation` (or
+//!   `DeletePending`, `FileLockConflict`) as an SMB client's open handle would, until
+//!   [`FileServer::unlock`].
+//!
+//! Everything is kept in memory and vanishes when the handle is dropped.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The development account the server accepts.
+pub const ACCOUNT: &str = "devstoreaccount1";
+/// Its well-known key (public, not a secret).
+pub const KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+const MAX_RANGE: u64 = 4 * 1024 * 1024;
+/// Files are kept in memory; larger sizes are refused (Azure allows 4 TiB).
+const MAX_TEST_FILE: u64 = 1024 * 1024 * 1024;
+
+/// What a simulated SMB handle makes the server answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SmbLock {
+    /// 409 `SharingViolation`: the file is open with an incompatible sharing mode.
+    SharingViolation,
+    /// 409 `DeletePending`: an SMB client marked the file for deletion.
+    DeletePending,
+    /// 409 `FileLockConflict`: part of the file is byte-range locked.
+    FileLockConflict,
+}
+
+impl SmbLock {
+    fn code(self) -> &'static str {
+        match self {
+            SmbLock::SharingViolation => "SharingViolation",
+            SmbLock::DeletePending => "DeletePending",
+            SmbLock::FileLockConflict => "FileLockConflict",
+        }
+    }
+}
+
+/// A running server. Dropping it stops accepting connections.
+pub struct FileServer {
+    /// The port on 127.0.0.1.
+    pub port: u16,
+    state: Arc<Mutex<State>>,
+    requests: Arc<AtomicU64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FileServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FileServer {
+    /// Starts a server on a random port of 127.0.0.1.
+    pub async fn start() -> FileServer {
+        Self::start_on(0).await.expect("bind 127.0.0.1")
+    }
+
+    /// Starts a server on `port` of 127.0.0.1 (0: a free port picked by the OS).
+    pub async fn start_on(port: u16) -> std::io::Result<FileServer> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let port = listener.local_addr()?.port();
+        let state = Arc::new(Mutex::new(State::default()));
+        let requests = Arc::new(AtomicU64::new(0));
+        let (st, rq) = (state.clone(), requests.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let (st, rq) = (st.clone(), rq.clone());
+                tokio::spawn(serve_connection(sock, st, rq));
+            }
+        });
+        Ok(FileServer {
+            port,
+            state,
+            requests,
+            task,
+        })
+    }
+
+    /// The File endpoint, path style: `http://127.0.0.1:PORT/devstoreaccount1`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}/{ACCOUNT}", self.port)
+    }
+
+    /// A connection string with only a File endpoint (works for azstore and the official SDKs).
+    pub fn connection_string(&self) -> String {
+        format!(
+            "DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};FileEndpoint={}",
+            self.endpoint()
+        )
+    }
+
+    /// The account for azstore.
+    pub fn account(&self) -> azstore::StorageAccount {
+        azstore::StorageAccount::from_connection_string(&self.connection_string())
+            .expect("valid connection string")
+    }
+
+    /// From now on every request on `path` (`share/dir/file`, unencoded) answers 409 with the
+    /// lock's error code, as if an SMB client held a conflicting handle.
+    pub fn lock(&self, path: &str, lock: SmbLock) {
+        self.state
+            .lock()
+            .unwrap()
+            .locks
+            .insert(path.trim_matches('/').to_string(), lock);
+    }
+
+    /// Closes the simulated SMB handle on `path`.
+    pub fn unlock(&self, path: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .locks
+            .remove(path.trim_matches('/'));
+    }
+
+    /// From now on a deleted share stays "being deleted" for `delay`, as on Azure (where it
+    /// takes ~30 s): creating it again meanwhile is 409 `ShareBeingDeleted`.
+    pub fn set_share_delete_delay(&self, delay: Duration) {
+        self.state.lock().unwrap().delete_delay = delay;
+    }
+
+    /// Requests served so far (any status).
+    pub fn request_count(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    /// The stored content of a file, if it exists (to check what really landed).
+    pub fn file_content(&self, share: &str, path: &str) -> Option<Vec<u8>> {
+        let st = self.state.lock().unwrap();
+        st.shares
+            .get(share)
+            .and_then(|s| s.files.get(path.trim_matches('/')))
+            .map(|f| f.data.clone())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+#[derive(Default)]
+struct State {
+    shares: BTreeMap<String, Share>,
+    locks: HashMap<String, SmbLock>,
+    counter: u64,
+    /// Shares deleted recently: until then, creating them again is 409 `ShareBeingDeleted`.
+    deleting: HashMap<String, Instant>,
+    /// How long a deleted share stays "being deleted" (zero by default).
+    delete_delay: Duration,
+}
+
+impl State {
+    fn next_etag(&mut self) -> String {
+        self.counter += 1;
+        format!("\"0x8DD{:011X}\"", self.counter)
+    }
+}
+
+struct Share {
+    meta: BTreeMap<String, String>,
+    etag: String,
+    last_modified: String,
+    quota: u64,
+    lease: Lease,
+    dirs: BTreeMap<String, Node>,
+    files: BTreeMap<String, FileNode>,
+}
+
+struct Node {
+    meta: BTreeMap<String, String>,
+    etag: String,
+    last_modified: String,
+}
+
+struct FileNode {
+    node: Node,
+    data: Vec<u8>,
+    /// Written (non-cleared) ranges, sorted, non-overlapping, end exclusive.
+    ranges: Vec<(u64, u64)>,
+    content_type: String,
+    lease: Lease,
+}
+
+#[derive(Clone, Debug)]
+enum Lease {
+    Available,
+    Leased {
+        id: String,
+        /// The fixed duration; `None`: infinite.
+        span: Option<Duration>,
+        expires: Option<Instant>,
+    },
+    Breaking {
+        id: String,
+        until: Instant,
+    },
+    Broken,
+    Expired,
+}
+
+impl Lease {
+    /// Advances time-based transitions.
+    fn tick(&mut self) {
+        let now = Instant::now();
+        match self {
+            Lease::Leased {
+                expires: Some(t), ..
+            } if *t <= now => *self = Lease::Expired,
+            Lease::Breaking { until, .. } if *until <= now => *self = Lease::Broken,
+            _ => {}
+        }
+    }
+
+    fn active_id(&self) -> Option<&str> {
+        match self {
+            Lease::Leased { id, .. } | Lease::Breaking { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    fn state(&self) -> &'static str {
+        match self {
+            Lease::Available => "available",
+            Lease::Leased { .. } => "leased",
+            Lease::Breaking { .. } => "breaking",
+            Lease::Broken => "broken",
+            Lease::Expired => "expired",
+        }
+    }
+
+    fn headers(&self, out: &mut Vec<(String, String)>) {
+        let status = if self.active_id().is_some() {
+            "locked"
+        } else {
+            "unlocked"
+        };
+        out.push(("x-ms-lease-state".into(), self.state().into()));
+        out.push(("x-ms-lease-status".into(), status.into()));
+        if let Lease::Leased { expires, .. } = self {
+            let d = if expires.is_some() {
+                "fixed"
+            } else {
+                "infinite"
+            };
+            out.push(("x-ms-lease-duration".into(), d.into()));
+        }
+    }
+
+    /// The lease check for a write (or delete) on a leased resource.
+    fn check_write(&self, sent: Option<&str>, what: &str) -> Result<(), Reply> {
+        match (self.active_id(), sent) {
+            (Some(_), None) => Err(Reply::error(
+                412,
+                "LeaseIdMissing",
+                &format!(
+                    "There is currently a lease on the {what} and no lease ID was specified in the request."
+                ),
+            )),
+            (Some(id), Some(s)) if !id.eq_ignore_ascii_case(s) => Err(Reply::error(
+                412,
+                if what == "file" {
+                    "LeaseIdMismatchWithFileOperation"
+                } else {
+                    "LeaseIdMismatchWithShareOperation"
+                },
+                &format!("The lease ID specified did not match the lease ID for the {what}."),
+            )),
+            (None, Some(_)) => Err(Reply::error(
+                412,
+                if what == "file" {
+                    "LeaseNotPresentWithFileOperation"
+                } else {
+                    "LeaseNotPresentWithShareOperation"
+                },
+                &format!("There is currently no lease on the {what}."),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+struct HttpRequest {
+    method: String,
+    /// Raw (still percent-encoded) path.
+    raw_path: String,
+    /// Decoded query pairs.
+    query: Vec<(String, String)>,
+    /// Lower-case names.
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl HttpRequest {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn q(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn meta(&self) -> BTreeMap<String, String> {
+        self.headers
+            .iter()
+            .filter_map(|(k, v)| k.strip_prefix("x-ms-meta-").map(|n| (n.into(), v.clone())))
+            .collect()
+    }
+}
+
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn new(status: u16) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    fn h(mut self, k: &str, v: impl Into<String>) -> Reply {
+        self.headers.push((k.to_string(), v.into()));
+        self
+    }
+
+    fn error(status: u16, code: &str, message: &str) -> Reply {
+        let body = format!(
+            "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>{}\nRequestId:00000000-0000-0000-0000-000000000000\nTime:{}</Message></Error>",
+            xml_escape(message),
+            "2026-11-22T00:00:00.0000000Z"
+        );
+        Reply {
+            status,
+            headers: vec![
+                ("x-ms-error-code".into(), code.into()),
+                ("content-type".into(), "application/xml".into()),
+            ],
+            body: body.into_bytes(),
+        }
+    }
+
+    fn xml(mut self, body: String) -> Reply {
+        self.headers
+            .push(("content-type".into(), "application/xml".into()));
+        self.body = body.into_bytes();
+        self
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        206 => "Partial Content",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        409 => "Conflict",
+        412 => "Precondition Failed",
+        413 => "Request Entity Too Large",
+        416 => "Range Not Satisfiable",
+        _ => "Status",
+    }
+}
+
+async fn serve_connection(mut sock: TcpStream, state: Arc<Mutex<State>>, requests: Arc<AtomicU64>) {
+    let mut buf: Vec<u8> = Vec::new();
+    loop {
+        let req = match read_request(&mut sock, &mut buf).await {
+            Some(r) => r,
+            None => return,
+        };
+        requests.fetch_add(1, Ordering::SeqCst);
+        let is_head = req.method == "HEAD";
+        let version = req
+            .header("x-ms-version")
+            .unwrap_or("2025-11-05")
+            .to_string();
+        let client_id = req.header("x-ms-client-request-id").map(str::to_string);
+        let reply = {
+            let mut st = state.lock().unwrap();
+            handle(&mut st, &req)
+        };
+        let mut out = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
+        let mut headers = reply.headers;
+        headers.push(("x-ms-request-id".into(), uuid::Uuid::new_v4().to_string()));
+        headers.push(("x-ms-version".into(), version));
+        headers.push(("date".into(), http_now()));
+        headers.push(("server".into(), "azstore-file-test-server".into()));
+        if let Some(id) = client_id {
+            headers.push(("x-ms-client-request-id".into(), id));
+        }
+        let has_len = headers.iter().any(|(k, _)| k == "content-length");
+        for (k, v) in &headers {
+            out.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if !has_len {
+            out.push_str(&format!("content-length: {}\r\n", reply.body.len()));
+        }
+        out.push_str("\r\n");
+        let mut bytes = out.into_bytes();
+        if !is_head {
+            bytes.extend_from_slice(&reply.body);
+        }
+        if sock.write_all(&bytes).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn fill(sock: &mut TcpStream, buf: &mut Vec<u8>) -> Option<()> {
+    let mut chunk = vec![0u8; 256 * 1024];
+    let n = sock.read(&mut chunk).await.ok()?;
+    if n == 0 {
+        return None;
+    }
+    buf.extend_from_slice(&chunk[..n]);
+    Some(())
+}
+
+/// Reads one request from `sock`; `buf` keeps bytes that belong to the next request.
+async fn read_request(sock: &mut TcpStream, buf: &mut Vec<u8>) -> Option<HttpRequest> {
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        fill(sock, buf).await?;
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    buf.drain(..head_end + 4);
+    let mut lines = head.split("\r\n");
+    let mut first = lines.next()?.split(' ');
+    let method = first.next()?.to_string();
+    let target = first.next()?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let get = |n: &str| headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    let body = if get("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        let mut body = Vec::new();
+        loop {
+            let line_end = loop {
+                if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
+                    break i;
+                }
+                fill(sock, buf).await?;
+            };
+            let size_line = String::from_utf8_lossy(&buf[..line_end]).into_owned();
+            let size = usize::from_str_radix(size_line.split(';').next()?.trim(), 16).ok()?;
+            buf.drain(..line_end + 2);
+            while buf.len() < size + 2 {
+                fill(sock, buf).await?;
+            }
+            body.extend_from_slice(&buf[..size]);
+            buf.drain(..size + 2);
+            if size == 0 {
+                break;
+            }
+        }
+        body
+    } else {
+        let len: usize = get("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        while buf.len() < len {
+            fill(sock, buf).await?;
+        }
+        buf.drain(..len).collect()
+    };
+    let (raw_path, qs) = match target.split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (target.clone(), String::new()),
+    };
+    let query = qs
+        .split('&')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (pct_decode(k), pct_decode(v))
+        })
+        .collect();
+    Some(HttpRequest {
+        method,
+        raw_path,
+        query,
+        headers,
+        body,
+    })
+}
+
+fn pct_decode(s: &str) -> String {
+    let s = s.replace('+', "%20");
+    percent_encoding::percent_decode_str(&s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+fn http_now() -> String {
+    let f = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    time::OffsetDateTime::now_utc()
+        .format(f)
+        .unwrap_or_default()
+}
+
+fn iso_now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+// ---------------------------------------------------------------------------------------------
+// SharedKey, implemented from the documentation
+// (https://learn.microsoft.com/rest/api/storageservices/authorize-with-shared-key).
+
+/// The Blob/Queue/File string-to-sign of a received request.
+fn expected_string_to_sign(req: &HttpRequest) -> String {
+    let h = |n: &str| req.header(n).unwrap_or("").to_string();
+    // Content-Length: empty when zero (version 2015-02-21 and later).
+    let len = match req.header("content-length") {
+        Some("0") | None => String::new(),
+        Some(v) => v.to_string(),
+    };
+    let mut s = String::new();
+    s.push_str(&req.method);
+    s.push('\n');
+    for v in [
+        h("content-encoding"),
+        h("content-language"),
+        len,
+        h("content-md5"),
+        h("content-type"),
+        h("date"),
+        h("if-modified-since"),
+        h("if-match"),
+        h("if-none-match"),
+        h("if-unmodified-since"),
+        h("range"),
+    ] {
+        s.push_str(&v);
+        s.push('\n');
+    }
+    // Canonicalized headers: x-ms-*, lower case, sorted, one per line.
+    let mut ms: Vec<(&str, &str)> = req
+        .headers
+        .iter()
+        .filter(|(k, _)| k.starts_with("x-ms-"))
+        .map(|(k, v)| (k.as_str(), v.trim()))
+        .collect();
+    ms.sort();
+    for (k, v) in ms {
+        s.push_str(k);
+        s.push(':');
+        s.push_str(v);
+        s.push('\n');
+    }
+    // Canonicalized resource: /account + encoded path, then query parameters by name.
+    s.push('/');
+    s.push_str(ACCOUNT);
+    s.push_str(&req.raw_path);
+    let mut names: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (k, v) in &req.query {
+        names
+            .entry(k.to_ascii_lowercase())
+            .or_default()
+            .push(v.clone());
+    }
+    for (k, mut vs) in names {
+        vs.sort();
+        s.push('\n');
+        s.push_str(&k);
+        s.push(':');
+        s.push_str(&vs.join(","));
+    }
+    s
+}
+
+fn authorized(req: &HttpRequest) -> bool {
+    let Some(auth) = req.header("authorization") else {
+        return false;
+    };
+    let Some(rest) = auth.strip_prefix("SharedKey ") else {
+        return false;
+    };
+    let Some((account, sig)) = rest.split_once(':') else {
+        return false;
+    };
+    if account != ACCOUNT {
+        return false;
+    }
+    if req.header("x-ms-date").is_none() && req.header("date").is_none() {
+        return false;
+    }
+    let Ok(key) = base64::engine::general_purpose::STANDARD.decode(KEY) else {
+        return false;
+    };
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&key) else {
+        return false;
+    };
+    mac.update(expected_string_to_sign(req).as_bytes());
+    let expected = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    expected == sig.trim()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing and operations
+
+fn handle(st: &mut State, req: &HttpRequest) -> Reply {
+    if !authorized(req) {
+        return Reply::error(
+            403,
+            "AuthenticationFailed",
+            "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+        );
+    }
+    let prefix = format!("/{ACCOUNT}");
+    let Some(rest) = req.raw_path.strip_prefix(&prefix) else {
+        return Reply::error(
+            400,
+            "InvalidUri",
+            "The requested URI does not represent any resource on the server.",
+        );
+    };
+    let segments: Vec<String> = rest
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(pct_decode)
+        .collect();
+    let full = segments.join("/");
+    if let Some(lock) = st.locks.get(&full) {
+        let msg = match lock {
+            SmbLock::SharingViolation => {
+                "The specified resource is open by an SMB client with an incompatible sharing mode."
+            }
+            SmbLock::DeletePending => {
+                "The specified resource is marked for deletion by an SMB client."
+            }
+            SmbLock::FileLockConflict => {
+                "A portion of the specified file is locked by an SMB client."
+            }
+        };
+        return Reply::error(409, lock.code(), msg);
+    }
+    let Some((share_name, path)) = segments.split_first() else {
+        return Reply::error(
+            400,
+            "InvalidQueryParameterValue",
+            "This test server does not implement service-level operations.",
+        );
+    };
+    let path = path.join("/");
+    let restype = req.q("restype").map(str::to_ascii_lowercase);
+    let comp = req.q("comp").map(str::to_ascii_lowercase);
+    let m = req.method.as_str();
+
+    if path.is_empty() && restype.as_deref() == Some("share") {
+        return share_op(st, share_name, m, comp.as_deref(), req);
+    }
+    if restype.as_deref() == Some("directory") {
+        return dir_op(st, share_name, &path, m, comp.as_deref(), req);
+    }
+    if path.is_empty() {
+        return Reply::error(
+            400,
+            "InvalidQueryParameterValue",
+            "restype=share or restype=directory is required here.",
+        );
+    }
+    file_op(st, share_name, &path, m, comp.as_deref(), req)
+}
+
+fn not_found_share() -> Reply {
+    Reply::error(404, "ShareNotFound", "The specified share does not exist.")
+}
+
+fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpRequest) -> Reply {
+    let now = http_now();
+    match (m, comp) {
+        ("PUT", None) => {
+            if st
+                .deleting
+                .get(name)
+                .is_some_and(|until| *until > Instant::now())
+            {
+                return Reply::error(
+                    409,
+                    "ShareBeingDeleted",
+                    "The specified share is being deleted. Try operation later.",
+                );
+            }
+            if st.shares.contains_key(name) {
+                return Reply::error(
+                    409,
+                    "ShareAlreadyExists",
+                    "The specified share already exists.",
+                );
+            }
+            let etag = st.next_etag();
+            let quota = req
+                .header("x-ms-share-quota")
+                .and_then(|q| q.parse().ok())
+                .unwrap_or(102_400);
+            st.shares.insert(
+                name.to_string(),
+                Share {
+                    meta: req.meta(),
+                    etag: etag.clone(),
+                    last_modified: now.clone(),
+                    quota,
+                    lease: Lease::Available,
+                    dirs: BTreeMap::new(),
+                    files: BTreeMap::new(),
+                },
+            );
+            Reply::new(201).h("etag", etag).h("last-modified", now)
+        }
+        ("GET" | "HEAD", None | Some("metadata")) => {
+            let Some(share) = st.shares.get_mut(name) else {
+                return not_found_share();
+            };
+            share.lease.tick();
+            let mut r = Reply::new(200)
+                .h("etag", share.etag.clone())
+                .h("last-modified", share.last_modified.clone())
+                .h("x-ms-share-quota", share.quota.to_string());
+            for (k, v) in &share.meta {
+                r = r.h(&format!("x-ms-meta-{k}"), v.clone());
+            }
+            share.lease.headers(&mut r.headers);
+            r
+        }
+        ("PUT", Some("metadata")) => {
+            let etag = st.next_etag();
+            let Some(share) = st.shares.get_mut(name) else {
+                return not_found_share();
+            };
+            share.meta = req.meta();
+            share.etag = etag.clone();
+            share.last_modified = now.clone();
+            Reply::new(200).h("etag", etag).h("last-modified", now)
+        }
+        ("DELETE", None) => {
+            let Some(share) = st.shares.get_mut(name) else {
+                return not_found_share();
+            };
+            share.lease.tick();
+            if let Err(r) = share
+                .lease
+                .check_write(req.header("x-ms-lease-id"), "share")
+            {
+                return r;
+            }
+            st.shares.remove(name);
+            if !st.delete_delay.is_zero() {
+                let until = Instant::now() + st.delete_delay;
+                st.deleting.insert(name.to_string(), until);
+            }
+            Reply::new(202)
+        }
+        ("PUT", Some("lease")) => {
+            let Some(share) = st.shares.get_mut(name) else {
+                return not_found_share();
+            };
+            let r = lease_op(&mut share.lease, req, false);
+            if r.status < 300 {
+                r.h("etag", share.etag.clone())
+                    .h("last-modified", share.last_modified.clone())
+            } else {
+                r
+            }
+        }
+        _ => Reply::error(
+            400,
+            "UnsupportedHttpVerb",
+            "This test server does not implement this share operation.",
+        ),
+    }
+}
+
+/// Lease File / Lease Share (same state machine; files are infinite-only without renew).
+fn lease_op(lease: &mut Lease, req: &HttpRequest, is_file: bool) -> Reply {
+    lease.tick();
+    let action = req
+        .header("x-ms-lease-action")
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let sent = req.header("x-ms-lease-id").map(str::to_ascii_lowercase);
+    let proposed = req
+        .header("x-ms-proposed-lease-id")
+        .map(str::to_ascii_lowercase);
+    let what = if is_file { "file" } else { "share" };
+    let valid_guid = |s: &Option<String>| {
+        s.as_deref()
+            .is_none_or(|s| uuid::Uuid::parse_str(s).is_ok())
+    };
+    if !valid_guid(&sent) || !valid_guid(&proposed) {
+        return Reply::error(
+            400,
+            "InvalidHeaderValue",
+            "The value for one of the HTTP headers is not in the correct format.",
+        );
+    }
+    let mismatch = || {
+        Reply::error(
+            409,
+            "LeaseIdMismatchWithLeaseOperation",
+            &format!("The lease ID specified did not match the lease ID for the {what}."),
+        )
+    };
+    let not_present = || {
+        Reply::error(
+            409,
+            "LeaseNotPresentWithLeaseOperation",
+            &format!("There is currently no lease on the {what}."),
+        )
+    };
+    match action.as_str() {
+        "acquire" => {
+            let duration = req.header("x-ms-lease-duration").unwrap_or("");
+            let span = match duration.parse::<i64>() {
+                Ok(-1) => None,
+                Ok(s) if !is_file && (15..=60).contains(&s) => Some(Duration::from_secs(s as u64)),
+                _ => {
+                    return Reply::error(
+                        400,
+                        "InvalidHeaderValue",
+                        if is_file {
+                            "The value for x-ms-lease-duration must be -1 (infinite) for a file lease."
+                        } else {
+                            "The value for x-ms-lease-duration must be -1 or 15-60."
+                        },
+                    );
+                }
+            };
+            let id = proposed.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+            match lease.clone() {
+                Lease::Leased { id: cur, .. } if cur != id => {
+                    return Reply::error(
+                        409,
+                        "LeaseAlreadyPresent",
+                        "There is already a lease present.",
+                    );
+                }
+                Lease::Breaking { .. } => {
+                    return Reply::error(
+                        409,
+                        "LeaseIsBreakingAndCannotBeAcquired",
+                        "There is already a breaking lease present.",
+                    );
+                }
+                _ => {}
+            }
+            *lease = Lease::Leased {
+                id: id.clone(),
+                span,
+                expires: span.map(|d| Instant::now() + d),
+            };
+            Reply::new(201).h("x-ms-lease-id", id)
+        }
+        "renew" if !is_file => {
+            let Some(s) = sent else {
+                return Reply::error(400, "MissingRequiredHeader", "x-ms-lease-id is required.");
+            };
+            match lease.clone() {
+                Lease::Leased { id, span, .. } if id == s => {
+                    *lease = Lease::Leased {
+                        id: id.clone(),
+                        span,
+                        expires: span.map(|d| Instant::now() + d),
+                    };
+                    Reply::new(200).h("x-ms-lease-id", id)
+                }
+                // Azure lets the last holder renew an expired lease if nobody acquired it
+                // since; the test server forgets the id at expiry and refuses.
+                Lease::Expired => not_present(),
+                Lease::Breaking { .. } | Lease::Broken => Reply::error(
+                    409,
+                    "LeaseIsBrokenAndCannotBeRenewed",
+                    "The lease ID matched, but the lease has been broken explicitly and cannot be renewed.",
+                ),
+                Lease::Leased { .. } => mismatch(),
+                Lease::Available => not_present(),
+            }
+        }
+        "change" => {
+            let (Some(s), Some(p)) = (sent, proposed) else {
+                return Reply::error(
+                    400,
+                    "MissingRequiredHeader",
+                    "x-ms-lease-id and x-ms-proposed-lease-id are required.",
+                );
+            };
+            match lease.clone() {
+                Lease::Leased { id, span, expires } if id == s || id == p => {
+                    *lease = Lease::Leased {
+                        id: p.clone(),
+                        span,
+                        expires,
+                    };
+                    Reply::new(200).h("x-ms-lease-id", p)
+                }
+                Lease::Leased { .. } => mismatch(),
+                Lease::Breaking { .. } => Reply::error(
+                    409,
+                    "LeaseIsBreakingAndCannotBeChanged",
+                    "The lease ID matched, but the lease is currently in breaking state and cannot be changed.",
+                ),
+                _ => not_present(),
+            }
+        }
+        "release" => {
+            let Some(s) = sent else {
+                return Reply::error(400, "MissingRequiredHeader", "x-ms-lease-id is required.");
+            };
+            match lease.clone() {
+                Lease::Leased { id, .. } | Lease::Breaking { id, .. } if id == s => {
+                    *lease = Lease::Available;
+                    Reply::new(200)
+                }
+                Lease::Leased { .. } | Lease::Breaking { .. } => mismatch(),
+                _ => not_present(),
+            }
+        }
+        "break" => {
+            let period = if is_file {
+                0
+            } else {
+                match req.header("x-ms-lease-break-period") {
+                    None => u64::MAX,
+                    Some(p) => match p.parse::<u64>() {
+                        Ok(p) if p <= 60 => p,
+                        _ => {
+                            return Reply::error(
+                                400,
+                                "InvalidHeaderValue",
+                                "x-ms-lease-break-period must be 0-60.",
+                            );
+                        }
+                    },
+                }
+            };
+            match lease.clone() {
+                Lease::Leased { id, expires, .. } => {
+                    // Infinite leases break at once unless a period is given; fixed ones
+                    // after min(period, remaining).
+                    let remaining = expires
+                        .map(|t| t.saturating_duration_since(Instant::now()).as_secs())
+                        .unwrap_or(0);
+                    let secs = match (expires, period) {
+                        (None, u64::MAX) => 0,
+                        (None, p) => p,
+                        (Some(_), u64::MAX) => remaining,
+                        (Some(_), p) => p.min(remaining),
+                    };
+                    if secs == 0 {
+                        *lease = Lease::Broken;
+                    } else {
+                        *lease = Lease::Breaking {
+                            id,
+                            until: Instant::now() + Duration::from_secs(secs),
+                        };
+                    }
+                    Reply::new(202).h("x-ms-lease-time", secs.to_string())
+                }
+                Lease::Breaking { until, .. } => Reply::new(202).h(
+                    "x-ms-lease-time",
+                    until
+                        .saturating_duration_since(Instant::now())
+                        .as_secs()
+                        .to_string(),
+                ),
+                Lease::Broken => Reply::new(202).h("x-ms-lease-time", "0"),
+                _ => not_present(),
+            }
+        }
+        _ => Reply::error(
+            400,
+            "InvalidHeaderValue",
+            "x-ms-lease-action is missing or not supported here.",
+        ),
+    }
+}
+
+fn dir_op(
+    st: &mut State,
+    share_name: &str,
+    path: &str,
+    m: &str,
+    comp: Option<&str>,
+    req: &HttpRequest,
+) -> Reply {
+    let now = http_now();
+    let etag = st.next_etag();
+    let Some(share) = st.shares.get_mut(share_name) else {
+        return not_found_share();
+    };
+    let parent_exists = |share: &Share, p: &str| match p.rsplit_once('/') {
+        None => true,
+        Some((parent, _)) => share.dirs.contains_key(parent),
+    };
+    let not_found = || {
+        Reply::error(
+            404,
+            "ResourceNotFound",
+            "The specified resource does not exist.",
+        )
+    };
+    match (m, comp) {
+        ("PUT", None) => {
+            if path.is_empty() || share.dirs.contains_key(path) || share.files.contains_key(path) {
+                return Reply::error(
+                    409,
+                    "ResourceAlreadyExists",
+                    "The specified resource already exists.",
+                );
+            }
+            if !parent_exists(share, path) {
+                return Reply::error(
+                    404,
+                    "ParentNotFound",
+                    "The specified parent path does not exist.",
+                );
+            }
+            share.dirs.insert(
+                path.to_string(),
+                Node {
+                    meta: req.meta(),
+                    etag: etag.clone(),
+                    last_modified: now.clone(),
+                },
+            );
+            Reply::new(201)
+                .h("etag", etag)
+                .h("last-modified", now)
+                .h("x-ms-request-server-encrypted", "true")
+                .h("x-ms-file-attributes", "Directory")
+                .h("x-ms-file-creation-time", iso_now())
+                .h("x-ms-file-last-write-time", iso_now())
+                .h("x-ms-file-change-time", iso_now())
+                .h("x-ms-file-permission-key", "0")
+                .h("x-ms-file-id", "0")
+                .h("x-ms-file-parent-id", "0")
+        }
+        ("GET" | "HEAD", None | Some("metadata")) => {
+            let (meta, etag, lm) = if path.is_empty() {
+                (
+                    &BTreeMap::new(),
+                    share.etag.clone(),
+                    share.last_modified.clone(),
+                )
+            } else {
+                match share.dirs.get(path) {
+                    Some(d) => (&d.meta, d.etag.clone(), d.last_modified.clone()),
+                    None => return not_found(),
+                }
+            };
+            let mut r = Reply::new(200)
+                .h("etag", etag)
+                .h("last-modified", lm)
+                .h("x-ms-server-encrypted", "true")
+                .h("x-ms-file-attributes", "Directory");
+            for (k, v) in meta {
+                r = r.h(&format!("x-ms-meta-{k}"), v.clone());
+            }
+            r
+        }
+        ("PUT", Some("metadata")) => match share.dirs.get_mut(path) {
+            Some(d) => {
+                d.meta = req.meta();
+                d.etag = etag.clone();
+                d.last_modified = now.clone();
+                Reply::new(200).h("etag", etag).h("last-modified", now)
+            }
+            None => not_found(),
+        },
+        ("DELETE", None) => {
+            if !share.dirs.contains_key(path) {
+                return not_found();
+            }
+            let child = format!("{path}/");
+            if share.dirs.keys().any(|k| k.starts_with(&child))
+                || share.files.keys().any(|k| k.starts_with(&child))
+            {
+                return Reply::error(
+                    409,
+                    "DirectoryNotEmpty",
+                    "The specified directory is not empty.",
+                );
+            }
+            share.dirs.remove(path);
+            Reply::new(202)
+        }
+        ("GET", Some("list")) => {
+            if !path.is_empty() && !share.dirs.contains_key(path) {
+                return not_found();
+            }
+            list(share, share_name, path, req)
+        }
+        _ => Reply::error(
+            400,
+            "UnsupportedHttpVerb",
+            "This test server does not implement this directory operation.",
+        ),
+    }
+}
+
+fn list(share: &Share, share_name: &str, path: &str, req: &HttpRequest) -> Reply {
+    let prefix = req.q("prefix").unwrap_or("");
+    let marker = req.q("marker").unwrap_or("");
+    let max: usize = match req.q("maxresults") {
+        None => 5000,
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if (1..=5000).contains(&n) => n,
+            _ => {
+                return Reply::error(
+                    400,
+                    "OutOfRangeQueryParameterValue",
+                    "maxresults must be 1-5000.",
+                );
+            }
+        },
+    };
+    let base = if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}/")
+    };
+    // Direct children, sorted by name: (name, is_dir, size).
+    let mut items: Vec<(String, bool, u64)> = Vec::new();
+    for k in share.dirs.keys() {
+        if let Some(n) = k.strip_prefix(&base) {
+            if !n.contains('/') {
+                items.push((n.to_string(), true, 0));
+            }
+        }
+    }
+    for (k, f) in &share.files {
+        if let Some(n) = k.strip_prefix(&base) {
+            if !n.contains('/') {
+                items.push((n.to_string(), false, f.data.len() as u64));
+            }
+        }
+    }
+    items.sort();
+    let selected: Vec<&(String, bool, u64)> = items
+        .iter()
+        .filter(|(n, _, _)| n.starts_with(prefix) && n.as_str() >= marker)
+        .collect();
+    let page = &selected[..selected.len().min(max)];
+    let next = selected
+        .get(max)
+        .map(|(n, _, _)| n.clone())
+        .unwrap_or_default();
+    let mut x = String::from("\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?>");
+    x.push_str(&format!(
+        "<EnumerationResults ServiceEndpoint=\"http://127.0.0.1/{ACCOUNT}/\" ShareName=\"{}\" DirectoryPath=\"{}\">",
+        xml_escape(share_name),
+        xml_escape(path)
+    ));
+    if !prefix.is_empty() {
+        x.push_str(&format!("<Prefix>{}</Prefix>", xml_escape(prefix)));
+    }
+    if !marker.is_empty() {
+        x.push_str(&format!("<Marker>{}</Marker>", xml_escape(marker)));
+    }
+    if req.q("maxresults").is_some() {
+        x.push_str(&format!("<MaxResults>{max}</MaxResults>"));
+    }
+    x.push_str("<Entries>");
+    for (name, is_dir, size) in page {
+        if *is_dir {
+            x.push_str(&format!(
+                "<Directory><Name>{}</Name><Properties /></Directory>",
+                xml_escape(name)
+            ));
+        } else {
+            x.push_str(&format!(
+                "<File><Name>{}</Name><Properties><Content-Length>{size}</Content-Length></Properties></File>",
+                xml_escape(name)
+            ));
+        }
+    }
+    x.push_str("</Entries>");
+    x.push_str(&format!("<NextMarker>{}</NextMarker>", xml_escape(&next)));
+    x.push_str("</EnumerationResults>");
+    Reply::new(200).xml(x)
+}
+
+/// Parses `bytes=a-b` (or `bytes=a-`), end inclusive.
+fn parse_range(v: &str) -> Option<(u64, Option<u64>)> {
+    let r = v.trim().strip_prefix("bytes=")?;
+    let (a, b) = r.split_once('-')?;
+    let a = a.trim().parse().ok()?;
+    let b = if b.trim().is_empty() {
+        None
+    } else {
+        Some(b.trim().parse().ok()?)
+    };
+    if let Some(b) = b {
+        if b < a {
+            return None;
+        }
+    }
+    Some((a, b))
+}
+
+fn add_range(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+    remove_range(ranges, s, e);
+    ranges.push((s, e));
+    ranges.sort();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in ranges.drain(..) {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    *ranges = merged;
+}
+
+fn remove_range(ranges: &mut Vec<(u64, u64)>, s: u64, e: u64) {
+    let mut out = Vec::new();
+    for &(a, b) in ranges.iter() {
+        if b <= s || a >= e {
+            out.push((a, b));
+            continue;
+        }
+        if a < s {
+            out.push((a, s));
+        }
+        if b > e {
+            out.push((e, b));
+        }
+    }
+    *ranges = out;
+}
+
+fn file_op(
+    st: &mut State,
+    share_name: &str,
+    path: &str,
+    m: &str,
+    comp: Option<&str>,
+    req: &HttpRequest,
+) -> Reply {
+    let now = http_now();
+    let etag = st.next_etag();
+    let Some(share) = st.shares.get_mut(share_name) else {
+        return not_found_share();
+    };
+    let not_found = || {
+        Reply::error(
+            404,
+            "ResourceNotFound",
+            "The specified resource does not exist.",
+        )
+    };
+    let lease_id = req.header("x-ms-lease-id");
+    if let Some(f) = share.files.get_mut(path) {
+        f.lease.tick();
+    }
+    match (m, comp) {
+        ("PUT", None) => {
+            if req
+                .header("x-ms-type")
+                .is_none_or(|t| !t.eq_ignore_ascii_case("file"))
+            {
+                return Reply::error(400, "MissingRequiredHeader", "x-ms-type: file is required.");
+            }
+            let Some(size) = req
+                .header("x-ms-content-length")
+                .and_then(|v| v.parse::<u64>().ok())
+            else {
+                return Reply::error(
+                    400,
+                    "MissingRequiredHeader",
+                    "x-ms-content-length is required.",
+                );
+            };
+            if size > 4 * 1024 * 1024 * 1024 * 1024 {
+                return Reply::error(400, "OutOfRangeInput", "The file size exceeds 4 TiB.");
+            }
+            if size > MAX_TEST_FILE {
+                // Not an Azure limit: the test server keeps files in memory.
+                return Reply::error(
+                    400,
+                    "OutOfRangeInput",
+                    "The test server keeps files in memory: at most 1 GiB.",
+                );
+            }
+            if share.dirs.contains_key(path) {
+                return Reply::error(
+                    409,
+                    "ResourceTypeMismatch",
+                    "The specified resource type does not match.",
+                );
+            }
+            if let Some((parent, _)) = path.rsplit_once('/') {
+                if !share.dirs.contains_key(parent) {
+                    return Reply::error(
+                        404,
+                        "ParentNotFound",
+                        "The specified parent path does not exist.",
+                    );
+                }
+            }
+            let lease = match share.files.get(path) {
+                Some(f) => {
+                    if let Err(r) = f.lease.check_write(lease_id, "file") {
+                        return r;
+                    }
+                    f.lease.clone()
+                }
+                None => {
+                    if lease_id.is_some() {
+                        return Reply::error(
+                            412,
+                            "LeaseNotPresentWithFileOperation",
+                            "There is currently no lease on the file.",
+                        );
+                    }
+                    Lease::Available
+                }
+            };
+            share.files.insert(
+                path.to_string(),
+                FileNode {
+                    node: Node {
+                        meta: req.meta(),
+                        etag: etag.clone(),
+                        last_modified: now.clone(),
+                    },
+                    data: vec![0; size as usize],
+                    ranges: Vec::new(),
+                    content_type: req
+                        .header("x-ms-content-type")
+                        .unwrap_or("application/octet-stream")
+                        .to_string(),
+                    lease,
+                },
+            );
+            Reply::new(201)
+                .h("etag", etag)
+                .h("last-modified", now)
+                .h("x-ms-request-server-encrypted", "true")
+                .h("x-ms-file-attributes", "Archive")
+                .h("x-ms-file-creation-time", iso_now())
+                .h("x-ms-file-last-write-time", iso_now())
+                .h("x-ms-file-change-time", iso_now())
+                .h("x-ms-file-permission-key", "0")
+                .h("x-ms-file-id", "0")
+                .h("x-ms-file-parent-id", "0")
+        }
+        ("GET" | "HEAD", None) => {
+            let Some(f) = share.files.get(path) else {
+                return not_found();
+            };
+            if let Some(id) = lease_id {
+                // Reads accept a lease id; it must match when given.
+                if f.lease.active_id().is_some() {
+                    if let Err(r) = f.lease.check_write(Some(id), "file") {
+                        return r;
+                    }
+                } else {
+                    return Reply::error(
+                        412,
+                        "LeaseNotPresentWithFileOperation",
+                        "There is currently no lease on the file.",
+                    );
+                }
+            }
+            let total = f.data.len() as u64;
+            let range = req.header("x-ms-range").or(req.header("range"));
+            let mut r;
+            if m == "GET" && range.is_some() {
+                let Some((a, b)) = range.and_then(parse_range) else {
+                    return Reply::error(400, "InvalidRange", "The range specified is invalid.");
+                };
+                if a >= total {
+                    return Reply::error(
+                        416,
+                        "InvalidRange",
+                        "The range specified is invalid for the current size of the resource.",
+                    )
+                    .h("content-range", format!("bytes */{total}"));
+                }
+                let end = b.unwrap_or(total - 1).min(total - 1);
+                r = Reply::new(206).h("content-range", format!("bytes {a}-{end}/{total}"));
+                r.body = f.data[a as usize..=end as usize].to_vec();
+            } else {
+                r = Reply::new(200);
+                if m == "GET" {
+                    r.body = f.data.clone();
+                } else {
+                    r = r.h("content-length", total.to_string());
+                }
+            }
+            r = r
+                .h("etag", f.node.etag.clone())
+                .h("last-modified", f.node.last_modified.clone())
+                .h("content-type", f.content_type.clone())
+                .h("accept-ranges", "bytes")
+                .h("x-ms-type", "File")
+                .h("x-ms-server-encrypted", "true")
+                .h("x-ms-file-attributes", "Archive");
+            for (k, v) in &f.node.meta {
+                r = r.h(&format!("x-ms-meta-{k}"), v.clone());
+            }
+            f.lease.headers(&mut r.headers);
+            r
+        }
+        ("PUT", Some("range")) => {
+            let Some(f) = share.files.get_mut(path) else {
+                return not_found();
+            };
+            if let Err(r) = f.lease.check_write(lease_id, "file") {
+                return r;
+            }
+            let Some((a, Some(b))) = req
+                .header("x-ms-range")
+                .or(req.header("range"))
+                .and_then(parse_range)
+            else {
+                return Reply::error(400, "InvalidRange", "x-ms-range must be bytes=start-end.");
+            };
+            let len = b - a + 1;
+            let write = req.header("x-ms-write").unwrap_or("").to_ascii_lowercase();
+            if b >= f.data.len() as u64 {
+                return Reply::error(
+                    416,
+                    "InvalidRange",
+                    "The range specified is invalid for the current size of the resource.",
+                );
+            }
+            match write.as_str() {
+                "update" => {
+                    if len > MAX_RANGE {
+                        return Reply::error(
+                            413,
+                            "RequestBodyTooLarge",
+                            "The request body is too large and exceeds the maximum permissible limit (4 MiB).",
+                        );
+                    }
+                    if req.body.len() as u64 != len {
+                        return Reply::error(
+                            400,
+                            "InvalidHeaderValue",
+                            "Content-Length does not match the size of x-ms-range.",
+                        );
+                    }
+                    f.data[a as usize..=b as usize].copy_from_slice(&req.body);
+                    add_range(&mut f.ranges, a, b + 1);
+                }
+                "clear" => {
+                    if !req.body.is_empty() {
+                        return Reply::error(
+                            400,
+                            "InvalidHeaderValue",
+                            "Content-Length must be 0 for x-ms-write: clear.",
+                        );
+                    }
+                    f.data[a as usize..=b as usize].fill(0);
+                    remove_range(&mut f.ranges, a, b + 1);
+                }
+                _ => {
+                    return Reply::error(
+                        400,
+                        "InvalidHeaderValue",
+                        "x-ms-write must be update or clear.",
+                    );
+                }
+            }
+            f.node.etag = etag.clone();
+            f.node.last_modified = now.clone();
+            Reply::new(201)
+                .h("etag", etag)
+                .h("last-modified", now)
+                .h("x-ms-request-server-encrypted", "true")
+                .h("x-ms-file-last-write-time", iso_now())
+        }
+        ("PUT", Some("properties")) => {
+            let Some(f) = share.files.get_mut(path) else {
+                return not_found();
+            };
+            if let Err(r) = f.lease.check_write(lease_id, "file") {
+                return r;
+            }
+            if let Some(size) = req.header("x-ms-content-length") {
+                let Ok(size) = size.parse::<u64>() else {
+                    return Reply::error(
+                        400,
+                        "InvalidHeaderValue",
+                        "x-ms-content-length is invalid.",
+                    );
+                };
+                if size > MAX_TEST_FILE {
+                    return Reply::error(
+                        400,
+                        "OutOfRangeInput",
+                        "The test server keeps files in memory: at most 1 GiB.",
+                    );
+                }
+                f.data.resize(size as usize, 0);
+                remove_range(&mut f.ranges, size, u64::MAX);
+            }
+            if let Some(ct) = req.header("x-ms-content-type") {
+                f.content_type = ct.to_string();
+            }
+            f.node.etag = etag.clone();
+            f.node.last_modified = now.clone();
+            Reply::new(200).h("etag", etag).h("last-modified", now)
+        }
+        ("PUT", Some("metadata")) => {
+            let Some(f) = share.files.get_mut(path) else {
+                return not_found();
+            };
+            if let Err(r) = f.lease.check_write(lease_id, "file") {
+                return r;
+            }
+            f.node.meta = req.meta();
+            f.node.etag = etag.clone();
+            f.node.last_modified = now.clone();
+            Reply::new(200).h("etag", etag).h("last-modified", now)
+        }
+        ("DELETE", None) => {
+            let Some(f) = share.files.get(path) else {
+                return not_found();
+            };
+            if let Err(r) = f.lease.check_write(lease_id, "file") {
+                return r;
+            }
+            share.files.remove(path);
+            Reply::new(202)
+        }
+        ("PUT", Some("lease")) => {
+            let Some(f) = share.files.get_mut(path) else {
+                return not_found();
+            };
+            let r = lease_op(&mut f.lease, req, true);
+            if r.status < 300 {
+                r.h("etag", f.node.etag.clone())
+                    .h("last-modified", f.node.last_modified.clone())
+            } else {
+                r
+            }
+        }
+        ("GET", Some("rangelist")) => {
+            let Some(f) = share.files.get(path) else {
+                return not_found();
+            };
+            let total = f.data.len() as u64;
+            let (lo, hi) = match req
+                .header("x-ms-range")
+                .or(req.header("range"))
+                .map(parse_range)
+            {
+                None => (0, total),
+                Some(Some((a, b))) => (a, b.map(|b| b + 1).unwrap_or(total).min(total)),
+                Some(None) => {
+                    return Reply::error(400, "InvalidRange", "The range specified is invalid.");
+                }
+            };
+            let mut x = String::from("\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Ranges>");
+            for &(a, b) in &f.ranges {
+                let (a, b) = (a.max(lo), b.min(hi));
+                if a < b {
+                    x.push_str(&format!(
+                        "<Range><Start>{a}</Start><End>{}</End></Range>",
+                        b - 1
+                    ));
+                }
+            }
+            x.push_str("</Ranges>");
+            Reply::new(200)
+                .h("etag", f.node.etag.clone())
+                .h("last-modified", f.node.last_modified.clone())
+                .h("x-ms-content-length", total.to_string())
+                .xml(x)
+        }
+        _ => Reply::error(
+            400,
+            "UnsupportedHttpVerb",
+            "This test server does not implement this file operation.",
+        ),
+    }
+}
