@@ -7,6 +7,8 @@ pub mod file_server;
 pub mod queue;
 pub mod scripted;
 pub mod table;
+pub mod tls;
+pub mod token;
 pub mod update;
 
 use std::sync::atomic::{AtomicU32, Ordering};
