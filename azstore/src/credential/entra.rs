@@ -36,6 +36,9 @@ use super::{AccessToken, Credential, TokenProvider};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::TransportOptions;
 
+/// Microsoft's crates, re-exported so that you build credentials with the versions azstore uses.
+pub use {azure_core, azure_identity};
+
 /// The scope of Azure Storage's data plane (Blob, Queue, Table, File).
 pub const STORAGE_SCOPE: &str = "https://storage.azure.com/.default";
 
@@ -62,14 +65,22 @@ impl Credential {
     /// # let _ = account; Ok(()) }
     /// ```
     pub fn entra(credential: Arc<dyn TokenCredential>) -> Credential {
-        Credential::bearer(EntraSource(credential))
+        Credential::bearer(EntraTokens(credential))
     }
 }
 
-/// Adapts a `TokenCredential` to azstore's [`TokenProvider`].
-struct EntraSource(Arc<dyn TokenCredential>);
+/// A `TokenCredential` as an azstore [`TokenProvider`] for [`STORAGE_SCOPE`]: to put behind a
+/// [`TokenCache`](super::TokenCache) with options of your own (e.g. another fetch timeout);
+/// [`Credential::entra`] does it with the defaults.
+pub struct EntraTokens(pub Arc<dyn TokenCredential>);
 
-impl TokenProvider for EntraSource {
+impl std::fmt::Debug for EntraTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("EntraTokens").field(&self.0).finish()
+    }
+}
+
+impl TokenProvider for EntraTokens {
     fn token(
         &self,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<AccessToken>> + Send + '_>> {

@@ -13,7 +13,8 @@
 //! one attempt's default timeout), and a cold start of many requests costs one token request.
 //! Every token request is bounded by [`TokenCache::with_fetch_timeout`] (default 30 s); a
 //! failure or timeout is an [`ErrorKind::Auth`] error with [`RequestSent::No`], given to every
-//! request that waited for that attempt, and never retried in a loop: the next request tries again.
+//! request that waited for that attempt and to those that start within the next second, and
+//! never retried in a loop: the first request after that second tries again.
 //!
 //! Tokens never appear in `Debug`, `Display`, errors or logs.
 
@@ -163,19 +164,20 @@ fn check_token_chars(token: &str) -> Result<()> {
 const REFRESH_AHEAD: Duration = Duration::from_secs(5 * 60);
 /// Never hand out a token with less than this (or a quarter of its lifetime) left.
 const MIN_REMAINING: Duration = Duration::from_secs(2 * 60);
-/// After a failed refresh-ahead, keep using the current token this long before trying again.
-const RETRY_AFTER_FAILED_REFRESH: Duration = Duration::from_secs(2);
+/// After a failed token request, this long passes before the next one: meanwhile requests use
+/// the current token if it is still usable, or get the same error.
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 
 /// A caching, single-flight front for a [`TokenProvider`] (see the module docs for the
 /// schedule). Cheap to clone; clones share the cache.
 #[derive(Clone)]
 pub struct TokenCache {
     inner: Arc<CacheInner>,
+    fetch_timeout: Duration,
 }
 
 struct CacheInner {
     source: Arc<dyn TokenProvider>,
-    fetch_timeout: Duration,
     /// The cached token and the outcome of the last fetch. Held only for a few instructions,
     /// never across an `.await`.
     state: Mutex<State>,
@@ -212,41 +214,32 @@ impl TokenCache {
         TokenCache {
             inner: Arc::new(CacheInner {
                 source,
-                fetch_timeout: Duration::from_secs(30),
                 state: Mutex::new(State::default()),
                 fetching: tokio::sync::Mutex::new(()),
             }),
+            fetch_timeout: Duration::from_secs(30),
         }
     }
 
     /// Replaces the time allowed for one token request (default 30 s). A request that takes
     /// longer fails with [`ErrorKind::Auth`].
     #[must_use]
-    pub fn with_fetch_timeout(self, timeout: Duration) -> TokenCache {
-        let inner = Arc::try_unwrap(self.inner).unwrap_or_else(|shared| CacheInner {
-            source: shared.source.clone(),
-            fetch_timeout: shared.fetch_timeout,
-            state: Mutex::new(State::default()),
-            fetching: tokio::sync::Mutex::new(()),
-        });
-        TokenCache {
-            inner: Arc::new(CacheInner {
-                fetch_timeout: timeout,
-                ..inner
-            }),
-        }
+    pub fn with_fetch_timeout(mut self, timeout: Duration) -> TokenCache {
+        self.fetch_timeout = timeout;
+        self
     }
 
     /// A token with enough time left for a request, from memory when possible.
     pub async fn get(&self) -> Result<AccessToken> {
         let inner = &*self.inner;
         let now = Instant::now();
-        let (seen_generation, cached, recently_failed) = {
+        let (seen_generation, cached, recent_failure) = {
             let st = inner.state.lock().unwrap_or_else(|p| p.into_inner());
-            let recently_failed = st
+            let recent_failure = st
                 .failed_at
-                .is_some_and(|t| now < t + RETRY_AFTER_FAILED_REFRESH);
-            (st.generation, st.token.clone(), recently_failed)
+                .filter(|t| now < *t + RETRY_AFTER_FAILURE)
+                .and_then(|_| st.last_error.as_ref().map(Error::duplicate));
+            (st.generation, st.token.clone(), recent_failure)
         };
         if let Some(c) = &cached {
             if now < c.refresh_at {
@@ -254,7 +247,7 @@ impl TokenCache {
             }
             if now < c.usable_until {
                 // Refresh ahead: one task fetches, everyone else keeps the current token.
-                if recently_failed {
+                if recent_failure.is_some() {
                     return Ok(c.token.clone());
                 }
                 if let Ok(_gate) = inner.fetching.try_lock() {
@@ -269,7 +262,12 @@ impl TokenCache {
                 return Ok(c.token.clone());
             }
         }
-        // No usable token: wait at the gate; whoever gets there first fetches for everyone.
+        // No usable token. Right after a failed token request, share its error instead of
+        // asking again (a burst of requests must not become a burst of token requests).
+        if let Some(e) = recent_failure {
+            return Err(e);
+        }
+        // Wait at the gate; whoever gets there first fetches for everyone.
         let _gate = inner.fetching.lock().await;
         {
             let st = inner.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -291,7 +289,7 @@ impl TokenCache {
     /// One bounded token request; stores the outcome. Called with the gate held.
     async fn fetch(&self) -> Result<AccessToken> {
         let inner = &*self.inner;
-        let timeout = inner.fetch_timeout;
+        let timeout = self.fetch_timeout;
         let outcome = match tokio::time::timeout(timeout, inner.source.token()).await {
             Err(_) => Err(auth_error(format!(
                 "no access token within {timeout:?} (token request timed out)"
@@ -350,7 +348,7 @@ impl fmt::Debug for TokenCache {
                 "expires_on",
                 &st.token.as_ref().map(|c| c.token.expires_on()),
             )
-            .field("fetch_timeout", &self.inner.fetch_timeout)
+            .field("fetch_timeout", &self.fetch_timeout)
             .finish_non_exhaustive()
     }
 }
