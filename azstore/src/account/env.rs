@@ -245,6 +245,27 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "identity")]
+    #[test]
+    fn login_or_no_secret_means_entra_id_with_the_feature() {
+        // Only builds the credential chain (no token request happens here).
+        let a = resolve_map(&[
+            ("AZURE_STORAGE_ACCOUNT", "acct1"),
+            ("AZURE_STORAGE_KEY", "c2VjcmV0a2V5"),
+            ("AZURE_STORAGE_AUTH_MODE", "login"),
+        ])
+        .unwrap();
+        assert!(matches!(a.credential(), Credential::Bearer(_)));
+        let a = resolve_map(&[("AZURE_STORAGE_ACCOUNT_NAME", "acct1")]).unwrap();
+        assert!(matches!(a.credential(), Credential::Bearer(_)));
+        let e = resolve_map(&[
+            ("AZURE_STORAGE_ACCOUNT", "acct1"),
+            ("AZURE_STORAGE_AUTH_MODE", "key"),
+        ])
+        .unwrap_err();
+        assert!(e.message().contains("AZURE_STORAGE_KEY"), "{e}");
+    }
+
     #[cfg(not(feature = "identity"))]
     #[test]
     fn login_without_the_feature_says_so() {

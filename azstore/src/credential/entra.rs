@@ -44,7 +44,7 @@ pub const STORAGE_SCOPE: &str = "https://storage.azure.com/.default";
 
 impl Credential {
     /// A bearer credential from an Entra ID [`TokenCredential`] (any `azure_identity`
-    /// credential), asking for [`STORAGE_SCOPE`], behind a [`TokenCache`].
+    /// credential), asking for [`STORAGE_SCOPE`], behind a [`TokenCache`](super::TokenCache).
     ///
     /// ```no_run
     /// # fn demo() -> azstore::Result<()> {

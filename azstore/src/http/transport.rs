@@ -49,7 +49,7 @@ enum ProxyChoice {
     /// No proxy, whatever the environment says.
     Disabled,
     /// This proxy for every request (the URL may carry credentials; never printed).
-    Explicit(reqwest::Proxy),
+    Explicit(Box<reqwest::Proxy>),
 }
 
 /// Network options shared by the clients built from one [`crate::ClientOptions`].
@@ -156,7 +156,7 @@ impl TransportOptions {
     pub fn proxy(mut self, url: &str) -> Result<TransportOptions> {
         let proxy = reqwest::Proxy::all(url)
             .map_err(|_| Error::invalid_input("proxy: not a valid proxy URL"))?;
-        self.proxy = ProxyChoice::Explicit(proxy);
+        self.proxy = ProxyChoice::Explicit(Box::new(proxy));
         Ok(self)
     }
 
@@ -222,7 +222,7 @@ impl TransportOptions {
         b = match &self.proxy {
             ProxyChoice::FromEnvironment => b,
             ProxyChoice::Disabled => b.no_proxy(),
-            ProxyChoice::Explicit(p) => b.proxy(p.clone()),
+            ProxyChoice::Explicit(p) => b.proxy((**p).clone()),
         };
         b.build().map_err(|e| {
             Error::invalid_input("could not build the HTTP client (TLS roots or proxy settings)")
