@@ -38,7 +38,7 @@ async fn main() -> azstore::Result<()> {
         Err(e) => return Err(e),
         Ok(_) => panic!("a stale If-Match write must not succeed"),
     }
-    let current = blob.download(&Conditions::none()).await?;
+    let current = blob.download().await?;
     println!(
         "content is still the third party's: {:?}",
         String::from_utf8_lossy(&current.body)

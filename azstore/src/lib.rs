@@ -22,7 +22,7 @@
 //! ```no_run
 //! # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
 //! use azstore::Conditions;
-//! let current = blob.download(&Conditions::none()).await?;
+//! let current = blob.download().await?;
 //! match blob.upload("v2", &Conditions::if_match(&current.properties.etag)).await {
 //!     Ok(written) => println!("new version {}", written.etag),
 //!     Err(e) if e.is_precondition_failed() => println!("someone else won; re-read"),
