@@ -88,12 +88,13 @@ pub mod credential;
 pub mod error;
 pub mod http;
 mod names;
+mod shortcuts;
 mod time_fmt;
 
 #[cfg(test)]
 mod proptests;
 
-pub use account::{Endpoint, Service, StorageAccount};
+pub use account::{EmulatorPorts, Endpoint, Service, StorageAccount};
 pub use auth::sas::SasBuilder;
 pub use conditions::{Conditions, ETag, LeaseId, MatchCondition};
 pub use credential::{Credential, SasToken, SharedKeyCredential, TokenProvider};
