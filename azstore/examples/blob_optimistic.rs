@@ -3,7 +3,7 @@
 //! refused with 412 while the third party's content survives, then re-read and retry.
 //!
 //! Run against the local emulator:
-//! `scripts/azurite run -- cargo run --example optimistic_blob`
+//! `scripts/azurite run -- cargo run --example blob_optimistic`
 use azstore::blob::UploadOptions;
 use azstore::{BlobServiceClient, Conditions, StorageAccount};
 
