@@ -87,7 +87,7 @@
 //! | [`table`], [`queue`], [`file`] | the other three services |
 //! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
-//! | [`update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
+//! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
 //! from [`Conditions`]) → the pipeline stamps date and version, signs, sends, and classifies the
