@@ -84,7 +84,7 @@
 //! | [`error`] | one [`Error`]: kind, status, [`ErrorCode`], request id, [`RequestSent`] |
 //! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
 //! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
-//! | [`table`], [`queue`], [`file`] | the other three services |
+//! | [`table`], [`queue`], [`mod@file`] | the other three services |
 //! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
 //! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
