@@ -33,10 +33,7 @@ async fn tour(credential: Credential) -> azstore::Result<()> {
     container.create().await?;
     let blob = container.blob("b.txt")?;
     blob.upload("hello", &Conditions::none()).await?;
-    assert_eq!(
-        &blob.download(&Conditions::none()).await?.body[..],
-        b"hello"
-    );
+    assert_eq!(&blob.download().await?.body[..], b"hello");
 
     let queues = azstore::QueueServiceClient::with_options(&account, https_options())?;
     let queue = queues.queue(&testkit::unique("tok"))?;
@@ -217,7 +214,7 @@ async fn sixty_four_cold_requests_cause_one_token_request() {
     let tasks: Vec<_> = (0..64)
         .map(|_| {
             let blob = blob.clone();
-            tokio::spawn(async move { blob.get_properties(&Conditions::none()).await })
+            tokio::spawn(async move { blob.get_properties().await })
         })
         .collect();
     for t in tasks {
@@ -242,7 +239,7 @@ async fn short_lived_tokens_are_refreshed_before_they_expire() {
     let mut requests = 0;
     while start.elapsed() < Duration::from_secs(5) {
         container
-            .get_properties(&Conditions::none())
+            .get_properties()
             .await
             .unwrap_or_else(|e| panic!("request {requests} failed: {e}"));
         requests += 1;
