@@ -358,3 +358,43 @@ impl TokenProvider for TokenCache {
         Box::pin(self.get())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "eyJhbGciOiJub25lIn0.eyJleHAiOjQxMDI0NDQ4MDB9.c2VjcmV0";
+
+    #[test]
+    fn static_tokens_read_the_jwt_expiry_and_hide_the_token() {
+        let t = StaticToken::new(SECRET).unwrap();
+        assert_eq!(t.0.expires_on().unix_timestamp(), 4_102_444_800);
+        let opaque = StaticToken::new("opaque-token").unwrap();
+        assert!(opaque.0.expires_on().year() == 9999);
+        assert!(StaticToken::new("").is_err());
+        assert!(StaticToken::new("two words").is_err());
+        let cred = crate::Credential::bearer(t.clone());
+        for shown in [format!("{t:?}"), format!("{:?}", t.0), format!("{cred:?}")] {
+            assert!(!shown.contains("c2VjcmV0"), "{shown}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cache_hides_the_token_and_refuses_unsendable_ones() {
+        let cache = TokenCache::new(StaticToken(AccessToken::new(
+            SECRET,
+            OffsetDateTime::now_utc() + time::Duration::hours(1),
+        )));
+        assert_eq!(cache.get().await.unwrap().expose_secret(), SECRET);
+        assert!(!format!("{cache:?}").contains("c2VjcmV0"));
+
+        let bad = TokenCache::new(StaticToken(AccessToken::new(
+            "line\nbreak",
+            OffsetDateTime::now_utc() + time::Duration::hours(1),
+        )));
+        let e = bad.get().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Auth);
+        assert_eq!(e.request_sent(), RequestSent::No);
+        assert!(!e.to_string().contains("break"), "{e}");
+    }
+}
