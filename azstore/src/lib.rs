@@ -83,6 +83,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod clock;
 pub mod conditions;
 pub mod credential;
 pub mod error;

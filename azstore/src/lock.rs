@@ -481,14 +481,29 @@ impl HeldLock {
         self.guard()
     }
 
-    /// True while the lock is (certainly) held.
+    /// True while the lock is (certainly) held; decides from the lease's loss deadline as well
+    /// as from what the renew task published (see [`LeaseGuard::is_held`]), so it is right
+    /// at once after a pause. It cannot cover a pause *between* this check and your write:
+    /// for that, pass the [fencing token](Self::fencing_token) to the protected resource (see
+    /// [Pauses, clocks and fencing](crate::lock#pauses-clocks-and-fencing)).
     pub fn is_held(&self) -> bool {
         self.guard().is_held()
     }
 
-    /// `Ok(())` while held, else an error with `lease_lost() == true`.
+    /// `Ok(())` while held, else an error with `lease_lost() == true`; decides like
+    /// [`is_held`](Self::is_held).
     pub fn check(&self) -> Result<()> {
         self.guard().check()
+    }
+
+    /// The lease state, deciding like [`is_held`](Self::is_held) (see [`LeaseGuard::state`]).
+    pub fn state(&self) -> GuardState {
+        self.guard().state()
+    }
+
+    /// The lease's loss deadline on its clock; see [`LeaseGuard::deadline`].
+    pub fn deadline(&self) -> Option<Duration> {
+        self.guard().deadline()
     }
 
     /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].

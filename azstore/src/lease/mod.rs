@@ -35,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::http::{Request, Response};
 
 mod blob;
+pub(crate) mod deadline;
 mod guard;
 
 pub use guard::{GuardOptions, GuardState, LeaseGuard, LeaseLoss, ReleaseOutcome};
