@@ -47,6 +47,7 @@ fn holder_binary() -> PathBuf {
 struct Holder {
     child: Child,
     lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
 }
 
 impl Holder {
@@ -55,15 +56,17 @@ impl Holder {
         assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, sig) }, 0);
     }
 
-    fn expect_line(&self, prefix: &str, within: Duration) -> String {
+    /// The value of the line starting with `prefix` (lines seen before are kept, so the
+    /// order in which the holder prints does not matter).
+    fn expect_line(&mut self, prefix: &str, within: Duration) -> String {
         let end = Instant::now() + within;
         loop {
+            if let Some(line) = self.seen.iter().find(|l| l.starts_with(prefix)) {
+                return line[prefix.len()..].trim().to_string();
+            }
             let left = end.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) if line.starts_with(prefix) => {
-                    return line[prefix.len()..].trim().to_string();
-                }
-                Ok(_) => {}
+                Ok(line) => self.seen.push(line),
                 Err(e) => panic!("holder did not print {prefix:?} within {within:?}: {e}"),
             }
         }
@@ -120,7 +123,11 @@ fn one_run(mode: &'static str) -> Report {
             }
         }
     });
-    let holder = Holder { child, lines };
+    let mut holder = Holder {
+        child,
+        lines,
+        seen: Vec::new(),
+    };
     let a_token: u64 = holder
         .expect_line("ACQUIRED ", Duration::from_secs(30))
         .parse()
