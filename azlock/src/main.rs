@@ -13,7 +13,10 @@ const SENTINEL_ARG: &str = "__azlock_sentinel";
 
 #[cfg(unix)]
 fn main() -> std::process::ExitCode {
-    if std::env::args_os().nth(1).is_some_and(|a| a == SENTINEL_ARG) {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == SENTINEL_ARG)
+    {
         return sentinel::main();
     }
     unix::main()

@@ -33,7 +33,10 @@ use std::time::Duration;
 use azstore::clock::Clock;
 
 enum Msg {
-    Beat { term_at: Duration, kill_at: Duration },
+    Beat {
+        term_at: Duration,
+        kill_at: Duration,
+    },
     Group(libc::pid_t),
     Done,
     Closed,
@@ -145,7 +148,11 @@ pub(crate) fn main() -> ExitCode {
                 if group.is_some() {
                     let now = clock.now();
                     term_at = Some(now);
-                    kill_at = Some(kill_at.map_or(now, |k| k.max(now)).min(now + Duration::from_secs(10)));
+                    kill_at = Some(
+                        kill_at
+                            .map_or(now, |k| k.max(now))
+                            .min(now + Duration::from_secs(10)),
+                    );
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -163,22 +170,6 @@ fn send(g: libc::pid_t, sig: libc::c_int) {
     // SAFETY: kill(2) to the command's process group, whose id azlock sent us (> 1).
     unsafe {
         libc::kill(-g, sig);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_the_protocol_and_refuses_anything_else() {
-        assert!(matches!(parse("beat 5 7"), Some(Msg::Beat { .. })));
-        assert!(matches!(parse("group 4242"), Some(Msg::Group(4242))));
-        assert!(matches!(parse("done"), Some(Msg::Done)));
-        for bad in ["", "beat", "beat 1", "beat x 2", "beat 1 2 3", "group 1", "group 0",
-            "group -5", "group", "done now", "kill 5"] {
-            assert!(parse(bad).is_none(), "{bad:?}");
-        }
     }
 }
 
@@ -249,5 +240,32 @@ impl Drop for Sentinel {
         // the command (if it still runs). Reap it if it has exited; otherwise init will.
         self.pipe = None;
         let _ = self.process.try_wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_protocol_and_refuses_anything_else() {
+        assert!(matches!(parse("beat 5 7"), Some(Msg::Beat { .. })));
+        assert!(matches!(parse("group 4242"), Some(Msg::Group(4242))));
+        assert!(matches!(parse("done"), Some(Msg::Done)));
+        for bad in [
+            "",
+            "beat",
+            "beat 1",
+            "beat x 2",
+            "beat 1 2 3",
+            "group 1",
+            "group 0",
+            "group -5",
+            "group",
+            "done now",
+            "kill 5",
+        ] {
+            assert!(parse(bad).is_none(), "{bad:?}");
+        }
     }
 }

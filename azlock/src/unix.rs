@@ -34,9 +34,25 @@ ENVIRONMENT:
 EXIT STATUS (run):
   the command's own exit status (128+N if it was killed by signal N)
   75   the lock could not be had within --wait; the command was not run
-  70   the lock was lost while the command ran; it was sent SIGTERM (SIGKILL after --grace)
+  70   the lock was lost while the command ran; its process group was sent SIGTERM (SIGKILL
+       after --grace), or the sentinel had stopped it (see PAUSES)
   130/143  azlock was interrupted (Ctrl-C / SIGTERM); the command was stopped, the lock released
   1    storage or start-up error;  2  invalid arguments
+
+PAUSES (what is guaranteed, and what still needs the fencing token):
+  The command runs in a process group of its own (like timeout(1): it is not the terminal's
+  foreground job, so an interactive command that reads the terminal stops). azlock renews the lease every third of
+  --duration and treats it as lost when no renew succeeded for 5/6 of --duration (measured on
+  CLOCK_BOOTTIME, which counts suspend); then it stops the command (exit 70).
+  If azlock itself stalls (SIGSTOP, debugger, cgroup freeze, swap storm), a sentinel process
+  (azlock re-executed in its own process group, fed heartbeats over a pipe) sends SIGTERM to
+  the command's process group at that loss deadline and SIGKILL --duration/12 later, still
+  before the lease can expire on the service; if azlock dies, it does so at once. So the
+  command does not outlive the lease as long as the sentinel runs.
+  Not covered: the whole machine frozen (the sentinel is frozen too), processes that leave the
+  command's process group, and any write that was already under way (a check then a write can
+  always be split by a pause). For those, have the resource refuse AZLOCK_FENCING_TOKEN values
+  smaller than the largest it has seen, or write to the lock blob with AZLOCK_LEASE_ID.
 
 EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is running):
   0 2 * * *  AZURE_STORAGE_CONNECTION_STRING=... azlock run --container locks --blob nightly-backup --duration 60 -- /usr/local/bin/backup.sh
@@ -230,7 +246,11 @@ enum Outcome {
 
 /// Tells the sentinel the lease's deadlines: SIGTERM at the guard's loss deadline, SIGKILL
 /// `kill_delay` later (half the safety margin: still before the lease can expire).
-fn heartbeat(sentinel: &mut Sentinel, held: &HeldLock, kill_delay: Duration) -> std::io::Result<()> {
+fn heartbeat(
+    sentinel: &mut Sentinel,
+    held: &HeldLock,
+    kill_delay: Duration,
+) -> std::io::Result<()> {
     match held.deadline() {
         Some(term_at) => sentinel.beat(term_at, term_at + kill_delay),
         None => Ok(()),
@@ -395,7 +415,6 @@ fn describe(st: std::process::ExitStatus) -> String {
         _ => "unknown status".to_string(),
     }
 }
-
 
 async fn release(held: HeldLock) {
     match held.release().await {

@@ -70,7 +70,10 @@ fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
         if let Some(st) = child.try_wait().unwrap() {
             return st;
         }
-        assert!(t.elapsed() < within, "azlock did not exit within {within:?}");
+        assert!(
+            t.elapsed() < within,
+            "azlock did not exit within {within:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -103,7 +106,10 @@ fn frozen_holder(freeze_command_too: bool) {
         if let Ok(s) = std::fs::read_to_string(&started) {
             break s;
         }
-        assert!(t.elapsed() < Duration::from_secs(20), "command did not start");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "command did not start"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut parts = line.split_whitespace();
@@ -111,7 +117,10 @@ fn frozen_holder(freeze_command_too: bool) {
     let a_token: u64 = parts.next().unwrap().parse().unwrap();
     cleanup.0.push(command_group);
     while records(&log).len() < 3 {
-        assert!(t.elapsed() < Duration::from_secs(20), "command writes nothing");
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "command writes nothing"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 
@@ -180,7 +189,10 @@ fn frozen_holder(freeze_command_too: bool) {
         .unwrap();
     let recs = records(&log);
     let first_b = recs.iter().position(|r| r.starts_with("B ")).unwrap();
-    let overlaps = recs[first_b..].iter().filter(|r| r.starts_with("A ")).count();
+    let overlaps = recs[first_b..]
+        .iter()
+        .filter(|r| r.starts_with("A "))
+        .count();
     eprintln!(
         "azlock frozen ({}): B acquired {:.1} s after the freeze; A records {first_b}, B records {}, \
          A after B {overlaps}; azlock exited {:.0} ms after the resume with {status}",
@@ -193,9 +205,15 @@ fn frozen_holder(freeze_command_too: bool) {
         recs.len() - first_b - overlaps,
         resume_to_exit.as_secs_f64() * 1e3
     );
-    assert_eq!(overlaps, 0, "the command wrote after B's first record\n{err}");
+    assert_eq!(
+        overlaps, 0,
+        "the command wrote after B's first record\n{err}"
+    );
     assert_eq!(status.code(), Some(70), "{err}");
-    assert!(err.contains("no heartbeat from azlock"), "the sentinel acted: {err}");
+    assert!(
+        err.contains("no heartbeat from azlock"),
+        "the sentinel acted: {err}"
+    );
     assert!(err.contains("lost the lock"), "{err}");
 }
 

@@ -159,7 +159,9 @@ impl ManualClock {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
         let _ = self
             .0
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| Some(n.saturating_add(by)));
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_add(by))
+            });
     }
 
     /// The [`Clock`] to hand to a guard.

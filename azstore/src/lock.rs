@@ -25,6 +25,17 @@
 //! held.release().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Pauses, clocks and fencing
+//!
+//! [`HeldLock::is_held`], [`check`](HeldLock::check) and [`state`](HeldLock::state) decide
+//! from the lease's loss deadline, measured on a clock that counts pauses and system suspend,
+//! and publish the loss themselves: a holder resumed after a pause past its lease learns at its
+//! very first check that it no longer holds the lock, even before the renew task runs. What
+//! no check can cover is a pause *between* the check and the write; there the fencing token
+//! (checked by the protected resource) or a write carrying the lease id closes the window.
+//! Both are shown, with the details, in
+//! [the lease module's section](crate::lease#pauses-clocks-and-fencing).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -159,7 +159,12 @@ mod tests {
     #[tokio::test]
     async fn expires_once_and_stays_expired() {
         let m = ManualClock::new();
-        let d = Deadline::new(m.clock(), Duration::ZERO, Instant::now(), Duration::from_secs(10));
+        let d = Deadline::new(
+            m.clock(),
+            Duration::ZERO,
+            Instant::now(),
+            Duration::from_secs(10),
+        );
         let mut published = Vec::new();
         assert!(!d.expire_if_due(|s| published.push(s)));
         m.advance(Duration::from_secs(4));
@@ -187,7 +192,12 @@ mod tests {
     #[tokio::test]
     async fn a_confirmation_after_the_deadline_publishes_the_loss() {
         let m = ManualClock::new();
-        let d = Deadline::new(m.clock(), Duration::ZERO, Instant::now(), Duration::from_secs(10));
+        let d = Deadline::new(
+            m.clock(),
+            Duration::ZERO,
+            Instant::now(),
+            Duration::from_secs(10),
+        );
         m.advance(Duration::from_secs(11));
         let mut published = None;
         assert!(!d.confirm(

@@ -457,7 +457,9 @@ impl<T: Leasable> LeaseGuard<T> {
 
     /// Publishes the loss if the deadline has passed while the state still says held.
     fn refresh(&self) {
-        refresh(&self.state_tx, &self.deadline, || self.target.lease_target());
+        refresh(&self.state_tx, &self.deadline, || {
+            self.target.lease_target()
+        });
     }
 
     async fn stop_task(&mut self) {
@@ -526,7 +528,11 @@ fn publish_loss(state: &watch::Sender<GuardState>, target: &str, loss: LeaseLoss
 }
 
 /// If the state says held but the deadline has passed, publishes the loss (`Unconfirmed`).
-fn refresh(state: &watch::Sender<GuardState>, deadline: &Deadline, target: impl FnOnce() -> String) {
+fn refresh(
+    state: &watch::Sender<GuardState>,
+    deadline: &Deadline,
+    target: impl FnOnce() -> String,
+) {
     let held = matches!(*state.borrow(), GuardState::Held);
     if held {
         deadline.expire_if_due(|since| {

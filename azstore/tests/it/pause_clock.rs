@@ -9,7 +9,9 @@ use testkit::queue as queue_support;
 use std::time::Duration;
 
 use azstore::clock::ManualClock;
-use azstore::lease::{GuardOptions, GuardState, LeaseDuration, LeaseGuard, LeaseLoss, ReleaseOutcome};
+use azstore::lease::{
+    GuardOptions, GuardState, LeaseDuration, LeaseGuard, LeaseLoss, ReleaseOutcome,
+};
 use azstore::lock::{BlobLock, LockOptions};
 use azstore::queue::{GuardOptions as MessageGuardOptions, MessageGuard};
 use azstore::{Conditions, blob::LeaseState};
@@ -154,7 +156,10 @@ async fn message_guard_reports_a_passed_deadline_before_its_task_runs() {
     assert!(!guard.is_lost());
     assert!(!signal.is_lost());
     manual.advance(Duration::from_secs(1));
-    assert!(signal.is_lost(), "its invisibility ran out: another consumer may have it");
+    assert!(
+        signal.is_lost(),
+        "its invisibility ran out: another consumer may have it"
+    );
     assert!(guard.is_lost());
     assert!(Box::pin(signal.lost()).now_or_never().is_some());
     // Ending the guard is still clean; the message reappears when its timeout ends.

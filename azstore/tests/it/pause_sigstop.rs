@@ -19,10 +19,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use azstore::BlobServiceClient;
 use azstore::clock::Clock;
 use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
-use azstore::BlobServiceClient;
 
 const MODES: [&str; 3] = ["async-is-held", "async-check", "thread-is-held"];
 const RUNS_PER_MODE: usize = 2;
@@ -53,7 +53,10 @@ struct Holder {
 impl Holder {
     fn signal(&self, sig: i32) {
         // SAFETY: kill(2) on a child we spawned and have not reaped.
-        assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, sig) }, 0);
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as libc::pid_t, sig) },
+            0
+        );
     }
 
     /// The value of the line starting with `prefix` (lines seen before are kept, so the
@@ -136,7 +139,10 @@ fn one_run(mode: &'static str) -> Report {
     // Freeze it right after a record appears, i.e. while it sleeps before the next check.
     let t = Instant::now();
     while records(&log).len() < 5 {
-        assert!(t.elapsed() < Duration::from_secs(10), "holder writes nothing");
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "holder writes nothing"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     let n = std::fs::metadata(&log).unwrap().len();
@@ -170,7 +176,10 @@ fn one_run(mode: &'static str) -> Report {
     let b_log = log.clone();
     let writer = std::thread::spawn(move || {
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().append(true).open(b_log).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(b_log)
+            .unwrap();
         let mut i = 0;
         while stopped.try_recv().is_err() {
             writeln!(f, "B {i}").unwrap();
@@ -205,8 +214,14 @@ fn one_run(mode: &'static str) -> Report {
     Report {
         mode,
         a_before: first_b,
-        b_records: recs[first_b..].iter().filter(|r| r.starts_with("B ")).count(),
-        overlaps: recs[first_b..].iter().filter(|r| r.starts_with("A ")).count(),
+        b_records: recs[first_b..]
+            .iter()
+            .filter(|r| r.starts_with("B "))
+            .count(),
+        overlaps: recs[first_b..]
+            .iter()
+            .filter(|r| r.starts_with("A "))
+            .count(),
         resume_to_lost: since(lost_at),
         resume_to_signal: since(signal_at),
     }
@@ -235,6 +250,9 @@ fn a_holder_frozen_past_its_lease_writes_nothing_after_the_next_holder_starts() 
     }
     for r in &reports {
         assert!(r.a_before >= 5 && r.b_records > 0, "{r:?}");
-        assert_eq!(r.overlaps, 0, "the frozen holder wrote after B's first record: {r:?}");
+        assert_eq!(
+            r.overlaps, 0,
+            "the frozen holder wrote after B's first record: {r:?}"
+        );
     }
 }

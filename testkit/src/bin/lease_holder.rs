@@ -31,7 +31,9 @@ const PERIOD: Duration = Duration::from_millis(20);
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [container, blob, log, mode] = args.as_slice() else {
-        eprintln!("usage: lease_holder CONTAINER BLOB LOG async-is-held|async-check|thread-is-held");
+        eprintln!(
+            "usage: lease_holder CONTAINER BLOB LOG async-is-held|async-check|thread-is-held"
+        );
         return std::process::ExitCode::from(2);
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -113,7 +115,11 @@ async fn run(container: &str, blob: &str, log: &str, mode: &str) -> azstore::Res
             tokio::time::sleep(Duration::from_millis(200)).await;
             return Ok(());
         }
-        other => return Err(azstore::Error::invalid_input(format!("unknown mode {other}"))),
+        other => {
+            return Err(azstore::Error::invalid_input(format!(
+                "unknown mode {other}"
+            )));
+        }
     }
     say(&format!("LOST {}", clock.now().as_nanos()));
     tokio::time::sleep(Duration::from_millis(200)).await;
