@@ -99,8 +99,12 @@ pub(crate) fn main() -> ExitCode {
             }
             if !termed && term_at.is_some_and(|t| now >= t) {
                 eprintln!(
-                    "azlock: no heartbeat from azlock before the lease's loss deadline (azlock \
-                     stalled or died); stopping the command (SIGTERM to process group {g})"
+                    "azlock: {}; stopping the command (SIGTERM to process group {g})",
+                    if closed {
+                        "azlock exited without stopping the command (killed?)"
+                    } else {
+                        "no heartbeat from azlock before the lease's loss deadline (azlock stalled)"
+                    }
                 );
                 send(g, libc::SIGTERM);
                 termed = true;
@@ -144,7 +148,7 @@ pub(crate) fn main() -> ExitCode {
             Ok(Msg::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                 closed = true;
                 // azlock died without saying done: nobody renews the lease any more. Stop the
-                // command now; kill it at the kill deadline at the latest.
+                // command now; SIGKILL at the kill deadline, or 10 s from now if that is sooner.
                 if group.is_some() {
                     let now = clock.now();
                     term_at = Some(now);

@@ -226,3 +226,50 @@ fn azlock_frozen_with_its_command_the_command_writes_nothing_after_the_next_hold
 fn azlock_frozen_alone_the_sentinel_stops_its_command_before_the_lease_can_expire() {
     frozen_holder(false);
 }
+
+#[test]
+fn azlock_killed_the_sentinel_stops_its_command_at_once() {
+    let c = support::unique("azlkill");
+    let dir = tmpdir("azlkill");
+    let log = dir.join("log");
+    let _ = support::account(); // fail loudly without Azurite; azlock reads the environment
+    let mut azlock = Command::new(AZLOCK)
+        .args(["run", "--container", &c, "--blob", "l", "--duration", "60"])
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "i=0; while :; do echo \"A $i\" >> {log}; i=$((i+1)); sleep 0.02; done",
+            log = log.display()
+        ))
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _cleanup = Cleanup(vec![azlock.id() as i32]);
+    let t = Instant::now();
+    while records(&log).len() < 3 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "command writes nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SIGKILL: azlock cannot clean up; its 60 s lease stays until it expires.
+    azlock.kill().unwrap();
+    azlock.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let after = records(&log).len();
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(
+        records(&log).len(),
+        after,
+        "the command kept writing after azlock died"
+    );
+    let mut err = String::new();
+    azlock
+        .stderr
+        .as_mut()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(err.contains("stopping the command"), "{err}");
+}
