@@ -62,8 +62,11 @@ impl GuardOptions {
     }
 
     /// The clock the loss deadline is measured on (default [`Clock::system`]). Renewals are
-    /// still scheduled on tokio's clock; pass a [`ManualClock`](crate::clock::ManualClock)'s
-    /// clock to make "the deadline passed while the renew task did not run" happen in a test.
+    /// still scheduled on tokio's clock, and the guard also reports the loss when tokio's clock
+    /// says the window has passed (in a running program the system clock is never behind it;
+    /// under tokio's paused test time, tokio's clock moves and this one does not). Pass a
+    /// [`ManualClock`](crate::clock::ManualClock)'s clock to make "the deadline passed while
+    /// the renew task did not run" happen in a test.
     pub fn clock(mut self, clock: Clock) -> GuardOptions {
         self.clock = clock;
         self
@@ -292,11 +295,11 @@ impl<T: Leasable> LeaseGuard<T> {
         let clock_now = clock.now();
         let acquired_clock =
             clock_now.saturating_sub(Instant::now().saturating_duration_since(acquired_at));
-        let until = match duration.as_duration() {
-            Some(d) => acquired_clock + options.plan(d)?.window,
-            None => Duration::MAX,
+        let window = match duration.as_duration() {
+            Some(d) => Some(options.plan(d)?.window),
+            None => None,
         };
-        let deadline = Arc::new(Deadline::new(clock, acquired_clock, acquired_at, until));
+        let deadline = Arc::new(Deadline::new(clock, acquired_clock, acquired_at, window));
         let mut guard = LeaseGuard {
             target,
             lease_id,
@@ -357,7 +360,7 @@ impl<T: Leasable> LeaseGuard<T> {
     /// reading of [`Clock::system`] on Linux is comparable across processes (`azlock` hands
     /// it to its sentinel process).
     pub fn deadline(&self) -> Option<Duration> {
-        self.duration.as_duration().map(|_| self.deadline.until())
+        self.deadline.until()
     }
 
     /// The clock the loss deadline is measured on.
@@ -602,7 +605,7 @@ async fn renew_loop<T: Leasable>(
             Ok(Ok(_)) => {
                 // Not recorded if the deadline passed meanwhile: a caller may already have
                 // stopped on the loss, which stays final.
-                if !deadline.confirm(sent_at, sent_tokio, sent_at + plan.window, unconfirmed) {
+                if !deadline.confirm(sent_at, sent_tokio, plan.window, unconfirmed) {
                     return;
                 }
                 next = sent_tokio + plan.interval;

@@ -174,7 +174,7 @@ impl MessageGuard {
         let left = message
             .hidden_until
             .map_or(options.interval(), |h| h.saturating_duration_since(now));
-        let deadline = Arc::new(Deadline::new(clock, clock_now, now, clock_now + left));
+        let deadline = Arc::new(Deadline::new(clock, clock_now, now, Some(left)));
         let extensions = Arc::new(AtomicU64::new(0));
         let snapshot = message.message.clone();
         let task = tokio::spawn(keep_hidden(
@@ -335,7 +335,7 @@ async fn keep_hidden(
         {
             Ok(()) => {
                 extensions.fetch_add(1, Ordering::Relaxed);
-                if !deadline.confirm(sent_at, sent_tokio, sent_at + options.visibility, ran_out) {
+                if !deadline.confirm(sent_at, sent_tokio, options.visibility, ran_out) {
                     return msg;
                 }
                 next = sent_tokio + every;
