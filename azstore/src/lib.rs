@@ -22,7 +22,7 @@
 //! ```no_run
 //! # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
 //! use azstore::Conditions;
-//! let current = blob.download(&Conditions::none()).await?;
+//! let current = blob.download().await?;
 //! match blob.upload("v2", &Conditions::if_match(&current.properties.etag)).await {
 //!     Ok(written) => println!("new version {}", written.etag),
 //!     Err(e) if e.is_precondition_failed() => println!("someone else won; re-read"),
@@ -89,12 +89,13 @@ pub mod credential;
 pub mod error;
 pub mod http;
 mod names;
+mod shortcuts;
 mod time_fmt;
 
 #[cfg(test)]
 mod proptests;
 
-pub use account::{Endpoint, Service, StorageAccount};
+pub use account::{EmulatorPorts, Endpoint, Service, StorageAccount};
 pub use auth::sas::SasBuilder;
 pub use conditions::{Conditions, ETag, LeaseId, MatchCondition};
 pub use credential::{Credential, SasToken, SharedKeyCredential, TokenProvider};
