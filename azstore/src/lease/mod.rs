@@ -87,7 +87,7 @@
 //!    /// Writes `body` unless a holder with a larger token has written already.
 //!    async fn write_fenced(report: &azstore::BlobClient, token: u64, body: &'static str)
 //!        -> azstore::Result<bool> {
-//!        let props = report.get_properties(&Conditions::none()).await?;
+//!        let props = report.get_properties().await?;
 //!        let seen: u64 = props.metadata.get("fence").and_then(|v| v.parse().ok()).unwrap_or(0);
 //!        if token < seen {
 //!            return Ok(false); // a newer holder wrote: this one was paused past its lease

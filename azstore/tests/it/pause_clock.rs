@@ -65,7 +65,7 @@ async fn lease_guard_reports_a_passed_deadline_before_its_renew_task_runs() {
     ));
 
     // The service still has the lease: the guard decided from its clock alone.
-    let props = blob.get_properties(&Conditions::none()).await.unwrap();
+    let props = blob.get_properties().await.unwrap();
     assert_eq!(props.lease_state, Some(LeaseState::Leased));
     // The loss is final: once the renew task runs it sees the deadline passed and stops
     // without renewing.
