@@ -7,7 +7,7 @@
 //! ```no_run
 //! # async fn demo() -> azstore::Result<()> {
 //! let account = azstore::StorageAccount::from_env()?; // AZURE_STORAGE_CONNECTION_STRING
-//! let container = azstore::BlobServiceClient::new(&account)?.container("reports")?;
+//! let container = account.container("reports")?;
 //! container.create_if_not_exists().await?;
 //! let blob = container.blob("q4.json")?;
 //! # let _ = blob; Ok(()) }
@@ -73,6 +73,27 @@
 //! Without a condition a write replaces whatever is there. azstore makes that explicit: pass
 //! [`Conditions::none()`]. Table `insert_or_replace`/`insert_or_merge`, queue metadata and
 //! Azure Files (which has no If-Match on REST) are last-writer-wins by nature and documented so.
+//!
+//! ## Layout
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | [`account`] | [`StorageAccount`]: connection strings, the emulators, endpoints; one-line clients (`account.blob(..)`) |
+//! | [`credential`], [`auth`] | SharedKey (redacted), SAS, bearer tokens; request signing and [`SasBuilder`] |
+//! | [`http`] | the pipeline every request goes through: stamp, sign, send, classify, retry ([`ClientOptions`], [`RetryPolicy`]) |
+//! | [`error`] | one [`Error`]: kind, status, [`ErrorCode`], request id, [`RequestSent`] |
+//! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
+//! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
+//! | [`table`], [`queue`], [`mod@file`] | the other three services |
+//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
+//! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
+//! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
+//!
+//! A request's path: a typed client validates its input and builds a pure request (headers
+//! from [`Conditions`]) → the pipeline stamps date and version, signs, sends, and classifies the
+//! answer (304/409/412 are answers, never retried; an ambiguous conditional write is never
+//! repeated) → a typed result or an [`Error`]. [`update()`] sits above and owns re-reads,
+//! backoff and recognising its own ambiguous writes.
 //!
 //! ## Errors
 //! One [`Error`] type with an [`ErrorKind`], the HTTP status, the service [`ErrorCode`], the
