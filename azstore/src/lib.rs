@@ -117,6 +117,10 @@ pub mod lock;
 pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard};
 pub use lock::{BlobLock, HeldLock, LockOptions};
 
+// -- Azure Cache for Redis (issue 17) --
+#[cfg(feature = "redis")]
+pub mod redis;
+
 // -- read-modify-write (issue 5) --
 pub mod update;
 
