@@ -390,7 +390,18 @@ impl RedisClient {
             Auth::None => (None, None),
             Auth::Password { username, password } => (username.clone(), Some(password.to_string())),
             Auth::Token { username, provider } => {
-                let token = provider.token().await?;
+                let token = tokio::time::timeout(cfg.connect_timeout, provider.token())
+                    .await
+                    .map_err(|_| {
+                        Error::new(
+                            ErrorKind::Timeout,
+                            format!(
+                                "the token provider gave no Entra ID token for Redis within {:?}",
+                                cfg.connect_timeout
+                            ),
+                        )
+                        .with_sent(RequestSent::No)
+                    })??;
                 (Some(username.clone()), Some(token))
             }
         };
