@@ -88,6 +88,7 @@
 //! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
 //! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
+//! | `redis` (feature `redis`) | Azure Cache for Redis: `RedisJson` (a [`Versioned`] key), `RedisLease` (a [`Leasable`] key), `RedisLock` |
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
 //! from [`Conditions`]) → the pipeline stamps date and version, signs, sends, and classifies the
