@@ -44,19 +44,19 @@
 //! Azure Managed Redis listens on port 10000: `RedisConfig::azure_cache(host).port(10000)`.
 //!
 //! # Errors
-//! Redis answers are mapped onto azstore's [`Error`](crate::Error): a refused condition is
-//! [`ErrorKind::PreconditionFailed`](crate::ErrorKind::PreconditionFailed) (code
+//! Redis answers are mapped onto azstore's [`Error`]: a refused condition is
+//! [`ErrorKind::PreconditionFailed`] (code
 //! `ConditionNotMet`), a create that finds the key is
-//! [`ErrorKind::Conflict`](crate::ErrorKind::Conflict) (`ResourceAlreadyExists`), a missing
-//! key is [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) (`ResourceNotFound`), lease
+//! [`ErrorKind::Conflict`] (`ResourceAlreadyExists`), a missing
+//! key is [`ErrorKind::NotFound`] (`ResourceNotFound`), lease
 //! refusals carry the same lease codes as Azure Storage's. A Redis error reply is
-//! [`ErrorKind::Service`](crate::ErrorKind::Service) with the reply's code (e.g.
-//! `WRONGTYPE`) as [`ErrorCode::Other`](crate::ErrorCode::Other); `LOADING`, `BUSY`,
+//! [`ErrorKind::Service`] with the reply's code (e.g.
+//! `WRONGTYPE`) as [`ErrorCode::Other`]; `LOADING`, `BUSY`,
 //! `TRYAGAIN`, `MASTERDOWN`, `READONLY` and `CLUSTERDOWN` (a failover or restart in progress)
-//! are transient and [retryable](crate::Error::is_retryable), like dropped connections and
+//! are transient and [retryable](Error::is_retryable), like dropped connections and
 //! timeouts. These errors have no HTTP status. Every call is bounded by the configured
 //! timeouts; a write whose reply did not arrive in time has
-//! [`RequestSent::Maybe`](crate::RequestSent::Maybe).
+//! [`RequestSent::Maybe`].
 
 mod json;
 mod lease;
