@@ -300,9 +300,9 @@ mod tests {
     #[test]
     fn splits_commands() {
         let cmd = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nEXEC\r\n";
-        assert_eq!(complete_command(cmd), Some((22, "GET".to_string())));
-        assert_eq!(complete_command(&cmd[22..]), Some((14, "EXEC".to_string())));
-        assert_eq!(complete_command(&cmd[..21]), None);
+        assert_eq!(complete_command(cmd), Some((20, "GET".to_string())));
+        assert_eq!(complete_command(&cmd[20..]), Some((14, "EXEC".to_string())));
+        assert_eq!(complete_command(&cmd[..19]), None);
         assert_eq!(complete_command(b"PING\r\n"), Some((6, "PING".to_string())));
         assert_eq!(host_port("redis://127.0.0.1:6379/0"), "127.0.0.1:6379");
         assert_eq!(host_port("redis://u:p@127.0.0.1:1"), "127.0.0.1:1");
