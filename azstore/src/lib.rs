@@ -114,7 +114,7 @@ pub mod lease;
 
 pub mod lock;
 
-pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard};
+pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard, LeaseSeconds};
 pub use lock::{BlobLock, HeldLock, LockOptions};
 
 // -- read-modify-write (issue 5) --
