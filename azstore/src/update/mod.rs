@@ -12,6 +12,8 @@
 //! | 404 on replace (someone deleted it) | re-read (absent), retry |
 //! | 404 on delete, or 412 / timeout on delete and the re-read finds it absent | success: deleted (by us or someone else — the wanted state) |
 //! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read at once; if our write id is there, our write applied: success |
+//! | 500 / 502 / 504 after the pipeline's retries (may have been applied) | one more read settles it: success if our write is there, else the error |
+//! | attempts or time run out with a write of unknown outcome | one more read settles it: success if our write is there, else `RetriesExhausted` (see below) |
 //! | any other error | returned unchanged |
 //!
 //! Retries wait according to the [`UpdatePolicy`] (by default decorrelated jitter scaled to
@@ -30,6 +32,19 @@
 //! exist at that read, and at most [`WRITE_ID_HISTORY`]` - 1` other writes may have landed
 //! on top of ours; writers that bypass `update` (e.g. an unconditional overwrite) reset the
 //! history.
+//!
+//! # After an ambiguous failure
+//! `update` never answers "failed" about a write that applied: when it has to stop (attempts
+//! or time used up, a 5xx) while a write of its own has an unknown outcome, it first reads
+//! once more. If the write is there, the result is `Ok`. Otherwise the error's
+//! [`request_sent`](crate::Error::request_sent) tells the caller what it may do:
+//!
+//! * [`RequestSent::Yes`]: the stored state does not hold the write (the resource is absent,
+//!   still at the version the write was conditioned on, or its write-id history would list
+//!   it). Running the update again applies the change once.
+//! * [`RequestSent::Maybe`]: the write may be in the stored state — the settling read failed,
+//!   or the history can no longer tell (it is full, or a writer that bypasses `update` reset
+//!   it). Running the update again may apply the change twice: read the value and decide.
 //!
 //! # Example
 //! ```no_run
@@ -565,7 +580,16 @@ fn is_replace_conflict(e: &Error) -> bool {
 /// writes are retried as described in the [module docs](self); every other error is returned
 /// unchanged. When the policy's attempts or time run out, the error has kind
 /// [`ErrorKind::RetriesExhausted`] and carries the last conflict as its source (and its
-/// status and code).
+/// status and code). A last write of unknown outcome is settled by one more read first: a
+/// write that applied is a success, and the error's [`RequestSent`] says whether the write may
+/// be stored (`Maybe`) or is not (`Yes`) — see [After an ambiguous
+/// failure](self#after-an-ambiguous-failure).
+///
+/// Time: the policy's `max_elapsed` is checked between attempts; each read and write is
+/// bounded by its client's time budget ([`ClientOptions::total_timeout`]), so a call ends
+/// within `max_elapsed` plus at most one read, one write and the settling read.
+///
+/// [`ClientOptions::total_timeout`]: crate::ClientOptions::total_timeout
 pub async fn update<R, F>(
     resource: &R,
     policy: &UpdatePolicy,
