@@ -37,7 +37,24 @@ use crate::http::retry::RetryPolicy;
 /// `--skipApiVersionCheck`).
 pub const API_VERSION: &str = "2025-11-05";
 
-/// Options shared by every client built from them.
+/// Options shared by every client built from them: time limits and retries.
+///
+/// # Timeouts, retries and failure
+/// * Every call ends within [`total_timeout`](Self::total_timeout) (default 60 s): all its
+///   attempts and the waits between them. Each attempt ends within
+///   [`timeout`](Self::timeout) (default 30 s), or sooner when the budget ends first.
+/// * Retried (re-signed each time, delays from [`RetryPolicy`], default 3 retries from 200 ms
+///   doubling to 10 s with full jitter): 408, 429, 500, 502, 503, 504; a connection that
+///   could not be established; a timeout or dropped connection only for an idempotent request
+///   that is not a conditional write. A `Retry-After` raises a delay, never above the
+///   policy's max delay.
+/// * Never retried: 304, 409, 412 and every other answer; a conditional write or a
+///   non-idempotent request whose response was lost; input that cannot be sent (a header
+///   with CR, LF or NUL, an empty ETag), which is
+///   [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before anything is sent.
+/// * An error's [`RequestSent`](crate::RequestSent) tells whether the request may have been
+///   applied: `Maybe` means the response was lost and a write may have happened — find out
+///   before repeating it ([`update`](crate::update::update) does so by itself).
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct ClientOptions {
