@@ -60,7 +60,7 @@ fn blob_via(account: &StorageAccount, options: ClientOptions, c: &str, b: &str) 
 }
 
 async fn read_u64(blob: &BlobClient) -> u64 {
-    let d = blob.download(&Conditions::none()).await.unwrap();
+    let d = blob.download().await.unwrap();
     serde_json::from_slice(&d.body).unwrap()
 }
 
@@ -85,7 +85,7 @@ async fn reset_before_the_request_arrives_is_retried_for_reads_and_never_for_a_p
 
     proxy.inject(Rule::new(Fault::ResetBeforeForward).method("GET"));
     let blob = blob_via(&via, quick(ms(2000), ms(5000)), c.name(), "b");
-    let got = blob.download(&Conditions::none()).await.unwrap();
+    let got = blob.download().await.unwrap();
     assert_eq!(&got.body[..], b"data");
     assert_eq!(proxy.count("GET"), 2, "a read is retried after a reset");
     assert_eq!(proxy.forwarded("GET"), 1);
@@ -124,7 +124,7 @@ async fn reset_after_the_write_applied_is_never_applied_twice() {
     proxy.inject(Rule::new(Fault::ResetAfterForward).method("PUT"));
     blob.upload("v1", &Conditions::none()).await.unwrap();
     assert_eq!(proxy.count("PUT"), 2);
-    let d = direct.download(&Conditions::none()).await.unwrap();
+    let d = direct.download().await.unwrap();
     assert_eq!(&d.body[..], b"v1");
 
     // A conditional PUT is not repeated: a repeat would meet our own write as a 412.
@@ -136,7 +136,7 @@ async fn reset_after_the_write_applied_is_never_applied_twice() {
     assert_eq!(err.kind(), ErrorKind::Transport, "{err}");
     assert_eq!(err.request_sent(), RequestSent::Maybe);
     assert_eq!(proxy.count("PUT"), 3, "one attempt");
-    let now = direct.download(&Conditions::none()).await.unwrap();
+    let now = direct.download().await.unwrap();
     assert_eq!(&now.body[..], b"v2", "applied exactly once");
 
     // Put Message: applied once, not repeated.
@@ -411,7 +411,7 @@ async fn stalled_truncated_and_misframed_bodies_of_a_read_are_retried() {
     ] {
         let before = proxy.count("GET");
         proxy.inject(Rule::new(fault.clone()).method("GET"));
-        let got = blob.download(&Conditions::none()).await.unwrap();
+        let got = blob.download().await.unwrap();
         assert_eq!(got.body.len(), content.len(), "{fault:?}");
         assert_eq!(proxy.count("GET") - before, 2, "{fault:?}: retried once");
     }
@@ -629,7 +629,7 @@ async fn an_empty_etag_never_turns_a_conditional_write_into_last_writer_wins() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
-    let d = b.download(&Conditions::none()).await.unwrap();
+    let d = b.download().await.unwrap();
     assert_eq!(&d.body[..], b"original");
 }
 
