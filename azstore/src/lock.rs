@@ -288,10 +288,7 @@ impl BlobLock {
                     Ok(None)
                 } else {
                     by_deadline(deadline, timeout, async {
-                        self.blob
-                            .get_properties()
-                            .await
-                            .map(|p| p.lease_state)
+                        self.blob.get_properties().await.map(|p| p.lease_state)
                     })
                     .await
                 };
