@@ -861,6 +861,48 @@ mod tests {
     }
 
     #[test]
+    fn what_a_settling_read_proves() {
+        let write = |id: &str, condition: Option<&str>| Pending {
+            id: id.to_string(),
+            value: Some(1u64),
+            change: Change::Replaced,
+            counted: false,
+            unknown: true,
+            condition: condition.map(ETag::new),
+        };
+        let cur = |etag: &str, token: Option<String>| Current {
+            value: 0u64,
+            etag: ETag::new(etag),
+            write_id: token,
+        };
+        let ours = "00000000000000aa";
+        let pending = [write(ours, Some("\"e1\""))];
+        // Recognised: our id is in the stored history.
+        let token = write_token("00000000000000bb", Some(&write_token(ours, None)));
+        let c = cur("\"e3\"", Some(token));
+        assert_eq!(recognise(Some(&c), &pending), Some((0, 1)));
+        // Not stored: absent, unchanged since the condition, or a history with room for ours.
+        assert!(not_stored::<u64, u64>(None, &pending));
+        assert!(not_stored(Some(&cur("\"e1\"", None)), &pending));
+        let short = write_token("00000000000000cc", None);
+        assert!(not_stored(Some(&cur("\"e2\"", Some(short))), &pending));
+        // Unknown: another version without history, or a full history.
+        assert!(!not_stored(Some(&cur("\"e2\"", None)), &pending));
+        let mut full = write_token("0000000000000000", None);
+        for i in 1..40u64 {
+            full = write_token(&format!("{i:016x}"), Some(&full));
+        }
+        assert_eq!(full.split(',').count(), WRITE_ID_HISTORY);
+        assert!(!not_stored(Some(&cur("\"e2\"", Some(full))), &pending));
+        // Errors that leave a write's outcome unknown.
+        let e500 = Error::from_response(500, Some(ErrorCode::OperationTimedOut), "".into(), None);
+        let e503 = Error::from_response(503, Some(ErrorCode::ServerBusy), "".into(), None);
+        let lost = Error::new(ErrorKind::Timeout, "no response");
+        assert!(outcome_unknown(&e500) && outcome_unknown(&lost));
+        assert!(!outcome_unknown(&e503), "503 ServerBusy: not processed");
+    }
+
+    #[test]
     fn conflict_classification() {
         let e412 = Error::from_response(412, Some(ErrorCode::ConditionNotMet), "x".into(), None);
         let exists = Error::from_response(409, Some(ErrorCode::BlobAlreadyExists), "".into(), None);
