@@ -85,7 +85,8 @@
 //! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
 //! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
 //! | [`table`], [`queue`], [`mod@file`] | the other three services |
-//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
+//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`]; the loss-deadline core it shares with the queue's `MessageGuard` |
+//! | [`clock`] | the clock loss deadlines are measured on (counts suspend on Linux); a manual clock for tests |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
 //! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
 //!
@@ -104,6 +105,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod clock;
 pub mod conditions;
 pub mod credential;
 pub mod error;
