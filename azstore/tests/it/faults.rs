@@ -146,11 +146,22 @@ async fn reset_after_the_write_applied_is_never_applied_twice() {
         .queue(&support::unique("fq"))
         .unwrap();
     q.create(&BTreeMap::new()).await.unwrap();
-    qproxy.inject(Rule::new(Fault::ResetAfterForward).method("POST"));
-    let err = q.put_message("once").await.unwrap_err();
-    assert_eq!(err.request_sent(), RequestSent::Maybe);
-    assert_eq!(qproxy.count("POST"), 1);
-    assert_eq!(q.peek_messages(32).await.unwrap().len(), 1, "exactly once");
+    for (i, fault) in [Fault::ResetAfterForward, Fault::LoseResponse]
+        .into_iter()
+        .enumerate()
+    {
+        qproxy.inject(Rule::new(fault.clone()).method("POST"));
+        let err = q.put_message("once").await.unwrap_err();
+        assert_eq!(err.request_sent(), RequestSent::Maybe, "{fault:?}");
+        assert_eq!(qproxy.count("POST"), i + 1, "{fault:?}: not repeated");
+        assert_eq!(
+            qproxy.forwarded("POST"),
+            i + 1,
+            "{fault:?}: it reached the queue"
+        );
+        let stored = q.peek_messages(32).await.unwrap().len();
+        assert_eq!(stored, i + 1, "{fault:?}: applied exactly once");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
