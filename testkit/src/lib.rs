@@ -6,6 +6,7 @@ pub mod blob;
 pub mod fault;
 pub mod file_server;
 pub mod queue;
+pub mod redis;
 pub mod scripted;
 pub mod table;
 pub mod update;
