@@ -88,6 +88,7 @@ pub mod credential;
 pub mod error;
 pub mod http;
 mod names;
+pub mod service_properties;
 mod time_fmt;
 
 #[cfg(test)]
