@@ -20,6 +20,7 @@ mod queue_interop;
 mod queue_messages;
 mod queue_scripted;
 mod queue_worker;
+mod recorded_ops;
 mod table_batch;
 mod table_concurrency;
 mod table_entities;
