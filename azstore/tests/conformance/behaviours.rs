@@ -87,7 +87,7 @@ async fn not_modified_304() -> Check {
         .and_then(|c| c.blob("blob1"))
         .map_err(|e| e.to_string())?;
     let err = blob
-        .get_properties(&Conditions::if_modified_since(since))
+        .get_properties_if(&Conditions::if_modified_since(since))
         .await
         .err()
         .ok_or("a 304 was read as success")?;

@@ -319,7 +319,7 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
         ("GET" | "HEAD", "") => {
             req.only(&[])?;
             Ok(one(move |cx, it| async move {
-                let got = container(&cx, &name)?.get_properties(&conditions).await;
+                let got = container(&cx, &name)?.get_properties_if(&conditions).await;
                 let resp = &it.response;
                 if let Some(p) = outcome(got, resp)? {
                     check_version(Some(&p.etag), p.last_modified, resp)?;
@@ -337,7 +337,7 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
         ("GET", "metadata") => {
             req.only(&[])?;
             Ok(one(move |cx, it| async move {
-                let got = container(&cx, &name)?.get_metadata(&conditions).await;
+                let got = container(&cx, &name)?.get_metadata_if(&conditions).await;
                 let resp = &it.response;
                 if let Some(p) = outcome(got, resp)? {
                     check_version(Some(&p.etag), p.last_modified, resp)?;
@@ -362,7 +362,7 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
         ("GET", "acl") => {
             req.only(&[])?;
             Ok(one(move |cx, it| async move {
-                let got = container(&cx, &name)?.get_acl(&conditions).await;
+                let got = container(&cx, &name)?.get_acl_if(&conditions).await;
                 let resp = &it.response;
                 if let Some(a) = outcome(got, resp)? {
                     check_version(Some(&a.etag), a.last_modified, resp)?;
@@ -691,8 +691,8 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
                 let blob = blob_of(&cx, &c, &b)?;
                 let got = match (&snapshot, range) {
                     (Some(s), _) => blob.download_snapshot(s).await,
-                    (None, Some(r)) => blob.download_range(r, &conditions).await,
-                    (None, None) => blob.download(&conditions).await,
+                    (None, Some(r)) => blob.download_range_if(r, &conditions).await,
+                    (None, None) => blob.download_if(&conditions).await,
                 };
                 let resp = &it.response;
                 if let Some(d) = outcome(got, resp)? {
@@ -711,7 +711,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
         ("HEAD", "") => {
             req.only(&[])?;
             Ok(one(move |cx, it| async move {
-                let got = blob_of(&cx, &c, &b)?.get_properties(&conditions).await;
+                let got = blob_of(&cx, &c, &b)?.get_properties_if(&conditions).await;
                 if let Some(p) = outcome(got, &it.response)? {
                     check_properties(&p, &it.response)?;
                 }
@@ -751,7 +751,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
         ("GET", "metadata") => {
             req.only(&[])?;
             Ok(one(move |cx, it| async move {
-                let got = blob_of(&cx, &c, &b)?.get_metadata(&conditions).await;
+                let got = blob_of(&cx, &c, &b)?.get_metadata_if(&conditions).await;
                 let resp = &it.response;
                 if let Some((meta, etag)) = outcome(got, resp)? {
                     check_etag(Some(&etag), resp)?;
@@ -873,7 +873,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
             };
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?
-                    .get_block_list(which, &conditions)
+                    .get_block_list_if(which, &conditions)
                     .await;
                 let resp = &it.response;
                 if let Some(l) = outcome(got, resp)? {
@@ -1005,7 +1005,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
                 return Err("Get Page Ranges diff (pending issue 20)".into());
             }
             Ok(one(move |cx, it| async move {
-                let got = blob_of(&cx, &c, &b)?.get_page_ranges(&conditions).await;
+                let got = blob_of(&cx, &c, &b)?.get_page_ranges_if(&conditions).await;
                 let resp = &it.response;
                 if let Some(p) = outcome(got, resp)? {
                     check_version(Some(&p.etag), p.last_modified, resp)?;
