@@ -85,6 +85,7 @@
 //! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
 //! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
 //! | [`table`], [`queue`], [`mod@file`] | the other three services |
+//! | [`service_properties`] | Get/Set Service Properties of all four services: logging, metrics, CORS, soft delete |
 //! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
 //! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |

@@ -597,6 +597,12 @@ fn check_properties(
 fn plan_blob(req: &Req) -> Result<Plan, String> {
     let c = req.segs[0].clone();
     let b = req.rest_after_first();
+    if b.ends_with('.') || b.ends_with('/') {
+        return Err(format!(
+            "blob name {b:?}: azstore refuses names ending with '.' or '/' before sending \
+             (Azure's naming guide advises against them; the service accepted it)"
+        ));
+    }
     let conditions = req.conditions()?;
     let body = req.body();
     if req.query("snapshot").is_some()
