@@ -86,7 +86,8 @@
 //! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
 //! | [`table`], [`queue`], [`mod@file`] | the other three services |
 //! | [`service_properties`] | Get/Set Service Properties of all four services: logging, metrics, CORS, soft delete |
-//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
+//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`]; the loss-deadline core it shares with the queue's `MessageGuard` |
+//! | [`clock`] | the clock loss deadlines are measured on (counts suspend on Linux); a manual clock for tests |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
 //! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
 //!
@@ -105,6 +106,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod clock;
 pub mod conditions;
 pub mod credential;
 pub mod error;

@@ -25,6 +25,17 @@
 //! held.release().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Pauses, clocks and fencing
+//!
+//! [`HeldLock::is_held`], [`check`](HeldLock::check) and [`state`](HeldLock::state) decide
+//! from the lease's loss deadline, measured on a clock that counts pauses and system suspend,
+//! and publish the loss themselves: a holder resumed after a pause past its lease learns at its
+//! very first check that it no longer holds the lock, even before the renew task runs. What
+//! no check can cover is a pause *between* the check and the write; there the fencing token
+//! (checked by the protected resource) or a write carrying the lease id closes the window.
+//! Both are shown, with the details, in
+//! [the lease module's section](crate::lease#pauses-clocks-and-fencing).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -478,14 +489,29 @@ impl HeldLock {
         self.guard()
     }
 
-    /// True while the lock is (certainly) held.
+    /// True while the lock is (certainly) held; decides from the lease's loss deadline as well
+    /// as from what the renew task published (see [`LeaseGuard::is_held`]), so it is right
+    /// at once after a pause. It cannot cover a pause *between* this check and your write:
+    /// for that, pass the [fencing token](Self::fencing_token) to the protected resource (see
+    /// [Pauses, clocks and fencing](crate::lock#pauses-clocks-and-fencing)).
     pub fn is_held(&self) -> bool {
         self.guard().is_held()
     }
 
-    /// `Ok(())` while held, else an error with `lease_lost() == true`.
+    /// `Ok(())` while held, else an error with `lease_lost() == true`; decides like
+    /// [`is_held`](Self::is_held).
     pub fn check(&self) -> Result<()> {
         self.guard().check()
+    }
+
+    /// The lease state, deciding like [`is_held`](Self::is_held) (see [`LeaseGuard::state`]).
+    pub fn state(&self) -> GuardState {
+        self.guard().state()
+    }
+
+    /// The lease's loss deadline on its clock; see [`LeaseGuard::deadline`].
+    pub fn deadline(&self) -> Option<Duration> {
+        self.guard().deadline()
     }
 
     /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].

@@ -15,6 +15,8 @@ mod foundation;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;
+mod pause_clock;
+mod pause_sigstop;
 mod queue_client;
 mod queue_guard;
 mod queue_interop;
