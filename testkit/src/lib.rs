@@ -5,6 +5,7 @@
 pub mod blob;
 pub mod file_server;
 pub mod queue;
+pub mod redis;
 pub mod replay;
 pub mod scripted;
 pub mod table;

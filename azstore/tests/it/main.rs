@@ -24,6 +24,8 @@ mod queue_messages;
 mod queue_scripted;
 mod queue_worker;
 mod recorded_ops;
+#[cfg(feature = "redis")]
+mod redis;
 mod table_batch;
 mod table_concurrency;
 mod table_entities;
