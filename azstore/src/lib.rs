@@ -85,6 +85,7 @@
 //! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
 //! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
 //! | [`table`], [`queue`], [`mod@file`] | the other three services |
+//! | [`service_properties`] | Get/Set Service Properties of all four services: logging, metrics, CORS, soft delete |
 //! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`]; the loss-deadline core it shares with the queue's `MessageGuard` |
 //! | [`clock`] | the clock loss deadlines are measured on (counts suspend on Linux); a manual clock for tests |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
@@ -112,6 +113,7 @@ pub mod credential;
 pub mod error;
 pub mod http;
 mod names;
+pub mod service_properties;
 mod shortcuts;
 mod time_fmt;
 

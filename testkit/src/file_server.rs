@@ -193,6 +193,15 @@ struct State {
     deleting: HashMap<String, Instant>,
     /// How long a deleted share stays "being deleted" (zero by default).
     delete_delay: Duration,
+    /// Share snapshots' properties by (share, snapshot id); their content is not kept.
+    snapshots: BTreeMap<(String, String), SnapshotProps>,
+}
+
+struct SnapshotProps {
+    meta: BTreeMap<String, String>,
+    etag: String,
+    last_modified: String,
+    quota: u64,
 }
 
 impl State {
@@ -728,6 +737,9 @@ fn handle(st: &mut State, req: &HttpRequest) -> Reply {
         return Reply::error(409, lock.code(), msg);
     }
     let Some((share_name, path)) = segments.split_first() else {
+        if req.method == "GET" && req.q("comp") == Some("list") {
+            return list_shares(st, req);
+        }
         return Reply::error(
             400,
             "InvalidQueryParameterValue",
@@ -759,8 +771,139 @@ fn not_found_share() -> Reply {
     Reply::error(404, "ShareNotFound", "The specified share does not exist.")
 }
 
+/// List Shares (prefix, marker, maxresults, include=metadata), as Azure answers it.
+fn list_shares(st: &State, req: &HttpRequest) -> Reply {
+    let prefix = req.q("prefix").unwrap_or("");
+    let marker = req.q("marker").unwrap_or("");
+    let max: usize = req
+        .q("maxresults")
+        .and_then(|v| v.parse().ok())
+        .filter(|n| (1..=5000).contains(n))
+        .unwrap_or(5000);
+    let with_meta = req.q("include").is_some_and(|i| i.contains("metadata"));
+    let names: Vec<&String> = st
+        .shares
+        .keys()
+        .filter(|n| n.starts_with(prefix) && n.as_str() >= marker)
+        .collect();
+    let mut body = format!(
+        "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"http://127.0.0.1/{ACCOUNT}\"><Prefix>{}</Prefix><Shares>",
+        xml_escape(prefix)
+    );
+    for name in names.iter().take(max) {
+        let sh = &st.shares[*name];
+        body.push_str(&format!(
+            "<Share><Name>{}</Name><Properties><Last-Modified>{}</Last-Modified><Etag>{}</Etag><Quota>{}</Quota></Properties>",
+            xml_escape(name),
+            sh.last_modified,
+            sh.etag,
+            sh.quota
+        ));
+        if with_meta {
+            body.push_str("<Metadata>");
+            for (k, v) in &sh.meta {
+                body.push_str(&format!("<{k}>{}</{k}>", xml_escape(v)));
+            }
+            body.push_str("</Metadata>");
+        }
+        body.push_str("</Share>");
+    }
+    body.push_str("</Shares>");
+    match names.get(max) {
+        Some(next) => body.push_str(&format!("<NextMarker>{}</NextMarker>", xml_escape(next))),
+        None => body.push_str("<NextMarker />"),
+    }
+    body.push_str("</EnumerationResults>");
+    let mut r = Reply::new(200).h("content-type", "application/xml");
+    r.body = body.into_bytes();
+    r
+}
+
+/// Snapshot Share and the operations on one snapshot (`sharesnapshot=`).
+fn share_snapshot_op(st: &mut State, name: &str, m: &str, req: &HttpRequest) -> Option<Reply> {
+    let snapshot = req.q("sharesnapshot").map(str::to_string);
+    let comp = req.q("comp");
+    let not_found = || {
+        Reply::error(
+            404,
+            "ShareSnapshotNotFound",
+            "The specified share snapshot does not exist.",
+        )
+    };
+    match (m, comp, snapshot) {
+        ("PUT", Some("snapshot"), None) => {
+            let etag = st.next_etag();
+            let Some(share) = st.shares.get(name) else {
+                return Some(not_found_share());
+            };
+            let meta = if req.meta().is_empty() {
+                share.meta.clone()
+            } else {
+                req.meta()
+            };
+            let (quota, last_modified) = (share.quota, share.last_modified.clone());
+            let id = format!(
+                "2026-11-22T00:00:{:02}.{:07}Z",
+                st.counter / 10_000_000 % 60,
+                st.counter % 10_000_000
+            );
+            st.snapshots.insert(
+                (name.to_string(), id.clone()),
+                SnapshotProps {
+                    meta,
+                    etag: etag.clone(),
+                    last_modified: last_modified.clone(),
+                    quota,
+                },
+            );
+            Some(
+                Reply::new(201)
+                    .h("x-ms-snapshot", id)
+                    .h("etag", etag)
+                    .h("last-modified", last_modified),
+            )
+        }
+        ("GET" | "HEAD", None | Some("metadata"), Some(id)) => {
+            let Some(p) = st.snapshots.get(&(name.to_string(), id)) else {
+                return Some(not_found());
+            };
+            let mut r = Reply::new(200)
+                .h("etag", p.etag.clone())
+                .h("last-modified", p.last_modified.clone())
+                .h("x-ms-share-quota", p.quota.to_string());
+            for (k, v) in &p.meta {
+                r = r.h(&format!("x-ms-meta-{k}"), v.clone());
+            }
+            Some(r)
+        }
+        ("DELETE", None, Some(id)) => Some(match st.snapshots.remove(&(name.to_string(), id)) {
+            Some(_) => Reply::new(202),
+            None => not_found(),
+        }),
+        ("DELETE", None, None) => {
+            let has = st.snapshots.keys().any(|(s, _)| s == name);
+            let include = req.header("x-ms-delete-snapshots") == Some("include");
+            if has && !include && st.shares.contains_key(name) {
+                return Some(Reply::error(
+                    409,
+                    "ShareHasSnapshots",
+                    "The share has snapshots and the operation requires no snapshots.",
+                ));
+            }
+            if include {
+                st.snapshots.retain(|(s, _), _| s != name);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpRequest) -> Reply {
     let now = http_now();
+    if let Some(r) = share_snapshot_op(st, name, m, req) {
+        return r;
+    }
     match (m, comp) {
         ("PUT", None) => {
             if st
@@ -1437,10 +1580,12 @@ fn file_op(
                 .h("x-ms-file-id", "0")
                 .h("x-ms-file-parent-id", "0")
         }
-        ("GET" | "HEAD", None) => {
+        ("GET" | "HEAD", None | Some("metadata")) => {
             let Some(f) = share.files.get(path) else {
                 return not_found();
             };
+            // Get File Metadata: the headers of Get File Properties, no body.
+            let metadata_only = comp.is_some();
             if let Some(id) = lease_id {
                 // Reads accept a lease id; it must match when given.
                 if f.lease.active_id().is_some() {
@@ -1458,7 +1603,9 @@ fn file_op(
             let total = f.data.len() as u64;
             let range = req.header("x-ms-range").or(req.header("range"));
             let mut r;
-            if m == "GET" && range.is_some() {
+            if metadata_only {
+                r = Reply::new(200);
+            } else if m == "GET" && range.is_some() {
                 let Some((a, b)) = range.and_then(parse_range) else {
                     return Reply::error(400, "InvalidRange", "The range specified is invalid.");
                 };

@@ -7,6 +7,7 @@ pub mod fault;
 pub mod file_server;
 pub mod queue;
 pub mod redis;
+pub mod replay;
 pub mod scripted;
 pub mod table;
 pub mod tls;

@@ -196,11 +196,14 @@ const SET_CONTAINER_ACL: Allowed = Allowed {
 
 impl ContainerClient {
     /// Get Container Properties. Accepts only a lease id (no conditional headers).
+    ///
+    /// Sent as `GET` (the REST API allows GET and HEAD): a GET's error answers carry the
+    /// error body, and it is what the official SDKs send to Azure.
     pub async fn get_properties_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Properties")?;
         let resp = self
             .pipeline
-            .send(self.request(Method::Head).conditions(conditions))
+            .send(self.request(Method::Get).conditions(conditions))
             .await?;
         ContainerProperties::from_headers(&resp.headers)
     }

@@ -39,6 +39,7 @@
 //! pins the first ETag so a multi-range read never mixes two versions.
 
 mod append;
+mod append_url;
 mod block;
 mod client;
 mod container;
@@ -50,10 +51,12 @@ mod names;
 mod page;
 mod properties;
 mod reads;
+mod soft_delete;
 mod upload;
 mod xml;
 
 pub use append::{AppendOptions, AppendResult, CreateOptions, MAX_APPEND_BLOCK};
+pub use append_url::AppendFromUrlOptions;
 pub use block::{
     BlockId, BlockInfo, BlockList, BlockListType, BlockRef, CommitOptions, MAX_BLOCK_SIZE,
     MAX_BLOCKS,
@@ -64,6 +67,7 @@ pub use client::{
 pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess, SignedIdentifier};
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DownloadOptions, OnChange};
+pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListOptions, Page, ResultStream};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};

@@ -14,6 +14,11 @@ pub fn validate_container_name(name: &str) -> Result<()> {
 
 /// Checks a blob name: 1–1024 characters, no control characters other than tab, not ending
 /// with `.` or `/`.
+///
+/// The last rule is azstore's, after Azure's naming guide ("avoid blob names that end with a
+/// dot or a forward slash"): the service itself stores such names (live Azure answered 201 to
+/// `.a.a.` and `/a/a/` in `test_common_blob.test_create_blob_with_special_chars`), but tools
+/// and file systems mishandle them.
 pub fn validate_blob_name(name: &str) -> Result<()> {
     let chars = name.chars().count();
     if chars == 0 || chars > 1024 {

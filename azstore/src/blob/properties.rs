@@ -187,10 +187,12 @@ impl BlobClient {
         conditions: &Conditions,
     ) -> Result<(BTreeMap<String, String>, ETag)> {
         crate::blob::client::check_read(conditions, "Get Blob Metadata")?;
+        // GET (the REST API allows GET and HEAD): error answers then carry their body, and
+        // it is what the official SDKs send to Azure.
         let resp = self
             .pipeline
             .send(
-                self.request(Method::Head)
+                self.request(Method::Get)
                     .query("comp", "metadata")
                     .conditions(conditions),
             )

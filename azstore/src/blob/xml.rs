@@ -141,6 +141,8 @@ pub(crate) struct RawBlob {
     #[serde(default)]
     pub snapshot: Option<String>,
     #[serde(default)]
+    pub deleted: Option<bool>,
+    #[serde(default)]
     pub properties: RawProperties,
     #[serde(default)]
     pub metadata: Option<BTreeMap<String, String>>,

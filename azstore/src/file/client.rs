@@ -157,7 +157,9 @@ impl ShareClient {
 
     /// Get Share Properties (metadata, quota, lease state).
     pub async fn get_properties(&self) -> Result<ShareProperties> {
-        let resp = self.pipeline.send(self.request(Method::Head)).await?;
+        // GET (the REST API allows GET and HEAD): error answers then carry their body, and it
+        // is what the official SDKs send to Azure.
+        let resp = self.pipeline.send(self.request(Method::Get)).await?;
         ShareProperties::from_headers(&resp.headers)
     }
 
@@ -260,7 +262,7 @@ impl DirectoryClient {
         })
     }
 
-    fn request(&self, method: Method) -> Request {
+    pub(crate) fn request(&self, method: Method) -> Request {
         let p = if self.path.is_empty() {
             self.share.to_string()
         } else {
@@ -293,7 +295,8 @@ impl DirectoryClient {
 
     /// Get Directory Properties.
     pub async fn get_properties(&self) -> Result<DirectoryProperties> {
-        let resp = self.pipeline.send(self.request(Method::Head)).await?;
+        // GET, as for shares.
+        let resp = self.pipeline.send(self.request(Method::Get)).await?;
         DirectoryProperties::from_headers(&resp.headers)
     }
 

@@ -32,15 +32,18 @@
 
 mod client;
 mod lease;
+mod list_shares;
 mod models;
 mod names;
 mod smb;
+mod snapshots;
 
 pub use client::{
     CreateFileOptions, DirectoryClient, FileClient, FileDownload, FileStream, ListOptions,
     MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
 };
 pub use lease::FileLeaseGuard;
+pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
     DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
     ShareProperties,
@@ -49,3 +52,4 @@ pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
 pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};
+pub use snapshots::ShareSnapshot;

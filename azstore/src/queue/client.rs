@@ -465,10 +465,11 @@ impl QueueClient {
             if let Some(t) = p.expiry {
                 body.push_str(&format!("<Expiry>{}</Expiry>", iso(t)?));
             }
-            body.push_str(&format!(
-                "<Permission>{}</Permission></AccessPolicy></SignedIdentifier>",
-                p.permissions
-            ));
+            // No permissions: no element (as Azure itself answers such a policy).
+            if !p.permissions.is_empty() {
+                body.push_str(&format!("<Permission>{}</Permission>", p.permissions));
+            }
+            body.push_str("</AccessPolicy></SignedIdentifier>");
         }
         body.push_str("</SignedIdentifiers>");
         self.pipeline

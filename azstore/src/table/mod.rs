@@ -43,6 +43,7 @@ mod batch;
 mod client;
 pub mod codec;
 mod edm;
+mod exists;
 mod names;
 mod query;
 mod versioned;

@@ -25,6 +25,7 @@ mod queue_interop;
 mod queue_messages;
 mod queue_scripted;
 mod queue_worker;
+mod recorded_ops;
 #[cfg(feature = "redis")]
 mod redis;
 mod table_batch;

@@ -1,0 +1,186 @@
+//! List Shares.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use time::OffsetDateTime;
+
+use crate::conditions::ETag;
+use crate::error::{Error, Result};
+use crate::file::client::ShareServiceClient;
+use crate::http::{Method, Request};
+
+/// A share as listed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ShareItem {
+    /// The share name.
+    pub name: String,
+    /// Set for a share snapshot (listed only when asked for).
+    pub snapshot: Option<String>,
+    /// The ETag, quoted like the `ETag` header (the listing sends it without quotes).
+    pub etag: Option<ETag>,
+    /// Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+    /// The quota in GiB.
+    pub quota_gib: Option<u64>,
+    /// Metadata (when asked for).
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// One page of List Shares.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SharePage {
+    /// The shares of this page.
+    pub shares: Vec<ShareItem>,
+    /// The marker of the next page; `None` on the last page (Azure sends `<NextMarker />`).
+    pub next_marker: Option<String>,
+}
+
+/// Options of List Shares.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct ListSharesOptions {
+    /// Only shares whose name starts with this.
+    pub prefix: Option<String>,
+    /// Page size, 1–5000.
+    pub max_results: Option<u32>,
+    /// Include each share's metadata.
+    pub include_metadata: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawList {
+    #[serde(default)]
+    shares: RawShares,
+    #[serde(default)]
+    next_marker: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawShares {
+    #[serde(rename = "Share", default)]
+    items: Vec<RawShare>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawShare {
+    name: String,
+    #[serde(default)]
+    snapshot: Option<String>,
+    #[serde(default)]
+    properties: RawShareProperties,
+    #[serde(default)]
+    metadata: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawShareProperties {
+    #[serde(rename = "Last-Modified", default)]
+    last_modified: Option<String>,
+    #[serde(rename = "Etag", default)]
+    etag: Option<String>,
+    #[serde(rename = "Quota", default)]
+    quota: Option<u64>,
+}
+
+impl SharePage {
+    pub(crate) fn parse(body: &[u8]) -> Result<SharePage> {
+        let text = std::str::from_utf8(body)
+            .map_err(|_| Error::decode("List Shares response is not UTF-8"))?;
+        let raw: RawList = quick_xml::de::from_str(text.trim_start_matches('\u{feff}'))
+            .map_err(|e| Error::decode(format!("List Shares response is malformed: {e}")))?;
+        Ok(SharePage {
+            shares: raw
+                .shares
+                .items
+                .into_iter()
+                .map(|s| ShareItem {
+                    name: s.name,
+                    snapshot: s.snapshot.filter(|v| !v.is_empty()),
+                    etag: crate::blob::list_etag(s.properties.etag),
+                    last_modified: s
+                        .properties
+                        .last_modified
+                        .as_deref()
+                        .and_then(crate::time_fmt::parse_http_date),
+                    quota_gib: s.properties.quota,
+                    metadata: s.metadata.unwrap_or_default(),
+                })
+                .collect(),
+            next_marker: raw.next_marker.filter(|m| !m.is_empty()),
+        })
+    }
+}
+
+impl ShareServiceClient {
+    /// List Shares: one page starting at `marker` (the previous page's `next_marker`).
+    ///
+    /// ```no_run
+    /// # async fn f(files: azstore::ShareServiceClient) -> azstore::Result<()> {
+    /// use azstore::file::ListSharesOptions;
+    /// let options = ListSharesOptions { prefix: Some("logs".into()), ..Default::default() };
+    /// let mut marker = None;
+    /// loop {
+    ///     let page = files.list_shares_page(&options, marker.as_deref()).await?;
+    ///     for s in &page.shares {
+    ///         println!("{}", s.name);
+    ///     }
+    ///     match page.next_marker {
+    ///         Some(m) => marker = Some(m),
+    ///         None => break,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn list_shares_page(
+        &self,
+        options: &ListSharesOptions,
+        marker: Option<&str>,
+    ) -> Result<SharePage> {
+        let mut req = Request::new(Method::Get, "").query("comp", "list");
+        if let Some(p) = &options.prefix {
+            req = req.query("prefix", p.clone());
+        }
+        if let Some(m) = marker {
+            req = req.query("marker", m);
+        }
+        if let Some(n) = options.max_results {
+            if !(1..=5000).contains(&n) {
+                return Err(Error::invalid_input(format!(
+                    "List Shares returns 1-5000 shares per page, asked for {n}"
+                )));
+            }
+            req = req.query("maxresults", n.to_string());
+        }
+        if options.include_metadata {
+            req = req.query("include", "metadata");
+        }
+        let resp = self.pipeline().send(req).await?;
+        SharePage::parse(&resp.body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_listing_with_bom_unquoted_etags_and_an_empty_marker() {
+        let body = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults><Shares><Share><Name>s1</Name><Properties><Last-Modified>Thu, 09 May 2019 01:07:31 GMT</Last-Modified><Etag>\"0x8D6D41AB96E2B6E\"</Etag><Quota>5120</Quota></Properties><Metadata><a>1</a></Metadata></Share></Shares><NextMarker /></EnumerationResults>";
+        let page = SharePage::parse(body.as_bytes()).unwrap();
+        assert_eq!(
+            page.shares[0].etag.as_ref().unwrap().as_str(),
+            "\"0x8D6D41AB96E2B6E\""
+        );
+        assert_eq!(page.shares[0].quota_gib, Some(5120));
+        assert_eq!(
+            page.shares[0].metadata.get("a").map(String::as_str),
+            Some("1")
+        );
+        assert!(page.next_marker.is_none());
+    }
+}

@@ -1,0 +1,127 @@
+//! Share snapshots (create, read a snapshot's properties, delete one or all), metadata reads,
+//! and `DirectoryClient::exists`.
+
+use std::collections::BTreeMap;
+
+use time::OffsetDateTime;
+
+use crate::conditions::ETag;
+use crate::error::{Error, Result};
+use crate::file::client::{DirectoryClient, FileClient, ShareClient};
+use crate::file::models::ShareProperties;
+use crate::http::{Method, Response};
+
+/// What Snapshot Share returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ShareSnapshot {
+    /// The snapshot's id (`x-ms-snapshot`), passed back as `sharesnapshot=`.
+    pub snapshot: String,
+    /// The snapshot's ETag.
+    pub etag: ETag,
+    /// The snapshot's Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+}
+
+fn check_snapshot_id(snapshot: &str) -> Result<()> {
+    // A snapshot id is a timestamp like 2019-05-09T01:12:03.0000000Z.
+    if snapshot.is_empty()
+        || !snapshot
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | ':' | '.'))
+    {
+        return Err(Error::invalid_input(format!(
+            "share snapshot id {snapshot:?} is not a snapshot timestamp"
+        )));
+    }
+    Ok(())
+}
+
+fn metadata_of(resp: &Response) -> Result<(BTreeMap<String, String>, ETag)> {
+    Ok((resp.headers.metadata(), resp.headers.require_etag()?))
+}
+
+impl ShareClient {
+    /// Snapshot Share: a read-only copy of the share as it is now, with `metadata` (empty:
+    /// the share's own metadata is copied).
+    ///
+    /// ```no_run
+    /// # async fn f(share: azstore::ShareClient) -> azstore::Result<()> {
+    /// let snap = share.create_snapshot(&Default::default()).await?;
+    /// let props = share.snapshot_properties(&snap.snapshot).await?;
+    /// share.delete_snapshot(&snap.snapshot).await?;
+    /// # let _ = props; Ok(()) }
+    /// ```
+    pub async fn create_snapshot(
+        &self,
+        metadata: &BTreeMap<String, String>,
+    ) -> Result<ShareSnapshot> {
+        crate::blob::validate_metadata(metadata)?;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "snapshot")
+            .metadata(metadata);
+        let resp = self.pipeline.send(req).await?;
+        Ok(ShareSnapshot {
+            snapshot: resp.headers.require("x-ms-snapshot")?.to_string(),
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+
+    /// Get Share Properties of the snapshot `snapshot`.
+    pub async fn snapshot_properties(&self, snapshot: &str) -> Result<ShareProperties> {
+        check_snapshot_id(snapshot)?;
+        let req = self.request(Method::Get).query("sharesnapshot", snapshot);
+        let resp = self.pipeline.send(req).await?;
+        ShareProperties::from_headers(&resp.headers)
+    }
+
+    /// Delete Share of one snapshot, leaving the share and its other snapshots.
+    pub async fn delete_snapshot(&self, snapshot: &str) -> Result<()> {
+        check_snapshot_id(snapshot)?;
+        let req = self
+            .request(Method::Delete)
+            .query("sharesnapshot", snapshot);
+        self.pipeline.send(req).await?;
+        Ok(())
+    }
+
+    /// Delete Share together with all its snapshots (`x-ms-delete-snapshots: include`). A
+    /// plain [`ShareClient::delete`] of a share that has snapshots fails with 409
+    /// `ShareHasSnapshots`.
+    pub async fn delete_with_snapshots(&self) -> Result<()> {
+        let req = self
+            .request(Method::Delete)
+            .header("x-ms-delete-snapshots", "include");
+        self.pipeline.send(req).await?;
+        Ok(())
+    }
+
+    /// Get Share Metadata: the metadata and the share's ETag.
+    pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
+        let req = self.request(Method::Get).query("comp", "metadata");
+        metadata_of(&self.pipeline.send(req).await?)
+    }
+}
+
+impl DirectoryClient {
+    /// Whether the directory exists (Get Directory Properties; 404 means no).
+    pub async fn exists(&self) -> Result<bool> {
+        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+    }
+
+    /// Get Directory Metadata: the metadata and the directory's ETag.
+    pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
+        let req = self.request(Method::Get).query("comp", "metadata");
+        metadata_of(&self.pipeline.send(req).await?)
+    }
+}
+
+impl FileClient {
+    /// Get File Metadata: the metadata and the file's ETag.
+    pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
+        let req = self.request(Method::Get).query("comp", "metadata");
+        metadata_of(&self.pipeline.send(req).await?)
+    }
+}

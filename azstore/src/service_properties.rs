@@ -1,0 +1,585 @@
+//! Get/Set Service Properties of the Blob, Queue, Table and File services: Storage Analytics
+//! logging and metrics, CORS rules, and (Blob only) the soft-delete retention policy, the
+//! default service version and static website hosting.
+//!
+//! ```no_run
+//! # async fn f(blobs: azstore::BlobServiceClient) -> azstore::Result<()> {
+//! use azstore::service_properties::RetentionPolicy;
+//! let mut props = blobs.get_service_properties().await?;
+//! props.delete_retention_policy = Some(RetentionPolicy::days(7)); // soft delete on
+//! blobs.set_service_properties(&props).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Set Service Properties replaces only the sections that are present: a `None` section is
+//! left out of the request and so left unchanged by the service.
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::http::{Method, Pipeline, Request};
+use crate::{BlobServiceClient, QueueServiceClient, ShareServiceClient, TableServiceClient};
+
+/// A retention policy: how many days logs, metrics or soft-deleted blobs are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RetentionPolicy {
+    /// Whether data is deleted after `days`.
+    pub enabled: bool,
+    /// 1–365 days; required when enabled.
+    pub days: Option<u32>,
+}
+
+impl RetentionPolicy {
+    /// Keep for `days` days.
+    pub fn days(days: u32) -> RetentionPolicy {
+        RetentionPolicy {
+            enabled: true,
+            days: Some(days),
+        }
+    }
+
+    /// No retention limit (or, for soft delete: soft delete off).
+    pub fn disabled() -> RetentionPolicy {
+        RetentionPolicy {
+            enabled: false,
+            days: None,
+        }
+    }
+}
+
+/// Storage Analytics logging.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Logging {
+    /// Analytics version, usually `1.0`.
+    pub version: String,
+    /// Log delete requests.
+    pub delete: bool,
+    /// Log read requests.
+    pub read: bool,
+    /// Log write requests.
+    pub write: bool,
+    /// How long logs are kept.
+    pub retention_policy: RetentionPolicy,
+}
+
+/// Storage Analytics metrics (hourly or per minute).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Metrics {
+    /// Analytics version, usually `1.0`.
+    pub version: String,
+    /// Whether metrics are collected.
+    pub enabled: bool,
+    /// Whether per-API statistics are included (only meaningful when enabled).
+    pub include_apis: Option<bool>,
+    /// How long metrics are kept.
+    pub retention_policy: RetentionPolicy,
+}
+
+/// One CORS rule.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CorsRule {
+    /// Origins allowed (`*` for all).
+    pub allowed_origins: Vec<String>,
+    /// Methods allowed (`GET`, `PUT`, ...).
+    pub allowed_methods: Vec<String>,
+    /// Request headers allowed.
+    pub allowed_headers: Vec<String>,
+    /// Response headers exposed.
+    pub exposed_headers: Vec<String>,
+    /// How long a browser may cache the preflight answer.
+    pub max_age_in_seconds: u32,
+}
+
+/// Static website hosting (Blob service).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StaticWebsite {
+    /// Whether the `$web` container is served.
+    pub enabled: bool,
+    /// The index document, e.g. `index.html`.
+    pub index_document: Option<String>,
+    /// The document served for 404s.
+    pub error_document_404_path: Option<String>,
+}
+
+/// The properties of a storage service. Sections a service does not have (e.g. soft delete
+/// on Queue) are `None` when read and must be `None` when written.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ServiceProperties {
+    /// Analytics logging (Blob, Queue, Table).
+    pub logging: Option<Logging>,
+    /// Hourly metrics.
+    pub hour_metrics: Option<Metrics>,
+    /// Minute metrics.
+    pub minute_metrics: Option<Metrics>,
+    /// CORS rules (`Some(vec![])` removes all rules; at most 5).
+    pub cors: Option<Vec<CorsRule>>,
+    /// (Blob) The version used for requests without `x-ms-version`.
+    pub default_service_version: Option<String>,
+    /// (Blob) Soft delete: how long deleted blobs are kept.
+    pub delete_retention_policy: Option<RetentionPolicy>,
+    /// (Blob) Static website hosting.
+    pub static_website: Option<StaticWebsite>,
+}
+
+// ---------------------------------------------------------------- XML (service schema)
+
+/// A boolean as the service reads it: `true`/`false` in any case (the Python SDK sends
+/// `True`, and Azure accepts it).
+fn de_bool<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<bool>, D::Error> {
+    let s: Option<String> = Option::deserialize(d)?;
+    match s.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) if v.eq_ignore_ascii_case("true") => Ok(Some(true)),
+        Some(v) if v.eq_ignore_ascii_case("false") => Ok(Some(false)),
+        Some(v) => Err(serde::de::Error::custom(format!("{v:?} is not a boolean"))),
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "PascalCase")]
+struct RawRetention {
+    #[serde(default, deserialize_with = "de_bool")]
+    enabled: Option<bool>,
+    #[serde(default)]
+    days: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawLogging {
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default, deserialize_with = "de_bool")]
+    delete: Option<bool>,
+    #[serde(default, deserialize_with = "de_bool")]
+    read: Option<bool>,
+    #[serde(default, deserialize_with = "de_bool")]
+    write: Option<bool>,
+    #[serde(default)]
+    retention_policy: Option<RawRetention>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawMetrics {
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default, deserialize_with = "de_bool")]
+    enabled: Option<bool>,
+    #[serde(rename = "IncludeAPIs", default, deserialize_with = "de_bool")]
+    include_apis: Option<bool>,
+    #[serde(default)]
+    retention_policy: Option<RawRetention>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawCors {
+    #[serde(rename = "CorsRule", default)]
+    rules: Vec<RawCorsRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawCorsRule {
+    #[serde(default)]
+    allowed_origins: Option<String>,
+    #[serde(default)]
+    allowed_methods: Option<String>,
+    #[serde(default)]
+    allowed_headers: Option<String>,
+    #[serde(default)]
+    exposed_headers: Option<String>,
+    #[serde(default)]
+    max_age_in_seconds: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawStaticWebsite {
+    #[serde(default, deserialize_with = "de_bool")]
+    enabled: Option<bool>,
+    #[serde(default)]
+    index_document: Option<String>,
+    #[serde(rename = "ErrorDocument404Path", default)]
+    error_document_404_path: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawProperties {
+    #[serde(default)]
+    logging: Option<RawLogging>,
+    #[serde(default)]
+    hour_metrics: Option<RawMetrics>,
+    #[serde(default)]
+    minute_metrics: Option<RawMetrics>,
+    #[serde(default)]
+    cors: Option<RawCors>,
+    #[serde(default)]
+    default_service_version: Option<String>,
+    #[serde(default)]
+    delete_retention_policy: Option<RawRetention>,
+    #[serde(default)]
+    static_website: Option<RawStaticWebsite>,
+}
+
+fn retention(r: Option<RawRetention>) -> RetentionPolicy {
+    let r = r.unwrap_or_default();
+    RetentionPolicy {
+        enabled: r.enabled.unwrap_or(false),
+        days: r.days,
+    }
+}
+
+fn list(s: Option<String>) -> Vec<String> {
+    s.map(|s| {
+        s.split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn metrics(m: RawMetrics) -> Metrics {
+    Metrics {
+        version: m.version.unwrap_or_default(),
+        enabled: m.enabled.unwrap_or(false),
+        include_apis: m.include_apis,
+        retention_policy: retention(m.retention_policy),
+    }
+}
+
+impl ServiceProperties {
+    /// Parses a `<StorageServiceProperties>` document (a leading BOM is accepted).
+    pub fn from_xml(body: &[u8]) -> Result<ServiceProperties> {
+        let text = std::str::from_utf8(body)
+            .map_err(|_| Error::decode("service properties are not UTF-8"))?;
+        let text = text.trim_start_matches('\u{feff}');
+        let raw: RawProperties = quick_xml::de::from_str(text)
+            .map_err(|e| Error::decode(format!("service properties are malformed: {e}")))?;
+        Ok(ServiceProperties {
+            logging: raw.logging.map(|l| Logging {
+                version: l.version.unwrap_or_default(),
+                delete: l.delete.unwrap_or(false),
+                read: l.read.unwrap_or(false),
+                write: l.write.unwrap_or(false),
+                retention_policy: retention(l.retention_policy),
+            }),
+            hour_metrics: raw.hour_metrics.map(metrics),
+            minute_metrics: raw.minute_metrics.map(metrics),
+            cors: raw.cors.map(|c| {
+                c.rules
+                    .into_iter()
+                    .map(|r| CorsRule {
+                        allowed_origins: list(r.allowed_origins),
+                        allowed_methods: list(r.allowed_methods),
+                        allowed_headers: list(r.allowed_headers),
+                        exposed_headers: list(r.exposed_headers),
+                        max_age_in_seconds: r.max_age_in_seconds.unwrap_or(0),
+                    })
+                    .collect()
+            }),
+            default_service_version: raw.default_service_version.filter(|v| !v.is_empty()),
+            delete_retention_policy: raw.delete_retention_policy.map(|r| retention(Some(r))),
+            static_website: raw.static_website.map(|w| StaticWebsite {
+                enabled: w.enabled.unwrap_or(false),
+                index_document: w.index_document.filter(|s| !s.is_empty()),
+                error_document_404_path: w.error_document_404_path.filter(|s| !s.is_empty()),
+            }),
+        })
+    }
+
+    /// Checks the limits the service enforces, so bad input is refused before sending.
+    fn validate(&self) -> Result<()> {
+        let check_retention = |what: &str, r: &RetentionPolicy| -> Result<()> {
+            match (r.enabled, r.days) {
+                (true, Some(d)) if (1..=365).contains(&d) => Ok(()),
+                (true, _) => Err(Error::invalid_input(format!(
+                    "{what}: an enabled retention policy needs 1-365 days"
+                ))),
+                (false, _) => Ok(()),
+            }
+        };
+        if let Some(l) = &self.logging {
+            check_retention("logging", &l.retention_policy)?;
+        }
+        for (what, m) in [
+            ("hour metrics", &self.hour_metrics),
+            ("minute metrics", &self.minute_metrics),
+        ] {
+            if let Some(m) = m {
+                check_retention(what, &m.retention_policy)?;
+            }
+        }
+        if let Some(r) = &self.delete_retention_policy {
+            check_retention("delete retention", r)?;
+        }
+        if let Some(rules) = &self.cors {
+            if rules.len() > 5 {
+                return Err(Error::invalid_input("at most 5 CORS rules"));
+            }
+            for r in rules {
+                if r.allowed_origins.is_empty() || r.allowed_methods.is_empty() {
+                    return Err(Error::invalid_input(
+                        "a CORS rule needs allowed origins and methods",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `<StorageServiceProperties>` document, sections in the service's schema order.
+    pub fn to_xml(&self) -> String {
+        fn esc(s: &str) -> String {
+            quick_xml::escape::escape(s).into_owned()
+        }
+        fn retention(out: &mut String, tag: &str, r: &RetentionPolicy) {
+            out.push_str(&format!("<{tag}><Enabled>{}</Enabled>", r.enabled));
+            if let (true, Some(d)) = (r.enabled, r.days) {
+                out.push_str(&format!("<Days>{d}</Days>"));
+            }
+            out.push_str(&format!("</{tag}>"));
+        }
+        fn metrics(out: &mut String, tag: &str, m: &Metrics) {
+            out.push_str(&format!(
+                "<{tag}><Version>{}</Version><Enabled>{}</Enabled>",
+                esc(&m.version),
+                m.enabled
+            ));
+            if m.enabled {
+                if let Some(i) = m.include_apis {
+                    out.push_str(&format!("<IncludeAPIs>{i}</IncludeAPIs>"));
+                }
+            }
+            retention(out, "RetentionPolicy", &m.retention_policy);
+            out.push_str(&format!("</{tag}>"));
+        }
+        let mut out =
+            String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties>");
+        if let Some(l) = &self.logging {
+            out.push_str(&format!(
+                "<Logging><Version>{}</Version><Delete>{}</Delete><Read>{}</Read><Write>{}</Write>",
+                esc(&l.version),
+                l.delete,
+                l.read,
+                l.write
+            ));
+            retention(&mut out, "RetentionPolicy", &l.retention_policy);
+            out.push_str("</Logging>");
+        }
+        if let Some(m) = &self.hour_metrics {
+            metrics(&mut out, "HourMetrics", m);
+        }
+        if let Some(m) = &self.minute_metrics {
+            metrics(&mut out, "MinuteMetrics", m);
+        }
+        if let Some(rules) = &self.cors {
+            out.push_str("<Cors>");
+            for r in rules {
+                out.push_str(&format!(
+                    "<CorsRule><AllowedOrigins>{}</AllowedOrigins><AllowedMethods>{}</AllowedMethods>\
+                     <MaxAgeInSeconds>{}</MaxAgeInSeconds><ExposedHeaders>{}</ExposedHeaders>\
+                     <AllowedHeaders>{}</AllowedHeaders></CorsRule>",
+                    esc(&r.allowed_origins.join(",")),
+                    esc(&r.allowed_methods.join(",")),
+                    r.max_age_in_seconds,
+                    esc(&r.exposed_headers.join(",")),
+                    esc(&r.allowed_headers.join(","))
+                ));
+            }
+            out.push_str("</Cors>");
+        }
+        if let Some(v) = &self.default_service_version {
+            out.push_str(&format!(
+                "<DefaultServiceVersion>{}</DefaultServiceVersion>",
+                esc(v)
+            ));
+        }
+        if let Some(r) = &self.delete_retention_policy {
+            retention(&mut out, "DeleteRetentionPolicy", r);
+        }
+        if let Some(w) = &self.static_website {
+            out.push_str(&format!("<StaticWebsite><Enabled>{}</Enabled>", w.enabled));
+            if let Some(d) = &w.index_document {
+                out.push_str(&format!("<IndexDocument>{}</IndexDocument>", esc(d)));
+            }
+            if let Some(d) = &w.error_document_404_path {
+                out.push_str(&format!(
+                    "<ErrorDocument404Path>{}</ErrorDocument404Path>",
+                    esc(d)
+                ));
+            }
+            out.push_str("</StaticWebsite>");
+        }
+        out.push_str("</StorageServiceProperties>");
+        out
+    }
+}
+
+/// Which sections a service has.
+#[derive(Clone, Copy)]
+struct Sections {
+    service: &'static str,
+    logging: bool,
+    blob_only: bool,
+}
+
+async fn get(pipeline: &Pipeline) -> Result<ServiceProperties> {
+    let req = Request::new(Method::Get, "")
+        .query("restype", "service")
+        .query("comp", "properties");
+    let resp = pipeline.send(req).await?;
+    ServiceProperties::from_xml(&resp.body)
+}
+
+async fn set(pipeline: &Pipeline, props: &ServiceProperties, s: Sections) -> Result<()> {
+    props.validate()?;
+    if !s.logging && props.logging.is_some() {
+        return Err(Error::invalid_input(format!(
+            "the {} service has no logging settings",
+            s.service
+        )));
+    }
+    if !s.blob_only
+        && (props.default_service_version.is_some()
+            || props.delete_retention_policy.is_some()
+            || props.static_website.is_some())
+    {
+        return Err(Error::invalid_input(format!(
+            "default service version, soft delete and static website are Blob service settings, \
+             not {} ones",
+            s.service
+        )));
+    }
+    let req = Request::new(Method::Put, "")
+        .query("restype", "service")
+        .query("comp", "properties")
+        .body(props.to_xml(), "application/xml");
+    pipeline.send(req).await?;
+    Ok(())
+}
+
+macro_rules! service_properties {
+    ($client:ty, $sections:expr) => {
+        impl $client {
+            /// Get Service Properties: analytics logging, metrics and CORS rules (see
+            /// [`ServiceProperties`]).
+            pub async fn get_service_properties(&self) -> Result<ServiceProperties> {
+                get(self.pipeline()).await
+            }
+
+            /// Set Service Properties: replaces the sections that are `Some`; the others are
+            /// left unchanged. Invalid settings (retention outside 1–365 days, more than 5
+            /// CORS rules, a section this service does not have) are refused before sending.
+            /// The service may take up to 30 s to apply them.
+            pub async fn set_service_properties(&self, props: &ServiceProperties) -> Result<()> {
+                set(self.pipeline(), props, $sections).await
+            }
+        }
+    };
+}
+
+service_properties!(
+    BlobServiceClient,
+    Sections {
+        service: "Blob",
+        logging: true,
+        blob_only: true
+    }
+);
+service_properties!(
+    QueueServiceClient,
+    Sections {
+        service: "Queue",
+        logging: true,
+        blob_only: false
+    }
+);
+service_properties!(
+    TableServiceClient,
+    Sections {
+        service: "Table",
+        logging: true,
+        blob_only: false
+    }
+);
+service_properties!(
+    ShareServiceClient,
+    Sections {
+        service: "File",
+        logging: false,
+        blob_only: false
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_bom() {
+        let props = ServiceProperties {
+            logging: Some(Logging {
+                version: "1.0".into(),
+                delete: true,
+                read: false,
+                write: true,
+                retention_policy: RetentionPolicy::days(5),
+            }),
+            hour_metrics: Some(Metrics {
+                version: "1.0".into(),
+                enabled: true,
+                include_apis: Some(true),
+                retention_policy: RetentionPolicy::days(5),
+            }),
+            minute_metrics: Some(Metrics {
+                version: "1.0".into(),
+                enabled: false,
+                include_apis: None,
+                retention_policy: RetentionPolicy::disabled(),
+            }),
+            cors: Some(vec![CorsRule {
+                allowed_origins: vec!["www.xyz.com".into(), "www.ab.com".into()],
+                allowed_methods: vec!["GET".into(), "PUT".into()],
+                allowed_headers: vec!["x-ms-meta-*".into()],
+                exposed_headers: vec!["x-ms-meta-data*".into()],
+                max_age_in_seconds: 500,
+            }]),
+            default_service_version: Some("2019-02-02".into()),
+            delete_retention_policy: Some(RetentionPolicy::days(2)),
+            static_website: Some(StaticWebsite {
+                enabled: true,
+                index_document: Some("index.html".into()),
+                error_document_404_path: Some("404 & gone.html".into()),
+            }),
+        };
+        let xml = format!("\u{feff}{}", props.to_xml());
+        assert_eq!(ServiceProperties::from_xml(xml.as_bytes()).unwrap(), props);
+        // As the Python SDK sends it (recording test_soft_delete_with_leased_blob).
+        let python = b"<?xml version='1.0' encoding='utf-8'?>\n<StorageServiceProperties><DeleteRetentionPolicy><Enabled>True</Enabled><Days>2</Days></DeleteRetentionPolicy></StorageServiceProperties>";
+        let p = ServiceProperties::from_xml(python).unwrap();
+        assert_eq!(p.delete_retention_policy, Some(RetentionPolicy::days(2)));
+        assert!(p.logging.is_none() && p.cors.is_none());
+    }
+
+    #[test]
+    fn invalid_settings_are_refused() {
+        let mut p = ServiceProperties {
+            delete_retention_policy: Some(RetentionPolicy {
+                enabled: true,
+                days: None,
+            }),
+            ..ServiceProperties::default()
+        };
+        assert!(p.validate().is_err());
+        p.delete_retention_policy = Some(RetentionPolicy::days(366));
+        assert!(p.validate().is_err());
+        p.delete_retention_policy = Some(RetentionPolicy::days(365));
+        assert!(p.validate().is_ok());
+        assert!(ServiceProperties::from_xml(b"<StorageServiceProperties><Logging>").is_err());
+    }
+}

@@ -1,0 +1,512 @@
+//! File service: recorded requests -> `ShareServiceClient` / `ShareClient` /
+//! `DirectoryClient` / `FileClient`.
+
+use azstore::file::{CreateFileOptions, ListItem, ListOptions};
+use azstore::{DirectoryClient, FileClient, LeaseId, ShareClient};
+use bytes::Bytes;
+use testkit::replay::{Interaction, RecordedResponse};
+
+use crate::blob::{check_metadata, check_version};
+use crate::compare::{eq_header, outcome, xml_texts};
+use crate::cx::{Cx, Plan, one};
+use crate::req::Req;
+
+fn share(cx: &Cx, name: &str) -> Result<ShareClient, String> {
+    cx.file.share(name).map_err(|e| e.to_string())
+}
+
+fn dir(cx: &Cx, s: &str, path: &str) -> Result<DirectoryClient, String> {
+    let sh = share(cx, s)?;
+    if path.is_empty() {
+        Ok(sh.root())
+    } else {
+        sh.directory(path).map_err(|e| e.to_string())
+    }
+}
+
+fn file(cx: &Cx, s: &str, path: &str) -> Result<FileClient, String> {
+    share(cx, s)?.file(path).map_err(|e| e.to_string())
+}
+
+fn lease(req: &Req) -> Result<Option<LeaseId>, String> {
+    req.h("x-ms-lease-id")
+        .map(|l| LeaseId::new(l).map_err(|e| e.to_string()))
+        .transpose()
+}
+
+fn no_conditions(req: &Req) -> Result<(), String> {
+    for h in [
+        "if-match",
+        "if-none-match",
+        "if-modified-since",
+        "if-unmodified-since",
+    ] {
+        if req.h(h).is_some() {
+            return Err(format!("{h} on a File request"));
+        }
+    }
+    Ok(())
+}
+
+fn check_list(
+    items: &[ListItem],
+    next: Option<String>,
+    resp: &RecordedResponse,
+) -> Result<(), String> {
+    let got: Vec<String> = items
+        .iter()
+        .map(|i| match i {
+            ListItem::Directory { name } => format!("d:{name}"),
+            ListItem::File { name, size } => format!("f:{name}:{size}"),
+        })
+        .collect();
+    let kinds = crate::compare::xml_items(&resp.body, "Entries");
+    let mut want = Vec::new();
+    let names_d = xml_texts(&resp.body, &["Entries", "Directory", "Name"]);
+    let names_f = xml_texts(&resp.body, &["Entries", "File", "Name"]);
+    let sizes = xml_texts(
+        &resp.body,
+        &["Entries", "File", "Properties", "Content-Length"],
+    );
+    // Entries in document order: walk the flattened <Entries> content.
+    let (mut di, mut fi) = (0, 0);
+    if let Some(entries) = kinds.first() {
+        let mut rest = entries.as_str();
+        while let Some(pos) = rest.find(|c| c == '<') {
+            rest = &rest[pos..];
+            if rest.starts_with("<Directory>") {
+                want.push(format!(
+                    "d:{}",
+                    names_d.get(di).cloned().unwrap_or_default()
+                ));
+                di += 1;
+            } else if rest.starts_with("<File>") {
+                want.push(format!(
+                    "f:{}:{}",
+                    names_f.get(fi).cloned().unwrap_or_default(),
+                    sizes.get(fi).cloned().unwrap_or_default()
+                ));
+                fi += 1;
+            }
+            rest = &rest[1..];
+        }
+    }
+    if got != want {
+        return Err(format!("entries {got:?} != recorded {want:?}"));
+    }
+    let want = xml_texts(&resp.body, &["NextMarker"])
+        .into_iter()
+        .next()
+        .filter(|m| !m.is_empty());
+    if next != want {
+        return Err(format!("next marker {next:?} != recorded {want:?}"));
+    }
+    Ok(())
+}
+
+fn plan_service(req: &Req) -> Result<Plan, String> {
+    if (req.method, req.comp()) != ("GET", "list") {
+        return Err(format!(
+            "share service operation {} comp={}",
+            req.method,
+            req.comp()
+        ));
+    }
+    req.only(&[])?;
+    let mut options = azstore::file::ListSharesOptions::default();
+    for (k, v) in &req.q {
+        match k.as_str() {
+            "comp" | "marker" => {}
+            "prefix" => options.prefix = Some(v.clone()),
+            "maxresults" => options.max_results = Some(v.parse().map_err(|_| "maxresults")?),
+            "include" if v == "metadata" => options.include_metadata = true,
+            other => return Err(format!("List Shares parameter {other}={v}")),
+        }
+    }
+    let marker = req.query("marker").map(str::to_string);
+    Ok(one(move |cx, it| async move {
+        let got = cx.file.list_shares_page(&options, marker.as_deref()).await;
+        let resp = &it.response;
+        if let Some(page) = outcome(got, resp)? {
+            let names: Vec<String> = page.shares.iter().map(|s| s.name.clone()).collect();
+            let want = xml_texts(&resp.body, &["Shares", "Share", "Name"]);
+            if names != want {
+                return Err(format!("names {names:?} != recorded {want:?}"));
+            }
+            let etags: Vec<String> = page
+                .shares
+                .iter()
+                .map(|s| {
+                    s.etag
+                        .as_ref()
+                        .map(|e| e.as_str().to_string())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let want: Vec<String> =
+                xml_texts(&resp.body, &["Shares", "Share", "Properties", "Etag"])
+                    .into_iter()
+                    .map(|e| format!("\"{}\"", e.trim_matches('"')))
+                    .collect();
+            if etags != want {
+                return Err(format!("ETags {etags:?} != recorded {want:?}"));
+            }
+            if options.include_metadata {
+                let metas = crate::compare::xml_metadata(&resp.body, "Share");
+                let got: Vec<std::collections::BTreeMap<String, String>> = page
+                    .shares
+                    .iter()
+                    .map(|s| {
+                        s.metadata
+                            .iter()
+                            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
+                            .collect()
+                    })
+                    .collect();
+                if got != metas {
+                    return Err(format!("metadata {got:?} != recorded {metas:?}"));
+                }
+            }
+            let want = xml_texts(&resp.body, &["NextMarker"])
+                .into_iter()
+                .next()
+                .filter(|m| !m.is_empty());
+            if page.next_marker != want {
+                return Err(format!(
+                    "next marker {:?} != recorded {want:?}",
+                    page.next_marker
+                ));
+            }
+        }
+        Ok(())
+    }))
+}
+
+pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
+    let req = Req::new(&its[i]);
+    no_conditions(&req)?;
+    let segs = req.segs.clone();
+    if segs.is_empty() {
+        return plan_service(&req);
+    }
+    let s = segs[0].clone();
+    let path = segs[1..].join("/");
+    match (req.method, req.restype(), req.comp()) {
+        ("PUT", "share", "") => {
+            req.only(&["x-ms-share-quota"])?;
+            let meta = req.metadata();
+            let quota = match req.h("x-ms-share-quota") {
+                Some(q) => Some(q.parse::<u32>().map_err(|_| "quota")?),
+                None => None,
+            };
+            Ok(one(move |cx, it| async move {
+                let got = share(&cx, &s)?.create_with(&meta, quota).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("DELETE", "share", "") => {
+            req.only(&["x-ms-delete-snapshots"])?;
+            let snapshot = req.query("sharesnapshot").map(str::to_string);
+            let include = match req.h("x-ms-delete-snapshots") {
+                None => false,
+                Some("include") => true,
+                Some(o) => return Err(format!("x-ms-delete-snapshots: {o}")),
+            };
+            let l = lease(&req)?;
+            Ok(one(move |cx, it| async move {
+                let sh = share(&cx, &s)?;
+                let got = match (&snapshot, include) {
+                    (Some(snap), _) => sh.delete_snapshot(snap).await,
+                    (None, true) => sh.delete_with_snapshots().await,
+                    (None, false) => sh.delete(l.as_ref()).await,
+                };
+                outcome(got, &it.response)?;
+                Ok(())
+            }))
+        }
+        ("GET" | "HEAD", "share", "") => {
+            req.only(&[])?;
+            let snapshot = req.query("sharesnapshot").map(str::to_string);
+            Ok(one(move |cx, it| async move {
+                let sh = share(&cx, &s)?;
+                let got = match &snapshot {
+                    Some(snap) => sh.snapshot_properties(snap).await,
+                    None => sh.get_properties().await,
+                };
+                let resp = &it.response;
+                if let Some(p) = outcome(got, resp)? {
+                    check_version(Some(&p.etag), p.last_modified, resp)?;
+                    check_metadata(&p.metadata, resp)?;
+                    eq_header(
+                        "quota",
+                        p.quota_gib.map(|q| q.to_string()),
+                        resp,
+                        "x-ms-share-quota",
+                    )?;
+                }
+                Ok(())
+            }))
+        }
+        ("GET", "share", "metadata") => {
+            req.only(&[])?;
+            Ok(one(move |cx, it| async move {
+                let got = share(&cx, &s)?.get_metadata().await;
+                if let Some((meta, etag)) = outcome(got, &it.response)? {
+                    crate::blob::check_etag(Some(&etag), &it.response)?;
+                    check_metadata(&meta, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "share", "metadata") => {
+            req.only(&[])?;
+            let meta = req.metadata();
+            Ok(one(move |cx, it| async move {
+                let got = share(&cx, &s)?.set_metadata(&meta).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "share", "properties") => {
+            req.only(&["x-ms-share-quota"])?;
+            Err("Set Share Properties (quota) (pending issue 20)".into())
+        }
+        ("PUT", "share", "snapshot") => {
+            req.only(&[])?;
+            let meta = req.metadata();
+            Ok(one(move |cx, it| async move {
+                let got = share(&cx, &s)?.create_snapshot(&meta).await;
+                let resp = &it.response;
+                if let Some(snap) = outcome(got, resp)? {
+                    check_version(Some(&snap.etag), snap.last_modified, resp)?;
+                    eq_header(
+                        "snapshot",
+                        Some(snap.snapshot.clone()),
+                        resp,
+                        "x-ms-snapshot",
+                    )?;
+                }
+                Ok(())
+            }))
+        }
+        ("GET", "directory" | "share", "list") => {
+            req.only(&[])?;
+            let mut options = ListOptions::default();
+            for (k, v) in &req.q {
+                match k.as_str() {
+                    "restype" | "comp" => {}
+                    "prefix" => options = options.prefix(v.clone()),
+                    "marker" => options = options.marker(v.clone()),
+                    "maxresults" => {
+                        options = options.max_results(v.parse().map_err(|_| "maxresults")?)
+                    }
+                    other => return Err(format!("List Directories and Files parameter {other}")),
+                }
+            }
+            Ok(one(move |cx, it| async move {
+                let got = dir(&cx, &s, &path)?.list(&options).await;
+                if let Some(page) = outcome(got, &it.response)? {
+                    check_list(&page.items, page.next_marker, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "directory", "") => {
+            req.only(&[])?;
+            let meta = req.metadata();
+            Ok(one(move |cx, it| async move {
+                let got = dir(&cx, &s, &path)?.create_with(&meta).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("DELETE", "directory", "") => {
+            req.only(&[])?;
+            Ok(one(move |cx, it| async move {
+                outcome(dir(&cx, &s, &path)?.delete().await, &it.response)?;
+                Ok(())
+            }))
+        }
+        ("GET" | "HEAD", "directory", "") => {
+            req.only(&[])?;
+            Ok(one(move |cx, it| async move {
+                let got = dir(&cx, &s, &path)?.get_properties().await;
+                let resp = &it.response;
+                if let Some(p) = outcome(got, resp)? {
+                    check_version(Some(&p.etag), p.last_modified, resp)?;
+                    check_metadata(&p.metadata, resp)?;
+                }
+                Ok(())
+            }))
+        }
+        ("GET", "directory", "metadata") => {
+            req.only(&[])?;
+            Ok(one(move |cx, it| async move {
+                let got = dir(&cx, &s, &path)?.get_metadata().await;
+                if let Some((meta, etag)) = outcome(got, &it.response)? {
+                    crate::blob::check_etag(Some(&etag), &it.response)?;
+                    check_metadata(&meta, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "directory", "metadata") => {
+            req.only(&[])?;
+            let meta = req.metadata();
+            Ok(one(move |cx, it| async move {
+                let got = dir(&cx, &s, &path)?.set_metadata(&meta).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "", "") => {
+            req.only(&["x-ms-type", "x-ms-content-length"])?;
+            let size: u64 = req
+                .h("x-ms-content-length")
+                .and_then(|v| v.parse().ok())
+                .ok_or("Create File without x-ms-content-length")?;
+            let mut options = CreateFileOptions::default();
+            options.metadata = req.metadata();
+            let l = lease(&req)?;
+            Ok(one(move |cx, it| async move {
+                let got = file(&cx, &s, &path)?
+                    .create_with(size, &options, l.as_ref())
+                    .await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "", "range") => {
+            req.only(&["x-ms-range", "x-ms-write"])?;
+            let range = req.range()?.ok_or("Put Range without a range")?;
+            let write = req.h("x-ms-write").unwrap_or_default().to_string();
+            let body = Bytes::from(req.body());
+            let l = lease(&req)?;
+            Ok(one(move |cx, it| async move {
+                let f = file(&cx, &s, &path)?;
+                let got = match write.as_str() {
+                    "update" => f.put_range(range.start, body, l.as_ref()).await,
+                    "clear" => f.clear_range(range, l.as_ref()).await,
+                    other => return Err(format!("x-ms-write {other}")),
+                };
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("GET", "", "") => {
+            req.only(&["x-ms-range"])?;
+            let range = req.range()?;
+            Ok(one(move |cx, it| async move {
+                let f = file(&cx, &s, &path)?;
+                let got = match range {
+                    Some(r) => f.get_range(r).await,
+                    None => f.get().await,
+                };
+                let resp = &it.response;
+                if let Some(d) = outcome(got, resp)? {
+                    if d.body[..] != resp.body[..] {
+                        return Err(format!(
+                            "content: {} bytes != recorded {}",
+                            d.body.len(),
+                            resp.body.len()
+                        ));
+                    }
+                    check_version(Some(&d.properties.etag), d.properties.last_modified, resp)?;
+                    check_metadata(&d.properties.metadata, resp)?;
+                }
+                Ok(())
+            }))
+        }
+        ("HEAD", "", "") => {
+            req.only(&[])?;
+            Ok(one(move |cx, it| async move {
+                let got = file(&cx, &s, &path)?.get_properties().await;
+                let resp = &it.response;
+                if let Some(p) = outcome(got, resp)? {
+                    check_version(Some(&p.etag), p.last_modified, resp)?;
+                    check_metadata(&p.metadata, resp)?;
+                    eq_header(
+                        "content length",
+                        Some(p.content_length.to_string()),
+                        resp,
+                        "content-length",
+                    )?;
+                }
+                Ok(())
+            }))
+        }
+        ("DELETE", "", "") => {
+            req.only(&[])?;
+            let l = lease(&req)?;
+            Ok(one(move |cx, it| async move {
+                outcome(file(&cx, &s, &path)?.delete(l.as_ref()).await, &it.response)?;
+                Ok(())
+            }))
+        }
+        ("GET", "", "metadata") => {
+            req.only(&[])?;
+            Ok(one(move |cx, it| async move {
+                let got = file(&cx, &s, &path)?.get_metadata().await;
+                if let Some((meta, etag)) = outcome(got, &it.response)? {
+                    crate::blob::check_etag(Some(&etag), &it.response)?;
+                    check_metadata(&meta, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "", "metadata") => {
+            req.only(&[])?;
+            let meta = req.metadata();
+            Ok(one(move |cx, it| async move {
+                let got = file(&cx, &s, &path)?.set_metadata(&meta, None).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("GET", "", "rangelist") => {
+            req.only(&["x-ms-range"])?;
+            let range = req.range()?;
+            Ok(one(move |cx, it| async move {
+                let got = file(&cx, &s, &path)?.list_ranges(range).await;
+                let resp = &it.response;
+                if let Some(r) = outcome(got, resp)? {
+                    let got: Vec<String> = r
+                        .ranges
+                        .iter()
+                        .map(|r| format!("{}-{}", r.start, r.end - 1))
+                        .collect();
+                    let starts = xml_texts(&resp.body, &["Ranges", "Range", "Start"]);
+                    let ends = xml_texts(&resp.body, &["Ranges", "Range", "End"]);
+                    let want: Vec<String> = starts
+                        .iter()
+                        .zip(&ends)
+                        .map(|(a, b)| format!("{a}-{b}"))
+                        .collect();
+                    if got != want {
+                        return Err(format!("ranges {got:?} != recorded {want:?}"));
+                    }
+                }
+                Ok(())
+            }))
+        }
+        (m, r, c) => Err(format!(
+            "file operation {m} restype={r} comp={c} (headers {:?})",
+            req.unexpected_headers(&[])
+        )),
+    }
+}
