@@ -40,7 +40,7 @@
 
 mod append;
 mod block;
-mod client;
+pub(crate) mod client;
 mod container;
 mod copy;
 mod download;
@@ -62,7 +62,7 @@ pub use client::{
 };
 pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess, SignedIdentifier};
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
-pub use download::{BlobStream, DEFAULT_CHUNK, DownloadOptions, OnChange};
+pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListOptions, Page, ResultStream};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};

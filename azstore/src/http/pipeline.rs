@@ -187,6 +187,11 @@ impl Pipeline {
         &self.inner.credential
     }
 
+    /// The time allowed per attempt (a streamed range's body is read within it too).
+    pub(crate) fn attempt_timeout(&self) -> Duration {
+        self.inner.options.timeout
+    }
+
     /// The URL of `path` (unencoded) without query, e.g. for a copy source.
     pub fn url_of(&self, path: &str) -> String {
         format!(
