@@ -82,7 +82,10 @@ fn main() {
             container: std::env::var("AZSTORE_TRANSFER_CONTAINER").unwrap(),
             source: std::env::var("AZSTORE_TRANSFER_SOURCE").unwrap().into(),
             target: std::env::var("AZSTORE_TRANSFER_TARGET").unwrap().into(),
-            size: std::env::var("AZSTORE_TRANSFER_SIZE").unwrap().parse().unwrap(),
+            size: std::env::var("AZSTORE_TRANSFER_SIZE")
+                .unwrap()
+                .parse()
+                .unwrap(),
         };
         child(&mode, &env);
         return;
@@ -126,12 +129,9 @@ fn main() {
         if only.as_deref().is_some_and(|o| !mode.contains(o)) {
             continue;
         }
-        let mut runs: Vec<(f64, f64, f64)> = (0..reps).map(|_| run_child(mode, &env)).collect();
+        let runs: Vec<(f64, f64, f64)> = (0..reps).map(|_| run_child(mode, &env)).collect();
         let median = |i: usize| {
-            let mut v: Vec<f64> = runs
-                .iter_mut()
-                .map(|r| [r.0, r.1, r.2][i])
-                .collect();
+            let mut v: Vec<f64> = runs.iter().map(|r| [r.0, r.1, r.2][i]).collect();
             v.sort_by(|a, b| a.total_cmp(b));
             v[v.len() / 2]
         };
@@ -201,7 +201,12 @@ fn child(mode: &str, env: &Env) {
                 floor_download(&floor, &path, &env.target, env.size).await
             }
             "floor" => floor_upload(&floor, env).await,
-            "download_to_file" => src.download_to_file(&env.target, &down).await.unwrap().content_length,
+            "download_to_file" => {
+                src.download_to_file(&env.target, &down)
+                    .await
+                    .unwrap()
+                    .content_length
+            }
             "download_stream_with" => {
                 let s = src.download_stream_with(&down).await.unwrap();
                 s.try_fold(0u64, |n, c| async move { Ok(n + c.len() as u64) })
@@ -211,10 +216,16 @@ fn child(mode: &str, env: &Env) {
             "download_chunked" => src.download_chunked(&down).await.unwrap().body.len() as u64,
             "download_into" => {
                 let mut buf = vec![0u8; env.size as usize];
-                src.download_into(&mut buf, &down).await.unwrap().content_length
+                src.download_into(&mut buf, &down)
+                    .await
+                    .unwrap()
+                    .content_length
             }
             "download_stream" => {
-                let s = src.download_stream(&Conditions::none(), DOWN_CHUNK).await.unwrap();
+                let s = src
+                    .download_stream(&Conditions::none(), DOWN_CHUNK)
+                    .await
+                    .unwrap();
                 s.try_fold(0u64, |n, c| async move { Ok(n + c.len() as u64) })
                     .await
                     .unwrap()
@@ -252,7 +263,9 @@ async fn floor_download(floor: &Floor, path: &str, target: &Path, size: u64) -> 
     use std::os::unix::fs::FileExt;
     let file = Arc::new(std::fs::File::create(target).unwrap());
     file.set_len(size).unwrap();
-    let ranges = (0..size).step_by(DOWN_CHUNK as usize).map(|s| (s, (s + DOWN_CHUNK).min(size)));
+    let ranges = (0..size)
+        .step_by(DOWN_CHUNK as usize)
+        .map(|s| (s, (s + DOWN_CHUNK).min(size)));
     futures_util::stream::iter(ranges)
         .map(|(start, end)| {
             let file = file.clone();
@@ -287,11 +300,7 @@ async fn floor_upload(floor: &Floor, env: &Env) -> u64 {
             let body = data.slice(i * UP_BLOCK..((i + 1) * UP_BLOCK).min(data.len()));
             let p = path.clone();
             async move {
-                let resp = floor
-                    .put_block(&p, &id(i), body)
-                    .send()
-                    .await
-                    .unwrap();
+                let resp = floor.put_block(&p, &id(i), body).send().await.unwrap();
                 assert_eq!(resp.status().as_u16(), 201, "{:?}", resp.text().await);
             }
         })

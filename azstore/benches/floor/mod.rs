@@ -29,7 +29,9 @@ impl Floor {
         let conn = std::env::var("AZURE_STORAGE_CONNECTION_STRING").expect(
             "set AZURE_STORAGE_CONNECTION_STRING (wrap the command in `scripts/azurite run --`)",
         );
-        let account = field(&conn, "AccountName").expect("AccountName").to_string();
+        let account = field(&conn, "AccountName")
+            .expect("AccountName")
+            .to_string();
         let key = STANDARD
             .decode(field(&conn, "AccountKey").expect("AccountKey"))
             .expect("base64 key");
@@ -116,10 +118,7 @@ impl Floor {
         let mut rb = self
             .http
             .request(method, url)
-            .header(
-                "authorization",
-                format!("SharedKey {}:{sig}", self.account),
-            );
+            .header("authorization", format!("SharedKey {}:{sig}", self.account));
         for (k, v) in x_ms {
             rb = rb.header(k, v);
         }

@@ -92,7 +92,10 @@ impl Plan {
         match self.on_change {
             OnChange::Restart { max_restarts } if *restarts < max_restarts => {
                 *restarts += 1;
-                tracing::debug!(restarts = *restarts, "object changed during download; restarting");
+                tracing::debug!(
+                    restarts = *restarts,
+                    "object changed during download; restarting"
+                );
                 true
             }
             _ => false,
@@ -250,7 +253,10 @@ async fn fill<S: RangeSource>(
         async move {
             let range = start..start + part.len() as u64;
             let n = part.len() as u64;
-            fetch(src, version, range, |o, d| part[o..o + d.len()].copy_from_slice(d)).await?;
+            fetch(src, version, range, |o, d| {
+                part[o..o + d.len()].copy_from_slice(d)
+            })
+            .await?;
             plan.tracker.add(n);
             Ok::<(), Failure>(())
         }
@@ -364,7 +370,12 @@ fn take_buffer(pool: &Pool, len: usize) -> Vec<u8> {
 }
 
 /// Writes `buf` at `offset` and returns it to the pool.
-async fn write_range(file: &Arc<std::fs::File>, pool: &Pool, buf: Vec<u8>, offset: u64) -> Result<()> {
+async fn write_range(
+    file: &Arc<std::fs::File>,
+    pool: &Pool,
+    buf: Vec<u8>,
+    offset: u64,
+) -> Result<()> {
     let file = file.clone();
     let buf = blocking(move || write_at(&file, &buf, offset).map(|()| buf)).await?;
     pool.lock().unwrap_or_else(|e| e.into_inner()).push(buf);

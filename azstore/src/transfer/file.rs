@@ -12,7 +12,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
-use crate::file::{FileClient, FileDownload, FileProperties, FileStream, FileWrite, TransferOptions};
+use crate::file::{
+    FileClient, FileDownload, FileProperties, FileStream, FileWrite, TransferOptions,
+};
 use crate::http::{Method, StreamingResponse};
 use crate::transfer::download::{self, Plan, RangeSource, Version};
 use crate::transfer::progress::Tracker;
@@ -97,7 +99,10 @@ struct RangeStager {
 
 impl BlockSink for RangeStager {
     async fn stage(&self, _index: u64, offset: u64, data: Bytes) -> Result<()> {
-        let w = self.file.put_range(offset, data, self.lease.as_ref()).await?;
+        let w = self
+            .file
+            .put_range(offset, data, self.lease.as_ref())
+            .await?;
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(w);
         Ok(())
     }

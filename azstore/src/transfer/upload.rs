@@ -22,8 +22,12 @@ pub(crate) trait Blocks: Send {
 /// Sends one block (Put Block, Put Range).
 pub(crate) trait BlockSink: Clone + Send + Sync + 'static {
     /// Stages block number `index`, which starts at byte `offset`.
-    fn stage(&self, index: u64, offset: u64, data: Bytes)
-    -> impl Future<Output = Result<()>> + Send;
+    fn stage(
+        &self,
+        index: u64,
+        offset: u64,
+        data: Bytes,
+    ) -> impl Future<Output = Result<()>> + Send;
 }
 
 pub(crate) fn read_error(e: std::io::Error) -> Error {

@@ -82,7 +82,10 @@ async fn every_blob_download_mode_returns_the_bytes_in_parallel_ranges() {
     let props = b.download_into(&mut buf, &opts(p)).await.unwrap();
     assert_eq!(props.content_length, data.len() as u64);
     assert!(buf[..data.len()] == data[..]);
-    assert!(buf[data.len()..].iter().all(|&x| x == 0xff), "nothing written past the blob");
+    assert!(
+        buf[data.len()..].iter().all(|&x| x == 0xff),
+        "nothing written past the blob"
+    );
     assert_progress(&seen.lock().unwrap(), data.len() as u64, ranges);
     let mut small = vec![0u8; data.len() - 1];
     let e = b
@@ -103,11 +106,23 @@ async fn every_blob_download_mode_returns_the_bytes_in_parallel_ranges() {
     // An empty blob in every mode.
     let e = c.blob("empty").unwrap();
     e.upload(Bytes::new(), &Conditions::none()).await.unwrap();
-    assert!(e.download_chunked(&opts(Progress::callback(|_| {}))).await.unwrap().body.is_empty());
-    let p = e.download_to_file(dir.join("empty"), &DownloadOptions::default()).await.unwrap();
+    assert!(
+        e.download_chunked(&opts(Progress::callback(|_| {})))
+            .await
+            .unwrap()
+            .body
+            .is_empty()
+    );
+    let p = e
+        .download_to_file(dir.join("empty"), &DownloadOptions::default())
+        .await
+        .unwrap();
     assert_eq!(p.content_length, 0);
     assert_eq!(std::fs::metadata(dir.join("empty")).unwrap().len(), 0);
-    let s = e.download_stream_with(&DownloadOptions::default()).await.unwrap();
+    let s = e
+        .download_stream_with(&DownloadOptions::default())
+        .await
+        .unwrap();
     assert!(s.collect().await.unwrap().is_empty());
 
     // Bad options are refused before anything is sent.
@@ -115,7 +130,12 @@ async fn every_blob_download_mode_returns_the_bytes_in_parallel_ranges() {
         DownloadOptions::default().chunk_size(0),
         DownloadOptions::default().max_concurrency(0),
     ] {
-        let e = c.blob("never").unwrap().download_chunked(&bad).await.unwrap_err();
+        let e = c
+            .blob("never")
+            .unwrap()
+            .download_chunked(&bad)
+            .await
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -148,7 +168,9 @@ async fn parallel_downloads_under_concurrent_writes_return_one_version() {
     let one_version = |got: &[u8]| versions.iter().any(|v| v[..] == got[..]);
     let dir = temp_dir();
     let file = dir.join("v.bin");
-    let fail = DownloadOptions::default().chunk_size(4096).max_concurrency(6);
+    let fail = DownloadOptions::default()
+        .chunk_size(4096)
+        .max_concurrency(6);
     let restart = fail
         .clone()
         .on_change(OnChange::Restart { max_restarts: 1000 });
@@ -180,7 +202,10 @@ async fn parallel_downloads_under_concurrent_writes_return_one_version() {
         assert!(one_version(&on_disk), "torn file written");
         assert_eq!(props.content_length, on_disk.len() as u64);
         // A restart starts the count over; the last report is the version written.
-        assert_eq!(seen.lock().unwrap().last().unwrap().bytes, props.content_length);
+        assert_eq!(
+            seen.lock().unwrap().last().unwrap().bytes,
+            props.content_length
+        );
         let mut buf = vec![0u8; 256 * 1024];
         b.download_into(&mut buf, &restart).await.unwrap();
         assert!(one_version(&buf), "torn buffer");
@@ -289,7 +314,11 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
         .progress(p);
     let w2 = b.upload_file(&path, &opts).await.unwrap();
     assert_ne!(w2.etag, w.etag);
-    assert_progress(&seen.lock().unwrap(), data.len() as u64, data.len().div_ceil(bs));
+    assert_progress(
+        &seen.lock().unwrap(),
+        data.len() as u64,
+        data.len().div_ceil(bs),
+    );
     assert!(b.download(&Conditions::none()).await.unwrap().body[..] == data[..]);
     // Stale If-Match (pre-check off so the blocks are staged): refused at the commit, and
     // the content stays as it was.
@@ -298,7 +327,10 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     stale.progress = None;
     let e = b.upload_file(&path, &stale).await.unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert_eq!(b.get_properties(&Conditions::none()).await.unwrap().etag, w2.etag);
+    assert_eq!(
+        b.get_properties(&Conditions::none()).await.unwrap().etag,
+        w2.etag
+    );
 
     // Small sources are one Put Blob (no blocks).
     let small = c.blob("small").unwrap();
@@ -346,8 +378,12 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     .unwrap();
     assert_eq!(committed_blocks(&s).await, data.len().div_ceil(bs));
     assert!(s.download(&Conditions::none()).await.unwrap().body[..] == data[..]);
-    let seen = seen.lock().unwrap();
-    assert_eq!(seen.first().unwrap().total, None, "length unknown at the start");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.first().unwrap().total,
+        None,
+        "length unknown at the start"
+    );
     assert_progress(&seen, data.len() as u64, data.len().div_ceil(bs));
     std::fs::remove_dir_all(&dir).unwrap();
     c.delete(&Conditions::none()).await.unwrap();
@@ -382,7 +418,10 @@ async fn file_transfers_share_the_engine() {
         .await
         .unwrap();
     assert_progress(&seen.lock().unwrap(), data.len() as u64, ranges);
-    assert_eq!(server.file_content(share.name(), "a.bin").as_deref(), Some(&data[..]));
+    assert_eq!(
+        server.file_content(share.name(), "a.bin").as_deref(),
+        Some(&data[..])
+    );
 
     // Every download mode.
     let target = dir.join("a.bin");
@@ -407,11 +446,19 @@ async fn file_transfers_share_the_engine() {
     // error.
     let g = share.file("b.bin").unwrap();
     let (reader, progress, max_lead) = counting(data.clone());
-    g.upload_reader(reader, data.len() as u64, &opts.clone().progress(progress), None)
-        .await
-        .unwrap();
+    g.upload_reader(
+        reader,
+        data.len() as u64,
+        &opts.clone().progress(progress),
+        None,
+    )
+    .await
+    .unwrap();
     assert!(max_lead.load(Ordering::SeqCst) <= 4 * range);
-    assert_eq!(server.file_content(share.name(), "b.bin").as_deref(), Some(&data[..]));
+    assert_eq!(
+        server.file_content(share.name(), "b.bin").as_deref(),
+        Some(&data[..])
+    );
     let e = g
         .upload_reader(&data[..1000], 2000, &opts, None)
         .await
@@ -466,9 +513,13 @@ async fn file_download_restarts_on_change() {
     let share = share(&server).await;
     let f = share.file("c.bin").unwrap();
     let size = 512 * 1024;
-    f.upload(Bytes::from(vec![255u8; size]), &TransferOptions::default(), None)
-        .await
-        .unwrap();
+    f.upload(
+        Bytes::from(vec![255u8; size]),
+        &TransferOptions::default(),
+        None,
+    )
+    .await
+    .unwrap();
     // Each write replaces the whole content with one byte value (one Put Range), so a torn
     // read shows as a body with two values.
     let writer = {
@@ -476,12 +527,16 @@ async fn file_download_restarts_on_change() {
         tokio::spawn(async move {
             for i in 0..20u8 {
                 tokio::time::sleep(Duration::from_millis(15)).await;
-                f.put_range(0, Bytes::from(vec![i; size]), None).await.unwrap();
+                f.put_range(0, Bytes::from(vec![i; size]), None)
+                    .await
+                    .unwrap();
             }
         })
     };
     let fail = TransferOptions::default().range_size(4096).parallelism(4);
-    let restart = fail.clone().on_change(OnChange::Restart { max_restarts: 1000 });
+    let restart = fail
+        .clone()
+        .on_change(OnChange::Restart { max_restarts: 1000 });
     let (mut conflicts, mut ok) = (0, 0);
     while !writer.is_finished() {
         match f.download(&fail).await {
