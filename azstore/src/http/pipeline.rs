@@ -220,7 +220,7 @@ impl Pipeline {
     }
 
     async fn execute(&self, req: Request, read_body: bool) -> Result<Attempt> {
-        let client_request_id = uuid::Uuid::new_v4().to_string();
+        let client_request_id = request_id();
         let mut backoff = self.inner.options.retry.schedule();
         let mut attempt: u32 = 0;
         loop {
@@ -240,9 +240,12 @@ impl Pipeline {
                 .await;
             let (err, retry_after) = match result {
                 Ok(ok) => {
-                    span.record("status", ok.status());
-                    if let Some(id) = ok.headers().request_id() {
-                        span.record("request_id", id);
+                    // Span fields cost a header lookup each: only when someone listens.
+                    if !span.is_disabled() {
+                        span.record("status", ok.status());
+                        if let Some(id) = ok.headers().request_id() {
+                            span.record("request_id", id);
+                        }
                     }
                     return Ok(ok);
                 }
@@ -431,6 +434,15 @@ impl Attempt {
             Attempt::Streaming(r) => &r.headers,
         }
     }
+}
+
+/// A random (v4) UUID for `x-ms-client-request-id`, drawn from the thread-local user-space
+/// generator (ChaCha, seeded from the OS once and periodically after): no system call per
+/// request, where `Uuid::new_v4` asks the OS every time.
+fn request_id() -> String {
+    let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    id.hyphenated().encode_lower(&mut buf).to_string()
 }
 
 /// Converts a reqwest error, dropping the URL (it may carry a SAS signature).
