@@ -21,7 +21,7 @@ use crate::account::{Endpoint, Service, StorageAccount};
 use crate::auth::shared_key::{self, SignableRequest};
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, RequestSent, Result};
-use crate::http::request::Request;
+use crate::http::request::{Method, Request};
 use crate::http::response::{Headers, Response, error_from_parts};
 use crate::http::retry::RetryPolicy;
 
@@ -289,7 +289,7 @@ impl Pipeline {
             .await
             .map_err(|e| (e, None))?;
         let timeout = self.inner.options.timeout;
-        let sent = tokio::time::timeout(timeout, built.send()).await;
+        let sent = tokio::time::timeout(timeout, self.inner.http.execute(built)).await;
         let resp = match sent {
             Err(_) => {
                 return Err((
@@ -349,7 +349,7 @@ impl Pipeline {
         &self,
         req: &Request,
         client_request_id: &str,
-    ) -> Result<reqwest::RequestBuilder> {
+    ) -> Result<reqwest::Request> {
         let inner = &*self.inner;
         let mut headers = req.headers.clone();
         let date = crate::time_fmt::http_date_now();
@@ -400,18 +400,36 @@ impl Pipeline {
         url.set_query((!query.is_empty()).then_some(query.as_str()));
         let method = reqwest::Method::from_bytes(req.method.as_str().as_bytes())
             .map_err(|_| Error::invalid_input("invalid HTTP method"))?;
-        let mut rb = inner.http.request(method, url);
-        for (k, v) in &headers {
-            rb = rb.header(k.as_str(), v.as_str());
+        // Straight into reqwest's header map: each value moves in without a copy, and no
+        // builder re-parses name and value per call.
+        let mut map = reqwest::header::HeaderMap::with_capacity(headers.len() + 1);
+        for (k, v) in headers {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes());
+            let value = reqwest::header::HeaderValue::from_maybe_shared(Bytes::from(v));
+            match (name, value) {
+                (Ok(name), Ok(value)) => {
+                    map.append(name, value);
+                }
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "header {k} is not a valid HTTP header"
+                    )));
+                }
+            }
         }
+        let mut built = reqwest::Request::new(method, url);
         if req.body.is_empty() {
-            if matches!(req.method.as_str(), "PUT" | "POST" | "MERGE" | "PATCH") {
-                rb = rb.header("content-length", "0");
+            if matches!(req.method, Method::Put | Method::Post | Method::Merge | Method::Patch) {
+                map.insert(
+                    reqwest::header::CONTENT_LENGTH,
+                    reqwest::header::HeaderValue::from_static("0"),
+                );
             }
         } else {
-            rb = rb.body(req.body.clone());
+            *built.body_mut() = Some(req.body.clone().into());
         }
-        Ok(rb)
+        *built.headers_mut() = map;
+        Ok(built)
     }
 }
 
