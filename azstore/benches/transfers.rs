@@ -158,6 +158,9 @@ fn main() {
 
 /// Runs one mode in a child process; returns (seconds, cpu seconds, peak RSS MiB).
 fn run_child(mode: &str, env: &Env) -> (f64, f64, f64) {
+    // Every mode starts without a target file (replacing one would add its release to the
+    // mode's CPU time).
+    let _ = std::fs::remove_file(&env.target);
     let out = Command::new(std::env::current_exe().unwrap())
         .env("AZSTORE_TRANSFER_MODE", mode)
         .env("AZSTORE_TRANSFER_CONTAINER", &env.container)
@@ -167,6 +170,9 @@ fn run_child(mode: &str, env: &Env) -> (f64, f64, f64) {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    if std::env::var_os("AZSTORE_TRANSFER_VERBOSE").is_some() {
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    }
     let line = stdout
         .lines()
         .find_map(|l| l.strip_prefix("RESULT "))
@@ -188,6 +194,7 @@ fn child(mode: &str, env: &Env) {
     let path = format!("{}/source", env.container);
     // Connections are opened inside the measurement for every mode alike.
     let cpu0 = floor::cpu_seconds();
+    let split0 = floor::cpu_split();
     let start = Instant::now();
     rt.block_on(async {
         let down = DownloadOptions::default()
@@ -254,6 +261,12 @@ fn child(mode: &str, env: &Env) {
         let on_disk = std::fs::metadata(&env.target).unwrap().len();
         assert_eq!(on_disk, env.size);
     }
+    let split = floor::cpu_split();
+    eprintln!(
+        "{mode}: user {:.2} s, system {:.2} s",
+        split.0 - split0.0,
+        split.1 - split0.1
+    );
     println!("RESULT {secs} {cpu} {}", floor::peak_rss_mib());
 }
 

@@ -177,10 +177,23 @@ pub fn cpu_seconds() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-/// Peak resident set size of this process, in MiB.
+/// Peak resident set size of this process image, in MiB (`VmHWM`; `ru_maxrss` would carry
+/// the parent's peak across `exec`).
 pub fn peak_rss_mib() -> f64 {
-    // ru_maxrss is in KiB on Linux.
-    rusage().ru_maxrss as f64 / 1024.0
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map(|kib| kib / 1024.0)
+        .unwrap_or_else(|| rusage().ru_maxrss as f64 / 1024.0)
+}
+
+/// User and system CPU seconds so far.
+pub fn cpu_split() -> (f64, f64) {
+    let ru = rusage();
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
 fn rusage() -> libc::rusage {
