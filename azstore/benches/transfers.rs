@@ -10,7 +10,8 @@
 //! (Azurite's own CPU is not counted); rss is the child's peak resident set.
 //!
 //! Run: `scripts/azurite run -- cargo bench -p azstore --bench transfers`
-//! (`AZSTORE_TRANSFER_MIB=1024` for the 1 GiB memory check, `AZSTORE_TRANSFER_REPS=N`).
+//! (`AZSTORE_TRANSFER_MIB=1024` for the 1 GiB memory check, `AZSTORE_TRANSFER_REPS=N`,
+//! `AZSTORE_TRANSFER_ONLY=upload_file,download_to_file` for some modes only).
 
 #[path = "floor/mod.rs"]
 mod floor;
@@ -126,7 +127,10 @@ fn main() {
         "transfers: {mib} MiB against Azurite, median of {reps} runs, each mode in its own process"
     );
     for mode in MODES {
-        if only.as_deref().is_some_and(|o| !mode.contains(o)) {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|o| mode.contains(o)))
+        {
             continue;
         }
         let runs: Vec<(f64, f64, f64)> = (0..reps).map(|_| run_child(mode, &env)).collect();

@@ -57,13 +57,26 @@ impl Floor {
         }
     }
 
+    /// `x-ms-date`, formatted once per second (what any careful hand-written client does).
     fn date() -> String {
+        use std::cell::RefCell;
         use time::macros::format_description;
-        time::OffsetDateTime::now_utc()
-            .format(format_description!(
-                "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
-            ))
-            .expect("date")
+        thread_local! {
+            static LAST: RefCell<(i64, String)> = const { RefCell::new((i64::MIN, String::new())) };
+        }
+        let now = time::OffsetDateTime::now_utc();
+        LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            if last.0 != now.unix_timestamp() {
+                let text = now
+                    .format(format_description!(
+                        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+                    ))
+                    .expect("date");
+                *last = (now.unix_timestamp(), text);
+            }
+            last.1.clone()
+        })
     }
 
     /// A signed request for `path` (`container/blob`) with `query` (sorted by name,

@@ -345,11 +345,7 @@ impl Pipeline {
     }
 
     /// Stamps, authorizes and builds the reqwest request for one attempt.
-    async fn build(
-        &self,
-        req: &Request,
-        client_request_id: &str,
-    ) -> Result<reqwest::Request> {
+    async fn build(&self, req: &Request, client_request_id: &str) -> Result<reqwest::Request> {
         let inner = &*self.inner;
         let mut headers = req.headers.clone();
         let date = crate::time_fmt::http_date_now();
@@ -419,7 +415,10 @@ impl Pipeline {
         }
         let mut built = reqwest::Request::new(method, url);
         if req.body.is_empty() {
-            if matches!(req.method, Method::Put | Method::Post | Method::Merge | Method::Patch) {
+            if matches!(
+                req.method,
+                Method::Put | Method::Post | Method::Merge | Method::Patch
+            ) {
                 map.insert(
                     reqwest::header::CONTENT_LENGTH,
                     reqwest::header::HeaderValue::from_static("0"),
