@@ -385,16 +385,13 @@ fn take_buffer(pool: &Pool) -> Vec<u8> {
     buf
 }
 
-/// The file being written. One write at a time: parallel writers to one file contend for
-/// its inode lock.
-type Target = Arc<tokio::sync::Mutex<Arc<std::fs::File>>>;
+/// The file being written.
+type Target = Arc<std::fs::File>;
 
 /// Writes `buf` at `offset` and returns it to the pool.
 async fn write_piece(file: &Target, pool: &Pool, buf: Vec<u8>, offset: u64) -> Result<()> {
-    let guard = file.lock().await;
-    let f = guard.clone();
+    let f = file.clone();
     let buf = blocking(move || write_at(&f, &buf, offset).map(|()| buf)).await?;
-    drop(guard);
     pool.lock().unwrap_or_else(|e| e.into_inner()).push(buf);
     Ok(())
 }
@@ -486,14 +483,14 @@ async fn file_attempt<S: RangeSource>(
     let (props, version, first) = src.open(plan.chunk).await?;
     let total = version.total;
     let path = partial.to_path_buf();
-    let file: Target = Arc::new(tokio::sync::Mutex::new(Arc::new(
+    let file: Target = Arc::new(
         blocking(move || {
             let f = std::fs::File::create(&path)?;
             f.set_len(total)?;
             Ok(f)
         })
         .await?,
-    )));
+    );
     plan.tracker.start(Some(total));
     let pool: Pool = Arc::default();
     let head_len = first_len(plan, &version) as u64;
