@@ -63,7 +63,7 @@ async fn run(op: &str, side: &str, count: usize) {
         async move {
             match (op, side) {
                 ("get-1k-16", "azstore") => {
-                    let d = b.download(&Conditions::none()).await.unwrap();
+                    let d = b.download().await.unwrap();
                     assert_eq!(d.body.len(), 1024);
                 }
                 ("get-1k-16", "floor") => {
@@ -98,7 +98,7 @@ async fn run(op: &str, side: &str, count: usize) {
                     resp.bytes().await.unwrap();
                 }
                 ("get-properties", "azstore") => {
-                    let p = b.get_properties(&Conditions::none()).await.unwrap();
+                    let p = b.get_properties().await.unwrap();
                     assert_eq!(p.content_length, 1024);
                 }
                 ("get-properties", "floor") => {

@@ -233,10 +233,7 @@ fn child(mode: &str, env: &Env) {
                     .content_length
             }
             "download_stream" => {
-                let s = src
-                    .download_stream(&Conditions::none(), DOWN_CHUNK)
-                    .await
-                    .unwrap();
+                let s = src.download_stream(DOWN_CHUNK).await.unwrap();
                 s.try_fold(0u64, |n, c| async move { Ok(n + c.len() as u64) })
                     .await
                     .unwrap()

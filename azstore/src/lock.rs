@@ -25,6 +25,17 @@
 //! held.release().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Pauses, clocks and fencing
+//!
+//! [`HeldLock::is_held`], [`check`](HeldLock::check) and [`state`](HeldLock::state) decide
+//! from the lease's loss deadline, measured on a clock that counts pauses and system suspend,
+//! and publish the loss themselves: a holder resumed after a pause past its lease learns at its
+//! very first check that it no longer holds the lock, even before the renew task runs. What
+//! no check can cover is a pause *between* the check and the write; there the fencing token
+//! (checked by the protected resource) or a write carrying the lease id closes the window.
+//! Both are shown, with the details, in
+//! [the lease module's section](crate::lease#pauses-clocks-and-fencing).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -269,10 +280,7 @@ impl BlobLock {
             let state = if woken {
                 Ok(None)
             } else {
-                self.blob
-                    .get_properties(&Conditions::none())
-                    .await
-                    .map(|p| p.lease_state)
+                self.blob.get_properties().await.map(|p| p.lease_state)
             };
             match state {
                 Ok(Some(LeaseState::Leased | LeaseState::Breaking)) => continue,
@@ -295,7 +303,7 @@ impl BlobLock {
 
     /// Who holds (or last held) the lock, the lease state and the fencing token.
     pub async fn status(&self) -> Result<LockStatus> {
-        match self.blob.get_properties(&Conditions::none()).await {
+        match self.blob.get_properties().await {
             Ok(p) => LockStatus::from_metadata(p.lease_state, &p.metadata),
             Err(e) if e.is_not_found() => Ok(LockStatus {
                 exists: false,
@@ -337,7 +345,7 @@ impl BlobLock {
     /// lease to a guard. On failure the lease is released.
     async fn fence(&self, id: LeaseId, sent_at: Instant) -> Result<HeldLock> {
         let result = async {
-            let props = self.blob.get_properties(&Conditions::lease(&id)).await?;
+            let props = self.blob.get_properties_if(&Conditions::lease(&id)).await?;
             let previous = match props.metadata.get(META_FENCING_TOKEN) {
                 None => 0,
                 Some(v) => v.trim().parse::<u64>().map_err(|_| {
@@ -481,14 +489,29 @@ impl HeldLock {
         self.guard()
     }
 
-    /// True while the lock is (certainly) held.
+    /// True while the lock is (certainly) held; decides from the lease's loss deadline as well
+    /// as from what the renew task published (see [`LeaseGuard::is_held`]), so it is right
+    /// at once after a pause. It cannot cover a pause *between* this check and your write:
+    /// for that, pass the [fencing token](Self::fencing_token) to the protected resource (see
+    /// [Pauses, clocks and fencing](crate::lock#pauses-clocks-and-fencing)).
     pub fn is_held(&self) -> bool {
         self.guard().is_held()
     }
 
-    /// `Ok(())` while held, else an error with `lease_lost() == true`.
+    /// `Ok(())` while held, else an error with `lease_lost() == true`; decides like
+    /// [`is_held`](Self::is_held).
     pub fn check(&self) -> Result<()> {
         self.guard().check()
+    }
+
+    /// The lease state, deciding like [`is_held`](Self::is_held) (see [`LeaseGuard::state`]).
+    pub fn state(&self) -> GuardState {
+        self.guard().state()
+    }
+
+    /// The lease's loss deadline on its clock; see [`LeaseGuard::deadline`].
+    pub fn deadline(&self) -> Option<Duration> {
+        self.guard().deadline()
     }
 
     /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].

@@ -206,7 +206,7 @@ impl BlobClient {
     }
 
     /// Get Block List. Accepts only a lease id (the seed table: no conditional headers).
-    pub async fn get_block_list(
+    pub async fn get_block_list_if(
         &self,
         which: BlockListType,
         conditions: &Conditions,

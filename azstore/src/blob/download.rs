@@ -151,7 +151,7 @@ impl Stream for BlobStream {
 impl BlobClient {
     /// Get Blob of the byte range `range` (half-open). The returned properties describe the
     /// whole blob (its `content_length` is the total size). Accepts every condition.
-    pub async fn download_range(
+    pub async fn download_range_if(
         &self,
         range: Range<u64>,
         conditions: &Conditions,
@@ -186,14 +186,14 @@ impl BlobClient {
     /// ```no_run
     /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
     /// use futures_util::TryStreamExt;
-    /// let mut s = blob.download_stream(&azstore::Conditions::none(), 1 << 20).await?;
+    /// let mut s = blob.download_stream(1 << 20).await?;
     /// let mut n = 0;
     /// while let Some(chunk) = s.try_next().await? {
     ///     n += chunk.len(); // a concurrent overwrite ends the stream with PreconditionFailed
     /// }
     /// # let _ = n; Ok(()) }
     /// ```
-    pub async fn download_stream(
+    pub async fn download_stream_if(
         &self,
         conditions: &Conditions,
         chunk_size: u64,

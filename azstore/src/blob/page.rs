@@ -130,7 +130,7 @@ impl BlobClient {
     }
 
     /// Get Page Ranges: the written ranges of a page blob. Accepts every condition.
-    pub async fn get_page_ranges(&self, conditions: &Conditions) -> Result<PageRanges> {
+    pub async fn get_page_ranges_if(&self, conditions: &Conditions) -> Result<PageRanges> {
         crate::blob::client::check_read(conditions, "Get Page Ranges")?;
         let resp = self
             .pipeline

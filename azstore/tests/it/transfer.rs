@@ -262,7 +262,7 @@ fn counting(data: Vec<u8>) -> (Counting<std::io::Cursor<Vec<u8>>>, Progress, Arc
 }
 
 async fn committed_blocks(b: &BlobClient) -> usize {
-    b.get_block_list(BlockListType::Committed, &Conditions::none())
+    b.get_block_list(BlockListType::Committed)
         .await
         .unwrap()
         .committed
@@ -292,7 +292,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
         conc * bs
     );
     assert_eq!(committed_blocks(&b).await, data.len().div_ceil(bs));
-    let got = b.download(&Conditions::none()).await.unwrap();
+    let got = b.download().await.unwrap();
     assert_eq!(got.properties.etag, w.etag);
     assert!(got.body[..] == data[..]);
     // The caller's condition is on the commit: create-only refuses now.
@@ -319,7 +319,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
         data.len() as u64,
         data.len().div_ceil(bs),
     );
-    assert!(b.download(&Conditions::none()).await.unwrap().body[..] == data[..]);
+    assert!(b.download().await.unwrap().body[..] == data[..]);
     // Stale If-Match (pre-check off so the blocks are staged): refused at the commit, and
     // the content stays as it was.
     let mut stale = opts.clone();
@@ -327,10 +327,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     stale.progress = None;
     let e = b.upload_file(&path, &stale).await.unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert_eq!(
-        b.get_properties(&Conditions::none()).await.unwrap().etag,
-        w2.etag
-    );
+    assert_eq!(b.get_properties().await.unwrap().etag, w2.etag);
 
     // Small sources are one Put Blob (no blocks).
     let small = c.blob("small").unwrap();
@@ -346,10 +343,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
         .upload_file(&small_path, &UploadOptions::default().progress(p))
         .await
         .unwrap();
-    assert_eq!(
-        &small.download(&Conditions::none()).await.unwrap().body[..],
-        b"hello"
-    );
+    assert_eq!(&small.download().await.unwrap().body[..], b"hello");
     assert_eq!(rx.borrow().total, Some(5));
     assert_eq!(rx.borrow().bytes, 5);
     assert_eq!(committed_blocks(&small).await, 0);
@@ -377,7 +371,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     .await
     .unwrap();
     assert_eq!(committed_blocks(&s).await, data.len().div_ceil(bs));
-    assert!(s.download(&Conditions::none()).await.unwrap().body[..] == data[..]);
+    assert!(s.download().await.unwrap().body[..] == data[..]);
     let seen = seen.lock().unwrap().clone();
     assert_eq!(
         seen.first().unwrap().total,
