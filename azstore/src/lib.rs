@@ -89,6 +89,7 @@
 //! | [`clock`] | the clock loss deadlines are measured on (counts suspend on Linux); a manual clock for tests |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
 //! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
+//! | `redis` (feature `redis`) | Azure Cache for Redis: `RedisJson` (a [`Versioned`] key), `RedisLease` (a [`Leasable`] key), `RedisLock` |
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
 //! from [`Conditions`]) → the pipeline stamps date and version, signs, sends, and classifies the
@@ -140,6 +141,10 @@ pub mod lock;
 
 pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard};
 pub use lock::{BlobLock, HeldLock, LockOptions};
+
+// -- Azure Cache for Redis (issue 17) --
+#[cfg(feature = "redis")]
+pub mod redis;
 
 // -- read-modify-write (issue 5) --
 pub mod update;

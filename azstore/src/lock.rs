@@ -71,12 +71,12 @@ pub const META_ACQUIRED_AT: &str = "acquired_at";
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct LockOptions {
-    duration: LeaseDuration,
-    label: Option<String>,
-    guard: GuardOptions,
-    poll_min: Duration,
-    poll_max: Duration,
-    local_wakeup: bool,
+    pub(crate) duration: LeaseDuration,
+    pub(crate) label: Option<String>,
+    pub(crate) guard: GuardOptions,
+    pub(crate) poll_min: Duration,
+    pub(crate) poll_max: Duration,
+    pub(crate) local_wakeup: bool,
 }
 
 impl Default for LockOptions {
@@ -132,7 +132,7 @@ impl LockOptions {
         self
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if let Some(label) = &self.label {
             validate_label(label)?;
         }
@@ -399,12 +399,16 @@ impl BlobLock {
 
 /// A process-wide wake-up per lock blob, so that a release wakes a local waiter at once.
 fn wakeup(blob: &BlobClient) -> Arc<Notify> {
+    wakeup_for(blob.url())
+}
+
+/// The process-wide wake-up of the lock named `key` (a URL-like name unique to the lock).
+pub(crate) fn wakeup_for(key: String) -> Arc<Notify> {
     static MAP: OnceLock<Mutex<HashMap<String, Weak<Notify>>>> = OnceLock::new();
     let mut map = MAP
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let key = blob.url();
     if let Some(n) = map.get(&key).and_then(Weak::upgrade) {
         return n;
     }
@@ -414,7 +418,7 @@ fn wakeup(blob: &BlobClient) -> Arc<Notify> {
     n
 }
 
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     let raw = host_name_raw().unwrap_or_else(|| "unknown".to_string());
     let clean: String = raw
         .chars()

@@ -23,6 +23,8 @@ mod queue_interop;
 mod queue_messages;
 mod queue_scripted;
 mod queue_worker;
+#[cfg(feature = "redis")]
+mod redis;
 mod table_batch;
 mod table_concurrency;
 mod table_entities;
