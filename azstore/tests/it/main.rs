@@ -7,6 +7,7 @@ mod blob_containers;
 mod blob_kinds;
 mod blob_transfer;
 mod ergonomics;
+mod faults;
 mod file_lease;
 mod file_sdk_crosscheck;
 mod file_smb;
