@@ -172,3 +172,6 @@ pub use queue::{QueueClient, QueueServiceClient};
 pub mod file;
 
 pub use file::{DirectoryClient, FileClient, ShareClient, ShareServiceClient};
+
+// -- transfers: parallel downloads and uploads, progress (issue 19) --
+pub mod transfer;

@@ -41,7 +41,7 @@
 mod append;
 mod append_url;
 mod block;
-mod client;
+pub(crate) mod client;
 mod container;
 mod copy;
 mod download;
@@ -66,7 +66,7 @@ pub use client::{
 };
 pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess, SignedIdentifier};
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
-pub use download::{BlobStream, DEFAULT_CHUNK, DownloadOptions, OnChange};
+pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListOptions, Page, ResultStream};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use time::OffsetDateTime;
 
 use crate::conditions::ETag;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::Headers;
 
 /// `x-ms-lease-state`.
@@ -130,39 +130,89 @@ pub struct BlobProperties {
 }
 
 impl BlobProperties {
-    /// Reads properties from response headers. For a ranged GET, the total size comes from
+    /// Reads properties from response headers in one pass over them (every Get Blob and Get
+    /// Blob Properties pays for this). For a ranged GET, the total size comes from
     /// `Content-Range`.
     pub(crate) fn from_headers(h: &Headers) -> Result<BlobProperties> {
-        let content_length = match h.get("content-range").and_then(|r| r.rsplit_once('/')) {
-            Some((_, total)) => total.trim().parse().ok(),
-            None => None,
+        let mut etag = None;
+        let mut content_range_total = None;
+        let mut content_length = None;
+        let mut p = BlobProperties {
+            etag: ETag::new(String::new()),
+            last_modified: None,
+            content_length: 0,
+            content_type: None,
+            content_encoding: None,
+            content_language: None,
+            cache_control: None,
+            content_disposition: None,
+            content_md5: None,
+            metadata: BTreeMap::new(),
+            blob_type: None,
+            lease_state: None,
+            lease_status: None,
+            lease_duration: None,
+            committed_block_count: None,
+            sequence_number: None,
+            copy_status: None,
+            copy_id: None,
+            tag_count: None,
         };
-        let content_length = match content_length {
-            Some(n) => n,
-            None => h.parse::<u64>("content-length")?.unwrap_or(0),
+        let number = |name: &str, v: &str| -> Result<u64> {
+            v.trim()
+                .parse()
+                .map_err(|_| Error::decode(format!("response header {name} is malformed")))
         };
-        let s = |n: &str| h.get(n).map(str::to_string);
-        Ok(BlobProperties {
-            etag: h.require_etag()?,
-            last_modified: h.last_modified(),
-            content_length,
-            content_type: s("content-type"),
-            content_encoding: s("content-encoding"),
-            content_language: s("content-language"),
-            cache_control: s("cache-control"),
-            content_disposition: s("content-disposition"),
-            content_md5: s("content-md5"),
-            metadata: h.metadata(),
-            blob_type: h.get("x-ms-blob-type").and_then(BlobType::parse),
-            lease_state: h.get("x-ms-lease-state").and_then(LeaseState::parse),
-            lease_status: parse_lease_status(h.get("x-ms-lease-status")),
-            lease_duration: parse_lease_duration(h.get("x-ms-lease-duration")),
-            committed_block_count: h.parse("x-ms-blob-committed-block-count")?,
-            sequence_number: h.parse("x-ms-blob-sequence-number")?,
-            copy_status: s("x-ms-copy-status"),
-            copy_id: s("x-ms-copy-id"),
-            tag_count: h.parse("x-ms-tag-count")?,
-        })
+        for (name, v) in h.iter() {
+            // First value wins, as `Headers::get` does.
+            macro_rules! first {
+                ($field:expr, $value:expr) => {
+                    if $field.is_none() {
+                        $field = $value;
+                    }
+                };
+            }
+            match name {
+                "etag" => first!(etag, Some(v)),
+                "last-modified" => first!(p.last_modified, crate::time_fmt::parse_http_date(v)),
+                "content-range" => first!(
+                    content_range_total,
+                    v.rsplit_once('/').and_then(|(_, t)| t.trim().parse().ok())
+                ),
+                "content-length" => first!(content_length, Some(v)),
+                "content-type" => first!(p.content_type, Some(v.to_string())),
+                "content-encoding" => first!(p.content_encoding, Some(v.to_string())),
+                "content-language" => first!(p.content_language, Some(v.to_string())),
+                "cache-control" => first!(p.cache_control, Some(v.to_string())),
+                "content-disposition" => first!(p.content_disposition, Some(v.to_string())),
+                "content-md5" => first!(p.content_md5, Some(v.to_string())),
+                "x-ms-blob-type" => first!(p.blob_type, BlobType::parse(v)),
+                "x-ms-lease-state" => first!(p.lease_state, LeaseState::parse(v)),
+                "x-ms-lease-status" => first!(p.lease_status, parse_lease_status(Some(v))),
+                "x-ms-lease-duration" => first!(p.lease_duration, parse_lease_duration(Some(v))),
+                "x-ms-blob-committed-block-count" => {
+                    first!(p.committed_block_count, Some(number(name, v)?))
+                }
+                "x-ms-blob-sequence-number" => first!(p.sequence_number, Some(number(name, v)?)),
+                "x-ms-copy-status" => first!(p.copy_status, Some(v.to_string())),
+                "x-ms-copy-id" => first!(p.copy_id, Some(v.to_string())),
+                "x-ms-tag-count" => first!(p.tag_count, Some(number(name, v)?)),
+                _ => {
+                    if let Some(key) = name.strip_prefix("x-ms-meta-") {
+                        p.metadata.insert(key.to_string(), v.to_string());
+                    }
+                }
+            }
+        }
+        p.etag = etag
+            .map(ETag::new)
+            .ok_or_else(|| Error::decode("response is missing the etag header"))?;
+        p.content_length = match (content_range_total, content_length) {
+            (Some(total), _) => total,
+            (None, Some(v)) => number("content-length", v)?,
+            (None, None) => 0,
+        };
+        Ok(p)
     }
 }
 
@@ -179,5 +229,53 @@ pub(crate) fn parse_lease_duration(s: Option<&str>) -> Option<LeaseDurationType>
         Some("infinite") => Some(LeaseDurationType::Infinite),
         Some("fixed") => Some(LeaseDurationType::Fixed),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_in_one_pass() {
+        let h = Headers::from_pairs(
+            [
+                ("etag", "\"0x8D\""),
+                ("last-modified", "Sun, 22 Nov 2026 00:13:20 GMT"),
+                ("content-length", "5"),
+                ("content-range", "bytes 0-4/77"),
+                ("content-type", "text/plain"),
+                ("x-ms-blob-type", "BlockBlob"),
+                ("x-ms-lease-state", "leased"),
+                ("x-ms-lease-status", "locked"),
+                ("x-ms-lease-duration", "infinite"),
+                ("x-ms-meta-owner", "a"),
+                ("x-ms-meta-team", "b"),
+                ("x-ms-tag-count", "2"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        );
+        let p = BlobProperties::from_headers(&h).unwrap();
+        assert_eq!(p.etag.as_str(), "\"0x8D\"");
+        assert_eq!(p.content_length, 77, "the total of a ranged GET");
+        assert_eq!(p.last_modified.unwrap().unix_timestamp(), 1_795_306_400);
+        assert_eq!(p.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(p.blob_type, Some(BlobType::BlockBlob));
+        assert_eq!(p.lease_state, Some(LeaseState::Leased));
+        assert_eq!(p.lease_status, Some(LeaseStatus::Locked));
+        assert_eq!(p.lease_duration, Some(LeaseDurationType::Infinite));
+        assert_eq!(p.metadata.len(), 2);
+        assert_eq!(p.metadata["team"], "b");
+        assert_eq!(p.tag_count, Some(2));
+        assert_eq!(p.copy_status, None);
+        let missing = Headers::from_pairs(vec![("content-length".into(), "1".into())]);
+        assert!(BlobProperties::from_headers(&missing).is_err());
+        let bad = Headers::from_pairs(vec![
+            ("etag".into(), "\"1\"".into()),
+            ("content-length".into(), "x".into()),
+        ]);
+        assert!(BlobProperties::from_headers(&bad).is_err());
     }
 }

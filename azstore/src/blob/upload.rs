@@ -1,18 +1,19 @@
 //! Uploads of any size: one Put Blob when small, otherwise blocks staged in parallel (bounded
 //! concurrency) and committed with one Put Block List that carries the caller's conditions —
-//! so "replace only if unchanged" holds for a 1 GiB upload exactly as for 1 KiB.
+//! so "replace only if unchanged" holds for a 1 GiB upload exactly as for 1 KiB. The staging
+//! is done by the transfer engine ([`crate::transfer`]), which also uploads from files and
+//! readers ([`BlobClient::upload_file`], [`BlobClient::upload_reader`]).
 
 use std::collections::BTreeMap;
 
-use bytes::{Bytes, BytesMut};
-use futures_util::{Stream, StreamExt};
-use tokio::task::JoinSet;
+use bytes::Bytes;
 
-use crate::blob::block::{BlockId, BlockRef, CommitOptions, MAX_BLOCK_SIZE, MAX_BLOCKS};
+use crate::blob::block::{CommitOptions, MAX_BLOCK_SIZE, MAX_BLOCKS};
 use crate::blob::client::{BlobClient, PutOptions, WriteResult};
 use crate::blob::properties::BlobHttpHeaders;
-use crate::conditions::{Allowed, Conditions, MatchCondition};
+use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
+use crate::transfer::Progress;
 
 /// Options of [`BlobClient::upload_with`] and [`BlobClient::upload_stream`].
 #[derive(Debug, Clone)]
@@ -33,6 +34,8 @@ pub struct UploadOptions {
     /// Before staging, check an `If-Match` ETag with a cheap HEAD so a stale upload fails
     /// before sending gigabytes (default true). The commit is still what decides.
     pub precheck: bool,
+    /// Where progress is reported (none by default).
+    pub progress: Option<Progress>,
 }
 
 impl Default for UploadOptions {
@@ -45,6 +48,7 @@ impl Default for UploadOptions {
             block_size: 8 * 1024 * 1024,
             max_concurrency: 4,
             precheck: true,
+            progress: None,
         }
     }
 }
@@ -82,7 +86,13 @@ impl UploadOptions {
         self
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Reports progress to `progress`.
+    pub fn progress(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
         self.conditions.check(Allowed::ALL, "upload")?;
         if self.block_size == 0 || self.block_size as u64 > MAX_BLOCK_SIZE {
             return Err(Error::invalid_input(
@@ -95,7 +105,22 @@ impl UploadOptions {
         crate::blob::names::validate_metadata(&self.metadata)
     }
 
-    fn put_options(&self) -> PutOptions {
+    pub(crate) fn commit_options(&self) -> CommitOptions {
+        CommitOptions {
+            conditions: self.conditions.clone(),
+            headers: BlobHttpHeaders {
+                content_type: Some(
+                    self.content_type
+                        .clone()
+                        .unwrap_or_else(|| "application/octet-stream".into()),
+                ),
+                ..BlobHttpHeaders::default()
+            },
+            metadata: self.metadata.clone(),
+        }
+    }
+
+    pub(crate) fn put_options(&self) -> PutOptions {
         PutOptions {
             conditions: self.conditions.clone(),
             content_type: self.content_type.clone(),
@@ -126,7 +151,12 @@ impl BlobClient {
         options.validate()?;
         let body = body.into();
         if body.len() <= options.single_put_limit {
-            return self.put(body, &options.put_options()).await;
+            let tracker = crate::transfer::progress::Tracker::new(options.progress.as_ref());
+            let n = body.len() as u64;
+            tracker.start(Some(n));
+            let w = self.put(body, &options.put_options()).await?;
+            tracker.add(n);
+            return Ok(w);
         }
         let bs = options.block_size;
         let blocks = body.len().div_ceil(bs);
@@ -136,127 +166,6 @@ impl BlobClient {
                 body.len()
             )));
         }
-        let chunks =
-            (0..blocks).map(move |i| Ok(body.slice(i * bs..((i + 1) * bs).min(body.len()))));
-        self.stage_and_commit(futures_util::stream::iter(chunks), options)
-            .await
-    }
-
-    /// Uploads a stream of any length, memory bounded by `single_put_limit` plus
-    /// `max_concurrency` blocks: a short stream becomes one Put Blob, a long one is staged in
-    /// blocks and committed with the caller's conditions.
-    pub async fn upload_stream<S>(&self, body: S, options: &UploadOptions) -> Result<WriteResult>
-    where
-        S: Stream<Item = Result<Bytes>> + Send + Unpin,
-    {
-        options.validate()?;
-        let mut body = body;
-        let mut head = BytesMut::new();
-        let mut ended = false;
-        while head.len() <= options.single_put_limit {
-            match body.next().await {
-                Some(chunk) => head.extend_from_slice(&chunk?),
-                None => {
-                    ended = true;
-                    break;
-                }
-            }
-        }
-        if ended {
-            return self.put(head.freeze(), &options.put_options()).await;
-        }
-        let bs = options.block_size;
-        // Re-chunk `head` followed by the rest of `body` into blocks of exactly `bs` bytes.
-        let rechunked = futures_util::stream::try_unfold(
-            (head, Some(body)),
-            move |(mut buf, mut rest)| async move {
-                while buf.len() < bs {
-                    let Some(src) = rest.as_mut() else { break };
-                    match src.next().await {
-                        Some(chunk) => buf.extend_from_slice(&chunk?),
-                        None => rest = None,
-                    }
-                }
-                if buf.is_empty() {
-                    return Ok(None);
-                }
-                let block = buf.split_to(bs.min(buf.len())).freeze();
-                Ok(Some((block, (buf, rest))))
-            },
-        );
-        self.stage_and_commit(Box::pin(rechunked), options).await
-    }
-
-    async fn stage_and_commit<S>(
-        &self,
-        mut blocks: S,
-        options: &UploadOptions,
-    ) -> Result<WriteResult>
-    where
-        S: Stream<Item = Result<Bytes>> + Send + Unpin,
-    {
-        if options.precheck {
-            if let Some(MatchCondition::ETag(etag)) = &options.conditions.if_match {
-                let mut c = Conditions::if_match(etag);
-                c.lease_id = options.conditions.lease_id.clone();
-                if let Err(e) = self.get_properties_if(&c).await {
-                    if e.is_precondition_failed() {
-                        return Err(e.context("upload refused before staging"));
-                    }
-                }
-            }
-        }
-        let stage_conditions = match &options.conditions.lease_id {
-            Some(l) => Conditions::lease(l),
-            None => Conditions::none(),
-        };
-        let tag = uuid::Uuid::new_v4().simple().to_string();
-        let tag = &tag[..12];
-        let mut ids = Vec::new();
-        let mut tasks: JoinSet<Result<()>> = JoinSet::new();
-        while let Some(block) = blocks.next().await {
-            let block = block?;
-            if ids.len() >= MAX_BLOCKS {
-                return Err(Error::invalid_input(
-                    "upload exceeds 50,000 blocks; use a larger block size",
-                ));
-            }
-            let id = BlockId::numbered(tag, ids.len() as u64)?;
-            ids.push(BlockRef::Latest(id.clone()));
-            let this = self.clone();
-            let c = stage_conditions.clone();
-            tasks.spawn(async move { this.put_block(&id, block, &c).await });
-            while tasks.len() >= options.max_concurrency {
-                join_one(&mut tasks).await?;
-            }
-        }
-        while !tasks.is_empty() {
-            join_one(&mut tasks).await?;
-        }
-        let commit = CommitOptions {
-            conditions: options.conditions.clone(),
-            headers: BlobHttpHeaders {
-                content_type: Some(
-                    options
-                        .content_type
-                        .clone()
-                        .unwrap_or_else(|| "application/octet-stream".into()),
-                ),
-                ..BlobHttpHeaders::default()
-            },
-            metadata: options.metadata.clone(),
-        };
-        self.put_block_list(&ids, &commit).await
-    }
-}
-
-async fn join_one(tasks: &mut JoinSet<Result<()>>) -> Result<()> {
-    match tasks.join_next().await {
-        None => Ok(()),
-        Some(Ok(r)) => r,
-        Some(Err(e)) => Err(Error::new(
-            crate::error::ErrorKind::Service,
-            format!("block upload task failed: {e}"),
-        )),
+        self.upload_slices(body, options).await
     }
 }

@@ -6,17 +6,18 @@ use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
-use futures_util::{Stream, StreamExt, TryStreamExt};
+use bytes::Bytes;
+use futures_util::Stream;
 
 use crate::account::{Service, StorageAccount};
 use crate::conditions::LeaseId;
-use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::file::models::{
     DirectoryProperties, FileProperties, FileWrite, ListItem, ListPage, RangeList, ShareProperties,
 };
 use crate::file::names::{validate_name, validate_path, validate_share_name};
 use crate::http::{ClientOptions, Method, Pipeline, Request};
+use crate::transfer::{OnChange, Progress};
 
 /// The largest range one Put Range may write: 4 MiB.
 pub const MAX_RANGE_SIZE: u64 = 4 * 1024 * 1024;
@@ -399,7 +400,9 @@ pub struct CreateFileOptions {
     pub metadata: BTreeMap<String, String>,
 }
 
-/// Options of the parallel [`FileClient::upload`] and [`FileClient::download`].
+/// Options of the parallel transfers ([`FileClient::upload`], [`FileClient::upload_file`],
+/// [`FileClient::upload_reader`], [`FileClient::download`], [`FileClient::download_to_file`],
+/// [`FileClient::download_into`], [`FileClient::download_stream`]).
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct TransferOptions {
@@ -409,6 +412,11 @@ pub struct TransferOptions {
     pub parallelism: usize,
     /// Content type and metadata for the file an upload creates.
     pub create: CreateFileOptions,
+    /// What a download does when the file changes between two ranges (default: fail with
+    /// `Conflict`).
+    pub on_change: OnChange,
+    /// Where progress is reported (none by default).
+    pub progress: Option<Progress>,
 }
 
 impl Default for TransferOptions {
@@ -417,6 +425,8 @@ impl Default for TransferOptions {
             range_size: MAX_RANGE_SIZE,
             parallelism: 4,
             create: CreateFileOptions::default(),
+            on_change: OnChange::Fail,
+            progress: None,
         }
     }
 }
@@ -440,7 +450,19 @@ impl TransferOptions {
         self
     }
 
-    fn check(&self) -> Result<()> {
+    /// Sets the behaviour of a download on a concurrent change.
+    pub fn on_change(mut self, on_change: OnChange) -> TransferOptions {
+        self.on_change = on_change;
+        self
+    }
+
+    /// Reports progress to `progress`.
+    pub fn progress(mut self, progress: Progress) -> TransferOptions {
+        self.progress = Some(progress);
+        self
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
         if self.range_size == 0 || self.range_size > MAX_RANGE_SIZE {
             return Err(Error::invalid_input(format!(
                 "range_size must be 1 byte to 4 MiB (got {})",
@@ -625,88 +647,6 @@ impl FileClient {
         Ok(FileStream {
             properties,
             body: Box::pin(resp.into_stream()),
-        })
-    }
-
-    /// Uploads `data` as the whole file: Create File with its size, then Put Range per
-    /// `options.range_size` bytes with at most `options.parallelism` requests in flight.
-    /// Any size works; a leased file needs the lease id. Last writer wins range by range:
-    /// hold a lease if other writers may be active.
-    pub async fn upload(
-        &self,
-        data: Bytes,
-        options: &TransferOptions,
-        lease: Option<&LeaseId>,
-    ) -> Result<FileWrite> {
-        options.check()?;
-        let size = data.len() as u64;
-        let mut last = self.create_with(size, &options.create, lease).await?;
-        let ranges = (0..size).step_by(options.range_size as usize).map(|start| {
-            let end = (start + options.range_size).min(size);
-            (start, data.slice(start as usize..end as usize))
-        });
-        let mut results = futures_util::stream::iter(ranges)
-            .map(|(offset, chunk)| self.put_range(offset, chunk, lease))
-            .buffer_unordered(options.parallelism);
-        let mut count = 0usize;
-        while let Some(r) = results.next().await {
-            last = r?;
-            count += 1;
-        }
-        if count > 1 && options.parallelism > 1 {
-            // Ranges completed in any order: ask which version the file ended up at.
-            let p = self.get_properties().await?;
-            last = FileWrite {
-                etag: p.etag,
-                last_modified: p.last_modified,
-            };
-        }
-        Ok(last)
-    }
-
-    /// Downloads the whole file in ranges of `options.range_size` with at most
-    /// `options.parallelism` requests in flight. Fails with [`ErrorKind::Conflict`] if the
-    /// file's ETag changes between ranges (someone wrote while it was read), instead of
-    /// returning a torn mix of versions.
-    pub async fn download(&self, options: &TransferOptions) -> Result<FileDownload> {
-        options.check()?;
-        let properties = self.get_properties().await?;
-        let size = properties.content_length;
-        let cap = usize::try_from(size)
-            .map_err(|_| Error::invalid_input("the file is too large for memory"))?;
-        let ranges = (0..size)
-            .step_by(options.range_size as usize)
-            .map(|start| start..(start + options.range_size).min(size));
-        let mut parts = futures_util::stream::iter(ranges)
-            .map(|r| async move { self.get_range(r.clone()).await.map(|d| (r, d)) })
-            .buffered(options.parallelism);
-        let mut body = BytesMut::with_capacity(cap);
-        while let Some((range, part)) = parts.try_next().await? {
-            if part.body.len() as u64 != range.end - range.start {
-                return Err(Error::decode(format!(
-                    "asked for bytes {}..{}, got {} bytes",
-                    range.start,
-                    range.end,
-                    part.body.len()
-                )));
-            }
-            if part.properties.etag != properties.etag || part.properties.content_length != size {
-                return Err(Error::new(
-                    ErrorKind::Conflict,
-                    "the file changed while it was being downloaded (its ETag changed between ranges)",
-                ));
-            }
-            body.extend_from_slice(&part.body);
-        }
-        if body.len() as u64 != size {
-            return Err(Error::decode(format!(
-                "downloaded {} bytes of a {size}-byte file",
-                body.len()
-            )));
-        }
-        Ok(FileDownload {
-            body: body.freeze(),
-            properties,
         })
     }
 

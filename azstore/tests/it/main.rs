@@ -32,5 +32,6 @@ mod table_batch;
 mod table_concurrency;
 mod table_entities;
 mod table_query;
+mod transfer;
 mod update_blob;
 mod update_combine;

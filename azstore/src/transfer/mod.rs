@@ -1,0 +1,58 @@
+//! One transfer engine for Blob and File: parallel ranged downloads and parallel block
+//! uploads with bounded memory and progress reporting.
+//!
+//! **Downloads** ([`BlobClient::download_to_file`], [`BlobClient::download_chunked`],
+//! [`BlobClient::download_into`], [`BlobClient::download_stream_with`] and the
+//! [`FileClient`] equivalents) read the object in ranges of `chunk_size` bytes,
+//! `max_concurrency` at a time. Every range is pinned to the ETag of the first response
+//! (Blob: `If-Match`; File, whose REST API has no `If-Match`: the ETag of every range response
+//! is compared), so the result is always exactly one version of the object: a change
+//! mid-download fails or starts over, as [`OnChange`] says. Memory: about
+//! `max_concurrency × chunk_size` for files and streams; the buffer modes write straight into
+//! the destination.
+//!
+//! **Uploads** ([`BlobClient::upload_file`], [`BlobClient::upload_reader`],
+//! [`BlobClient::upload_stream`], [`BlobClient::upload_with`], and [`FileClient::upload_file`],
+//! [`FileClient::upload_reader`], [`FileClient::upload`]) read each block once into its own
+//! buffer and send `max_concurrency` blocks at a time; the next block is read only when a slot
+//! is free, so memory stays at about `max_concurrency × block_size` whatever the size. A blob
+//! upload commits with one Put Block List carrying the caller's conditions.
+//!
+//! **Progress**: put a [`Progress`] (a callback or a `watch` channel) into the options.
+//!
+//! ```no_run
+//! # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! use azstore::blob::{DownloadOptions, OnChange};
+//! use azstore::transfer::Progress;
+//! let (progress, rx) = Progress::channel();
+//! let options = DownloadOptions::default()
+//!     .max_concurrency(8)
+//!     .on_change(OnChange::Restart { max_restarts: 3 })
+//!     .progress(progress);
+//! let props = blob.download_to_file("/tmp/big.bin", &options).await?;
+//! assert_eq!(rx.borrow().bytes, props.content_length);
+//! # Ok(()) }
+//! ```
+//!
+//! [`BlobClient::download_to_file`]: crate::BlobClient::download_to_file
+//! [`BlobClient::download_chunked`]: crate::BlobClient::download_chunked
+//! [`BlobClient::download_into`]: crate::BlobClient::download_into
+//! [`BlobClient::download_stream_with`]: crate::BlobClient::download_stream_with
+//! [`BlobClient::upload_file`]: crate::BlobClient::upload_file
+//! [`BlobClient::upload_reader`]: crate::BlobClient::upload_reader
+//! [`BlobClient::upload_stream`]: crate::BlobClient::upload_stream
+//! [`BlobClient::upload_with`]: crate::BlobClient::upload_with
+//! [`FileClient`]: crate::FileClient
+//! [`FileClient::upload_file`]: crate::FileClient::upload_file
+//! [`FileClient::upload_reader`]: crate::FileClient::upload_reader
+//! [`FileClient::upload`]: crate::FileClient::upload
+//! [`OnChange`]: crate::blob::OnChange
+
+pub(crate) mod blob;
+pub(crate) mod download;
+mod file;
+pub(crate) mod progress;
+pub(crate) mod upload;
+
+pub use crate::blob::OnChange;
+pub use progress::{Progress, TransferProgress};
