@@ -1,6 +1,5 @@
 //! The blob clients and their core operations.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -144,10 +143,11 @@ pub struct BlobClient {
 pub struct PutOptions {
     /// Conditions; the default is last writer wins.
     pub conditions: Conditions,
-    /// `Content-Type` (default `application/octet-stream`).
-    pub content_type: Option<String>,
-    /// User metadata, replacing any existing metadata.
-    pub metadata: BTreeMap<String, String>,
+    /// HTTP headers, metadata, tier, tags and encryption scope of the new blob. Without a
+    /// content type the blob is stored as `application/octet-stream`.
+    pub write: crate::blob::BlobWriteOptions,
+    /// Transactional checksum of the body, checked by the service.
+    pub checksum: crate::blob::Checksum,
 }
 
 impl PutOptions {
@@ -159,18 +159,14 @@ impl PutOptions {
         }
     }
 
-    /// Sets the content type.
-    pub fn content_type(mut self, ct: impl Into<String>) -> PutOptions {
-        self.content_type = Some(ct.into());
-        self
-    }
-
-    /// Adds a metadata pair.
-    pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> PutOptions {
-        self.metadata.insert(key.into(), value.into());
+    /// Sets the transactional checksum.
+    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> PutOptions {
+        self.checksum = checksum;
         self
     }
 }
+
+crate::blob::write_options::write_builders!(PutOptions);
 
 /// What a write returns: the new version.
 #[derive(Debug, Clone, PartialEq)]
@@ -255,18 +251,26 @@ impl BlobClient {
     /// Put Blob with all options.
     pub async fn put(&self, body: impl Into<Bytes>, options: &PutOptions) -> Result<WriteResult> {
         options.conditions.check(Allowed::ALL, "Put Blob")?;
+        let body: Bytes = body.into();
+        let content_type = options
+            .write
+            .headers
+            .content_type
+            .clone()
+            .unwrap_or_else(|| "application/octet-stream".into());
+        let checksum = options.checksum.header(&body);
         let req = self
             .request(Method::Put)
             .header("x-ms-blob-type", "BlockBlob")
-            .conditions(&options.conditions)
-            .metadata(&options.metadata)
-            .body(
-                body.into(),
-                options
-                    .content_type
-                    .as_deref()
-                    .unwrap_or("application/octet-stream"),
-            );
+            .conditions(&options.conditions);
+        let req = options
+            .write
+            .apply(req, crate::blob::write_options::WriteKind::PutBlob)?
+            .body(body, &content_type);
+        let req = match checksum {
+            Some((k, v)) => req.header(k, v),
+            None => req,
+        };
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }

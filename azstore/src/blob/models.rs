@@ -127,6 +127,20 @@ pub struct BlobProperties {
     pub copy_id: Option<String>,
     /// Number of index tags on the blob.
     pub tag_count: Option<u64>,
+    /// Access tier (`x-ms-access-tier`).
+    pub access_tier: Option<crate::blob::AccessTier>,
+    /// Whether the tier was inferred from the account default (`x-ms-access-tier-inferred`).
+    pub access_tier_inferred: Option<bool>,
+    /// Rehydration in progress, e.g. `rehydrate-pending-to-hot` (`x-ms-archive-status`).
+    pub archive_status: Option<String>,
+    /// Whether an append blob is sealed (`x-ms-blob-sealed`).
+    pub sealed: Option<bool>,
+    /// The version read, on accounts with versioning (`x-ms-version-id`).
+    pub version_id: Option<String>,
+    /// Whether that version is the current one (`x-ms-is-current-version`).
+    pub is_current_version: Option<bool>,
+    /// The encryption scope of the data (`x-ms-encryption-scope`).
+    pub encryption_scope: Option<String>,
 }
 
 impl BlobProperties {
@@ -162,6 +176,15 @@ impl BlobProperties {
             copy_status: s("x-ms-copy-status"),
             copy_id: s("x-ms-copy-id"),
             tag_count: h.parse("x-ms-tag-count")?,
+            access_tier: h
+                .get("x-ms-access-tier")
+                .and_then(crate::blob::AccessTier::parse),
+            access_tier_inferred: h.parse("x-ms-access-tier-inferred")?,
+            archive_status: s("x-ms-archive-status"),
+            sealed: h.parse("x-ms-blob-sealed")?,
+            version_id: s("x-ms-version-id"),
+            is_current_version: h.parse("x-ms-is-current-version")?,
+            encryption_scope: s("x-ms-encryption-scope"),
         })
     }
 }

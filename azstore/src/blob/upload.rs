@@ -2,15 +2,12 @@
 //! concurrency) and committed with one Put Block List that carries the caller's conditions —
 //! so "replace only if unchanged" holds for a 1 GiB upload exactly as for 1 KiB.
 
-use std::collections::BTreeMap;
-
 use bytes::{Bytes, BytesMut};
 use futures_util::{Stream, StreamExt};
 use tokio::task::JoinSet;
 
 use crate::blob::block::{BlockId, BlockRef, CommitOptions, MAX_BLOCK_SIZE, MAX_BLOCKS};
 use crate::blob::client::{BlobClient, PutOptions, WriteResult};
-use crate::blob::properties::BlobHttpHeaders;
 use crate::conditions::{Allowed, Conditions, MatchCondition};
 use crate::error::{Error, Result};
 
@@ -20,10 +17,11 @@ use crate::error::{Error, Result};
 pub struct UploadOptions {
     /// Conditions, applied to the single Put Blob or to the final Put Block List.
     pub conditions: Conditions,
-    /// `Content-Type` (default `application/octet-stream`).
-    pub content_type: Option<String>,
-    /// Metadata of the new blob.
-    pub metadata: BTreeMap<String, String>,
+    /// HTTP headers, metadata, tier, tags and encryption scope of the new blob (content type
+    /// `application/octet-stream` unless set).
+    pub write: crate::blob::BlobWriteOptions,
+    /// Transactional checksum of the single Put Blob or of every staged block.
+    pub checksum: crate::blob::Checksum,
     /// Bodies up to this size go in one Put Blob (default 32 MiB).
     pub single_put_limit: usize,
     /// Block size of staged uploads (default 8 MiB; at most 4000 MiB).
@@ -39,8 +37,8 @@ impl Default for UploadOptions {
     fn default() -> Self {
         UploadOptions {
             conditions: Conditions::none(),
-            content_type: None,
-            metadata: BTreeMap::new(),
+            write: crate::blob::BlobWriteOptions::default(),
+            checksum: crate::blob::Checksum::None,
             single_put_limit: 32 * 1024 * 1024,
             block_size: 8 * 1024 * 1024,
             max_concurrency: 4,
@@ -76,9 +74,9 @@ impl UploadOptions {
         self
     }
 
-    /// Sets the content type.
-    pub fn content_type(mut self, ct: impl Into<String>) -> Self {
-        self.content_type = Some(ct.into());
+    /// Sets the transactional checksum of every request that carries data.
+    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> Self {
+        self.checksum = checksum;
         self
     }
 
@@ -92,17 +90,19 @@ impl UploadOptions {
         if self.max_concurrency == 0 {
             return Err(Error::invalid_input("max_concurrency must be at least 1"));
         }
-        crate::blob::names::validate_metadata(&self.metadata)
+        crate::blob::names::validate_metadata(&self.write.metadata)
     }
 
     fn put_options(&self) -> PutOptions {
         PutOptions {
             conditions: self.conditions.clone(),
-            content_type: self.content_type.clone(),
-            metadata: self.metadata.clone(),
+            write: self.write.clone(),
+            checksum: self.checksum,
         }
     }
 }
+
+crate::blob::write_options::write_builders!(UploadOptions);
 
 impl BlobClient {
     /// Uploads `body` of any size: one Put Blob up to `single_put_limit`, otherwise blocks of
@@ -225,7 +225,11 @@ impl BlobClient {
             ids.push(BlockRef::Latest(id.clone()));
             let this = self.clone();
             let c = stage_conditions.clone();
-            tasks.spawn(async move { this.put_block(&id, block, &c).await });
+            let opts = crate::blob::BlockOptions {
+                conditions: c,
+                checksum: options.checksum,
+            };
+            tasks.spawn(async move { this.put_block_with(&id, block, &opts).await });
             while tasks.len() >= options.max_concurrency {
                 join_one(&mut tasks).await?;
             }
@@ -233,18 +237,14 @@ impl BlobClient {
         while !tasks.is_empty() {
             join_one(&mut tasks).await?;
         }
+        let mut write = options.write.clone();
+        write
+            .headers
+            .content_type
+            .get_or_insert_with(|| "application/octet-stream".into());
         let commit = CommitOptions {
             conditions: options.conditions.clone(),
-            headers: BlobHttpHeaders {
-                content_type: Some(
-                    options
-                        .content_type
-                        .clone()
-                        .unwrap_or_else(|| "application/octet-stream".into()),
-                ),
-                ..BlobHttpHeaders::default()
-            },
-            metadata: options.metadata.clone(),
+            write,
         };
         self.put_block_list(&ids, &commit).await
     }
