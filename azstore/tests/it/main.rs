@@ -6,6 +6,7 @@ mod blob_conditions;
 mod blob_containers;
 mod blob_kinds;
 mod blob_transfer;
+mod blob_write_options;
 mod file_lease;
 mod file_sdk_crosscheck;
 mod file_smb;
