@@ -6,6 +6,7 @@ mod blob_conditions;
 mod blob_containers;
 mod blob_integrity;
 mod blob_kinds;
+mod blob_sequence_lifecycle;
 mod blob_transfer;
 mod blob_write_options;
 mod file_lease;
