@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use crate::blob::block::BlockId;
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::page::{PAGE_SIZE, PageWriteOptions};
+use crate::blob::page::{PAGE_SIZE, PageWriteOptions, PageWriteResult};
 use crate::blob::write_options::{BlobWriteOptions, WriteKind, write_builders};
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
@@ -58,9 +58,9 @@ impl fmt::Debug for SourceAuthorization {
 /// Which from-URL operation a [`CopySource`] is used for (each accepts a different subset).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SourceUse {
-    PutBlob,
-    PutBlock,
-    PutPage,
+    Blob,
+    Block,
+    Page,
 }
 
 /// The source of a from-URL write. Its `Debug` output hides a SAS signature in the URL and the
@@ -161,22 +161,22 @@ impl CopySource {
     /// Adds the source headers for `what`, refusing what that operation does not accept.
     pub(crate) fn apply(&self, mut req: Request, what: SourceUse) -> Result<Request> {
         let op = match what {
-            SourceUse::PutBlob => "Put Blob From URL",
-            SourceUse::PutBlock => "Put Block From URL",
-            SourceUse::PutPage => "Put Page From URL",
+            SourceUse::Blob => "Put Blob From URL",
+            SourceUse::Block => "Put Block From URL",
+            SourceUse::Page => "Put Page From URL",
         };
-        if self.conditions.if_tags.is_some() && what != SourceUse::PutBlob {
+        if self.conditions.if_tags.is_some() && what != SourceUse::Blob {
             return Err(Error::invalid_input(format!(
                 "{op} does not accept a tags condition on the source"
             )));
         }
         match (&self.range, what) {
-            (Some(_), SourceUse::PutBlob) => {
+            (Some(_), SourceUse::Blob) => {
                 return Err(Error::invalid_input(format!(
                     "{op} copies the whole source; use put_block_from_url for a range"
                 )));
             }
-            (None, SourceUse::PutPage) => {
+            (None, SourceUse::Page) => {
                 return Err(Error::invalid_input(
                     "Put Page From URL needs a source range",
                 ));
@@ -192,7 +192,7 @@ impl CopySource {
             }
             (None, _) => {}
         }
-        if self.content_crc64.is_some() && what == SourceUse::PutBlob {
+        if self.content_crc64.is_some() && what == SourceUse::Blob {
             return Err(Error::invalid_input(format!(
                 "{op} checks the source with an MD5 only"
             )));
@@ -310,7 +310,7 @@ impl BlobClient {
                 options.tags.map(CopyTags::header_value),
             );
         let req = options.write.apply(req, WriteKind::PutBlobFromUrl)?;
-        let req = source.apply(req, SourceUse::PutBlob)?;
+        let req = source.apply(req, SourceUse::Blob)?;
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
@@ -334,7 +334,7 @@ impl BlobClient {
             .query("comp", "block")
             .query("blockid", id.as_str())
             .conditions(conditions);
-        let req = source.apply(req, SourceUse::PutBlock)?;
+        let req = source.apply(req, SourceUse::Block)?;
         self.pipeline.send(req).await?;
         Ok(())
     }
@@ -347,7 +347,7 @@ impl BlobClient {
         offset: u64,
         source: &CopySource,
         options: &PageWriteOptions,
-    ) -> Result<WriteResult> {
+    ) -> Result<PageWriteResult> {
         options
             .conditions
             .check(Allowed::ALL, "Put Page From URL")?;
@@ -387,8 +387,8 @@ impl BlobClient {
                 format!("bytes={}-{}", offset, offset + len - 1),
             );
         let req = options.apply(req)?;
-        let req = source.apply(req, SourceUse::PutPage)?;
+        let req = source.apply(req, SourceUse::Page)?;
         let resp = self.pipeline.send(req).await?;
-        WriteResult::from_response(&resp)
+        PageWriteResult::from_response(&resp)
     }
 }

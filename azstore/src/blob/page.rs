@@ -163,7 +163,7 @@ pub struct PageWriteResult {
 }
 
 impl PageWriteResult {
-    fn from_response(resp: &crate::http::Response) -> Result<PageWriteResult> {
+    pub(crate) fn from_response(resp: &crate::http::Response) -> Result<PageWriteResult> {
         Ok(PageWriteResult {
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),

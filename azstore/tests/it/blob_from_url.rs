@@ -78,7 +78,10 @@ async fn put_block_from_url_stages_ranges_under_source_conditions() {
     assert_eq!(e.kind(), ErrorKind::Integrity, "{e}");
     assert_eq!(e.error_code(), Some(&ErrorCode::Md5Mismatch));
     let list = dst
-        .get_block_list(azstore::blob::BlockListType::Uncommitted, &Conditions::none())
+        .get_block_list(
+            azstore::blob::BlockListType::Uncommitted,
+            &Conditions::none(),
+        )
         .await
         .unwrap();
     assert!(list.uncommitted.is_empty(), "{:?}", list.uncommitted);
@@ -139,9 +142,17 @@ async fn copy_from_url_checks_the_source_md5_and_copies_tags() {
     // synchronous copy and the other way round; a malformed bearer token.
     let never = c.blob("never").unwrap();
     for (opts, sync) in [
-        (CopyOptions::default().tags_from(CopyTags::Copy).tag("a", "b"), true),
+        (
+            CopyOptions::default()
+                .tags_from(CopyTags::Copy)
+                .tag("a", "b"),
+            true,
+        ),
         (CopyOptions::default().seal(), true),
-        (CopyOptions::default().source_content_md5(md5_base64(b"x")), false),
+        (
+            CopyOptions::default().source_content_md5(md5_base64(b"x")),
+            false,
+        ),
         (
             CopyOptions::default().source_authorization(SourceAuthorization::bearer("t").unwrap()),
             false,

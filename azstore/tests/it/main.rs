@@ -5,6 +5,7 @@
 mod blob_conditions;
 mod blob_containers;
 mod blob_from_url;
+mod blob_from_url_scripted;
 mod blob_integrity;
 mod blob_kinds;
 mod blob_sequence_lifecycle;
