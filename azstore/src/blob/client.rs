@@ -79,6 +79,7 @@ impl ContainerClient {
             pipeline: self.pipeline.clone(),
             container: self.name.clone(),
             name: name.into(),
+            at: None,
         })
     }
 
@@ -135,6 +136,9 @@ pub struct BlobClient {
     pub(crate) pipeline: Pipeline,
     pub(crate) container: Arc<str>,
     pub(crate) name: Arc<str>,
+    /// A snapshot (`("snapshot", id)`) or version (`("versionid", id)`) this client addresses
+    /// instead of the base blob (see `BlobClient::at_snapshot` / `at_version`).
+    pub(crate) at: Option<(&'static str, Arc<str>)>,
 }
 
 /// Options of Put Blob.
@@ -213,9 +217,14 @@ impl BlobClient {
         &self.pipeline
     }
 
-    /// The blob URL (without credentials).
+    /// The blob URL (without credentials; with `?snapshot=` or `?versionid=` when this
+    /// client addresses a snapshot or version).
     pub fn url(&self) -> String {
-        self.pipeline.url_of(&self.path())
+        let url = self.pipeline.url_of(&self.path());
+        match &self.at {
+            Some((k, v)) => format!("{url}?{k}={}", crate::http::request::encode_query_value(v)),
+            None => url,
+        }
     }
 
     pub(crate) fn path(&self) -> String {
@@ -223,7 +232,11 @@ impl BlobClient {
     }
 
     pub(crate) fn request(&self, method: Method) -> Request {
-        Request::new(method, &self.path())
+        let req = Request::new(method, &self.path());
+        match &self.at {
+            Some((k, v)) => req.query(k, v.to_string()),
+            None => req,
+        }
     }
 
     /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
@@ -312,7 +325,12 @@ impl BlobClient {
         self.pipeline
             .send(
                 self.request(Method::Delete)
-                    .header("x-ms-delete-snapshots", "include")
+                    // A snapshot or version is deleted alone (the service refuses the
+                    // header there).
+                    .header_opt(
+                        "x-ms-delete-snapshots",
+                        self.at.is_none().then_some("include"),
+                    )
                     .conditions(conditions),
             )
             .await?;

@@ -190,7 +190,7 @@ fn date(s: Option<String>) -> Option<OffsetDateTime> {
 }
 
 /// Turns a page fetcher into a stream of items that follows markers to the end.
-fn paged<T, F, Fut>(fetch: F) -> ResultStream<T>
+pub(crate) fn paged<T, F, Fut>(fetch: F) -> ResultStream<T>
 where
     T: Send + 'static,
     F: Fn(Option<String>) -> Fut + Send + Sync + 'static,

@@ -52,8 +52,10 @@ mod models;
 mod names;
 mod page;
 mod properties;
+mod service;
 mod upload;
 mod verified;
+mod versions;
 mod write_options;
 mod xml;
 
@@ -75,10 +77,12 @@ pub use list::{BlobItem, BlobListItem, ContainerItem, ListOptions, Page, ResultS
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};
 pub use page::{
-    MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRanges, PageWriteOptions, PageWriteResult,
-    SequenceNumberAction,
+    MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
+    PageWriteResult, SequenceNumberAction,
 };
 pub use properties::{BlobHttpHeaders, DeleteSnapshots, SnapshotId, SnapshotResult, Tags};
+pub use service::{AccountInfo, TaggedBlob};
 pub use upload::UploadOptions;
 pub use verified::MAX_VERIFIED_RANGE;
+pub use versions::VersionId;
 pub use write_options::{AccessTier, BlobWriteOptions};

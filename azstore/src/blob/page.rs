@@ -31,6 +31,54 @@ pub struct PageRanges {
     pub last_modified: Option<OffsetDateTime>,
     /// The blob's size.
     pub blob_content_length: Option<u64>,
+    /// Where the next call continues (`PageRangeOptions::marker`); `None` when complete.
+    pub next_marker: Option<String>,
+}
+
+/// Options of [`BlobClient::get_page_ranges_with`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct PageRangeOptions {
+    /// Conditions (every condition is accepted).
+    pub conditions: Conditions,
+    /// Only ranges within this half-open byte range (512-byte aligned).
+    pub range: Option<Range<u64>>,
+    /// The diff since this snapshot of the same blob (`prevsnapshot`).
+    pub previous_snapshot: Option<crate::blob::SnapshotId>,
+    /// The diff since a snapshot named by URL (`x-ms-previous-snapshot-url`; managed disks).
+    pub previous_snapshot_url: Option<String>,
+    /// At most this many ranges per answer (`maxresults`).
+    pub max_results: Option<u32>,
+    /// Continue where the previous answer stopped (`marker`).
+    pub marker: Option<String>,
+}
+
+impl PageRangeOptions {
+    /// Options with these conditions.
+    pub fn conditions(conditions: Conditions) -> PageRangeOptions {
+        PageRangeOptions {
+            conditions,
+            ..PageRangeOptions::default()
+        }
+    }
+
+    /// Only ranges within `range`.
+    pub fn range(mut self, range: Range<u64>) -> PageRangeOptions {
+        self.range = Some(range);
+        self
+    }
+
+    /// The diff since `snapshot`.
+    pub fn since_snapshot(mut self, snapshot: &crate::blob::SnapshotId) -> PageRangeOptions {
+        self.previous_snapshot = Some(snapshot.clone());
+        self
+    }
+
+    /// At most `n` ranges per answer.
+    pub fn max_results(mut self, n: u32) -> PageRangeOptions {
+        self.max_results = Some(n);
+        self
+    }
 }
 
 fn check_aligned(what: &str, v: u64) -> Result<()> {
@@ -341,24 +389,81 @@ impl BlobClient {
         PageWriteResult::from_response(&resp)
     }
 
-    /// Get Page Ranges: the written ranges of a page blob. Accepts every condition.
+    /// Get Page Ranges: the written ranges of a page blob (every page, one request; see
+    /// [`BlobClient::get_page_ranges_with`] for paging, sub-ranges and diffs). Accepts every
+    /// condition.
     pub async fn get_page_ranges(&self, conditions: &Conditions) -> Result<PageRanges> {
-        crate::blob::client::check_read(conditions, "Get Page Ranges")?;
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Get)
-                    .query("comp", "pagelist")
-                    .conditions(conditions),
-            )
-            .await?;
+        self.get_page_ranges_with(&PageRangeOptions::conditions(conditions.clone()))
+            .await
+    }
+
+    /// Get Page Ranges with options: only within `range`, at most `max_results` ranges per
+    /// call continuing at `marker` (`next_marker` of the previous answer), or — with
+    /// `previous_snapshot` / `previous_snapshot_url` — the diff since that snapshot: pages
+    /// written since in `ranges`, pages cleared since in `clear_ranges`.
+    ///
+    /// ```no_run
+    /// # async fn f(disk: azstore::BlobClient, snap: azstore::blob::SnapshotId) -> azstore::Result<()> {
+    /// use azstore::blob::PageRangeOptions;
+    /// let mut opts = PageRangeOptions::default().since_snapshot(&snap).max_results(1000);
+    /// loop {
+    ///     let page = disk.get_page_ranges_with(&opts).await?;
+    ///     // copy page.ranges to the backup, zero page.clear_ranges there ...
+    ///     match page.next_marker {
+    ///         Some(m) => opts.marker = Some(m),
+    ///         None => break,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_page_ranges_with(&self, options: &PageRangeOptions) -> Result<PageRanges> {
+        crate::blob::client::check_read(&options.conditions, "Get Page Ranges")?;
+        if options.previous_snapshot.is_some() && options.previous_snapshot_url.is_some() {
+            return Err(Error::invalid_input(
+                "give a previous snapshot or a previous snapshot URL, not both",
+            ));
+        }
+        let mut req = self
+            .request(Method::Get)
+            .query("comp", "pagelist")
+            .conditions(&options.conditions);
+        if let Some(s) = &options.previous_snapshot {
+            req = req.query("prevsnapshot", s.as_str());
+        }
+        if let Some(url) = &options.previous_snapshot_url {
+            crate::blob::from_url::validate_source_url(url)?;
+            req = req.header("x-ms-previous-snapshot-url", url.clone());
+        }
+        if let Some(r) = &options.range {
+            check_aligned("range start", r.start)?;
+            check_aligned("range end", r.end)?;
+            if r.start >= r.end {
+                return Err(Error::invalid_input("page range must not be empty"));
+            }
+            req = req.header("x-ms-range", format!("bytes={}-{}", r.start, r.end - 1));
+        }
+        if let Some(n) = options.max_results {
+            if n == 0 {
+                return Err(Error::invalid_input("max_results must be at least 1"));
+            }
+            req = req.query("maxresults", n.to_string());
+        }
+        if let Some(m) = &options.marker {
+            req = req.query("marker", m.clone());
+        }
+        let resp = self.pipeline.send(req).await?;
         let raw: xml::RawPageList = xml::parse(&resp.body, "Get Page Ranges")?;
         let mut ranges = Vec::new();
         let mut clear_ranges = Vec::new();
+        let mut next_marker = None;
         for item in raw.items {
             let (list, r) = match item {
                 xml::RawPageEntry::PageRange(r) => (&mut ranges, r),
                 xml::RawPageEntry::ClearRange(r) => (&mut clear_ranges, r),
+                xml::RawPageEntry::NextMarker(m) => {
+                    next_marker = Some(m.text).filter(|m| !m.is_empty());
+                    continue;
+                }
                 xml::RawPageEntry::Unknown => continue,
             };
             if r.end < r.start {
@@ -372,6 +477,7 @@ impl BlobClient {
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
             blob_content_length: resp.headers.parse("x-ms-blob-content-length")?,
+            next_marker,
         })
     }
 }
