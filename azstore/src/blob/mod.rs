@@ -73,7 +73,9 @@ pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
-pub use list::{BlobItem, BlobListItem, ContainerItem, ListOptions, Page, ResultStream};
+pub use list::{
+    BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions, Page, ResultStream,
+};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};
 pub use page::{

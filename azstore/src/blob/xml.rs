@@ -83,6 +83,14 @@ pub(crate) struct RawProperties {
     pub lease_status: Option<String>,
     #[serde(rename = "LeaseState", default)]
     pub lease_state: Option<String>,
+    #[serde(rename = "AccessTier", default)]
+    pub access_tier: Option<String>,
+    #[serde(rename = "CopyId", default)]
+    pub copy_id: Option<String>,
+    #[serde(rename = "CopyStatus", default)]
+    pub copy_status: Option<String>,
+    #[serde(rename = "TagCount", default)]
+    pub tag_count: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -115,9 +123,19 @@ pub(crate) struct RawBlob {
     #[serde(default)]
     pub snapshot: Option<String>,
     #[serde(default)]
+    pub version_id: Option<String>,
+    #[serde(default)]
+    pub is_current_version: Option<bool>,
+    #[serde(default)]
+    pub deleted: Option<bool>,
+    #[serde(default)]
+    pub has_versions_only: Option<bool>,
+    #[serde(default)]
     pub properties: RawProperties,
     #[serde(default)]
     pub metadata: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub tags: Option<RawTags>,
 }
 
 #[derive(Debug, Deserialize)]

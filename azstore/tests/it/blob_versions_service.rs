@@ -275,3 +275,129 @@ async fn restore_container_scripted() {
     assert!(service.restore_container("Bad_Name", "1").await.is_err());
     assert_eq!(server.count(), 2);
 }
+
+#[tokio::test]
+async fn listing_includes_tags_uncommitted_blobs_and_copy_state() {
+    use azstore::blob::{BlockId, CopyOptions, ListInclude};
+    let c = blob_support::container("listinc").await;
+    let tagged = c.blob("tagged").unwrap();
+    tagged
+        .put("x", &PutOptions::default().tag("k", "v").tag("n", "2"))
+        .await
+        .unwrap();
+    c.blob("staged")
+        .unwrap()
+        .put_block(&BlockId::new("b").unwrap(), "y", &Conditions::none())
+        .await
+        .unwrap();
+    let copy = c.blob("copy").unwrap();
+    let r = copy
+        .start_copy_from_url(&tagged.url(), &CopyOptions::default())
+        .await
+        .unwrap();
+    copy.wait_for_copy(&r.copy_id, std::time::Duration::from_millis(50))
+        .await
+        .unwrap();
+
+    let plain: Vec<BlobListItem> = c
+        .list_blobs(ListOptions::default())
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(
+        plain.len(),
+        2,
+        "an uncommitted blob is listed only on request"
+    );
+    let all: Vec<BlobListItem> = c
+        .list_blobs(
+            ListOptions::default()
+                .including(ListInclude::Tags)
+                .including(ListInclude::UncommittedBlobs)
+                .including(ListInclude::Copy),
+        )
+        .try_collect()
+        .await
+        .unwrap();
+    let by_name = |n: &str| {
+        all.iter()
+            .find_map(|i| match i {
+                BlobListItem::Blob(b) if b.name == n => Some(b.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{n} not listed: {all:?}"))
+    };
+    assert_eq!(
+        by_name("tagged").tags,
+        [
+            ("k".to_string(), "v".to_string()),
+            ("n".to_string(), "2".to_string())
+        ]
+        .into()
+    );
+    assert!(by_name("staged").tags.is_empty());
+    let copied = by_name("copy");
+    assert_eq!(copied.copy_id.as_deref(), Some(r.copy_id.as_str()));
+    assert_eq!(copied.copy_status.as_deref(), Some("success"));
+    let e = blob_support::service()
+        .list_containers_page(&ListOptions::default().including(ListInclude::Tags), None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+}
+
+#[tokio::test]
+async fn listing_versions_and_deleted_blobs_scripted() {
+    // Shaped as Azure answers include=versions,deleted,deletedwithversions,tags.
+    let body = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"https://a.blob.core.windows.net/\" ContainerName=\"c\"><Blobs>\
+<Blob><Name>doc</Name><VersionId>2020-06-14T04:18:00.2310315Z</VersionId><Properties><Etag>0x1</Etag><Content-Length>3</Content-Length><BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier><TagCount>1</TagCount></Properties><Tags><TagSet><Tag><Key>a</Key><Value>b</Value></Tag></TagSet></Tags></Blob>\
+<Blob><Name>doc</Name><VersionId>2020-06-15T00:00:00.0000000Z</VersionId><IsCurrentVersion>true</IsCurrentVersion><Properties><Etag>0x2</Etag><Content-Length>4</Content-Length><BlobType>BlockBlob</BlobType></Properties></Blob>\
+<Blob><Name>gone</Name><Deleted>true</Deleted><Properties><Etag>0x3</Etag><BlobType>BlockBlob</BlobType></Properties></Blob>\
+<Blob><Name>kept-versions</Name><HasVersionsOnly>true</HasVersionsOnly><Properties><Etag>0x4</Etag></Properties></Blob>\
+</Blobs><NextMarker /></EnumerationResults>";
+    let server = Scripted::start(vec![Reply::with(
+        200,
+        &[("content-type", "application/xml")],
+        body.as_bytes(),
+    )])
+    .await;
+    use azstore::blob::ListInclude;
+    let c = scripted_service(&server).container("scripted").unwrap();
+    let page = c
+        .list_blobs_page(
+            &ListOptions::default()
+                .including(ListInclude::Versions)
+                .including(ListInclude::Deleted)
+                .including(ListInclude::DeletedWithVersions)
+                .including(ListInclude::Tags),
+            None,
+        )
+        .await
+        .unwrap();
+    let include = server.requests()[0].target.clone();
+    assert!(
+        include.contains("include=versions%2Cdeleted%2Cdeletedwithversions%2Ctags"),
+        "{include}"
+    );
+    let blobs: Vec<_> = page
+        .items
+        .into_iter()
+        .map(|i| match i {
+            BlobListItem::Blob(b) => b,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(blobs.len(), 4);
+    assert_eq!(
+        blobs[0].version_id.as_deref(),
+        Some("2020-06-14T04:18:00.2310315Z")
+    );
+    assert_eq!(blobs[0].is_current_version, None);
+    assert_eq!(blobs[0].tags.get("a").map(String::as_str), Some("b"));
+    assert_eq!(blobs[0].tag_count, Some(1));
+    assert_eq!(blobs[0].access_tier, Some(azstore::blob::AccessTier::Hot));
+    assert_eq!(blobs[1].is_current_version, Some(true));
+    assert!(blobs[2].deleted && !blobs[1].deleted);
+    assert!(blobs[3].has_versions_only);
+    assert_eq!(page.next_marker, None);
+}
