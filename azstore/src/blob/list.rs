@@ -242,6 +242,8 @@ pub struct BlobItem {
 }
 
 /// An entry of List Blobs: a blob, or (with a delimiter) a virtual directory.
+// Nearly every entry is a blob: boxing it would cost an allocation per item for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlobListItem {
     /// A blob.
