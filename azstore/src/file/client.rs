@@ -260,7 +260,7 @@ impl DirectoryClient {
         })
     }
 
-    fn request(&self, method: Method) -> Request {
+    pub(crate) fn request(&self, method: Method) -> Request {
         let p = if self.path.is_empty() {
             self.share.to_string()
         } else {

@@ -31,15 +31,18 @@
 //! ```
 
 mod client;
+mod handles;
 mod lease;
 mod models;
 mod names;
+mod rename;
 mod smb;
 
 pub use client::{
     CreateFileOptions, DirectoryClient, FileClient, FileDownload, FileStream, ListOptions,
     MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
 };
+pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use lease::FileLeaseGuard;
 pub use models::{
     DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
@@ -48,4 +51,5 @@ pub use models::{
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
+pub use rename::RenameOptions;
 pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};
