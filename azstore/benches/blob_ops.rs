@@ -164,7 +164,7 @@ async fn one(which: Impl, op: Op, blob: &BlobClient, raw: &Raw, path: &str, body
                 .unwrap();
         }
         (Impl::Azstore, Op::Get) => {
-            let d = blob.download(&Conditions::none()).await.unwrap();
+            let d = blob.download().await.unwrap();
             assert_eq!(d.body.len(), BODY);
         }
         (Impl::Raw, Op::Put) => raw.put(path, body.clone()).await,

@@ -86,7 +86,7 @@ fn writer_blob(account: &StorageAccount, container: &str, blob: &str) -> BlobCli
 }
 
 async fn read_counter(blob: &BlobClient) -> azstore::Result<Option<(u64, azstore::ETag)>> {
-    match blob.download(&Conditions::none()).await {
+    match blob.download().await {
         Ok(d) => Ok(Some((
             serde_json::from_slice(&d.body).unwrap_or(0),
             d.properties.etag,

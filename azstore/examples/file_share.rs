@@ -1,11 +1,11 @@
 //! Upload a report to an Azure file share under a file lease, and show what another writer
 //! sees meanwhile.
 //!
-//! Needs a File endpoint in `AZURE_STORAGE_CONNECTION_STRING` (Azurite has no File service):
-//! a real storage account's connection string, or one with
-//! `FileEndpoint=http://127.0.0.1:PORT/devstoreaccount1` pointing at a File-compatible server.
+//! Runs against the local emulators (`scripts/azurite` starts testkit's local Azure Files
+//! service beside Azurite and exports its `FileEndpoint`) or a real storage account:
 //!
 //! ```text
+//! scripts/azurite run -- cargo run --example file_share
 //! AZURE_STORAGE_CONNECTION_STRING='DefaultEndpointsProtocol=https;AccountName=...;AccountKey=...;EndpointSuffix=core.windows.net' \
 //!     cargo run --example file_share
 //! ```
@@ -17,17 +17,9 @@ use bytes::Bytes;
 
 #[tokio::main]
 async fn main() -> azstore::Result<()> {
-    let account = match StorageAccount::from_env() {
-        Ok(a) if a.endpoint(Service::File).is_ok() => a,
-        _ => {
-            eprintln!(
-                "This example needs a File endpoint: set AZURE_STORAGE_CONNECTION_STRING to a \
-                 storage account connection string (or one with FileEndpoint=...). Azurite \
-                 (UseDevelopmentStorage=true) has no File service."
-            );
-            std::process::exit(2);
-        }
-    };
+    // Fails with a clear error naming `FileEndpoint` when the connection string has none.
+    let account = StorageAccount::from_env()?;
+    account.endpoint(Service::File)?;
     let service = ShareServiceClient::new(&account)?;
     let share = service.share(&format!(
         "azstore-example-{}",

@@ -38,7 +38,7 @@ async fn main() -> azstore::Result<()> {
     }
 
     // Re-read, re-apply, write with the fresh ETag: it succeeds and nothing was lost.
-    let current = blob.download(&Conditions::none()).await?;
+    let current = blob.download().await?;
     let merged = format!(
         "{} (and hello, world)",
         String::from_utf8_lossy(&current.body)

@@ -38,6 +38,30 @@ impl Service {
     }
 }
 
+/// Ports of the local emulators, for [`StorageAccount::emulator`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmulatorPorts {
+    /// Azurite's Blob service (default 10000).
+    pub blob: u16,
+    /// Azurite's Queue service (default 10001).
+    pub queue: u16,
+    /// Azurite's Table service (default 10002).
+    pub table: u16,
+    /// The local File service (default 10004); `None`: the account has no File endpoint.
+    pub file: Option<u16>,
+}
+
+impl Default for EmulatorPorts {
+    fn default() -> Self {
+        EmulatorPorts {
+            blob: 10000,
+            queue: 10001,
+            table: 10002,
+            file: Some(10004),
+        }
+    }
+}
+
 /// A service endpoint: `https://acct.blob.core.windows.net` (host style) or
 /// `http://127.0.0.1:10000/devstoreaccount1` (path style, as Azurite uses).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,17 +146,41 @@ impl StorageAccount {
         Ok(acct)
     }
 
-    /// The local emulator on its default ports (`UseDevelopmentStorage=true`).
+    /// The local emulators on their default ports (`UseDevelopmentStorage=true`): Azurite's
+    /// Blob 10000, Queue 10001 and Table 10002 and the local File service (testkit's
+    /// `azstore-file-emulator`, started by `scripts/azurite`) on 10004, all on 127.0.0.1.
+    ///
+    /// When the emulators run elsewhere (e.g. `scripts/azurite` fell back to free ports), use
+    /// [`StorageAccount::emulator`] or [`StorageAccount::from_env`] with the connection
+    /// string the script exports.
     pub fn development() -> StorageAccount {
+        StorageAccount::emulator("127.0.0.1", EmulatorPorts::default())
+            .expect("the default emulator endpoints are valid")
+    }
+
+    /// The emulator account (`devstoreaccount1` and its well-known key) on `host` with the
+    /// given ports, path-style endpoints (`http://HOST:PORT/devstoreaccount1`).
+    ///
+    /// ```
+    /// use azstore::{EmulatorPorts, Service, StorageAccount};
+    /// let ports = EmulatorPorts { blob: 41000, ..EmulatorPorts::default() };
+    /// let a = StorageAccount::emulator("localhost", ports).unwrap();
+    /// assert_eq!(a.endpoint(Service::Blob).unwrap().url(), "http://localhost:41000/devstoreaccount1");
+    /// ```
+    pub fn emulator(host: &str, ports: EmulatorPorts) -> Result<StorageAccount> {
+        if host.is_empty() || host.contains(['/', '?', '#', '@', ' ']) {
+            return Err(Error::invalid_input(
+                "emulator host must be a bare host name or IP address",
+            ));
+        }
         let cred = SharedKeyCredential::new(DEV_ACCOUNT, DEV_KEY).expect("well-known key");
         let mut acct = StorageAccount::bare(DEV_ACCOUNT, Credential::SharedKey(cred));
-        let ep = |port: u16| {
-            Some(Endpoint::parse(&format!("http://127.0.0.1:{port}/{DEV_ACCOUNT}")).expect("valid"))
-        };
-        acct.blob = ep(10000);
-        acct.queue = ep(10001);
-        acct.table = ep(10002);
-        acct
+        let ep = |port: u16| Endpoint::parse(&format!("http://{host}:{port}/{DEV_ACCOUNT}"));
+        acct.blob = Some(ep(ports.blob)?);
+        acct.queue = Some(ep(ports.queue)?);
+        acct.table = Some(ep(ports.table)?);
+        acct.file = ports.file.map(ep).transpose()?;
+        Ok(acct)
     }
 
     fn bare(name: &str, credential: Credential) -> StorageAccount {
@@ -266,6 +314,7 @@ impl StorageAccount {
                     (Service::Blob, 10000),
                     (Service::Queue, 10001),
                     (Service::Table, 10002),
+                    (Service::File, 10004),
                 ] {
                     *a.slot(svc) = Some(Endpoint::parse(&format!("{host}:{port}/{DEV_ACCOUNT}"))?);
                 }
@@ -290,10 +339,14 @@ impl StorageAccount {
                 (None, None) => Credential::Anonymous,
             };
             let mut a = StorageAccount::bare(&name, credential);
-            a.set_default_endpoints(
-                protocol.as_deref().unwrap_or("https"),
-                suffix.as_deref().unwrap_or("core.windows.net"),
-            )?;
+            // The emulator account lives only where its endpoints say: a service without an
+            // explicit endpoint has none (never a guessed public host).
+            if name != DEV_ACCOUNT || explicit.is_empty() {
+                a.set_default_endpoints(
+                    protocol.as_deref().unwrap_or("https"),
+                    suffix.as_deref().unwrap_or("core.windows.net"),
+                )?;
+            }
             a
         };
         for (svc, url) in explicit {
@@ -345,8 +398,14 @@ impl StorageAccount {
             Service::File => self.file.as_ref(),
         }
         .ok_or_else(|| {
+            let hint = if self.name == DEV_ACCOUNT {
+                " (for the local emulators, `scripts/azurite run -- COMMAND` starts all four \
+                 services and exports a connection string naming each)"
+            } else {
+                ""
+            };
             Error::invalid_input(format!(
-                "the account has no {service:?} endpoint configured"
+                "the account has no {service:?} endpoint (connection string key {service:?}Endpoint){hint}"
             ))
         })
     }
@@ -393,9 +452,20 @@ mod tests {
         let b = a.endpoint(Service::Blob).unwrap();
         assert_eq!(b.origin(), "http://127.0.0.1:1234");
         assert_eq!(b.path_prefix(), "/devstoreaccount1");
+        // The emulator account never gets a guessed public host for a service it lacks.
+        let e = a.endpoint(Service::File).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
+        assert!(e.message().contains("FileEndpoint"), "{e}");
+        assert!(a.endpoint(Service::Table).is_err());
+        // A real account does: the documented default host of each service.
+        let r = StorageAccount::from_connection_string(
+            "DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=a2V5;\
+             BlobEndpoint=http://127.0.0.1:1234/acct/;",
+        )
+        .unwrap();
         assert_eq!(
-            a.endpoint(Service::Table).unwrap().url(),
-            "http://devstoreaccount1.table.core.windows.net"
+            r.endpoint(Service::Table).unwrap().url(),
+            "http://acct.table.core.windows.net"
         );
 
         let e = StorageAccount::from_connection_string("AccountName=abc;AccountKey=%%%secret%%%")

@@ -131,7 +131,7 @@ error_codes! {
     // Queue
     PopReceiptMismatch, MessageTooLarge, QueueNotEmpty,
     // File / SMB
-    SharingViolation, DeletePending, FileLockConflict, DirectoryNotEmpty, ShareHasSnapshots,
+    SharingViolation, DeletePending, SMBDeletePending, FileLockConflict, DirectoryNotEmpty, ShareHasSnapshots,
     // Copy
     PendingCopyOperation, NoPendingCopyOperation, CopyIdMismatch,
     // Table
@@ -382,6 +382,13 @@ impl Error {
             .is_some_and(ErrorCode::means_lease_lost)
     }
 
+    /// A queue message's pop receipt is stale (400 `PopReceiptMismatch`): the message became
+    /// visible again and was received (or updated) by someone else, so this holder no longer
+    /// owns it. Do not delete or update it; its next holder will process it.
+    pub fn is_pop_receipt_stale(&self) -> bool {
+        self.inner.code == Some(ErrorCode::PopReceiptMismatch)
+    }
+
     /// Whether retrying the same request later may succeed (throttling, server busy,
     /// connection failures, timeouts). Conditions (304/409/412) are answers and never retryable.
     pub fn is_retryable(&self) -> bool {
@@ -458,7 +465,22 @@ impl fmt::Display for Error {
             }
             write!(f, ")")?;
         }
-        write!(f, ": {}", self.inner.message)?;
+        // One line: the service's messages carry "\nRequestId:...\nTime:..." tails.
+        f.write_str(": ")?;
+        let mut lines = self
+            .inner
+            .message
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty());
+        if let Some(first) = lines.next() {
+            f.write_str(first)?;
+        }
+        for l in lines {
+            if !l.starts_with("RequestId:") && !l.starts_with("Time:") {
+                write!(f, " {l}")?;
+            }
+        }
         if let Some(r) = &self.inner.request_id {
             write!(f, " [request id {r}]")?;
         }

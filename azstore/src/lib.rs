@@ -7,7 +7,7 @@
 //! ```no_run
 //! # async fn demo() -> azstore::Result<()> {
 //! let account = azstore::StorageAccount::from_env()?; // AZURE_STORAGE_CONNECTION_STRING
-//! let container = azstore::BlobServiceClient::new(&account)?.container("reports")?;
+//! let container = account.container("reports")?;
 //! container.create_if_not_exists().await?;
 //! let blob = container.blob("q4.json")?;
 //! # let _ = blob; Ok(()) }
@@ -22,7 +22,7 @@
 //! ```no_run
 //! # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
 //! use azstore::Conditions;
-//! let current = blob.download(&Conditions::none()).await?;
+//! let current = blob.download().await?;
 //! match blob.upload("v2", &Conditions::if_match(&current.properties.etag)).await {
 //!     Ok(written) => println!("new version {}", written.etag),
 //!     Err(e) if e.is_precondition_failed() => println!("someone else won; re-read"),
@@ -74,6 +74,27 @@
 //! [`Conditions::none()`]. Table `insert_or_replace`/`insert_or_merge`, queue metadata and
 //! Azure Files (which has no If-Match on REST) are last-writer-wins by nature and documented so.
 //!
+//! ## Layout
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | [`account`] | [`StorageAccount`]: connection strings, the emulators, endpoints; one-line clients (`account.blob(..)`) |
+//! | [`credential`], [`auth`] | SharedKey (redacted), SAS, bearer tokens; request signing and [`SasBuilder`] |
+//! | [`http`] | the pipeline every request goes through: stamp, sign, send, classify, retry ([`ClientOptions`], [`RetryPolicy`]) |
+//! | [`error`] | one [`Error`]: kind, status, [`ErrorCode`], request id, [`RequestSent`] |
+//! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
+//! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
+//! | [`table`], [`queue`], [`mod@file`] | the other three services |
+//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
+//! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
+//! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
+//!
+//! A request's path: a typed client validates its input and builds a pure request (headers
+//! from [`Conditions`]) → the pipeline stamps date and version, signs, sends, and classifies the
+//! answer (304/409/412 are answers, never retried; an ambiguous conditional write is never
+//! repeated) → a typed result or an [`Error`]. [`update()`] sits above and owns re-reads,
+//! backoff and recognising its own ambiguous writes.
+//!
 //! ## Errors
 //! One [`Error`] type with an [`ErrorKind`], the HTTP status, the service [`ErrorCode`], the
 //! request id and whether the request may have been sent ([`RequestSent`]). Bad input is
@@ -88,12 +109,13 @@ pub mod credential;
 pub mod error;
 pub mod http;
 mod names;
+mod shortcuts;
 mod time_fmt;
 
 #[cfg(test)]
 mod proptests;
 
-pub use account::{Endpoint, Service, StorageAccount};
+pub use account::{EmulatorPorts, Endpoint, Service, StorageAccount};
 pub use auth::sas::SasBuilder;
 pub use conditions::{Conditions, ETag, LeaseId, MatchCondition};
 pub use credential::{Credential, SasToken, SharedKeyCredential, TokenProvider};

@@ -269,10 +269,7 @@ impl BlobLock {
             let state = if woken {
                 Ok(None)
             } else {
-                self.blob
-                    .get_properties(&Conditions::none())
-                    .await
-                    .map(|p| p.lease_state)
+                self.blob.get_properties().await.map(|p| p.lease_state)
             };
             match state {
                 Ok(Some(LeaseState::Leased | LeaseState::Breaking)) => continue,
@@ -295,7 +292,7 @@ impl BlobLock {
 
     /// Who holds (or last held) the lock, the lease state and the fencing token.
     pub async fn status(&self) -> Result<LockStatus> {
-        match self.blob.get_properties(&Conditions::none()).await {
+        match self.blob.get_properties().await {
             Ok(p) => LockStatus::from_metadata(p.lease_state, &p.metadata),
             Err(e) if e.is_not_found() => Ok(LockStatus {
                 exists: false,
@@ -337,7 +334,7 @@ impl BlobLock {
     /// lease to a guard. On failure the lease is released.
     async fn fence(&self, id: LeaseId, sent_at: Instant) -> Result<HeldLock> {
         let result = async {
-            let props = self.blob.get_properties(&Conditions::lease(&id)).await?;
+            let props = self.blob.get_properties_if(&Conditions::lease(&id)).await?;
             let previous = match props.metadata.get(META_FENCING_TOKEN) {
                 None => 0,
                 Some(v) => v.trim().parse::<u64>().map_err(|_| {

@@ -30,9 +30,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
+use bytes::Bytes;
 use hmac::{Hmac, Mac};
+use http_body_util::{BodyExt, Full};
 use sha2::Sha256;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// The development account the server accepts.
@@ -395,133 +396,30 @@ impl Reply {
     }
 }
 
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        206 => "Partial Content",
-        400 => "Bad Request",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        409 => "Conflict",
-        412 => "Precondition Failed",
-        413 => "Request Entity Too Large",
-        416 => "Range Not Satisfiable",
-        _ => "Status",
-    }
+/// One connection, served by hyper's HTTP/1.1 server (keep-alive, chunked bodies, 100-continue).
+async fn serve_connection(sock: TcpStream, state: Arc<Mutex<State>>, requests: Arc<AtomicU64>) {
+    let svc = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let (state, requests) = (state.clone(), requests.clone());
+        async move { Ok::<_, std::convert::Infallible>(respond(req, &state, &requests).await) }
+    });
+    let io = hyper_util::rt::TokioIo::new(sock);
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(io, svc)
+        .await;
 }
 
-async fn serve_connection(mut sock: TcpStream, state: Arc<Mutex<State>>, requests: Arc<AtomicU64>) {
-    let mut buf: Vec<u8> = Vec::new();
-    loop {
-        let req = match read_request(&mut sock, &mut buf).await {
-            Some(r) => r,
-            None => return,
-        };
-        requests.fetch_add(1, Ordering::SeqCst);
-        let is_head = req.method == "HEAD";
-        let version = req
-            .header("x-ms-version")
-            .unwrap_or("2025-11-05")
-            .to_string();
-        let client_id = req.header("x-ms-client-request-id").map(str::to_string);
-        let reply = {
-            let mut st = state.lock().unwrap();
-            handle(&mut st, &req)
-        };
-        let mut out = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
-        let mut headers = reply.headers;
-        headers.push(("x-ms-request-id".into(), uuid::Uuid::new_v4().to_string()));
-        headers.push(("x-ms-version".into(), version));
-        headers.push(("date".into(), http_now()));
-        headers.push(("server".into(), "azstore-file-test-server".into()));
-        if let Some(id) = client_id {
-            headers.push(("x-ms-client-request-id".into(), id));
-        }
-        let has_len = headers.iter().any(|(k, _)| k == "content-length");
-        for (k, v) in &headers {
-            out.push_str(&format!("{k}: {v}\r\n"));
-        }
-        if !has_len {
-            out.push_str(&format!("content-length: {}\r\n", reply.body.len()));
-        }
-        out.push_str("\r\n");
-        let mut bytes = out.into_bytes();
-        if !is_head {
-            bytes.extend_from_slice(&reply.body);
-        }
-        if sock.write_all(&bytes).await.is_err() {
-            return;
-        }
-    }
-}
-
-async fn fill(sock: &mut TcpStream, buf: &mut Vec<u8>) -> Option<()> {
-    let mut chunk = vec![0u8; 256 * 1024];
-    let n = sock.read(&mut chunk).await.ok()?;
-    if n == 0 {
-        return None;
-    }
-    buf.extend_from_slice(&chunk[..n]);
-    Some(())
-}
-
-/// Reads one request from `sock`; `buf` keeps bytes that belong to the next request.
-async fn read_request(sock: &mut TcpStream, buf: &mut Vec<u8>) -> Option<HttpRequest> {
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        fill(sock, buf).await?;
+async fn respond(
+    req: hyper::Request<hyper::body::Incoming>,
+    state: &Mutex<State>,
+    requests: &AtomicU64,
+) -> hyper::Response<Full<Bytes>> {
+    let (parts, body) = req.into_parts();
+    let Ok(body) = body.collect().await.map(|b| b.to_bytes().to_vec()) else {
+        return plain(400, "request body could not be read");
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    buf.drain(..head_end + 4);
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_string();
-    let target = first.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let get = |n: &str| headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-    let body = if get("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-        let mut body = Vec::new();
-        loop {
-            let line_end = loop {
-                if let Some(i) = buf.windows(2).position(|w| w == b"\r\n") {
-                    break i;
-                }
-                fill(sock, buf).await?;
-            };
-            let size_line = String::from_utf8_lossy(&buf[..line_end]).into_owned();
-            let size = usize::from_str_radix(size_line.split(';').next()?.trim(), 16).ok()?;
-            buf.drain(..line_end + 2);
-            while buf.len() < size + 2 {
-                fill(sock, buf).await?;
-            }
-            body.extend_from_slice(&buf[..size]);
-            buf.drain(..size + 2);
-            if size == 0 {
-                break;
-            }
-        }
-        body
-    } else {
-        let len: usize = get("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        while buf.len() < len {
-            fill(sock, buf).await?;
-        }
-        buf.drain(..len).collect()
-    };
-    let (raw_path, qs) = match target.split_once('?') {
-        Some((p, q)) => (p.to_string(), q.to_string()),
-        None => (target.clone(), String::new()),
-    };
+    requests.fetch_add(1, Ordering::SeqCst);
+    let target = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let (raw_path, qs) = target.split_once('?').unwrap_or((target, ""));
     let query = qs
         .split('&')
         .filter(|s| !s.is_empty())
@@ -530,13 +428,55 @@ async fn read_request(sock: &mut TcpStream, buf: &mut Vec<u8>) -> Option<HttpReq
             (pct_decode(k), pct_decode(v))
         })
         .collect();
-    Some(HttpRequest {
-        method,
-        raw_path,
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            let v = String::from_utf8_lossy(v.as_bytes()).trim().to_string();
+            (k.as_str().to_string(), v)
+        })
+        .collect();
+    let req = HttpRequest {
+        method: parts.method.as_str().to_string(),
+        raw_path: raw_path.to_string(),
         query,
         headers,
         body,
-    })
+    };
+    let is_head = req.method == "HEAD";
+    let version = req
+        .header("x-ms-version")
+        .unwrap_or("2025-11-05")
+        .to_string();
+    let client_id = req.header("x-ms-client-request-id").map(str::to_string);
+    let reply = {
+        let mut st = state.lock().unwrap();
+        handle(&mut st, &req)
+    };
+    let mut headers = reply.headers;
+    headers.push(("x-ms-request-id".into(), uuid::Uuid::new_v4().to_string()));
+    headers.push(("x-ms-version".into(), version));
+    headers.push(("date".into(), http_now()));
+    headers.push(("server".into(), "azstore-file-test-server".into()));
+    if let Some(id) = client_id {
+        headers.push(("x-ms-client-request-id".into(), id));
+    }
+    if !headers.iter().any(|(k, _)| k == "content-length") {
+        headers.push(("content-length".into(), reply.body.len().to_string()));
+    }
+    let mut b = hyper::Response::builder().status(reply.status);
+    for (k, v) in &headers {
+        b = b.header(k.as_str(), v.as_str());
+    }
+    let body = if is_head { Vec::new() } else { reply.body };
+    b.body(Full::new(Bytes::from(body)))
+        .unwrap_or_else(|_| plain(500, "the server built an invalid response header"))
+}
+
+fn plain(status: u16, text: &'static str) -> hyper::Response<Full<Bytes>> {
+    let mut r = hyper::Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    *r.status_mut() = hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    r
 }
 
 fn pct_decode(s: &str) -> String {

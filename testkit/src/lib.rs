@@ -23,7 +23,7 @@ pub fn account() -> StorageAccount {
              command in `scripts/azurite run -- cargo test`."
         )
     });
-    for svc in [Service::Blob, Service::Queue, Service::Table] {
+    for svc in [Service::Blob, Service::Queue, Service::Table, Service::File] {
         if let Ok(ep) = account.endpoint(svc) {
             let hostport = ep
                 .origin()

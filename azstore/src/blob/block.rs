@@ -232,7 +232,7 @@ impl BlobClient {
 
     /// Get Block List. Accepts a lease id and `x-ms-if-tags` (412 `ConditionNotMet` when the
     /// blob's tags do not match); the service takes no ETag or date condition here.
-    pub async fn get_block_list(
+    pub async fn get_block_list_if(
         &self,
         which: BlockListType,
         conditions: &Conditions,

@@ -290,7 +290,7 @@ impl BlobClient {
 
     /// Get Blob: the whole content and the properties of the version read. With
     /// `Conditions::if_none_match(&etag)` an unchanged blob gives [`crate::ErrorKind::NotModified`].
-    pub async fn download(&self, conditions: &Conditions) -> Result<Download> {
+    pub async fn download_if(&self, conditions: &Conditions) -> Result<Download> {
         check_read(conditions, "Get Blob")?;
         let resp = self
             .pipeline
@@ -303,7 +303,7 @@ impl BlobClient {
     }
 
     /// Get Blob Properties.
-    pub async fn get_properties(&self, conditions: &Conditions) -> Result<BlobProperties> {
+    pub async fn get_properties_if(&self, conditions: &Conditions) -> Result<BlobProperties> {
         check_read(conditions, "Get Blob Properties")?;
         let resp = self
             .pipeline
@@ -314,9 +314,7 @@ impl BlobClient {
 
     /// Whether the blob exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties(&Conditions::none()).await, |e| {
-            e.is_not_found()
-        })
+        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
     }
 
     /// Delete Blob (with its snapshots) under the given conditions.

@@ -196,7 +196,7 @@ const SET_CONTAINER_ACL: Allowed = Allowed {
 
 impl ContainerClient {
     /// Get Container Properties. Accepts only a lease id (no conditional headers).
-    pub async fn get_properties(&self, conditions: &Conditions) -> Result<ContainerProperties> {
+    pub async fn get_properties_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Properties")?;
         let resp = self
             .pipeline
@@ -207,13 +207,11 @@ impl ContainerClient {
 
     /// Whether the container exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties(&Conditions::none()).await, |e| {
-            e.is_not_found()
-        })
+        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
     }
 
     /// Get Container Metadata (with the container's ETag). Accepts only a lease id.
-    pub async fn get_metadata(&self, conditions: &Conditions) -> Result<ContainerProperties> {
+    pub async fn get_metadata_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
         let resp = self
             .pipeline
@@ -250,7 +248,7 @@ impl ContainerClient {
 
     /// Get Container ACL: public access level and stored access policies. Accepts only a
     /// lease id.
-    pub async fn get_acl(&self, conditions: &Conditions) -> Result<AclResult> {
+    pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container ACL")?;
         let resp = self
             .pipeline

@@ -251,7 +251,7 @@ impl BlobClient {
     /// final status. Fails if another copy replaced it.
     pub async fn wait_for_copy(&self, copy_id: &str, poll_every: Duration) -> Result<CopyStatus> {
         loop {
-            let p = self.get_properties(&Conditions::none()).await?;
+            let p = self.get_properties().await?;
             if p.copy_id.as_deref() != Some(copy_id) {
                 return Err(Error::new(
                     ErrorKind::Conflict,

@@ -154,7 +154,7 @@ impl BlobClient {
 
     /// Get Blob of the byte range `range` (half-open). The returned properties describe the
     /// whole blob (its `content_length` is the total size). Accepts every condition.
-    pub async fn download_range(
+    pub async fn download_range_if(
         &self,
         range: Range<u64>,
         conditions: &Conditions,
@@ -182,7 +182,7 @@ impl BlobClient {
             Err(e)
                 if e.status() == Some(416) || e.error_code() == Some(&ErrorCode::InvalidRange) =>
             {
-                let d = self.download(conditions).await?;
+                let d = self.download_if(conditions).await?;
                 Ok((d.properties, d.body))
             }
             Err(e) => Err(e),
@@ -196,14 +196,14 @@ impl BlobClient {
     /// ```no_run
     /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
     /// use futures_util::TryStreamExt;
-    /// let mut s = blob.download_stream(&azstore::Conditions::none(), 1 << 20).await?;
+    /// let mut s = blob.download_stream(1 << 20).await?;
     /// let mut n = 0;
     /// while let Some(chunk) = s.try_next().await? {
     ///     n += chunk.len(); // a concurrent overwrite ends the stream with PreconditionFailed
     /// }
     /// # let _ = n; Ok(()) }
     /// ```
-    pub async fn download_stream(
+    pub async fn download_stream_if(
         &self,
         conditions: &Conditions,
         chunk_size: u64,
@@ -282,7 +282,7 @@ impl BlobClient {
             let attempt = async {
                 let mut file = tokio::fs::File::create(&partial).await.map_err(io)?;
                 let mut s = self
-                    .download_stream(&options.conditions, options.chunk_size)
+                    .download_stream_if(&options.conditions, options.chunk_size)
                     .await?;
                 while let Some(chunk) = s.next().await {
                     file.write_all(&chunk?).await.map_err(io)?;
@@ -320,7 +320,7 @@ impl BlobClient {
         let mut restarts = 0;
         loop {
             let s = self
-                .download_stream(&options.conditions, options.chunk_size)
+                .download_stream_if(&options.conditions, options.chunk_size)
                 .await?;
             let properties = s.properties.clone();
             match s.collect().await {

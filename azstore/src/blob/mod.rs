@@ -24,7 +24,7 @@
 //! # async fn run() -> azstore::Result<()> {
 //! let blobs = BlobServiceClient::new(&StorageAccount::from_env()?)?;
 //! let blob = blobs.container("docs")?.blob("page.md")?;
-//! let read = blob.download(&Conditions::none()).await?;
+//! let read = blob.download().await?;
 //! let edited = [&read.body[..], b"\nmore"].concat();
 //! match blob.upload(edited, &Conditions::if_match(&read.properties.etag)).await {
 //!     Ok(w) => println!("saved as {}", w.etag),
@@ -52,6 +52,7 @@ mod models;
 mod names;
 mod page;
 mod properties;
+mod reads;
 mod service;
 mod upload;
 mod verified;

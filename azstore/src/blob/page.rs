@@ -392,7 +392,7 @@ impl BlobClient {
     /// Get Page Ranges: the written ranges of a page blob (every page, one request; see
     /// [`BlobClient::get_page_ranges_with`] for paging, sub-ranges and diffs). Accepts every
     /// condition.
-    pub async fn get_page_ranges(&self, conditions: &Conditions) -> Result<PageRanges> {
+    pub async fn get_page_ranges_if(&self, conditions: &Conditions) -> Result<PageRanges> {
         self.get_page_ranges_with(&PageRangeOptions::conditions(conditions.clone()))
             .await
     }

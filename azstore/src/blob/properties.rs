@@ -182,7 +182,7 @@ impl BlobClient {
     }
 
     /// Get Blob Metadata: the metadata and the blob's ETag. Accepts every condition.
-    pub async fn get_metadata(
+    pub async fn get_metadata_if(
         &self,
         conditions: &Conditions,
     ) -> Result<(BTreeMap<String, String>, ETag)> {
@@ -286,7 +286,7 @@ impl BlobClient {
     }
 
     /// Get Blob Tags. Accepts `x-ms-if-tags` and a lease id only.
-    pub async fn get_tags(&self, conditions: &Conditions) -> Result<Tags> {
+    pub async fn get_tags_if(&self, conditions: &Conditions) -> Result<Tags> {
         conditions.check(TAGS_ONLY, "Get Blob Tags")?;
         let resp = self
             .pipeline

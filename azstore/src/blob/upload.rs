@@ -199,7 +199,7 @@ impl BlobClient {
             if let Some(MatchCondition::ETag(etag)) = &options.conditions.if_match {
                 let mut c = Conditions::if_match(etag);
                 c.lease_id = options.conditions.lease_id.clone();
-                if let Err(e) = self.get_properties(&c).await {
+                if let Err(e) = self.get_properties_if(&c).await {
                     if e.is_precondition_failed() {
                         return Err(e.context("upload refused before staging"));
                     }

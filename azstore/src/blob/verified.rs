@@ -23,12 +23,21 @@ impl BlobClient {
     /// ```no_run
     /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
     /// use azstore::blob::Checksum;
-    /// let head = blob
-    ///     .download_range_verified(0..4096, &azstore::Conditions::none(), Checksum::Crc64)
-    ///     .await?;
+    /// let head = blob.download_range_verified(0..4096, Checksum::Crc64).await?;
     /// # let _ = head; Ok(()) }
     /// ```
     pub async fn download_range_verified(
+        &self,
+        range: Range<u64>,
+        checksum: Checksum,
+    ) -> Result<Download> {
+        self.download_range_verified_if(range, &Conditions::none(), checksum)
+            .await
+    }
+
+    /// [`BlobClient::download_range_verified`] under conditions (e.g. `if_match` to read a
+    /// known version only).
+    pub async fn download_range_verified_if(
         &self,
         range: Range<u64>,
         conditions: &Conditions,

@@ -42,14 +42,24 @@ impl Error {
         match self.error_code()? {
             ErrorCode::SharingViolation => Some(SmbConflict::SharingViolation),
             ErrorCode::FileLockConflict => Some(SmbConflict::FileLockConflict),
-            ErrorCode::DeletePending => Some(SmbConflict::DeletePending),
+            ErrorCode::DeletePending | ErrorCode::SMBDeletePending => {
+                Some(SmbConflict::DeletePending)
+            }
             _ => None,
         }
     }
 
-    /// 409 `SharingViolation`: an SMB client holds the file open.
+    /// 409 `SharingViolation`: an SMB client holds the file open in a conflicting mode. It
+    /// clears when that handle closes; when it does not, the open handles can be listed and
+    /// force-closed (the service's List Handles / Force Close Handles).
     pub fn is_sharing_violation(&self) -> bool {
         self.smb_conflict() == Some(SmbConflict::SharingViolation)
+    }
+
+    /// 409 `DeletePending` (the seed's `SMBDeletePending`): the file or directory is marked for
+    /// deletion while an SMB client still has it open; it is gone once the last handle closes.
+    pub fn is_delete_pending(&self) -> bool {
+        self.smb_conflict() == Some(SmbConflict::DeletePending)
     }
 
     /// 409 `ShareBeingDeleted`: the share is being deleted; creating it again succeeds only

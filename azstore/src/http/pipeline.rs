@@ -430,6 +430,14 @@ impl Attempt {
 
 /// Converts a reqwest error, dropping the URL (it may carry a SAS signature).
 fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
+    // Name the host (never the path or query: a SAS signature lives there).
+    let host = e.url().and_then(|u| {
+        let h = u.host_str()?;
+        Some(match u.port_or_known_default() {
+            Some(p) => format!(" ({h}:{p})"),
+            None => format!(" ({h})"),
+        })
+    });
     let e = e.without_url();
     let (kind, sent) = if e.is_timeout() {
         (ErrorKind::Timeout, RequestSent::Maybe)
@@ -445,5 +453,6 @@ fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
     } else {
         "the connection failed"
     };
+    let what = format!("{what}{}", host.unwrap_or_default());
     Error::new(kind, what).with_sent(sent).with_source(e)
 }

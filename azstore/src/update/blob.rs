@@ -21,7 +21,7 @@ use crate::http::{Method, Request};
 pub const WRITE_ID_METADATA: &str = "azstorewriteid";
 
 async fn read_raw(blob: &BlobClient) -> Result<Option<Current<Bytes>>> {
-    match blob.download(&Conditions::none()).await {
+    match blob.download().await {
         Ok(d) => Ok(Some(Current {
             write_id: d.properties.metadata.get(WRITE_ID_METADATA).cloned(),
             etag: d.properties.etag,

@@ -160,7 +160,7 @@ async fn fixture(c: &ContainerClient, op: Op, cond: Cond) -> Fixture {
     };
     let tags = Tags::from([("k".to_string(), "v".to_string())]);
     blob.set_tags(&tags, &none).await.unwrap();
-    let p = blob.get_properties(&none).await.unwrap();
+    let p = blob.get_properties_if(&none).await.unwrap();
     assert_eq!(p.etag, current, "Set Blob Tags must not change the ETag");
     Fixture {
         blob,
@@ -221,10 +221,10 @@ async fn run(op: Op, blob: &BlobClient, c: &Conditions) -> azstore::Result<()> {
             blob.append_block("b", &o).await.map(drop)
         }
         Op::PutPage => blob.put_pages(512, vec![2u8; 512], c).await.map(drop),
-        Op::GetBlob => blob.download(c).await.map(drop),
-        Op::GetProperties => blob.get_properties(c).await.map(drop),
-        Op::GetMetadata => blob.get_metadata(c).await.map(drop),
-        Op::GetPageRanges => blob.get_page_ranges(c).await.map(drop),
+        Op::GetBlob => blob.download_if(c).await.map(drop),
+        Op::GetProperties => blob.get_properties_if(c).await.map(drop),
+        Op::GetMetadata => blob.get_metadata_if(c).await.map(drop),
+        Op::GetPageRanges => blob.get_page_ranges_if(c).await.map(drop),
     }
 }
 
@@ -283,7 +283,7 @@ async fn condition_matrix_blob_operations() {
             continue;
         }
         // ETag changes exactly when the seed says it does.
-        let after = f.blob.get_properties(&Conditions::none()).await;
+        let after = f.blob.get_properties().await;
         match (op, r.is_ok()) {
             (Op::Delete, true) => {
                 assert!(
@@ -331,11 +331,11 @@ async fn refused_conditions_are_invalid_input_before_sending() {
     let checks: Vec<(&str, azstore::Result<()>)> = vec![
         (
             "get container properties",
-            c.get_properties(&im).await.map(drop),
+            c.get_properties_if(&im).await.map(drop),
         ),
         (
             "get container metadata",
-            c.get_metadata(&since).await.map(drop),
+            c.get_metadata_if(&since).await.map(drop),
         ),
         (
             "set container metadata If-Match",
@@ -345,7 +345,7 @@ async fn refused_conditions_are_invalid_input_before_sending() {
             "set container metadata If-Unmodified-Since",
             c.set_metadata(&BTreeMap::new(), &since).await.map(drop),
         ),
-        ("get container acl", c.get_acl(&im).await.map(drop)),
+        ("get container acl", c.get_acl_if(&im).await.map(drop)),
         (
             "set container acl If-Match",
             c.set_acl(&azstore::blob::ContainerAcl::default(), &im)
@@ -359,7 +359,7 @@ async fn refused_conditions_are_invalid_input_before_sending() {
         ),
         (
             "get block list",
-            b.get_block_list(azstore::blob::BlockListType::All, &im)
+            b.get_block_list_if(azstore::blob::BlockListType::All, &im)
                 .await
                 .map(drop),
         ),
@@ -415,7 +415,7 @@ async fn refused_conditions_are_invalid_input_before_sending() {
 #[tokio::test]
 async fn container_conditions() {
     let c = blob_support::container("ccond").await;
-    let p = c.get_properties(&Conditions::none()).await.unwrap();
+    let p = c.get_properties().await.unwrap();
     let lm = p.last_modified.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let after = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
@@ -427,10 +427,7 @@ async fn container_conditions() {
         .await
         .unwrap_err();
     assert_eq!(e.status(), Some(412), "{e}");
-    assert_eq!(
-        c.get_properties(&Conditions::none()).await.unwrap().etag,
-        p.etag
-    );
+    assert_eq!(c.get_properties().await.unwrap().etag, p.etag);
 
     // ... and before it: applied, ETag changes, metadata visible.
     let w = c
@@ -441,7 +438,7 @@ async fn container_conditions() {
         .await
         .unwrap();
     assert_ne!(w.etag, p.etag);
-    let got = c.get_metadata(&Conditions::none()).await.unwrap();
+    let got = c.get_metadata().await.unwrap();
     assert_eq!(got.metadata, meta);
     assert_eq!(got.etag, w.etag);
 
@@ -483,7 +480,7 @@ async fn seed_optimistic_scenario() {
     assert_eq!(err.status(), Some(412));
     assert_eq!(err.error_code(), Some(&azstore::ErrorCode::ConditionNotMet));
 
-    let now = blob.download(&Conditions::none()).await.unwrap();
+    let now = blob.download().await.unwrap();
     assert_eq!(&now.body[..], b"Blob updated by a third party.");
     assert_eq!(now.properties.etag, third.etag);
 

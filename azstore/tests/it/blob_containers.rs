@@ -14,7 +14,7 @@ use futures_util::TryStreamExt;
 #[tokio::test]
 async fn properties_metadata_and_etag() {
     let c = blob_support::container("cprops").await;
-    let p = c.get_properties(&Conditions::none()).await.unwrap();
+    let p = c.get_properties().await.unwrap();
     assert!(p.metadata.is_empty());
     assert_eq!(p.public_access, PublicAccess::None);
     assert_eq!(p.lease_state, Some(azstore::blob::LeaseState::Available));
@@ -25,7 +25,7 @@ async fn properties_metadata_and_etag() {
     ]);
     let w = c.set_metadata(&meta, &Conditions::none()).await.unwrap();
     assert_ne!(w.etag, p.etag, "Set Container Metadata returns a new ETag");
-    let got = c.get_metadata(&Conditions::none()).await.unwrap();
+    let got = c.get_metadata().await.unwrap();
     assert_eq!(got.etag, w.etag);
     assert_eq!(
         got.metadata.get("owner").map(String::as_str),
@@ -39,17 +39,14 @@ async fn properties_metadata_and_etag() {
             .map(|(_, v)| v.as_str()),
         Some("tests")
     );
-    assert_eq!(
-        c.get_properties(&Conditions::none()).await.unwrap().etag,
-        w.etag
-    );
+    assert_eq!(c.get_properties().await.unwrap().etag, w.etag);
     c.delete(&Conditions::none()).await.unwrap();
 }
 
 #[tokio::test]
 async fn access_policies_round_trip() {
     let c = blob_support::container("acl").await;
-    let before = c.get_acl(&Conditions::none()).await.unwrap();
+    let before = c.get_acl().await.unwrap();
     assert!(before.acl.identifiers.is_empty());
 
     let start = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
@@ -68,7 +65,7 @@ async fn access_policies_round_trip() {
         .unwrap();
     assert_ne!(w.etag, before.etag, "Set Container ACL returns a new ETag");
 
-    let got = c.get_acl(&Conditions::none()).await.unwrap();
+    let got = c.get_acl().await.unwrap();
     assert_eq!(got.etag, w.etag);
     assert_eq!(got.acl.public_access, PublicAccess::Blob);
     assert_eq!(got.acl.identifiers.len(), 2);
@@ -91,15 +88,7 @@ async fn access_policies_round_trip() {
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert_eq!(
-        c.get_acl(&Conditions::none())
-            .await
-            .unwrap()
-            .acl
-            .identifiers
-            .len(),
-        2
-    );
+    assert_eq!(c.get_acl().await.unwrap().acl.identifiers.len(), 2);
 
     // More than five policies: refused before sending.
     let six = ContainerAcl::new(
@@ -246,12 +235,7 @@ async fn names_are_validated_before_sending_and_odd_names_round_trip() {
         .unwrap();
     assert_eq!(listed, odd.iter().map(|s| s.to_string()).collect());
     for n in odd {
-        let d = c
-            .blob(n)
-            .unwrap()
-            .download(&Conditions::none())
-            .await
-            .unwrap();
+        let d = c.blob(n).unwrap().download().await.unwrap();
         assert_eq!(&d.body[..], n.as_bytes(), "{n}");
     }
     c.delete(&Conditions::none()).await.unwrap();

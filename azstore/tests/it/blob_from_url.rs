@@ -49,7 +49,7 @@ async fn put_block_from_url_stages_ranges_under_source_conditions() {
     )
     .await
     .unwrap();
-    let got = dst.download(&Conditions::none()).await.unwrap().body;
+    let got = dst.download().await.unwrap().body;
     assert_eq!(&got[..], &[&data[2000..3000], &data[0..1000]].concat()[..]);
 
     // The source changed: a source If-Match on the old version fails and stages nothing.
@@ -78,10 +78,7 @@ async fn put_block_from_url_stages_ranges_under_source_conditions() {
     assert_eq!(e.kind(), ErrorKind::Integrity, "{e}");
     assert_eq!(e.error_code(), Some(&ErrorCode::Md5Mismatch));
     let list = dst
-        .get_block_list(
-            azstore::blob::BlockListType::Uncommitted,
-            &Conditions::none(),
-        )
+        .get_block_list(azstore::blob::BlockListType::Uncommitted)
         .await
         .unwrap();
     assert!(list.uncommitted.is_empty(), "{:?}", list.uncommitted);
@@ -123,10 +120,7 @@ async fn copy_from_url_checks_the_source_md5_and_copies_tags() {
         .source_content_md5(md5_base64(b"tagged source"))
         .tags_from(CopyTags::Copy);
     dst.copy_from_url(&url, &opts).await.unwrap();
-    assert_eq!(
-        dst.get_tags(&Conditions::none()).await.unwrap(),
-        src.get_tags(&Conditions::none()).await.unwrap()
-    );
+    assert_eq!(dst.get_tags().await.unwrap(), src.get_tags().await.unwrap());
 
     let replaced = c.blob("dst2").unwrap();
     let opts = CopyOptions::default()
@@ -134,7 +128,7 @@ async fn copy_from_url_checks_the_source_md5_and_copies_tags() {
         .tag("origin", "copy");
     replaced.copy_from_url(&url, &opts).await.unwrap();
     assert_eq!(
-        replaced.get_tags(&Conditions::none()).await.unwrap(),
+        replaced.get_tags().await.unwrap(),
         [("origin".to_string(), "copy".to_string())].into()
     );
 

@@ -25,10 +25,7 @@ async fn every_data_write_accepts_md5_and_crc64() {
         b.put(data.clone(), &PutOptions::default().checksum(checksum))
             .await
             .unwrap();
-        assert_eq!(
-            &b.download(&Conditions::none()).await.unwrap().body[..],
-            &data[..]
-        );
+        assert_eq!(&b.download().await.unwrap().body[..], &data[..]);
 
         let staged = c.blob(&format!("staged-{checksum:?}")).unwrap();
         let opts = UploadOptions::default()
@@ -36,10 +33,7 @@ async fn every_data_write_accepts_md5_and_crc64() {
             .block_size(500)
             .checksum(checksum);
         staged.upload_with(data.clone(), &opts).await.unwrap();
-        assert_eq!(
-            &staged.download(&Conditions::none()).await.unwrap().body[..],
-            &data[..]
-        );
+        assert_eq!(&staged.download().await.unwrap().body[..], &data[..]);
 
         let block = c.blob(&format!("block-{checksum:?}")).unwrap();
         let id = BlockId::new("one").unwrap();
@@ -66,10 +60,7 @@ async fn every_data_write_accepts_md5_and_crc64() {
         log.append_block(data.clone(), &AppendOptions::at(0).checksum(checksum))
             .await
             .unwrap();
-        assert_eq!(
-            &log.download(&Conditions::none()).await.unwrap().body[..],
-            &data[..]
-        );
+        assert_eq!(&log.download().await.unwrap().body[..], &data[..]);
 
         let disk = c.blob(&format!("page-{checksum:?}")).unwrap();
         disk.create_page_blob(4096, &CreateOptions::default())
@@ -82,10 +73,7 @@ async fn every_data_write_accepts_md5_and_crc64() {
         )
         .await
         .unwrap();
-        let got = disk
-            .download_range(512..2560, &Conditions::none())
-            .await
-            .unwrap();
+        let got = disk.download_range(512..2560).await.unwrap();
         assert_eq!(&got.body[..], &data[..]);
     }
 }
@@ -130,7 +118,7 @@ async fn verified_ranged_read_with_md5_against_azurite() {
     let data = blob_support::pattern(10_000, 9);
     b.upload(data.clone(), &Conditions::none()).await.unwrap();
     let d = b
-        .download_range_verified(1000..5000, &Conditions::none(), Checksum::Md5)
+        .download_range_verified(1000..5000, Checksum::Md5)
         .await
         .unwrap();
     assert_eq!(&d.body[..], &data[1000..5000]);
@@ -142,7 +130,7 @@ async fn verified_ranged_read_with_md5_against_azurite() {
         (0..10, Checksum::None),
     ] {
         let e = b
-            .download_range_verified(range, &Conditions::none(), checksum)
+            .download_range_verified(range, checksum)
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput);
@@ -186,7 +174,7 @@ async fn verified_ranged_read_with_crc64_detects_corruption_scripted() {
         .blob("b")
         .unwrap();
     let ok = blob
-        .download_range_verified(0..11, &Conditions::none(), Checksum::Crc64)
+        .download_range_verified(0..11, Checksum::Crc64)
         .await
         .unwrap();
     assert_eq!(&ok.body[..], b"Hello World");
@@ -199,7 +187,7 @@ async fn verified_ranged_read_with_crc64_detects_corruption_scripted() {
         (Checksum::Md5, ErrorCode::Md5Mismatch),
     ] {
         let e = blob
-            .download_range_verified(0..11, &Conditions::none(), checksum)
+            .download_range_verified(0..11, checksum)
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Integrity, "{e}");
@@ -211,7 +199,7 @@ async fn verified_ranged_read_with_crc64_detects_corruption_scripted() {
     );
     // Asked for a checksum, answered without one: an error, never unverified data.
     let e = blob
-        .download_range_verified(0..11, &Conditions::none(), Checksum::Crc64)
+        .download_range_verified(0..11, Checksum::Crc64)
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Service);

@@ -28,7 +28,7 @@ async fn http_headers_and_metadata_change_the_etag() {
         .await
         .unwrap();
     assert_ne!(v2.etag, v1.etag);
-    let p = b.get_properties(&Conditions::none()).await.unwrap();
+    let p = b.get_properties().await.unwrap();
     assert_eq!(BlobHttpHeaders::from_properties(&p), h);
     assert_eq!(p.etag, v2.etag);
 
@@ -38,14 +38,11 @@ async fn http_headers_and_metadata_change_the_etag() {
         .await
         .unwrap();
     assert_ne!(v3.etag, v2.etag);
-    let (got, etag) = b.get_metadata(&Conditions::none()).await.unwrap();
+    let (got, etag) = b.get_metadata().await.unwrap();
     assert_eq!(got, meta);
     assert_eq!(etag, v3.etag);
     // Content is untouched by property and metadata writes.
-    assert_eq!(
-        &b.download(&Conditions::none()).await.unwrap().body[..],
-        b"{}"
-    );
+    assert_eq!(&b.download().await.unwrap().body[..], b"{}");
     c.delete(&Conditions::none()).await.unwrap();
 }
 
@@ -56,7 +53,7 @@ async fn snapshots_and_delete_options() {
     let v1 = b.upload("one", &Conditions::none()).await.unwrap();
     let snap = b.snapshot(&Conditions::if_match(&v1.etag)).await.unwrap();
     assert_eq!(
-        b.get_properties(&Conditions::none()).await.unwrap().etag,
+        b.get_properties().await.unwrap().etag,
         v1.etag,
         "Snapshot Blob does not change the base blob's ETag"
     );
@@ -82,10 +79,7 @@ async fn snapshots_and_delete_options() {
     b.delete_with(DeleteSnapshots::Only, &Conditions::none())
         .await
         .unwrap();
-    assert_eq!(
-        &b.download(&Conditions::none()).await.unwrap().body[..],
-        b"two"
-    );
+    assert_eq!(&b.download().await.unwrap().body[..], b"two");
     assert!(
         b.download_snapshot(&snap.snapshot)
             .await
@@ -126,10 +120,7 @@ async fn copy_with_source_and_destination_conditions() {
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert_eq!(
-        dst.get_properties(&Conditions::none()).await.unwrap().etag,
-        d1.etag
-    );
+    assert_eq!(dst.get_properties().await.unwrap().etag, d1.etag);
 
     // Both conditions hold: the copy runs, and its destination gets a new ETag.
     let r = dst
@@ -148,10 +139,7 @@ async fn copy_with_source_and_destination_conditions() {
         .await
         .unwrap();
     assert_eq!(status, CopyStatus::Success);
-    assert_eq!(
-        &dst.download(&Conditions::none()).await.unwrap().body[..],
-        b"source v1"
-    );
+    assert_eq!(&dst.download().await.unwrap().body[..], b"source v1");
 
     // A finished copy cannot be aborted.
     let e = dst
@@ -166,10 +154,7 @@ async fn copy_with_source_and_destination_conditions() {
     );
 
     assert_eq!(
-        dst.get_properties(&Conditions::none())
-            .await
-            .unwrap()
-            .copy_state(),
+        dst.get_properties().await.unwrap().copy_state(),
         Some(CopyStatus::Success)
     );
 
@@ -196,10 +181,7 @@ async fn copy_with_source_and_destination_conditions() {
         .await
         .unwrap();
     assert_eq!(r2.status, CopyStatus::Success);
-    assert_eq!(
-        &dst2.download(&Conditions::none()).await.unwrap().body[..],
-        b"source v1"
-    );
+    assert_eq!(&dst2.download().await.unwrap().body[..], b"source v1");
     let e = dst2
         .copy_from_url(
             &src.url(),
@@ -223,12 +205,9 @@ async fn block_lists_stage_then_commit() {
             .unwrap();
     }
     // Staging is invisible and does not change the ETag.
-    let p = b.get_properties(&Conditions::none()).await.unwrap();
+    let p = b.get_properties().await.unwrap();
     assert_eq!(p.etag, v1.etag);
-    let list = b
-        .get_block_list(BlockListType::All, &Conditions::none())
-        .await
-        .unwrap();
+    let list = b.get_block_list(BlockListType::All).await.unwrap();
     assert_eq!(list.uncommitted.len(), 3);
 
     // Commit blocks 2 and 0 in that order, only if unchanged.
@@ -247,14 +226,8 @@ async fn block_lists_stage_then_commit() {
         .await
         .unwrap();
     assert_ne!(w.etag, v1.etag);
-    assert_eq!(
-        &b.download(&Conditions::none()).await.unwrap().body[..],
-        b"part2;part0;"
-    );
-    let list = b
-        .get_block_list(BlockListType::Committed, &Conditions::none())
-        .await
-        .unwrap();
+    assert_eq!(&b.download().await.unwrap().body[..], b"part2;part0;");
+    let list = b.get_block_list(BlockListType::Committed).await.unwrap();
     assert_eq!(
         list.committed
             .iter()
@@ -270,10 +243,7 @@ async fn block_lists_stage_then_commit() {
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert_eq!(
-        &b.download(&Conditions::none()).await.unwrap().body[..],
-        b"part2;part0;"
-    );
+    assert_eq!(&b.download().await.unwrap().body[..], b"part2;part0;");
     c.delete(&Conditions::none()).await.unwrap();
 }
 
@@ -335,7 +305,7 @@ async fn append_blob_position_and_size_conditions() {
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
 
-    let d = b.download(&Conditions::none()).await.unwrap();
+    let d = b.download().await.unwrap();
     assert_eq!(&d.body[..], b"hello world");
     assert_eq!(d.properties.blob_type, Some(BlobType::AppendBlob));
     assert_eq!(d.properties.committed_block_count, Some(2));
@@ -356,7 +326,7 @@ async fn page_blob_pages_and_ranges() {
         .unwrap();
     assert_ne!(w.etag, v0.etag);
     let r = b
-        .get_page_ranges(&Conditions::if_match(&w.etag))
+        .get_page_ranges_if(&Conditions::if_match(&w.etag))
         .await
         .unwrap();
     assert_eq!(r.ranges, vec![512..1536]);
@@ -375,7 +345,7 @@ async fn page_blob_pages_and_ranges() {
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
 
     b.clear_pages(512, 512, &Conditions::none()).await.unwrap();
-    let d = b.download(&Conditions::none()).await.unwrap();
+    let d = b.download().await.unwrap();
     assert_eq!(d.body.len(), 4096);
     assert!(d.body[..1024].iter().all(|&x| x == 0));
     assert!(d.body[1024..1536].iter().all(|&x| x == 7));
@@ -393,9 +363,9 @@ async fn index_tags_and_tag_conditions() {
         ("owner".to_string(), "team a".to_string()),
     ]);
     b.set_tags(&tags, &Conditions::none()).await.unwrap();
-    assert_eq!(b.get_tags(&Conditions::none()).await.unwrap(), tags);
+    assert_eq!(b.get_tags().await.unwrap(), tags);
     assert_eq!(
-        b.get_properties(&Conditions::none()).await.unwrap().etag,
+        b.get_properties().await.unwrap().etag,
         v.etag,
         "tags do not change the ETag"
     );
@@ -414,12 +384,12 @@ async fn index_tags_and_tag_conditions() {
     // ... and on reads. (Azure also evaluates x-ms-if-tags on Set Blob Tags; Azurite 3.37
     // ignores it there, so that case is not asserted.)
     let e = b
-        .get_tags(&Conditions::if_tags("\"owner\" = 'nobody'"))
+        .get_tags_if(&Conditions::if_tags("\"owner\" = 'nobody'"))
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
     let e = b
-        .download(&Conditions::if_tags("\"owner\" = 'nobody'"))
+        .download_if(&Conditions::if_tags("\"owner\" = 'nobody'"))
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");

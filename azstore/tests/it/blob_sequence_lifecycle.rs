@@ -30,13 +30,13 @@ async fn sequence_number_conditions_guard_page_writes() {
         PageWriteOptions::default().if_sequence_number_le(7),
         PageWriteOptions::default().if_sequence_number_lt(8),
     ] {
-        let before = disk.get_properties(&Conditions::none()).await.unwrap();
+        let before = disk.get_properties().await.unwrap();
         let w = disk.put_pages_with(0, page.clone(), &opts).await.unwrap();
         assert_ne!(w.etag, before.etag);
         assert_eq!(w.sequence_number, Some(7));
     }
     // Fails: eq 6, le 6, lt 7 -> 412 SequenceNumberConditionNotMet, nothing written.
-    let before = disk.get_properties(&Conditions::none()).await.unwrap();
+    let before = disk.get_properties().await.unwrap();
     for opts in [
         PageWriteOptions::default().if_sequence_number_eq(6),
         PageWriteOptions::default().if_sequence_number_le(6),
@@ -54,14 +54,10 @@ async fn sequence_number_conditions_guard_page_writes() {
         let e = disk.clear_pages_with(0, 512, &opts).await.unwrap_err();
         assert!(e.is_precondition_failed(), "{e}");
     }
-    let after = disk.get_properties(&Conditions::none()).await.unwrap();
+    let after = disk.get_properties().await.unwrap();
     assert_eq!(after.etag, before.etag);
     assert_eq!(
-        &disk
-            .download_range(0..1024, &Conditions::none())
-            .await
-            .unwrap()
-            .body[..],
+        &disk.download_range(0..1024).await.unwrap().body[..],
         &[&page[..], &[0u8; 512][..]].concat()[..]
     );
     // Clear under a holding condition.
@@ -72,7 +68,7 @@ async fn sequence_number_conditions_guard_page_writes() {
     )
     .await
     .unwrap();
-    let r = disk.get_page_ranges(&Conditions::none()).await.unwrap();
+    let r = disk.get_page_ranges().await.unwrap();
     assert!(r.ranges.is_empty(), "{:?}", r.ranges);
 }
 
@@ -124,7 +120,7 @@ async fn sequence_number_actions_and_resize() {
 
     // Resize keeps the other properties (content type, sequence number).
     let grown = disk.resize(8192, &Conditions::none()).await.unwrap();
-    let p = disk.get_properties(&Conditions::none()).await.unwrap();
+    let p = disk.get_properties().await.unwrap();
     assert_eq!(p.content_length, 8192);
     assert_eq!(p.etag, grown.etag);
     assert_eq!(p.sequence_number, Some(2));
@@ -133,13 +129,7 @@ async fn sequence_number_actions_and_resize() {
     disk.resize(512, &Conditions::if_match(&grown.etag))
         .await
         .unwrap();
-    assert_eq!(
-        disk.get_properties(&Conditions::none())
-            .await
-            .unwrap()
-            .content_length,
-        512
-    );
+    assert_eq!(disk.get_properties().await.unwrap().content_length, 512);
 }
 
 #[tokio::test]
@@ -156,7 +146,7 @@ async fn get_block_list_honours_if_tags() {
         .await
         .unwrap();
     let l = b
-        .get_block_list(
+        .get_block_list_if(
             BlockListType::All,
             &Conditions::if_tags("\"state\" = 'open'"),
         )
@@ -164,7 +154,7 @@ async fn get_block_list_honours_if_tags() {
         .unwrap();
     assert_eq!(l.uncommitted.len(), 1);
     let e = b
-        .get_block_list(
+        .get_block_list_if(
             BlockListType::All,
             &Conditions::if_tags("\"state\" = 'closed'"),
         )
@@ -173,7 +163,7 @@ async fn get_block_list_honours_if_tags() {
     assert!(e.is_precondition_failed(), "{e}");
     // ETag conditions are still refused before sending (the service ignores them here).
     let e = b
-        .get_block_list(BlockListType::All, &Conditions::if_match(&l.etag.unwrap()))
+        .get_block_list_if(BlockListType::All, &Conditions::if_match(&l.etag.unwrap()))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
@@ -190,7 +180,7 @@ async fn set_tier_moves_a_block_blob_and_keeps_the_etag() {
             .unwrap(),
         TierChange::Done
     );
-    let p = b.get_properties(&Conditions::none()).await.unwrap();
+    let p = b.get_properties().await.unwrap();
     assert_eq!(p.access_tier, Some(AccessTier::Cool));
     assert_eq!(p.etag, w.etag);
     // A holding tags condition is accepted. (Azurite does not evaluate x-ms-if-tags on Set
@@ -209,10 +199,7 @@ async fn set_tier_moves_a_block_blob_and_keeps_the_etag() {
     .await
     .unwrap();
     assert_eq!(
-        b.get_properties(&Conditions::none())
-            .await
-            .unwrap()
-            .access_tier,
+        b.get_properties().await.unwrap().access_tier,
         Some(AccessTier::Hot)
     );
     let e = b
@@ -250,21 +237,15 @@ async fn seal_makes_an_append_blob_read_only() {
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert_ne!(
-        log.get_properties(&Conditions::none())
-            .await
-            .unwrap()
-            .sealed,
-        Some(true)
-    );
+    assert_ne!(log.get_properties().await.unwrap().sealed, Some(true));
     // The current ETag: sealed. (Azurite ignores x-ms-blob-condition-appendpos on Seal; the
     // append-position condition is tested against a scripted answer in
     // blob_from_url_scripted.rs.)
-    let current = log.get_properties(&Conditions::none()).await.unwrap().etag;
+    let current = log.get_properties().await.unwrap().etag;
     log.seal(&Conditions::if_match(&current), Some(4))
         .await
         .unwrap();
-    let p = log.get_properties(&Conditions::none()).await.unwrap();
+    let p = log.get_properties().await.unwrap();
     assert_eq!(p.sealed, Some(true));
     assert_ne!(p.etag, current, "sealing changes the ETag");
     let e = log
@@ -273,8 +254,5 @@ async fn seal_makes_an_append_blob_read_only() {
         .unwrap_err();
     assert!(e.is_conflict(), "{e}");
     assert_eq!(e.error_code(), Some(&ErrorCode::BlobIsSealed));
-    assert_eq!(
-        &log.download(&Conditions::none()).await.unwrap().body[..],
-        b"one\n"
-    );
+    assert_eq!(&log.download().await.unwrap().body[..], b"one\n");
 }

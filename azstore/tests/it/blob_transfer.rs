@@ -18,23 +18,20 @@ async fn ranged_get_returns_the_part_and_the_total_size() {
     let data = blob_support::pattern(10_000, 1);
     let w = b.upload(data.clone(), &Conditions::none()).await.unwrap();
     let d = b
-        .download_range(1000..1500, &Conditions::if_match(&w.etag))
+        .download_range_if(1000..1500, &Conditions::if_match(&w.etag))
         .await
         .unwrap();
     assert_eq!(&d.body[..], &data[1000..1500]);
     assert_eq!(d.properties.content_length, 10_000);
     assert_eq!(d.properties.etag, w.etag);
     assert_eq!(
-        b.download_range(5..5, &Conditions::none())
-            .await
-            .unwrap_err()
-            .kind(),
+        b.download_range(5..5).await.unwrap_err().kind(),
         ErrorKind::InvalidInput
     );
     // Empty blobs stream as one empty body.
     let e = c.blob("empty").unwrap();
     e.upload(Bytes::new(), &Conditions::none()).await.unwrap();
-    let s = e.download_stream(&Conditions::none(), 1024).await.unwrap();
+    let s = e.download_stream(1024).await.unwrap();
     assert_eq!(s.properties().content_length, 0);
     assert!(s.collect().await.unwrap().is_empty());
     c.delete(&Conditions::none()).await.unwrap();
@@ -46,7 +43,7 @@ async fn chunked_stream_reads_every_byte_once() {
     let b = c.blob("s").unwrap();
     let data = blob_support::pattern(100_003, 2);
     b.upload(data.clone(), &Conditions::none()).await.unwrap();
-    let s = b.download_stream(&Conditions::none(), 8192).await.unwrap();
+    let s = b.download_stream(8192).await.unwrap();
     let chunks: Vec<Bytes> = s.try_collect().await.unwrap();
     assert_eq!(chunks.len(), 100_003usize.div_ceil(8192));
     assert!(
@@ -67,7 +64,7 @@ async fn torn_read_is_refused() {
     let new = blob_support::pattern(3 * 4096, 4);
     b.upload(old.clone(), &Conditions::none()).await.unwrap();
 
-    let mut s = b.download_stream(&Conditions::none(), 4096).await.unwrap();
+    let mut s = b.download_stream(4096).await.unwrap();
     let first = s.next().await.unwrap().unwrap();
     assert_eq!(&first[..], &old[..4096]);
 
@@ -185,10 +182,7 @@ async fn upload_64_mib_in_blocks_with_if_match_on_the_commit() {
         .max_concurrency(4);
     let w = b.upload_with(data.clone(), &opts).await.unwrap();
     assert_ne!(w.etag, v1.etag);
-    let blocks = b
-        .get_block_list(BlockListType::Committed, &Conditions::none())
-        .await
-        .unwrap();
+    let blocks = b.get_block_list(BlockListType::Committed).await.unwrap();
     assert_eq!(blocks.committed.len(), 8, "staged in 8 MiB blocks");
     let got = b
         .download_chunked(&DownloadOptions::default().chunk_size(16 * 1024 * 1024))
@@ -212,7 +206,7 @@ async fn upload_64_mib_in_blocks_with_if_match_on_the_commit() {
     let e = b.upload_with(other, &stale).await.unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
 
-    let p = b.get_properties(&Conditions::none()).await.unwrap();
+    let p = b.get_properties().await.unwrap();
     assert_eq!(p.etag, w.etag, "old content intact");
     assert_eq!(p.content_length, data.len() as u64);
     c.delete(&Conditions::none()).await.unwrap();
@@ -236,15 +230,9 @@ async fn upload_stream_and_create_only() {
         .single_put_limit(100_000)
         .max_concurrency(2);
     b.upload_stream(pieces(), &opts).await.unwrap();
-    let list = b
-        .get_block_list(BlockListType::Committed, &Conditions::none())
-        .await
-        .unwrap();
+    let list = b.get_block_list(BlockListType::Committed).await.unwrap();
     assert_eq!(list.committed.len(), 300_000usize.div_ceil(64 * 1024));
-    assert_eq!(
-        &b.download(&Conditions::none()).await.unwrap().body[..],
-        &data[..]
-    );
+    assert_eq!(&b.download().await.unwrap().body[..], &data[..]);
     // Create-only on the commit: the blob exists now.
     let e = b.upload_stream(pieces(), &opts).await.unwrap_err();
     assert_eq!(e.error_code(), Some(&ErrorCode::BlobAlreadyExists), "{e}");
@@ -260,10 +248,7 @@ async fn upload_stream_and_create_only() {
         )
         .await
         .unwrap();
-    assert_eq!(
-        &small.download(&Conditions::none()).await.unwrap().body[..],
-        b"abc"
-    );
+    assert_eq!(&small.download().await.unwrap().body[..], b"abc");
     c.delete(&Conditions::none()).await.unwrap();
 }
 
@@ -275,10 +260,7 @@ async fn plain_upload_stages_large_bodies_and_keeps_the_condition() {
     b.upload(data.clone(), &Conditions::if_not_exists())
         .await
         .unwrap();
-    let blocks = b
-        .get_block_list(BlockListType::Committed, &Conditions::none())
-        .await
-        .unwrap();
+    let blocks = b.get_block_list(BlockListType::Committed).await.unwrap();
     assert_eq!(
         blocks.committed.len(),
         5,

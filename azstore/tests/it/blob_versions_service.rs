@@ -25,17 +25,14 @@ async fn a_snapshot_is_read_listed_and_deleted_like_a_blob() {
     let frozen = b.at_snapshot(&snap.snapshot);
     assert_eq!(frozen.snapshot_id(), Some(snap.snapshot.clone()));
     assert!(frozen.url().contains("?snapshot="), "{}", frozen.url());
-    let old = frozen.download(&Conditions::none()).await.unwrap();
+    let old = frozen.download().await.unwrap();
     assert_eq!(&old.body[..], b"version one");
-    let p = frozen.get_properties(&Conditions::none()).await.unwrap();
+    let p = frozen.get_properties().await.unwrap();
     assert_eq!(p.content_length, 11);
-    let part = frozen
-        .download_range(8..11, &Conditions::none())
-        .await
-        .unwrap();
+    let part = frozen.download_range(8..11).await.unwrap();
     assert_eq!(&part.body[..], b"one");
     assert_eq!(
-        &b.base().download(&Conditions::none()).await.unwrap().body[..],
+        &b.base().download().await.unwrap().body[..],
         b"version two!"
     );
 
@@ -47,13 +44,7 @@ async fn a_snapshot_is_read_listed_and_deleted_like_a_blob() {
         .await
         .unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
-    assert!(
-        frozen
-            .download(&Conditions::none())
-            .await
-            .unwrap_err()
-            .is_not_found()
-    );
+    assert!(frozen.download().await.unwrap_err().is_not_found());
     assert!(b.exists().await.unwrap());
 }
 
@@ -72,12 +63,12 @@ async fn page_ranges_of_a_snapshot_and_within_a_range() {
         .await
         .unwrap();
 
-    let now = disk.get_page_ranges(&Conditions::none()).await.unwrap();
+    let now = disk.get_page_ranges().await.unwrap();
     assert_eq!(now.ranges, vec![0..1024, 4096..4608]);
     assert_eq!(now.next_marker, None);
     let then = disk
         .at_snapshot(&snap.snapshot)
-        .get_page_ranges(&Conditions::none())
+        .get_page_ranges()
         .await
         .unwrap();
     assert_eq!(then.ranges, vec![0..1024]);
@@ -168,7 +159,7 @@ async fn a_version_is_addressed_with_versionid_scripted() {
         v.version_id().unwrap().as_str(),
         "2020-06-14T04:18:00.2310315Z"
     );
-    let d = v.download(&Conditions::none()).await.unwrap();
+    let d = v.download().await.unwrap();
     assert_eq!(&d.body[..], b"old");
     assert_eq!(
         d.properties.version_id.as_deref(),

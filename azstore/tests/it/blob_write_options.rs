@@ -20,7 +20,7 @@ fn expected_headers() -> BlobHttpHeaders {
 }
 
 async fn assert_stored(b: &BlobClient, tags: &[(&str, &str)], tier: Option<AccessTier>) {
-    let p = b.get_properties(&Conditions::none()).await.unwrap();
+    let p = b.get_properties().await.unwrap();
     let mut h = BlobHttpHeaders::from_properties(&p);
     h.content_md5 = None; // the service may store an MD5 of its own
     assert_eq!(h, expected_headers(), "{}", b.name());
@@ -29,7 +29,7 @@ async fn assert_stored(b: &BlobClient, tags: &[(&str, &str)], tier: Option<Acces
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    assert_eq!(b.get_tags(&Conditions::none()).await.unwrap(), want);
+    assert_eq!(b.get_tags().await.unwrap(), want);
     assert_eq!(p.tag_count, Some(want.len() as u64));
     if let Some(t) = tier {
         assert_eq!(p.access_tier, Some(t));
@@ -84,7 +84,7 @@ async fn staged_upload_commits_the_write_options() {
         .tier(AccessTier::Cool);
     b.upload_with(body.clone(), &opts).await.unwrap();
     assert_stored(&b, &[("stage", "staged")], Some(AccessTier::Cool)).await;
-    let d = b.download(&Conditions::none()).await.unwrap();
+    let d = b.download().await.unwrap();
     assert_eq!(&d.body[..], &body[..]);
 
     // Put Block List directly, with the builder methods of CommitOptions.

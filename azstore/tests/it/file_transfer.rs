@@ -350,8 +350,12 @@ async fn wrong_key_is_an_auth_error() {
     let err = other.get_properties().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Auth);
     assert_eq!(err.status(), Some(403));
-    // Azurite-style UseDevelopmentStorage has no File endpoint: a clear error, not a panic.
-    let dev = azstore::StorageAccount::development();
+    // An emulator account without a File endpoint: a clear error, not a panic.
+    let ports = azstore::EmulatorPorts {
+        file: None,
+        ..Default::default()
+    };
+    let dev = azstore::StorageAccount::emulator("127.0.0.1", ports).unwrap();
     assert_eq!(
         ShareServiceClient::new(&dev).unwrap_err().kind(),
         ErrorKind::InvalidInput

@@ -56,7 +56,7 @@ async fn signing_covers_paths_queries_and_headers_that_need_encoding() {
         )
         .await
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let got = b.download(&azstore::Conditions::none()).await.unwrap();
+        let got = b.download().await.unwrap();
         assert_eq!(&got.body[..], b"x", "{name}");
         assert_eq!(
             got.properties.metadata.get("note").map(String::as_str),
@@ -108,10 +108,7 @@ async fn sas_tokens_authorize_and_a_tampered_one_is_refused() {
     b.upload("via sas", &azstore::Conditions::none())
         .await
         .unwrap();
-    assert_eq!(
-        &b.download(&azstore::Conditions::none()).await.unwrap().body[..],
-        b"via sas"
-    );
+    assert_eq!(&b.download().await.unwrap().body[..], b"via sas");
 
     // read-only blob SAS cannot write
     let ro = SasBuilder::new("r", expiry).blob(&key, &name, "f").unwrap();
@@ -122,14 +119,7 @@ async fn sas_tokens_authorize_and_a_tampered_one_is_refused() {
             .unwrap()
             .blob("f")
             .unwrap();
-    assert_eq!(
-        &ro_blob
-            .download(&azstore::Conditions::none())
-            .await
-            .unwrap()
-            .body[..],
-        b"via sas"
-    );
+    assert_eq!(&ro_blob.download().await.unwrap().body[..], b"via sas");
     let err = ro_blob
         .upload("no", &azstore::Conditions::none())
         .await

@@ -34,7 +34,7 @@ async fn seed_pessimistic_scenario() {
         .unwrap();
     // Lease operations do not change the ETag.
     assert_eq!(lease.etag.as_ref(), Some(&written.etag));
-    let props = blob.get_properties(&Conditions::none()).await.unwrap();
+    let props = blob.get_properties().await.unwrap();
     assert_eq!(props.etag, written.etag);
     assert_eq!(props.lease_state, Some(LeaseState::Leased));
     assert_eq!(props.lease_status, Some(LeaseStatus::Locked));
@@ -53,7 +53,7 @@ async fn seed_pessimistic_scenario() {
     assert_eq!(err.status(), Some(412));
     assert_eq!(err.error_code(), Some(&ErrorCode::LeaseIdMissing));
     assert_eq!(err.kind(), ErrorKind::Lease);
-    let got = blob.download(&Conditions::none()).await.unwrap();
+    let got = blob.download().await.unwrap();
     assert_eq!(&got.body[..], b"v2");
 
     let released = blob
@@ -61,7 +61,7 @@ async fn seed_pessimistic_scenario() {
         .await
         .unwrap();
     assert_eq!(released.etag.as_ref(), Some(&v2.etag));
-    let props = blob.get_properties(&Conditions::none()).await.unwrap();
+    let props = blob.get_properties().await.unwrap();
     assert_eq!(props.lease_state, Some(LeaseState::Available));
     // Free for everyone again.
     blob.upload("v3", &Conditions::none()).await.unwrap();
@@ -170,7 +170,7 @@ async fn break_reports_remaining_time_and_blocks_acquire_while_breaking() {
         (Duration::from_secs(19)..=Duration::from_secs(20)).contains(&broken.remaining),
         "{broken:?}"
     );
-    let props = blob.get_properties(&Conditions::none()).await.unwrap();
+    let props = blob.get_properties().await.unwrap();
     assert_eq!(props.lease_state, Some(LeaseState::Breaking));
     // A stranger is refused with LeaseAlreadyPresent; the breaking lease's own holder (acquire
     // proposing the same id) with LeaseIsBreakingAndCannotBeAcquired.
@@ -200,7 +200,7 @@ async fn break_reports_remaining_time_and_blocks_acquire_while_breaking() {
         .await
         .unwrap();
     assert_eq!(now.remaining, Duration::ZERO);
-    let props = blob.get_properties(&Conditions::none()).await.unwrap();
+    let props = blob.get_properties().await.unwrap();
     assert_eq!(props.lease_state, Some(LeaseState::Broken));
     let err = blob
         .renew_lease(&lease.lease_id, &Conditions::none())

@@ -12,6 +12,7 @@ mod blob_sequence_lifecycle;
 mod blob_transfer;
 mod blob_versions_service;
 mod blob_write_options;
+mod ergonomics;
 mod file_lease;
 mod file_rename_handles;
 mod file_sdk_crosscheck;

@@ -47,7 +47,7 @@ fn no_transport_retry(account: &StorageAccount, container: &str, name: &str) -> 
 }
 
 async fn read_u64(blob: &BlobClient) -> u64 {
-    let d = blob.download(&Conditions::none()).await.unwrap();
+    let d = blob.download().await.unwrap();
     serde_json::from_slice(&d.body).unwrap()
 }
 
@@ -117,12 +117,7 @@ async fn create_race_one_create_wins_and_every_change_lands() {
         }
     }
     assert_eq!(created, 1, "exactly one create wins");
-    let d = c
-        .blob("doc")
-        .unwrap()
-        .download(&Conditions::none())
-        .await
-        .unwrap();
+    let d = c.blob("doc").unwrap().download().await.unwrap();
     let m: BTreeMap<String, u32> = serde_json::from_slice(&d.body).unwrap();
     assert_eq!(m.len(), 16, "{m:?}");
     for i in 0..16 {
@@ -152,7 +147,7 @@ async fn lost_response_is_recognised_as_our_write() {
     assert_eq!(out.conflicts, 0, "our own write is not a conflict");
     assert_eq!(out.attempts, 1, "the closure ran once");
     assert_eq!(read_u64(&direct).await, 42, "applied exactly once");
-    let props = direct.get_properties(&Conditions::none()).await.unwrap();
+    let props = direct.get_properties().await.unwrap();
     assert_eq!(out.etag, Some(props.etag));
     assert_eq!(
         proxy.count("PUT"),
@@ -181,7 +176,7 @@ impl Versioned for PipelineRepeats {
     type Value = u64;
 
     async fn read(&self) -> azstore::Result<Option<Current<u64>>> {
-        match self.0.download(&Conditions::none()).await {
+        match self.0.download().await {
             Ok(d) => Ok(Some(Current {
                 value: serde_json::from_slice(&d.body).unwrap(),
                 write_id: d
@@ -313,12 +308,7 @@ async fn lost_response_to_a_create_is_recognised() {
     proxy.lose_next_response_to("PUT");
     let etag = create_only(&other, &"v1".into()).await.unwrap();
     assert_eq!(proxy.lost(), 2);
-    let props = c
-        .blob("once")
-        .unwrap()
-        .get_properties(&Conditions::none())
-        .await
-        .unwrap();
+    let props = c.blob("once").unwrap().get_properties().await.unwrap();
     assert_eq!(etag, props.etag);
     // ... and still refuses when the blob exists because of someone else.
     let err = create_only(&other, &"v2".into()).await.unwrap_err();
@@ -363,7 +353,7 @@ async fn no_change_sends_no_write_and_abort_leaves_data_untouched() {
     assert_eq!(err.kind(), ErrorKind::Aborted);
     assert!(err.message().contains("not allowed"));
     assert_eq!(proxy.count("PUT") + proxy.count("DELETE"), 0);
-    let props = direct.get_properties(&Conditions::none()).await.unwrap();
+    let props = direct.get_properties().await.unwrap();
     assert_eq!(props.etag, before.etag, "untouched");
     assert_eq!(read_u64(&direct).await, 5);
 
@@ -519,7 +509,7 @@ async fn delete_decision_and_other_errors_unchanged() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Service);
-    let d = blob.download(&Conditions::none()).await.unwrap();
+    let d = blob.download().await.unwrap();
     assert_eq!(&d.body[..], b"not json");
 }
 
@@ -554,12 +544,7 @@ async fn last_writer_wins_and_create_only_are_explicit() {
     .await
     .unwrap();
     assert_eq!(out.value.as_deref(), Some(&b"ab"[..]));
-    let props = c
-        .blob("raw")
-        .unwrap()
-        .get_properties(&Conditions::none())
-        .await
-        .unwrap();
+    let props = c.blob("raw").unwrap().get_properties().await.unwrap();
     assert_eq!(props.content_type.as_deref(), Some("text/plain"));
     assert!(
         props

@@ -58,12 +58,7 @@ async fn combined_and_independent_writers_never_lose_an_update() {
     for t in tasks {
         t.await.unwrap();
     }
-    let d = c
-        .blob("counter")
-        .unwrap()
-        .download(&Conditions::none())
-        .await
-        .unwrap();
+    let d = c.blob("counter").unwrap().download().await.unwrap();
     let n: u64 = serde_json::from_slice(&d.body).unwrap();
     assert_eq!(n, 200 + 100);
     let puts = proxy.count("PUT");
@@ -117,12 +112,7 @@ async fn an_aborting_closure_fails_alone() {
             }
         }
     }
-    let d = c
-        .blob("counter")
-        .unwrap()
-        .download(&Conditions::none())
-        .await
-        .unwrap();
+    let d = c.blob("counter").unwrap().download().await.unwrap();
     let n: u64 = serde_json::from_slice(&d.body).unwrap();
     assert_eq!(n, 10 + 16, "16 increments applied, 4 aborted");
 }

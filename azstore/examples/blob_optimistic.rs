@@ -3,7 +3,7 @@
 //! refused with 412 while the third party's content survives, then re-read and retry.
 //!
 //! Run against the local emulator:
-//! `scripts/azurite run -- cargo run --example optimistic_blob`
+//! `scripts/azurite run -- cargo run --example blob_optimistic`
 use azstore::blob::UploadOptions;
 use azstore::{BlobServiceClient, Conditions, StorageAccount};
 
@@ -38,7 +38,7 @@ async fn main() -> azstore::Result<()> {
         Err(e) => return Err(e),
         Ok(_) => panic!("a stale If-Match write must not succeed"),
     }
-    let current = blob.download(&Conditions::none()).await?;
+    let current = blob.download().await?;
     println!(
         "content is still the third party's: {:?}",
         String::from_utf8_lossy(&current.body)

@@ -3,7 +3,7 @@
 //! self-renewing `LeaseGuard`.
 //!
 //! Run against the local emulator:
-//! `scripts/azurite run -- cargo run --example pessimistic_blob`
+//! `scripts/azurite run -- cargo run --example blob_pessimistic`
 use std::time::Duration;
 
 use azstore::lease::{LeaseDuration, LeaseGuard};

@@ -6,7 +6,7 @@
 //! Run against the local emulator:
 //!
 //! ```text
-//! scripts/azurite run -- cargo run --example schedule
+//! scripts/azurite run -- cargo run --example blob_schedule
 //! ```
 //!
 //! (or set `AZURE_STORAGE_CONNECTION_STRING` for a real account).

@@ -4,7 +4,7 @@
 //! its lease cannot overwrite newer work when it wakes up.
 //!
 //! Run against the local emulator:
-//! `scripts/azurite run -- cargo run --example distributed_lock`
+//! `scripts/azurite run -- cargo run --example blob_lock`
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
