@@ -8,7 +8,7 @@
 //! use azstore::Conditions;
 //! let snap = blob.snapshot(&Conditions::none()).await?;
 //! let frozen = blob.at_snapshot(&snap.snapshot);
-//! let old = frozen.download(&Conditions::none()).await?; // what the blob held then
+//! let old = frozen.download().await?; // what the blob held then
 //! frozen.delete(&Conditions::none()).await?; // deletes the snapshot only
 //! # let _ = old; Ok(()) }
 //! ```
