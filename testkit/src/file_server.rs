@@ -214,7 +214,27 @@ struct FileNode {
     /// Written (non-cleared) ranges, sorted, non-overlapping, end exclusive.
     ranges: Vec<(u64, u64)>,
     content_type: String,
+    /// The other stored HTTP headers, keyed by the response header name
+    /// (`content-encoding`, `content-language`, `cache-control`, `content-disposition`,
+    /// `content-md5`).
+    http: BTreeMap<String, String>,
     lease: Lease,
+}
+
+/// Request header -> stored response header, for the HTTP properties of a file.
+const FILE_HTTP_HEADERS: [(&str, &str); 5] = [
+    ("x-ms-content-encoding", "content-encoding"),
+    ("x-ms-content-language", "content-language"),
+    ("x-ms-cache-control", "cache-control"),
+    ("x-ms-content-disposition", "content-disposition"),
+    ("x-ms-content-md5", "content-md5"),
+];
+
+fn file_http_headers(req: &HttpRequest) -> BTreeMap<String, String> {
+    FILE_HTTP_HEADERS
+        .iter()
+        .filter_map(|(from, to)| req.header(from).map(|v| (to.to_string(), v.to_string())))
+        .collect()
 }
 
 #[derive(Clone, Debug)]
@@ -1340,6 +1360,7 @@ fn file_op(
                         .header("x-ms-content-type")
                         .unwrap_or("application/octet-stream")
                         .to_string(),
+                    http: file_http_headers(req),
                     lease,
                 },
             );
@@ -1409,6 +1430,14 @@ fn file_op(
                 .h("x-ms-file-attributes", "Archive");
             for (k, v) in &f.node.meta {
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
+            }
+            for (k, v) in &f.http {
+                // A ranged read reports the range's MD5 only when asked; the stored one
+                // belongs to the whole file.
+                if k == "content-md5" && r.status == 206 {
+                    continue;
+                }
+                r = r.h(k, v.clone());
             }
             f.lease.headers(&mut r.headers);
             r
@@ -1507,8 +1536,17 @@ fn file_op(
                 f.data.resize(size as usize, 0);
                 remove_range(&mut f.ranges, size, u64::MAX);
             }
-            if let Some(ct) = req.header("x-ms-content-type") {
-                f.content_type = ct.to_string();
+            // Setting any HTTP property replaces all of them, as on Azure (absent ones are
+            // cleared). A call that sets none (a plain resize) keeps them: this server's
+            // simplification, which azstore's own resize relies on.
+            let http = file_http_headers(req);
+            let sets_http = !http.is_empty() || req.header("x-ms-content-type").is_some();
+            if sets_http {
+                f.content_type = req
+                    .header("x-ms-content-type")
+                    .unwrap_or("application/octet-stream")
+                    .to_string();
+                f.http = http;
             }
             f.node.etag = etag.clone();
             f.node.last_modified = now.clone();

@@ -32,6 +32,7 @@
 
 mod client;
 mod handles;
+mod http_headers;
 mod lease;
 mod models;
 mod names;
@@ -43,6 +44,7 @@ pub use client::{
     MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
 };
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
+pub use http_headers::FileHttpHeaders;
 pub use lease::FileLeaseGuard;
 pub use models::{
     DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,

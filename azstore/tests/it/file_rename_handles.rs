@@ -246,3 +246,58 @@ async fn force_closing_handles_ends_a_lasting_sharing_violation() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
 }
+
+#[tokio::test]
+async fn http_headers_on_create_file_and_set_file_properties() {
+    use azstore::file::{CreateFileOptions, FileHttpHeaders};
+    let server = FileServer::start().await;
+    let share = share(&server).await;
+    let f = share.file("page.html").unwrap();
+    let created = FileHttpHeaders::default()
+        .content_type("text/html")
+        .content_encoding("identity")
+        .content_language("fr")
+        .cache_control("max-age=60")
+        .content_disposition("inline")
+        .content_md5(azstore::blob::md5_base64(b"<p>"));
+    let opts = CreateFileOptions {
+        headers: created.clone(),
+        ..CreateFileOptions::default()
+    };
+    f.create_with(3, &opts, None).await.unwrap();
+    let p = f.get_properties().await.unwrap();
+    assert_eq!(FileHttpHeaders::from_properties(&p), created);
+
+    // Set File Properties replaces all of them.
+    let replaced = FileHttpHeaders::default()
+        .content_type("text/plain")
+        .cache_control("no-store");
+    let before = p.etag.clone();
+    let w = f.set_http_headers(&replaced, None).await.unwrap();
+    assert_ne!(w.etag, before);
+    let p = f.get_properties().await.unwrap();
+    assert_eq!(FileHttpHeaders::from_properties(&p), replaced);
+
+    // A leased file needs the lease id; content type given twice is refused before sending.
+    let lease = f
+        .acquire_lease(LeaseDuration::Infinite, None)
+        .await
+        .unwrap();
+    let e = f.set_http_headers(&created, None).await.unwrap_err();
+    assert_eq!(e.status(), Some(412), "{e}");
+    f.set_http_headers(&created, Some(lease.id()))
+        .await
+        .unwrap();
+    let twice = CreateFileOptions {
+        content_type: Some("a/b".into()),
+        headers: FileHttpHeaders::default().content_type("c/d"),
+        ..CreateFileOptions::default()
+    };
+    let e = share
+        .file("other")
+        .unwrap()
+        .create_with(1, &twice, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+}
