@@ -1442,6 +1442,9 @@ fn file_op(
             f.lease.headers(&mut r.headers);
             r
         }
+        ("PUT", Some("range")) if req.header("x-ms-copy-source").is_some() => {
+            put_range_from_url(share, share_name, path, req, etag, now)
+        }
         ("PUT", Some("range")) => {
             let Some(f) = share.files.get_mut(path) else {
                 return not_found();
@@ -1832,4 +1835,100 @@ fn handles_op(st: &mut State, full: &str, req: &HttpRequest) -> Reply {
             "Handles are listed with GET and closed with PUT.",
         ),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Put Range From URL, for sources in the same share (this server does not fetch other URLs and
+// does not check the source's SAS or bearer token).
+
+fn put_range_from_url(
+    share: &mut Share,
+    share_name: &str,
+    path: &str,
+    req: &HttpRequest,
+    etag: String,
+    now: String,
+) -> Reply {
+    let cannot_verify = |status| {
+        Reply::error(
+            status,
+            "CannotVerifyCopySource",
+            "The specified resource does not exist.",
+        )
+    };
+    let Some(src) = req
+        .header("x-ms-copy-source")
+        .and_then(|v| rename_source(share_name, v))
+    else {
+        return cannot_verify(404);
+    };
+    let (Some((sa, Some(sb))), Some((a, Some(b)))) = (
+        req.header("x-ms-source-range").and_then(parse_range),
+        req.header("x-ms-range").and_then(parse_range),
+    ) else {
+        return Reply::error(
+            400,
+            "InvalidRange",
+            "x-ms-range and x-ms-source-range must be bytes=start-end.",
+        );
+    };
+    if sb - sa != b - a || b - a + 1 > MAX_RANGE {
+        return Reply::error(
+            400,
+            "InvalidRange",
+            "The source and destination ranges must be equal and at most 4 MiB.",
+        );
+    }
+    if !req.body.is_empty() {
+        return Reply::error(400, "InvalidHeaderValue", "Content-Length must be 0.");
+    }
+    let Some(source) = share.files.get(&src) else {
+        return cannot_verify(404);
+    };
+    if sb >= source.data.len() as u64 {
+        return Reply::error(
+            416,
+            "InvalidRange",
+            "The source range is invalid for the source's size.",
+        );
+    }
+    let bytes = source.data[sa as usize..=sb as usize].to_vec();
+    let crc = azstore::blob::crc64_base64(&bytes);
+    if let Some(want) = req.header("x-ms-source-content-crc64") {
+        if want != crc {
+            return Reply::error(
+                400,
+                "Crc64Mismatch",
+                "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
+            );
+        }
+    }
+    let Some(f) = share.files.get_mut(path) else {
+        return Reply::error(
+            404,
+            "ResourceNotFound",
+            "The specified resource does not exist.",
+        );
+    };
+    f.lease.tick();
+    if let Err(r) = f.lease.check_write(req.header("x-ms-lease-id"), "file") {
+        return r;
+    }
+    if b >= f.data.len() as u64 {
+        return Reply::error(
+            416,
+            "InvalidRange",
+            "The range specified is invalid for the current size of the resource.",
+        );
+    }
+    f.data[a as usize..=b as usize].copy_from_slice(&bytes);
+    add_range(&mut f.ranges, a, b + 1);
+    f.node.etag = etag.clone();
+    f.node.last_modified = now.clone();
+    Reply::new(201)
+        .h("etag", etag)
+        .h("last-modified", now)
+        .h("x-ms-content-crc64", crc)
+        .h("x-ms-request-server-encrypted", "true")
+        .h("x-ms-file-last-write-time", iso_now())
 }

@@ -158,6 +158,34 @@ impl CopySource {
         &self.url
     }
 
+    /// The parts a File service Put Range From URL uses (it takes no ETag conditions and no
+    /// MD5 on the source).
+    pub(crate) fn for_file_range(
+        &self,
+    ) -> Result<(
+        &str,
+        Option<&SourceAuthorization>,
+        Option<&Range<u64>>,
+        Option<&str>,
+    )> {
+        if !self.conditions.is_unconditional() {
+            return Err(Error::invalid_input(
+                "Put Range From URL takes no ETag, date or tags conditions on the source",
+            ));
+        }
+        if self.content_md5.is_some() {
+            return Err(Error::invalid_input(
+                "Put Range From URL checks the source with a CRC-64 only",
+            ));
+        }
+        Ok((
+            &self.url,
+            self.authorization.as_ref(),
+            self.range.as_ref(),
+            self.content_crc64.as_deref(),
+        ))
+    }
+
     /// Adds the source headers for `what`, refusing what that operation does not accept.
     pub(crate) fn apply(&self, mut req: Request, what: SourceUse) -> Result<Request> {
         let op = match what {

@@ -36,6 +36,7 @@ mod http_headers;
 mod lease;
 mod models;
 mod names;
+mod range_from_url;
 mod rename;
 mod smb;
 

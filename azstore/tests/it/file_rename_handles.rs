@@ -301,3 +301,70 @@ async fn http_headers_on_create_file_and_set_file_properties() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
 }
+
+#[tokio::test]
+async fn put_range_from_url_copies_a_range_of_another_file() {
+    use azstore::blob::{CopySource, crc64_base64};
+    let server = FileServer::start().await;
+    let share = share(&server).await;
+    let src = share.file("src.bin").unwrap();
+    let data: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
+    src.upload(Bytes::from(data.clone()), &Default::default(), None)
+        .await
+        .unwrap();
+    let dst = share.file("dst.bin").unwrap();
+    dst.create(2048, None).await.unwrap();
+
+    let source = CopySource::url(src.url())
+        .unwrap()
+        .range(1000..2000)
+        .content_crc64(crc64_base64(&data[1000..2000]));
+    let before = dst.get_properties().await.unwrap().etag;
+    let w = dst.put_range_from_url(512, &source, None).await.unwrap();
+    assert_ne!(w.etag, before);
+    let got = dst.get_range(512..1512).await.unwrap().body;
+    assert_eq!(&got[..], &data[1000..2000]);
+    assert_eq!(dst.list_ranges(None).await.unwrap().ranges, vec![512..1512]);
+
+    // The service checks the CRC-64 of what it read.
+    let wrong = CopySource::url(src.url())
+        .unwrap()
+        .range(0..10)
+        .content_crc64(crc64_base64(b"not these"));
+    let e = dst.put_range_from_url(0, &wrong, None).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Integrity, "{e}");
+    assert_eq!(e.error_code(), Some(&ErrorCode::Crc64Mismatch));
+
+    // A leased destination needs the lease id.
+    let lease = dst
+        .acquire_lease(LeaseDuration::Infinite, None)
+        .await
+        .unwrap();
+    let plain = CopySource::url(src.url()).unwrap().range(0..512);
+    let e = dst.put_range_from_url(0, &plain, None).await.unwrap_err();
+    assert_eq!(e.status(), Some(412), "{e}");
+    dst.put_range_from_url(0, &plain, Some(lease.id()))
+        .await
+        .unwrap();
+
+    // Refused before sending: ETag conditions, a source MD5, no range, more than 4 MiB.
+    let count = server.request_count();
+    let etag = dst.get_properties().await.unwrap().etag;
+    let after_props = server.request_count();
+    assert_eq!(after_props, count + 1);
+    for bad in [
+        plain
+            .clone()
+            .conditions(azstore::Conditions::if_match(&etag)),
+        plain.clone().content_md5(azstore::blob::md5_base64(b"x")),
+        CopySource::url(src.url()).unwrap(),
+        CopySource::url(src.url()).unwrap().range(0..(4 << 20) + 1),
+    ] {
+        let e = dst
+            .put_range_from_url(0, &bad, Some(lease.id()))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    }
+    assert_eq!(server.request_count(), after_props);
+}
