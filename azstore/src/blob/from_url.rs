@@ -68,12 +68,12 @@ pub(crate) enum SourceUse {
 #[derive(Clone)]
 #[must_use]
 pub struct CopySource {
-    url: String,
-    authorization: Option<SourceAuthorization>,
+    pub(crate) url: String,
+    pub(crate) authorization: Option<SourceAuthorization>,
     conditions: Conditions,
-    range: Option<Range<u64>>,
+    pub(crate) range: Option<Range<u64>>,
     content_md5: Option<String>,
-    content_crc64: Option<String>,
+    pub(crate) content_crc64: Option<String>,
 }
 
 impl fmt::Debug for CopySource {
@@ -158,16 +158,9 @@ impl CopySource {
         &self.url
     }
 
-    /// The parts a File service Put Range From URL uses (it takes no ETag conditions and no
-    /// MD5 on the source).
-    pub(crate) fn for_file_range(
-        &self,
-    ) -> Result<(
-        &str,
-        Option<&SourceAuthorization>,
-        Option<&Range<u64>>,
-        Option<&str>,
-    )> {
+    /// Refuses what a File service Put Range From URL cannot take (ETag conditions and an MD5
+    /// on the source).
+    pub(crate) fn check_for_file_range(&self) -> Result<()> {
         if !self.conditions.is_unconditional() {
             return Err(Error::invalid_input(
                 "Put Range From URL takes no ETag, date or tags conditions on the source",
@@ -178,12 +171,7 @@ impl CopySource {
                 "Put Range From URL checks the source with a CRC-64 only",
             ));
         }
-        Ok((
-            &self.url,
-            self.authorization.as_ref(),
-            self.range.as_ref(),
-            self.content_crc64.as_deref(),
-        ))
+        Ok(())
     }
 
     /// Adds the source headers for `what`, refusing what that operation does not accept.

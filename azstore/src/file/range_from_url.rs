@@ -30,8 +30,8 @@ impl FileClient {
         source: &CopySource,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
-        let (url, auth, range, crc) = source.for_file_range()?;
-        let Some(r) = range else {
+        source.check_for_file_range()?;
+        let Some(r) = &source.range else {
             return Err(Error::invalid_input(
                 "Put Range From URL needs a source range",
             ));
@@ -54,12 +54,15 @@ impl FileClient {
                 "x-ms-source-range",
                 format!("bytes={}-{}", r.start, r.end - 1),
             )
-            .header("x-ms-copy-source", url)
+            .header("x-ms-copy-source", source.url.clone())
             .header_opt(
                 "x-ms-copy-source-authorization",
-                auth.map(|a| a.header_value().to_string()),
+                source
+                    .authorization
+                    .as_ref()
+                    .map(|a| a.header_value().to_string()),
             )
-            .header_opt("x-ms-source-content-crc64", crc.map(str::to_string))
+            .header_opt("x-ms-source-content-crc64", source.content_crc64.clone())
             .header_opt("x-ms-lease-id", lease.map(|l| l.as_str().to_string()));
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
