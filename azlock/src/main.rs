@@ -2,10 +2,23 @@
 //! Azure. See `azlock --help`.
 
 #[cfg(unix)]
+mod sentinel;
+#[cfg(unix)]
 mod unix;
+
+/// The hidden first argument that makes `azlock` act as its own sentinel process (see
+/// `sentinel.rs`); never shown in `--help`.
+#[cfg(unix)]
+const SENTINEL_ARG: &str = "__azlock_sentinel";
 
 #[cfg(unix)]
 fn main() -> std::process::ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == SENTINEL_ARG)
+    {
+        return sentinel::main();
+    }
     unix::main()
 }
 

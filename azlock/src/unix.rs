@@ -3,10 +3,15 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use azstore::lease::{BreakPeriod, LeaseDuration, ReleaseOutcome};
+use azstore::lease::{BreakPeriod, GuardState, LeaseDuration, ReleaseOutcome};
 use azstore::lock::{BlobLock, HeldLock, LockOptions};
 use azstore::{BlobServiceClient, ErrorKind, StorageAccount};
 use clap::{Args, Parser, Subcommand};
+
+use crate::sentinel::Sentinel;
+
+/// How often azlock tells its sentinel the lease's current deadlines.
+const HEARTBEAT: Duration = Duration::from_secs(1);
 
 /// Exit code when the lock could not be had within --wait (EX_TEMPFAIL).
 const EXIT_BUSY: u8 = 75;
@@ -29,9 +34,25 @@ ENVIRONMENT:
 EXIT STATUS (run):
   the command's own exit status (128+N if it was killed by signal N)
   75   the lock could not be had within --wait; the command was not run
-  70   the lock was lost while the command ran; it was sent SIGTERM (SIGKILL after --grace)
+  70   the lock was lost while the command ran; its process group was sent SIGTERM (SIGKILL
+       after --grace), or the sentinel had stopped it (see PAUSES)
   130/143  azlock was interrupted (Ctrl-C / SIGTERM); the command was stopped, the lock released
   1    storage or start-up error;  2  invalid arguments
+
+PAUSES (what is guaranteed, and what still needs the fencing token):
+  The command runs in a process group of its own (like timeout(1): it is not the terminal's
+  foreground job, so an interactive command that reads the terminal stops). azlock renews the lease every third of
+  --duration and treats it as lost when no renew succeeded for 5/6 of --duration (measured on
+  CLOCK_BOOTTIME, which counts suspend); then it stops the command (exit 70).
+  If azlock itself stalls (SIGSTOP, debugger, cgroup freeze, swap storm), a sentinel process
+  (azlock re-executed in its own process group, fed heartbeats over a pipe) sends SIGTERM to
+  the command's process group at that loss deadline and SIGKILL --duration/12 later, still
+  before the lease can expire on the service; if azlock dies, it does so at once. So the
+  command does not outlive the lease as long as the sentinel runs.
+  Not covered: the whole machine frozen (the sentinel is frozen too), processes that leave the
+  command's process group, and any write that was already under way (a check then a write can
+  always be split by a pause). For those, have the resource refuse AZLOCK_FENCING_TOKEN values
+  smaller than the largest it has seen, or write to the lock blob with AZLOCK_LEASE_ID.
 
 EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is running):
   0 2 * * *  AZURE_STORAGE_CONNECTION_STRING=... azlock run --container locks --blob nightly-backup --duration 60 -- /usr/local/bin/backup.sh
@@ -220,6 +241,20 @@ enum Outcome {
     Exited(std::process::ExitStatus),
     Lost(azstore::lease::LeaseLoss),
     Signal(i32),
+    SentinelGone(std::io::Error),
+}
+
+/// Tells the sentinel the lease's deadlines: SIGTERM at the guard's loss deadline, SIGKILL
+/// `kill_delay` later (half the safety margin: still before the lease can expire).
+fn heartbeat(
+    sentinel: &mut Sentinel,
+    held: &HeldLock,
+    kill_delay: Duration,
+) -> std::io::Result<()> {
+    match held.deadline() {
+        Some(term_at) => sentinel.beat(term_at, term_at + kill_delay),
+        None => Ok(()),
+    }
 }
 
 async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<u8> {
@@ -250,15 +285,33 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
         return Ok(EXIT_BUSY);
     };
 
+    // The sentinel stops the command if azlock itself stalls past the lease (see
+    // sentinel.rs). Half the default safety margin (a sixth of the duration).
+    let kill_delay = Duration::from_secs(args.duration) / 12;
+    let mut sentinel = match Sentinel::start()
+        .and_then(|mut s| heartbeat(&mut s, &held, kill_delay).map(|()| s))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("azlock: cannot start the sentinel process: {e}; not running the command");
+            release(held).await;
+            return Ok(EXIT_ERROR);
+        }
+    };
+
+    // The command gets a process group of its own (like timeout(1)), so that azlock and the
+    // sentinel can stop everything it started.
     let mut child = match tokio::process::Command::new(&args.command[0])
         .args(&args.command[1..])
         .env("AZLOCK_LEASE_ID", held.lease_id().as_str())
         .env("AZLOCK_FENCING_TOKEN", held.fencing_token().to_string())
+        .process_group(0)
         .spawn()
     {
         Ok(c) => c,
         Err(e) => {
             eprintln!("azlock: cannot run {:?}: {e}", args.command[0]);
+            sentinel.done();
             release(held).await;
             return Ok(match e.kind() {
                 std::io::ErrorKind::NotFound => 127,
@@ -268,24 +321,71 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
         }
     };
 
+    // The command's process group id is its pid (kept: `child.id()` is gone once reaped).
+    let group = child.id().map_or(0, |pid| pid as libc::pid_t);
+    if let Err(e) = child
+        .id()
+        .ok_or_else(|| std::io::Error::other("the command exited at once"))
+        .and_then(|pid| sentinel.group(pid))
+    {
+        // Without a working sentinel the command may not run (it could outlive the lease).
+        eprintln!("azlock: cannot reach the sentinel process: {e}; stopping the command");
+        stop(&mut child, Duration::from_secs(args.grace)).await;
+        release(held).await;
+        return Ok(EXIT_ERROR);
+    }
+
     let lost = held.lost();
     tokio::pin!(lost);
-    let outcome = tokio::select! {
-        st = child.wait() => match st {
-            Ok(st) => Outcome::Exited(st),
-            Err(e) => {
-                eprintln!("azlock: waiting for the command failed: {e}");
-                release(held).await;
-                return Ok(EXIT_ERROR);
+    let mut beats = tokio::time::interval(HEARTBEAT);
+    beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let outcome = loop {
+        tokio::select! {
+            st = child.wait() => break match st {
+                Ok(st) => Outcome::Exited(st),
+                Err(e) => {
+                    eprintln!("azlock: waiting for the command failed: {e}");
+                    release(held).await;
+                    return Ok(EXIT_ERROR);
+                }
+            },
+            loss = &mut lost => break Outcome::Lost(loss),
+            _ = sigint.recv() => break Outcome::Signal(libc::SIGINT),
+            _ = sigterm.recv() => break Outcome::Signal(libc::SIGTERM),
+            _ = beats.tick() => {
+                // state() decides from the deadline: right at once after azlock was paused.
+                if let GuardState::Lost(loss) = held.state() {
+                    break Outcome::Lost(loss);
+                }
+                if let Err(e) = heartbeat(&mut sentinel, &held, kill_delay) {
+                    break Outcome::SentinelGone(e);
+                }
             }
-        },
-        loss = &mut lost => Outcome::Lost(loss),
-        _ = sigint.recv() => Outcome::Signal(libc::SIGINT),
-        _ = sigterm.recv() => Outcome::Signal(libc::SIGTERM),
+        }
     };
     let grace = Duration::from_secs(args.grace);
     let code = match outcome {
-        Outcome::Exited(st) => exit_code(st),
+        // The command ended, but the lease was lost meanwhile (e.g. azlock was paused past it
+        // and the sentinel stopped the command): that is a loss, not the command's result.
+        Outcome::Exited(st) => match held.state() {
+            GuardState::Lost(loss) => {
+                eprintln!(
+                    "azlock: lost the lock {}/{}: {loss}; the command had ended ({})",
+                    lock.blob().container_name(),
+                    lock.blob().name(),
+                    describe(st)
+                );
+                // Whatever it left running in its group goes too.
+                kill_group(group, libc::SIGKILL);
+                EXIT_LOST
+            }
+            _ => exit_code(st),
+        },
+        Outcome::SentinelGone(e) => {
+            eprintln!("azlock: the sentinel process is gone ({e}); stopping the command");
+            stop(&mut child, grace).await;
+            EXIT_ERROR
+        }
         Outcome::Lost(loss) => {
             eprintln!(
                 "azlock: lost the lock {}/{}: {loss}; stopping the command (SIGTERM, SIGKILL after {} s)",
@@ -302,8 +402,18 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
             128 + sig as u8
         }
     };
+    sentinel.done();
     release(held).await;
     Ok(code)
+}
+
+fn describe(st: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (st.code(), st.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => "unknown status".to_string(),
+    }
 }
 
 async fn release(held: HeldLock) {
@@ -314,17 +424,28 @@ async fn release(held: HeldLock) {
     }
 }
 
-/// SIGTERM, then SIGKILL after `grace`.
+/// SIGTERM to the command's process group, then SIGKILL after `grace`; then SIGKILL to
+/// whatever is left in the group.
 async fn stop(child: &mut tokio::process::Child, grace: Duration) {
-    if let Some(pid) = child.id() {
-        // SAFETY: plain kill(2) on our own child's pid, which we have not reaped yet.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGTERM);
-        }
-    }
+    let Some(pid) = child.id() else {
+        return; // already reaped
+    };
+    let group = pid as libc::pid_t;
+    kill_group(group, libc::SIGTERM);
     if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        let _ = child.start_kill();
+        kill_group(group, libc::SIGKILL);
         let _ = child.wait().await;
+    }
+    kill_group(group, libc::SIGKILL);
+}
+
+fn kill_group(group: libc::pid_t, sig: libc::c_int) {
+    if group > 1 {
+        // SAFETY: kill(2) to the process group azlock created for the command (its id is the
+        // command's pid, > 1).
+        unsafe {
+            libc::kill(-group, sig);
+        }
     }
 }
 

@@ -85,9 +85,11 @@
 //! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
 //! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
 //! | [`table`], [`queue`], [`mod@file`] | the other three services |
-//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`] |
+//! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`]; the loss-deadline core it shares with the queue's `MessageGuard` |
+//! | [`clock`] | the clock loss deadlines are measured on (counts suspend on Linux); a manual clock for tests |
 //! | [`lock`] | [`BlobLock`]: a distributed lock with a fencing token (what `azlock` runs on) |
 //! | [`mod@update`] | [`update()`]: read-modify-write over anything [`Versioned`] |
+//! | `redis` (feature `redis`) | Azure Cache for Redis: `RedisJson` (a [`Versioned`] key), `RedisLease` (a [`Leasable`] key), `RedisLock` |
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
 //! from [`Conditions`]) → the pipeline stamps date and version, signs, sends, and classifies the
@@ -104,6 +106,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod clock;
 pub mod conditions;
 pub mod credential;
 pub mod error;
@@ -138,6 +141,10 @@ pub mod lock;
 
 pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard};
 pub use lock::{BlobLock, HeldLock, LockOptions};
+
+// -- Azure Cache for Redis (issue 17) --
+#[cfg(feature = "redis")]
+pub mod redis;
 
 // -- read-modify-write (issue 5) --
 pub mod update;

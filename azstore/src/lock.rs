@@ -25,6 +25,17 @@
 //! held.release().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Pauses, clocks and fencing
+//!
+//! [`HeldLock::is_held`], [`check`](HeldLock::check) and [`state`](HeldLock::state) decide
+//! from the lease's loss deadline, measured on a clock that counts pauses and system suspend,
+//! and publish the loss themselves: a holder resumed after a pause past its lease learns at its
+//! very first check that it no longer holds the lock, even before the renew task runs. What
+//! no check can cover is a pause *between* the check and the write; there the fencing token
+//! (checked by the protected resource) or a write carrying the lease id closes the window.
+//! Both are shown, with the details, in
+//! [the lease module's section](crate::lease#pauses-clocks-and-fencing).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -60,12 +71,12 @@ pub const META_ACQUIRED_AT: &str = "acquired_at";
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct LockOptions {
-    duration: LeaseDuration,
-    label: Option<String>,
-    guard: GuardOptions,
-    poll_min: Duration,
-    poll_max: Duration,
-    local_wakeup: bool,
+    pub(crate) duration: LeaseDuration,
+    pub(crate) label: Option<String>,
+    pub(crate) guard: GuardOptions,
+    pub(crate) poll_min: Duration,
+    pub(crate) poll_max: Duration,
+    pub(crate) local_wakeup: bool,
 }
 
 impl Default for LockOptions {
@@ -121,7 +132,7 @@ impl LockOptions {
         self
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if let Some(label) = &self.label {
             validate_label(label)?;
         }
@@ -388,12 +399,16 @@ impl BlobLock {
 
 /// A process-wide wake-up per lock blob, so that a release wakes a local waiter at once.
 fn wakeup(blob: &BlobClient) -> Arc<Notify> {
+    wakeup_for(blob.url())
+}
+
+/// The process-wide wake-up of the lock named `key` (a URL-like name unique to the lock).
+pub(crate) fn wakeup_for(key: String) -> Arc<Notify> {
     static MAP: OnceLock<Mutex<HashMap<String, Weak<Notify>>>> = OnceLock::new();
     let mut map = MAP
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let key = blob.url();
     if let Some(n) = map.get(&key).and_then(Weak::upgrade) {
         return n;
     }
@@ -403,7 +418,7 @@ fn wakeup(blob: &BlobClient) -> Arc<Notify> {
     n
 }
 
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     let raw = host_name_raw().unwrap_or_else(|| "unknown".to_string());
     let clean: String = raw
         .chars()
@@ -478,14 +493,29 @@ impl HeldLock {
         self.guard()
     }
 
-    /// True while the lock is (certainly) held.
+    /// True while the lock is (certainly) held; decides from the lease's loss deadline as well
+    /// as from what the renew task published (see [`LeaseGuard::is_held`]), so it is right
+    /// at once after a pause. It cannot cover a pause *between* this check and your write:
+    /// for that, pass the [fencing token](Self::fencing_token) to the protected resource (see
+    /// [Pauses, clocks and fencing](crate::lock#pauses-clocks-and-fencing)).
     pub fn is_held(&self) -> bool {
         self.guard().is_held()
     }
 
-    /// `Ok(())` while held, else an error with `lease_lost() == true`.
+    /// `Ok(())` while held, else an error with `lease_lost() == true`; decides like
+    /// [`is_held`](Self::is_held).
     pub fn check(&self) -> Result<()> {
         self.guard().check()
+    }
+
+    /// The lease state, deciding like [`is_held`](Self::is_held) (see [`LeaseGuard::state`]).
+    pub fn state(&self) -> GuardState {
+        self.guard().state()
+    }
+
+    /// The lease's loss deadline on its clock; see [`LeaseGuard::deadline`].
+    pub fn deadline(&self) -> Option<Duration> {
+        self.guard().deadline()
     }
 
     /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].

@@ -97,8 +97,14 @@ impl FileServer {
         let (st, rq) = (state.clone(), requests.clone());
         let task = tokio::spawn(async move {
             loop {
-                let Ok((sock, _)) = listener.accept().await else {
-                    return;
+                // An accept error (EMFILE, ECONNABORTED, ...) is transient: giving up here
+                // would drop the listener and refuse every later connection.
+                let sock = match listener.accept().await {
+                    Ok((sock, _)) => sock,
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
                 };
                 let (st, rq) = (st.clone(), rq.clone());
                 tokio::spawn(serve_connection(sock, st, rq));

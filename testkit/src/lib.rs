@@ -5,6 +5,7 @@
 pub mod blob;
 pub mod file_server;
 pub mod queue;
+pub mod redis;
 pub mod scripted;
 pub mod table;
 pub mod update;

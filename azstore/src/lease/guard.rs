@@ -2,26 +2,30 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::clock::Clock;
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::lease::deadline::{CLOCK_POLL, Deadline};
 use crate::lease::{Leasable, LeaseDuration};
 
 /// How a [`LeaseGuard`] renews. The defaults suit almost everyone: renew every third of the
 /// duration, give up vouching for the lease one sixth of the duration before it would expire,
 /// and retry a transient renew failure after 250 ms (doubling up to the renew interval).
+/// Deadlines are measured on [`Clock::system`] (which counts through suspend on Linux).
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
 pub struct GuardOptions {
     renew_fraction: f64,
     safety_margin: Option<Duration>,
     retry_delay: Duration,
+    clock: Clock,
 }
 
 impl Default for GuardOptions {
@@ -30,6 +34,7 @@ impl Default for GuardOptions {
             renew_fraction: 1.0 / 3.0,
             safety_margin: None,
             retry_delay: Duration::from_millis(250),
+            clock: Clock::system(),
         }
     }
 }
@@ -53,6 +58,17 @@ impl GuardOptions {
     /// the renew interval, never past the loss deadline).
     pub fn retry_delay(mut self, delay: Duration) -> GuardOptions {
         self.retry_delay = delay;
+        self
+    }
+
+    /// The clock the loss deadline is measured on (default [`Clock::system`]). Renewals are
+    /// still scheduled on tokio's clock, and the guard also reports the loss when tokio's clock
+    /// says the window has passed (in a running program the system clock is never behind it;
+    /// under tokio's paused test time, tokio's clock moves and this one does not). Pass a
+    /// [`ManualClock`](crate::clock::ManualClock)'s clock to make "the deadline passed while
+    /// the renew task did not run" happen in a test.
+    pub fn clock(mut self, clock: Clock) -> GuardOptions {
+        self.clock = clock;
         self
     }
 
@@ -185,13 +201,18 @@ pub enum ReleaseOutcome {
 /// A held lease, renewed from a background tokio task.
 ///
 /// * Renews every `duration × renew_fraction` (default a third).
-/// * Measures, with a monotonic clock, the time since the last **successful** renew, counted
-///   from when that renew was *sent* (the service restarts the lease when it receives it, which
-///   is never earlier).
+/// * Measures the time since the last **successful** renew, counted from when that renew was
+///   *sent* (the service restarts the lease when it receives it, which is never earlier), on a
+///   clock that keeps counting through pauses and system suspend ([`Clock::system`]).
 /// * Signals loss — [`lost`](Self::lost), [`subscribe`](Self::subscribe),
 ///   [`check`](Self::check) — as soon as a renew is refused (409/412 lease codes, 404), or when
 ///   that time reaches the duration minus a safety margin, i.e. *before* another client can
 ///   acquire. Transient failures are retried quickly inside that window.
+/// * [`is_held`](Self::is_held), [`check`](Self::check) and [`state`](Self::state) compare the
+///   clock with that deadline themselves (from any task or thread) and publish the loss when it
+///   has passed: after a pause the very first check says "lost", without waiting for the renew
+///   task to run. See [Pauses, clocks and fencing](crate::lease#pauses-clocks-and-fencing) for
+///   what that guarantees and the window it cannot close.
 /// * [`release`](Self::release) releases explicitly; dropping the guard stops the task and
 ///   releases in the background (best effort).
 ///
@@ -213,11 +234,13 @@ pub struct LeaseGuard<T: Leasable> {
     target: T,
     lease_id: LeaseId,
     duration: LeaseDuration,
-    /// Written by the renew task (Held → Lost) and by release/drop (→ Released).
+    /// Written by the renew task (Held → Lost), by any caller that finds the deadline passed
+    /// (Held → Lost) and by release/drop (→ Released). Lost and Released are final.
     state_tx: Arc<watch::Sender<GuardState>>,
     state_rx: watch::Receiver<GuardState>,
-    /// Instant the last successful renew (or the acquire) was sent; updated by the task.
-    last_renewed: Arc<Mutex<Instant>>,
+    /// The loss deadline, moved forward by the renew task after each successful renew (never
+    /// expires for an infinite lease).
+    deadline: Arc<Deadline>,
     /// Dropping or sending stops the renew task.
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -267,14 +290,23 @@ impl<T: Leasable> LeaseGuard<T> {
         check_renewable(&target, duration, &options)?;
         let (state_tx, state_rx) = watch::channel(GuardState::Held);
         let state_tx = Arc::new(state_tx);
-        let last_renewed = Arc::new(Mutex::new(acquired_at));
+        // `acquired_at` on the guard's clock: as long before its `now` as it is before tokio's.
+        let clock = options.clock.clone();
+        let clock_now = clock.now();
+        let acquired_clock =
+            clock_now.saturating_sub(Instant::now().saturating_duration_since(acquired_at));
+        let window = match duration.as_duration() {
+            Some(d) => Some(options.plan(d)?.window),
+            None => None,
+        };
+        let deadline = Arc::new(Deadline::new(clock, acquired_clock, acquired_at, window));
         let mut guard = LeaseGuard {
             target,
             lease_id,
             duration,
             state_tx,
             state_rx,
-            last_renewed,
+            deadline,
             stop: None,
             task: None,
             done: false,
@@ -287,7 +319,7 @@ impl<T: Leasable> LeaseGuard<T> {
                 guard.lease_id.clone(),
                 plan,
                 guard.state_tx.clone(),
-                guard.last_renewed.clone(),
+                guard.deadline.clone(),
                 stop_rx,
             ));
             guard.stop = Some(stop_tx);
@@ -319,24 +351,43 @@ impl<T: Leasable> LeaseGuard<T> {
 
     /// When the last successful renew (or the acquire) was sent.
     pub fn last_renewed(&self) -> Instant {
-        *self
-            .last_renewed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.deadline.confirmed_tokio()
     }
 
-    /// The current state.
+    /// The loss deadline as a reading of the guard's [`clock`](Self::clock): the moment the
+    /// guard reports the lease lost unless a renew succeeds first (the last successful renew,
+    /// as sent, plus the duration minus the safety margin). `None` for an infinite lease. A
+    /// reading of [`Clock::system`] on Linux is comparable across processes (`azlock` hands
+    /// it to its sentinel process).
+    pub fn deadline(&self) -> Option<Duration> {
+        self.deadline.until()
+    }
+
+    /// The clock the loss deadline is measured on.
+    pub fn clock(&self) -> &Clock {
+        self.deadline.clock()
+    }
+
+    /// The current state, deciding from the deadline as well: past it, the loss is published
+    /// (so [`lost`](Self::lost) and [`subscribe`](Self::subscribe) wake) and returned.
     pub fn state(&self) -> GuardState {
+        self.refresh();
         self.state_rx.borrow().clone()
     }
 
-    /// True while the guard still vouches for the lease.
+    /// True while the guard still vouches for the lease: no renew was refused and the last
+    /// successful one was sent less than the duration minus the safety margin ago, on a clock
+    /// that counts pauses and suspend. Checks the deadline itself, so it is right even when
+    /// the renew task has not run yet after a pause (and publishes the loss then).
     pub fn is_held(&self) -> bool {
+        self.refresh();
         matches!(*self.state_rx.borrow(), GuardState::Held)
     }
 
-    /// `Ok(())` while held; otherwise an error with `lease_lost() == true` explaining why.
+    /// `Ok(())` while held (see [`is_held`](Self::is_held)); otherwise an error with
+    /// `lease_lost() == true` explaining why.
     pub fn check(&self) -> Result<()> {
+        self.refresh();
         match &*self.state_rx.borrow() {
             GuardState::Held => Ok(()),
             GuardState::Lost(loss) => Err(loss.to_error()),
@@ -345,18 +396,29 @@ impl<T: Leasable> LeaseGuard<T> {
         }
     }
 
-    /// A receiver of state changes, to `select!` on or hand to other tasks.
+    /// A receiver of state changes, to `select!` on or hand to other tasks. The renew task
+    /// publishes a loss at the deadline (and, after a system suspend, within a second of the
+    /// wake-up); any [`is_held`](Self::is_held)/[`check`](Self::check)/[`state`](Self::state)
+    /// that finds the deadline passed publishes it at once.
     pub fn subscribe(&self) -> watch::Receiver<GuardState> {
+        self.refresh();
         self.state_rx.clone()
     }
 
     /// Completes when the lease is (possibly) lost, with the reason. It does not borrow the
-    /// guard, so it can be spawned or selected on while the guard is used. If the guard is
-    /// released or dropped first, it never completes.
+    /// guard, so it can be spawned or selected on while the guard is used. Each time it is
+    /// polled it also checks the deadline itself. If the guard is released or dropped first,
+    /// it never completes.
     pub fn lost(&self) -> impl Future<Output = LeaseLoss> + Send + 'static {
         let mut rx = self.state_rx.clone();
+        let state = Arc::downgrade(&self.state_tx);
+        let deadline = self.deadline.clone();
+        let name = self.target.lease_target();
         async move {
             loop {
+                if let Some(state) = Weak::upgrade(&state) {
+                    refresh(&state, &deadline, || name.clone());
+                }
                 let current = rx.borrow_and_update().clone();
                 if let GuardState::Lost(loss) = current {
                     return loss;
@@ -394,6 +456,13 @@ impl<T: Leasable> LeaseGuard<T> {
         self.done = true;
         self.state_tx.send_replace(GuardState::Released);
         self.lease_id.clone()
+    }
+
+    /// Publishes the loss if the deadline has passed while the state still says held.
+    fn refresh(&self) {
+        refresh(&self.state_tx, &self.deadline, || {
+            self.target.lease_target()
+        });
     }
 
     async fn stop_task(&mut self) {
@@ -446,73 +515,120 @@ fn check_renewable<T: Leasable>(
     Ok(())
 }
 
+/// Publishes `loss` unless the state already left `Held` (Lost and Released are final).
+fn publish_loss(state: &watch::Sender<GuardState>, target: &str, loss: LeaseLoss) {
+    let published = state.send_if_modified(|s| {
+        if matches!(s, GuardState::Held) {
+            *s = GuardState::Lost(loss.clone());
+            true
+        } else {
+            false
+        }
+    });
+    if published {
+        tracing::warn!(target = %target, %loss, "lease lost");
+    }
+}
+
+/// If the state says held but the deadline has passed, publishes the loss (`Unconfirmed`).
+fn refresh(
+    state: &watch::Sender<GuardState>,
+    deadline: &Deadline,
+    target: impl FnOnce() -> String,
+) {
+    let held = matches!(*state.borrow(), GuardState::Held);
+    if held {
+        deadline.expire_if_due(|since| {
+            publish_loss(
+                state,
+                &target(),
+                LeaseLoss::Unconfirmed {
+                    since_last_renew: since,
+                },
+            );
+        });
+    }
+}
+
 /// The renew task. Ends when told to stop (or the guard is dropped), or after publishing a
-/// loss.
+/// loss (or finding one published by a caller that saw the deadline pass).
+///
+/// Renewals are scheduled on tokio's clock; the deadline is a reading of the guard's clock
+/// (which counts suspend). The task wakes at the next renew, at the deadline, and at least
+/// every [`CLOCK_POLL`], so time spent suspended is noticed soon after the wake-up.
 async fn renew_loop<T: Leasable>(
     target: T,
     id: LeaseId,
     plan: Plan,
     state: Arc<watch::Sender<GuardState>>,
-    last_renewed: Arc<Mutex<Instant>>,
+    deadline: Arc<Deadline>,
     mut stop: oneshot::Receiver<()>,
 ) {
-    let mut last_success = *last_renewed
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut next = last_success + plan.interval;
-    let mut retry_delay = plan.retry_delay;
-    let lose = |loss: LeaseLoss| {
-        tracing::warn!(target = %target.lease_target(), %loss, "lease lost");
-        state.send_replace(GuardState::Lost(loss));
+    let name = target.lease_target();
+    let unconfirmed = |since: Duration| {
+        publish_loss(
+            &state,
+            &name,
+            LeaseLoss::Unconfirmed {
+                since_last_renew: since,
+            },
+        );
     };
+    let mut next = deadline.confirmed_tokio() + plan.interval;
+    let mut retry_delay = plan.retry_delay;
     loop {
-        let deadline = last_success + plan.window;
+        let wake = next.min(Instant::now() + deadline.remaining().min(CLOCK_POLL));
         tokio::select! {
             biased;
             _ = &mut stop => return,
-            _ = tokio::time::sleep_until(next.min(deadline)) => {}
+            _ = tokio::time::sleep_until(wake) => {}
         }
-        let sent_at = Instant::now();
         // Past the safe window (e.g. this process was paused) we report the loss without even
         // trying to renew: Azure would refuse a renew once someone else leased or modified the
         // blob, but Azurite accepts renewing an expired lease even after the blob was modified,
         // so "the renew succeeded" would not prove that nobody else held the lease meanwhile.
-        if sent_at >= deadline {
-            lose(LeaseLoss::Unconfirmed {
-                since_last_renew: sent_at - last_success,
-            });
+        if deadline.expire_if_due(unconfirmed) {
             return;
         }
+        if Instant::now() < next {
+            continue;
+        }
+        let sent_at = deadline.now();
+        let sent_tokio = Instant::now();
+        let budget = deadline.remaining();
         let outcome = tokio::select! {
             biased;
             _ = &mut stop => return,
-            r = tokio::time::timeout_at(deadline, target.lease_renew(&id)) => r,
+            r = tokio::time::timeout(budget, target.lease_renew(&id)) => r,
         };
         match outcome {
             Ok(Ok(_)) => {
-                last_success = sent_at;
-                *last_renewed
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = sent_at;
-                next = sent_at + plan.interval;
+                // Not recorded if the deadline passed meanwhile: a caller may already have
+                // stopped on the loss, which stays final.
+                if !deadline.confirm(sent_at, sent_tokio, plan.window, unconfirmed) {
+                    return;
+                }
+                next = sent_tokio + plan.interval;
                 retry_delay = plan.retry_delay;
-                tracing::trace!(target = %target.lease_target(), "lease renewed");
+                tracing::trace!(target = %name, "lease renewed");
             }
             Ok(Err(e)) if e.is_retryable() => {
-                tracing::debug!(target = %target.lease_target(), error = %e, ?retry_delay,
+                tracing::debug!(target = %name, error = %e, ?retry_delay,
                     "transient lease renew failure, retrying");
                 next = Instant::now() + retry_delay;
                 retry_delay = (retry_delay * 2).min(plan.interval);
             }
             Ok(Err(e)) => {
-                lose(LeaseLoss::refused(&e));
+                let loss = LeaseLoss::refused(&e);
+                deadline.close(|| publish_loss(&state, &name, loss));
                 return;
             }
             Err(_) => {
-                let now = Instant::now();
-                lose(LeaseLoss::Unconfirmed {
-                    since_last_renew: now - last_success,
-                });
+                // The renew took the whole remaining window (on tokio's clock).
+                let since = deadline.since_confirmed();
+                if !deadline.expire_if_due(unconfirmed) {
+                    deadline.close(|| unconfirmed(since));
+                }
                 return;
             }
         }

@@ -24,6 +24,92 @@
 //! guard.release().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Pauses, clocks and fencing
+//!
+//! A lease is the *service's* promise, for a time. The holder's belief that it still holds it
+//! goes stale whenever the holder stops running while the time runs on: a GC pause, SIGSTOP, a
+//! debugger, a VM freeze or migration, a laptop suspend. What [`LeaseGuard`] does about it:
+//!
+//! * **The deadline counts pauses and suspend.** The guard reports the loss when no renew has
+//!   succeeded for the duration minus a safety margin (a sixth by default), counted from when
+//!   the last successful renew was *sent*. That time is measured on
+//!   [`Clock::system`](crate::clock::Clock::system): `CLOCK_BOOTTIME` on Linux, which keeps
+//!   counting while the machine is suspended, so a suspend cannot stretch the lease.
+//! * **The check decides, not only the renew task.** [`is_held`](LeaseGuard::is_held),
+//!   [`check`](LeaseGuard::check) and [`state`](LeaseGuard::state) (and the same methods of
+//!   [`HeldLock`](crate::lock::HeldLock), and
+//!   [`MessageGuard::is_lost`](crate::queue::MessageGuard::is_lost)) compare the clock with the
+//!   deadline themselves, from any task or thread, and publish the loss when it has passed, so
+//!   [`lost`](LeaseGuard::lost) and [`subscribe`](LeaseGuard::subscribe) wake at once. After a
+//!   pause, the first check already answers "lost": it does not wait for the background task
+//!   to be scheduled.
+//! * **What that guarantees:** when `is_held()` returns `true`, the last successful renew was
+//!   sent less than the duration minus the margin ago, so the service (which starts counting
+//!   when it *receives* the renew) cannot have expired the lease yet, and nobody else can hold
+//!   it. After a loss the guard never says "held" again.
+//!
+//! **What no local check can close: the window between the check and the write.** A process
+//! can be paused just after `is_held()` returned `true` and resume — and write — after the
+//! lease expired and someone else acquired it. Only the *receiver* of the write can refuse it.
+//! Two ways to make it do so:
+//!
+//! 1. **Write with the lease id** when the write goes to the leased resource itself: the
+//!    service refuses it (412 `LeaseIdMismatchWithBlobOperation` when someone else holds it,
+//!    `LeaseNotPresentWithBlobOperation` when it expired) once the lease is not this holder's.
+//!
+//!    ```no_run
+//!    # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+//!    use azstore::lease::{LeaseDuration, LeaseGuard};
+//!    let guard = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15)?).await?;
+//!    // Even if this process is paused here for a minute, a stale write cannot land:
+//!    match blob.upload("new contents", &guard.conditions()).await {
+//!        Err(e) if e.is_lease_error() => eprintln!("not the holder any more: {e}"),
+//!        other => { other?; }
+//!    }
+//!    guard.release().await?;
+//!    # Ok(()) }
+//!    ```
+//!
+//! 2. **Check a fencing token** when the protected data lives elsewhere:
+//!    [`BlobLock`](crate::lock::BlobLock) hands each holder a token larger than every earlier
+//!    holder's ([`HeldLock::fencing_token`](crate::lock::HeldLock::fencing_token)); the
+//!    resource remembers the largest token it accepted and refuses smaller ones. Here the
+//!    resource is a blob that keeps the token in its metadata and is written with If-Match,
+//!    so the check and the write are one atomic step on the service:
+//!
+//!    ```no_run
+//!    # async fn demo(lock: azstore::BlobLock, report: azstore::BlobClient) -> azstore::Result<()> {
+//!    use std::time::Duration;
+//!    use azstore::Conditions;
+//!    use azstore::blob::PutOptions;
+//!
+//!    /// Writes `body` unless a holder with a larger token has written already.
+//!    async fn write_fenced(report: &azstore::BlobClient, token: u64, body: &'static str)
+//!        -> azstore::Result<bool> {
+//!        let props = report.get_properties().await?;
+//!        let seen: u64 = props.metadata.get("fence").and_then(|v| v.parse().ok()).unwrap_or(0);
+//!        if token < seen {
+//!            return Ok(false); // a newer holder wrote: this one was paused past its lease
+//!        }
+//!        // If-Match: nobody may have written between the read and this write.
+//!        let put = PutOptions::conditions(Conditions::if_match(&props.etag))
+//!            .meta("fence", token.to_string());
+//!        report.put(body, &put).await?;
+//!        Ok(true)
+//!    }
+//!
+//!    if let Some(held) = lock.acquire(Duration::from_secs(30)).await? {
+//!        if !write_fenced(&report, held.fencing_token(), "tonight's numbers").await? {
+//!            eprintln!("fenced off: a newer holder exists");
+//!        }
+//!        held.release().await?;
+//!    }
+//!    # Ok(()) }
+//!    ```
+//!
+//! `azlock` adds a sentinel process for the command it runs (see `azlock --help`); the
+//! command still needs the fencing token (`AZLOCK_FENCING_TOKEN`) for the same window.
 
 use std::future::Future;
 use std::time::Duration;
@@ -35,6 +121,7 @@ use crate::error::{Error, Result};
 use crate::http::{Request, Response};
 
 mod blob;
+pub(crate) mod deadline;
 mod guard;
 
 pub use guard::{GuardOptions, GuardState, LeaseGuard, LeaseLoss, ReleaseOutcome};

@@ -8,7 +8,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::lease::deadline::{CLOCK_POLL, Deadline};
 use crate::queue::client::QueueClient;
 use crate::queue::message::{QueueMessage, ReceivedMessage, check_range};
 
@@ -67,21 +69,38 @@ impl GuardOptions {
 /// A signal that flips once a [`MessageGuard`] can no longer be sure the message is still
 /// hidden for its holder: an extension failed with `PopReceiptMismatch` / `MessageNotFound`
 /// (another consumer got it, or it was deleted), or transient failures lasted as long as the
-/// visibility timeout. A handler that sees it should stop and not commit side effects it
-/// cannot repeat. Cheap to clone.
+/// visibility timeout, or the message's invisibility ran out on the guard's clock (which
+/// counts pauses and system suspend) without an extension. A handler that sees it should stop
+/// and not commit side effects it cannot repeat. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct LostSignal(watch::Receiver<bool>);
+pub struct LostSignal {
+    rx: watch::Receiver<bool>,
+    tx: Arc<watch::Sender<bool>>,
+    deadline: Arc<Deadline>,
+}
 
 impl LostSignal {
-    /// Whether the message was lost.
+    /// Whether the message was lost. Compares the clock with the end of the message's
+    /// invisibility itself (and publishes the loss when it has passed), so it is right at once
+    /// after a pause, before the guard's task has run.
     pub fn is_lost(&self) -> bool {
-        *self.0.borrow()
+        self.deadline.expire_if_due(|since| {
+            tracing::warn!(since_last_extension = ?since,
+                "message guard: the message's invisibility ran out without an extension");
+            self.tx.send_replace(true);
+        });
+        *self.rx.borrow()
     }
 
     /// Resolves when the message is lost; never resolves if the guard ends normally.
     pub async fn lost(&mut self) {
-        if self.0.wait_for(|lost| *lost).await.is_err() {
-            std::future::pending::<()>().await;
+        loop {
+            if self.is_lost() {
+                return;
+            }
+            if self.rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
         }
     }
 }
@@ -115,7 +134,7 @@ pub struct MessageGuard {
     queue: QueueClient,
     message: QueueMessage,
     stop: watch::Sender<bool>,
-    lost: watch::Receiver<bool>,
+    lost: LostSignal,
     extensions: Arc<AtomicU64>,
     task: Option<JoinHandle<ReceivedMessage>>,
 }
@@ -130,10 +149,32 @@ impl MessageGuard {
         message: ReceivedMessage,
         options: GuardOptions,
     ) -> Result<MessageGuard> {
+        MessageGuard::start_with_clock(queue, message, options, Clock::system())
+    }
+
+    /// [`start`](Self::start), measuring the end of the message's invisibility on `clock`
+    /// instead of [`Clock::system`] (extensions are still scheduled on tokio's clock): for
+    /// tests, with a [`ManualClock`](crate::clock::ManualClock).
+    pub fn start_with_clock(
+        queue: &QueueClient,
+        message: ReceivedMessage,
+        options: GuardOptions,
+        clock: Clock,
+    ) -> Result<MessageGuard> {
         options.check()?;
         require_runtime("MessageGuard::start")?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let (lost_tx, lost_rx) = watch::channel(false);
+        let lost_tx = Arc::new(lost_tx);
+        // The deadline on `clock`: when the request that last hid the message was sent, plus
+        // the timeout it asked for. Unknown (a message built by hand): assume only one
+        // interval of slack.
+        let now = Instant::now();
+        let clock_now = clock.now();
+        let left = message
+            .hidden_until
+            .map_or(options.interval(), |h| h.saturating_duration_since(now));
+        let deadline = Arc::new(Deadline::new(clock, clock_now, now, Some(left)));
         let extensions = Arc::new(AtomicU64::new(0));
         let snapshot = message.message.clone();
         let task = tokio::spawn(keep_hidden(
@@ -141,14 +182,19 @@ impl MessageGuard {
             message,
             options,
             stop_rx,
-            lost_tx,
+            lost_tx.clone(),
+            deadline.clone(),
             extensions.clone(),
         ));
         Ok(MessageGuard {
             queue: queue.clone(),
             message: snapshot,
             stop: stop_tx,
-            lost: lost_rx,
+            lost: LostSignal {
+                rx: lost_rx,
+                tx: lost_tx,
+                deadline,
+            },
             extensions,
             task: Some(task),
         })
@@ -159,14 +205,15 @@ impl MessageGuard {
         &self.message
     }
 
-    /// Whether the guard lost the message (see [`LostSignal`]).
+    /// Whether the guard lost the message (see [`LostSignal::is_lost`]: decides from the
+    /// clock as well, so it is right at once after a pause).
     pub fn is_lost(&self) -> bool {
-        *self.lost.borrow()
+        self.lost.is_lost()
     }
 
     /// A signal to hand to the handler; flips when the message is lost.
     pub fn lost_signal(&self) -> LostSignal {
-        LostSignal(self.lost.clone())
+        self.lost.clone()
     }
 
     /// How many extensions succeeded so far.
@@ -180,12 +227,15 @@ impl MessageGuard {
             .task
             .take()
             .ok_or_else(|| Error::new(ErrorKind::Service, "message guard already stopped"))?;
-        task.await.map_err(|e| {
+        let result = task.await.map_err(|e| {
             Error::new(
                 ErrorKind::Service,
                 format!("message guard task failed: {e}"),
             )
-        })
+        });
+        // The guard's work is over: no loss is published after this.
+        self.lost.deadline.close(|| {});
+        result
     }
 
     /// Stops extending and deletes the message with the newest receipt. Fails with
@@ -219,6 +269,7 @@ impl Drop for MessageGuard {
         // The task sees this at its next wait and ends; the message then reappears when its
         // current visibility timeout runs out.
         let _ = self.stop.send(true);
+        self.lost.deadline.close(|| {});
     }
 }
 
@@ -244,50 +295,64 @@ async fn keep_hidden(
     mut msg: ReceivedMessage,
     options: GuardOptions,
     mut stop: watch::Receiver<bool>,
-    lost: watch::Sender<bool>,
+    lost: Arc<watch::Sender<bool>>,
+    deadline: Arc<Deadline>,
     extensions: Arc<AtomicU64>,
 ) -> ReceivedMessage {
     let every = options.interval();
-    // The deadline is on the monotonic clock: when the request that last hid the message was
-    // sent, plus the timeout it asked for. Unknown (a message built by hand): assume only
-    // one interval of slack.
-    let now = Instant::now();
-    let mut hidden_until = msg.hidden_until.unwrap_or(now + every);
+    let id = msg.id.clone();
+    let ran_out = |since: Duration| {
+        tracing::warn!(message_id = %id, since_last_extension = ?since,
+            "message guard could not extend visibility in time; message may reappear");
+        lost.send_replace(true);
+    };
     // Extend early enough even if the message was received with a shorter timeout.
-    let mut next = now + every.min(hidden_until.saturating_duration_since(now) / 2);
+    let mut next = Instant::now() + every.min(deadline.remaining() / 2);
     loop {
         if *stop.borrow() {
             return msg;
         }
+        // Wake for the next extension, at the deadline, and at least every CLOCK_POLL (time
+        // spent suspended is not on tokio's clock).
+        let wake = next.min(Instant::now() + deadline.remaining().min(CLOCK_POLL));
         tokio::select! {
             _ = stop.changed() => return msg,
-            _ = tokio::time::sleep_until(next) => {}
+            _ = tokio::time::sleep_until(wake) => {}
         }
-        let sent_at = Instant::now();
+        // Past the deadline (e.g. this process was paused) the message may have been received
+        // by another consumer meanwhile: report the loss rather than extend.
+        if deadline.expire_if_due(ran_out) {
+            return msg;
+        }
+        if Instant::now() < next {
+            continue;
+        }
+        let sent_at = deadline.now();
+        let sent_tokio = Instant::now();
         match queue
             .update_message(&mut msg, options.visibility, None)
             .await
         {
             Ok(()) => {
                 extensions.fetch_add(1, Ordering::Relaxed);
-                hidden_until = msg.hidden_until.unwrap_or(sent_at + options.visibility);
-                next = sent_at + every;
+                if !deadline.confirm(sent_at, sent_tokio, options.visibility, ran_out) {
+                    return msg;
+                }
+                next = sent_tokio + every;
             }
             Err(e) if is_definitive_loss(&e) => {
-                tracing::warn!(message_id = %msg.id, error = %e, "message guard lost the message");
-                let _ = lost.send(true);
+                deadline.close(|| {
+                    tracing::warn!(message_id = %msg.id, error = %e, "message guard lost the message");
+                    lost.send_replace(true);
+                });
                 return msg;
             }
             Err(e) => {
-                let now = Instant::now();
-                if now >= hidden_until {
-                    tracing::warn!(message_id = %msg.id, error = %e,
-                        "message guard could not extend visibility in time; message may reappear");
-                    let _ = lost.send(true);
+                if deadline.expire_if_due(ran_out) {
                     return msg;
                 }
                 tracing::debug!(message_id = %msg.id, error = %e, "visibility extension failed, retrying");
-                next = now + (every / 4).max(Duration::from_millis(50));
+                next = Instant::now() + (every / 4).max(Duration::from_millis(50));
             }
         }
     }

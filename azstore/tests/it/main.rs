@@ -22,12 +22,16 @@ mod foundation;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;
+mod pause_clock;
+mod pause_sigstop;
 mod queue_client;
 mod queue_guard;
 mod queue_interop;
 mod queue_messages;
 mod queue_scripted;
 mod queue_worker;
+#[cfg(feature = "redis")]
+mod redis;
 mod table_batch;
 mod table_concurrency;
 mod table_entities;

@@ -1,0 +1,359 @@
+//! [`RedisJson`]: a Redis key holding a serde JSON value, as a [`Versioned`] resource.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use ::redis::aio::MultiplexedConnection;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::{Idempotent, RedisClient, random_hex, validate_key};
+use crate::conditions::ETag;
+use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::update::{Current, Versioned};
+
+/// What is stored at the key: one JSON document (a Redis string) holding the value with its
+/// version and the write ids of [`update`](crate::update::update).
+#[derive(Serialize)]
+struct StoredRef<'a, T> {
+    etag: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wid: Option<&'a str>,
+    value: &'a T,
+}
+
+#[derive(Deserialize)]
+struct Stored<T> {
+    etag: String,
+    #[serde(default)]
+    wid: Option<String>,
+    value: T,
+}
+
+/// A Redis key holding a JSON value, as a [`Versioned`] resource for
+/// [`update`](crate::update::update) — the Redis counterpart of
+/// [`BlobJson`](crate::update::BlobJson).
+///
+/// The key is a Redis string holding one JSON document,
+/// `{"etag":"…","wid":"…","value":…}`: `value` is yours, `etag` a random version that
+/// changes with every write, `wid` the write ids `update` uses to recognise its own writes
+/// whose reply was lost (as blob metadata does for blobs). Read the value elsewhere with
+/// `JSON.parse(GET key).value`.
+///
+/// | [`Versioned`] | Redis |
+/// |---|---|
+/// | `read` | `GET` |
+/// | `replace(etag)` | `WATCH key`, `GET key` (its etag must still be `etag`, else 412-like `PreconditionFailed`; absent: `NotFound`), then `MULTI`, `SET key … KEEPTTL`, `EXEC`; a nil `EXEC` (the key changed after `WATCH`) is `PreconditionFailed` |
+/// | `create` | `SET key … NX`; nil (the key exists) is `Conflict` / `ResourceAlreadyExists`, the 409 create race of a blob |
+/// | `delete(etag)` | `WATCH`, `GET`, compare, `MULTI`, `DEL`, `EXEC` |
+///
+/// Writes are never repeated after a lost reply; the error says
+/// [`RequestSent::Maybe`](crate::RequestSent::Maybe) and `update` re-reads to find out.
+/// A replace keeps the key's time to live (`KEEPTTL`, Redis 6.0+).
+///
+/// ```no_run
+/// use azstore::redis::RedisClient;
+/// use azstore::update::{update, Decision, UpdatePolicy};
+/// # async fn run(redis: RedisClient) -> azstore::Result<()> {
+/// let counter = redis.json::<u64>("counters/visits")?;
+/// let done = update(&counter, &UpdatePolicy::default(), |current| {
+///     Decision::Write(current.copied().unwrap_or(0) + 1)
+/// })
+/// .await?;
+/// println!("now {:?} after {} attempt(s)", done.value, done.attempts);
+/// # Ok(()) }
+/// ```
+pub struct RedisJson<T> {
+    client: RedisClient,
+    key: String,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for RedisJson<T> {
+    fn clone(&self) -> Self {
+        RedisJson {
+            client: self.client.clone(),
+            key: self.key.clone(),
+            _value: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for RedisJson<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisJson")
+            .field("endpoint", &self.client.config().endpoint())
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl<T> RedisJson<T> {
+    /// The value at `key` (validated here: non-empty, at most 64 KiB).
+    pub fn new(client: RedisClient, key: &str) -> Result<RedisJson<T>> {
+        validate_key(key)?;
+        Ok(RedisJson {
+            client,
+            key: key.to_string(),
+            _value: PhantomData,
+        })
+    }
+
+    /// The key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The client.
+    pub fn client(&self) -> &RedisClient {
+        &self.client
+    }
+}
+
+fn encode<T: Serialize>(value: &T, etag: &str, wid: Option<&str>) -> Result<Vec<u8>> {
+    serde_json::to_vec(&StoredRef { etag, wid, value })
+        .map_err(|e| Error::invalid_input(format!("value cannot be serialized to JSON: {e}")))
+}
+
+fn decode<T: DeserializeOwned>(key: &str, raw: &[u8]) -> Result<Current<T>> {
+    let stored: Stored<T> = serde_json::from_slice(raw).map_err(|e| {
+        Error::new(
+            ErrorKind::Service,
+            format!(
+                "Redis key {key} does not hold an azstore JSON value ({{\"etag\",\"wid\",\"value\"}}): {e}"
+            ),
+        )
+    })?;
+    if stored.etag.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Service,
+            format!("Redis key {key} holds an empty etag"),
+        ));
+    }
+    Ok(Current {
+        value: stored.value,
+        etag: ETag::new(stored.etag),
+        write_id: stored.wid,
+    })
+}
+
+fn condition_not_met(key: &str, why: &str) -> Error {
+    Error::new(
+        ErrorKind::PreconditionFailed,
+        format!("Redis key {key}: {why}"),
+    )
+    .with_code(ErrorCode::ConditionNotMet)
+}
+
+fn not_found(key: &str) -> Error {
+    Error::new(
+        ErrorKind::NotFound,
+        format!("Redis key {key} does not exist"),
+    )
+    .with_code(ErrorCode::ResourceNotFound)
+}
+
+/// What the `WATCH` + `GET` step found.
+enum Watched {
+    /// The etag matched; the connection is watching the key.
+    Matches,
+    /// It did not (or the key is absent); `UNWATCH` was sent.
+    Stale(Option<String>),
+}
+
+/// `WATCH key` + `GET key` in one round trip; compares the stored etag with `etag`.
+async fn watch_and_compare(
+    con: &mut MultiplexedConnection,
+    key: &str,
+    etag: &str,
+) -> ::redis::RedisResult<Watched> {
+    let (raw,): (Option<Vec<u8>>,) = ::redis::pipe()
+        .cmd("WATCH")
+        .arg(key)
+        .ignore()
+        .cmd("GET")
+        .arg(key)
+        .query_async(con)
+        .await?;
+    let current = raw.map(|raw| stored_etag(&raw));
+    if let Some(Some(stored)) = &current {
+        if stored == etag {
+            return Ok(Watched::Matches);
+        }
+    }
+    ::redis::cmd("UNWATCH").query_async::<()>(con).await?;
+    Ok(Watched::Stale(current.map(|e| e.unwrap_or_default())))
+}
+
+/// The etag of a stored document, without decoding the value.
+fn stored_etag(raw: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct EtagOnly {
+        etag: String,
+    }
+    serde_json::from_slice::<EtagOnly>(raw).ok().map(|e| e.etag)
+}
+
+/// How a conditional write ended, before mapping to errors.
+enum Cas {
+    Done,
+    /// The etag no longer matched, or the key is absent (`None`).
+    Stale(Option<String>),
+    /// `EXEC` answered nil: the key changed between `WATCH` and `EXEC`.
+    Aborted,
+}
+
+impl<T> RedisJson<T> {
+    /// WATCH/compare, then `MULTI`, `cmd`, `EXEC`, on one connection of its own.
+    async fn compare_and(&self, what: &str, etag: &ETag, cmd: ::redis::Cmd) -> Result<()> {
+        let key = self.key.clone();
+        let etag_s = etag.as_str().to_string();
+        let outcome = self
+            .client
+            .run(what, Idempotent::No, move |mut con| {
+                let key = key.clone();
+                let etag_s = etag_s.clone();
+                let cmd = cmd.clone();
+                async move {
+                    match watch_and_compare(&mut con, &key, &etag_s).await? {
+                        Watched::Stale(found) => return Ok(Cas::Stale(found)),
+                        Watched::Matches => {}
+                    }
+                    let exec: Option<Vec<::redis::Value>> = ::redis::pipe()
+                        .atomic()
+                        .add_command(cmd)
+                        .query_async(&mut con)
+                        .await?;
+                    Ok(match exec {
+                        Some(_) => Cas::Done,
+                        None => Cas::Aborted,
+                    })
+                }
+            })
+            .await?;
+        match outcome {
+            Cas::Done => Ok(()),
+            Cas::Stale(None) => Err(not_found(&self.key)),
+            Cas::Stale(Some(found)) => Err(condition_not_met(
+                &self.key,
+                &format!("etag is {found:?}, not {:?}", etag.as_str()),
+            )),
+            Cas::Aborted => Err(condition_not_met(
+                &self.key,
+                "changed by another client during the transaction (EXEC aborted by WATCH)",
+            )),
+        }
+    }
+}
+
+impl<T: Serialize> RedisJson<T> {
+    /// Last writer wins: `SET` without any condition (and without a write id). Returns the
+    /// new ETag.
+    pub async fn overwrite(&self, value: &T) -> Result<ETag> {
+        let etag = random_hex();
+        let body = encode(value, &etag, None)?;
+        let key = self.key.clone();
+        self.client
+            .run("SET", Idempotent::No, move |mut con| {
+                let (key, body) = (key.clone(), body.clone());
+                async move {
+                    ::redis::cmd("SET")
+                        .arg(key)
+                        .arg(body)
+                        .query_async::<()>(&mut con)
+                        .await
+                }
+            })
+            .await?;
+        Ok(ETag::new(etag))
+    }
+}
+
+impl<T> Versioned for RedisJson<T>
+where
+    T: Serialize + DeserializeOwned + Send + Sync,
+{
+    type Value = T;
+
+    async fn read(&self) -> Result<Option<Current<T>>> {
+        let key = self.key.clone();
+        let raw: Option<Vec<u8>> = self
+            .client
+            .run("GET", Idempotent::Yes, move |mut con| {
+                let key = key.clone();
+                async move { ::redis::cmd("GET").arg(key).query_async(&mut con).await }
+            })
+            .await?;
+        raw.map(|raw| decode(&self.key, &raw)).transpose()
+    }
+
+    async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
+        let new_etag = random_hex();
+        let body = encode(value, &new_etag, Some(write_id))?;
+        let mut set = ::redis::cmd("SET");
+        set.arg(&self.key).arg(body).arg("KEEPTTL");
+        self.compare_and("replace", etag, set).await?;
+        Ok(ETag::new(new_etag))
+    }
+
+    async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {
+        let new_etag = random_hex();
+        let body = encode(value, &new_etag, Some(write_id))?;
+        let key = self.key.clone();
+        let created: Option<String> = self
+            .client
+            .run("create", Idempotent::No, move |mut con| {
+                let (key, body) = (key.clone(), body.clone());
+                async move {
+                    ::redis::cmd("SET")
+                        .arg(key)
+                        .arg(body)
+                        .arg("NX")
+                        .query_async(&mut con)
+                        .await
+                }
+            })
+            .await?;
+        match created {
+            Some(_) => Ok(ETag::new(new_etag)),
+            None => Err(Error::new(
+                ErrorKind::Conflict,
+                format!("Redis key {} already exists", self.key),
+            )
+            .with_code(ErrorCode::ResourceAlreadyExists)),
+        }
+    }
+
+    async fn delete(&self, etag: &ETag) -> Result<()> {
+        let mut del = ::redis::cmd("DEL");
+        del.arg(&self.key);
+        self.compare_and("delete", etag, del).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_documents_round_trip_and_junk_is_an_error() {
+        let raw = encode(&vec![1u32, 2], "e1", Some("aaaaaaaaaaaaaaaa")).unwrap();
+        let cur: Current<Vec<u32>> = decode("k", &raw).unwrap();
+        assert_eq!(cur.value, vec![1, 2]);
+        assert_eq!(cur.etag.as_str(), "e1");
+        assert_eq!(cur.write_id.as_deref(), Some("aaaaaaaaaaaaaaaa"));
+        assert_eq!(stored_etag(&raw).as_deref(), Some("e1"));
+        let raw = encode(&"x", "e2", None).unwrap();
+        assert_eq!(decode::<String>("k", &raw).unwrap().write_id, None);
+        for junk in [
+            &b"not json"[..],
+            b"{}",
+            b"{\"etag\":\"\",\"value\":1}",
+            b"\xff",
+        ] {
+            let e = decode::<u32>("k", junk).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Service, "{junk:?}");
+        }
+        assert_eq!(stored_etag(b"[1]"), None);
+    }
+}

@@ -1,0 +1,443 @@
+//! [`RedisLock`]: a distributed lock on a Redis key, with a fencing token — the shape of
+//! [`BlobLock`](crate::lock::BlobLock).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::Rng;
+use time::OffsetDateTime;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+use super::lease::{BREAKING, RedisLease};
+use super::{Idempotent, RedisClient, validate_key};
+use crate::conditions::LeaseId;
+use crate::error::{Error, ErrorKind, Result};
+use crate::lease::{
+    BreakPeriod, GuardState, Leasable, LeaseBroken, LeaseGuard, LeaseLoss, ReleaseOutcome,
+};
+use crate::lock::{LockOptions, LockOwner};
+
+/// KEYS: lease, fence, owner. ARGV: id, ms (0: infinite), host, pid, label, acquired_at.
+/// Takes the lease with `SET NX PX`; on success `INCR`s the fence key in the same script, so
+/// the token and the lease are one atomic step, and records the owner. Returns the fencing
+/// token, 0 when someone else holds the lock, -1 when the lock is ours but the fence key was
+/// lost. Repeating it with the holder's own id restarts the lease time and returns the same
+/// token (an acquire whose reply was lost can be repeated).
+const ACQUIRE: &str = r"
+local ok
+if ARGV[2] == '0' then
+  ok = redis.call('SET', KEYS[1], ARGV[1], 'NX')
+else
+  ok = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+end
+if not ok then
+  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+  if ARGV[2] == '0' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+  return tonumber(redis.call('GET', KEYS[2])) or -1
+end
+local token = redis.call('INCR', KEYS[2])
+redis.call('DEL', KEYS[3])
+redis.call('HSET', KEYS[3], 'host', ARGV[3], 'pid', ARGV[4], 'acquired_at', ARGV[6], 'fencing_token', token)
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], 'label', ARGV[5]) end
+return token
+";
+
+/// The name of a key that lives in the same Redis Cluster slot as `key`, so that one script
+/// may touch both: `key` with a hash tag (`{…}`) keeps it; a key without braces becomes the
+/// tag itself (`{key}:suffix` hashes exactly like `key`).
+fn companion(key: &str, suffix: &str) -> Result<String> {
+    if let Some(open) = key.find('{') {
+        if key[open + 1..].find('}').is_some_and(|close| close > 0) {
+            return Ok(format!("{key}:{suffix}"));
+        }
+    } else if !key.contains('}') {
+        return Ok(format!("{{{key}}}:{suffix}"));
+    }
+    Err(Error::invalid_input(
+        "a Redis lock key with braces must contain a non-empty hash tag such as {name}",
+    ))
+}
+
+/// A distributed lock on a Redis key, with a fencing token. Cheap to clone.
+///
+/// Holding the lock means holding a [`RedisLease`] on `key`, renewed by a
+/// [`LeaseGuard`]. Every acquisition increments the companion key `{key}:fence`
+/// (`INCR`, in the same script as the `SET NX PX` that takes the lease), so every holder
+/// gets a larger **fencing token** than all holders before it, even after keys expired or
+/// the lock was broken. The holder is recorded in the hash `{key}:owner`. In a clustered
+/// cache the three keys share a hash slot (a key with its own `{tag}` keeps it).
+///
+/// ```no_run
+/// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+///
+/// let lock = redis.lock("locks/nightly")?;
+/// let Some(held) = lock.acquire(Duration::from_secs(30)).await? else {
+///     println!("busy: {:?}", lock.status().await?.owner);
+///     return Ok(());
+/// };
+/// let token = held.fencing_token();
+/// tokio::select! {
+///     loss = held.lost() => eprintln!("lock lost, stopping: {loss}"),
+///     _ = async { /* the critical section, passing `token` along */ } => {}
+/// }
+/// held.release().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct RedisLock {
+    lease: RedisLease,
+    fence_key: String,
+    owner_key: String,
+    options: LockOptions,
+}
+
+impl RedisLock {
+    /// A lock on `key` with default [`LockOptions`] (validated here; nothing is sent).
+    pub fn new(client: RedisClient, key: &str) -> Result<RedisLock> {
+        RedisLock::with_options(client, key, LockOptions::default())
+    }
+
+    /// A lock with custom options (validated here, before any request).
+    pub fn with_options(client: RedisClient, key: &str, options: LockOptions) -> Result<RedisLock> {
+        validate_key(key)?;
+        options.validate()?;
+        let fence_key = companion(key, "fence")?;
+        let owner_key = companion(key, "owner")?;
+        let lease = RedisLease::new(client, key)?.with_duration(options.duration);
+        Ok(RedisLock {
+            lease,
+            fence_key,
+            owner_key,
+            options,
+        })
+    }
+
+    /// The lease key.
+    pub fn key(&self) -> &str {
+        self.lease.key()
+    }
+
+    /// The key holding the fencing counter.
+    pub fn fence_key(&self) -> &str {
+        &self.fence_key
+    }
+
+    /// The options.
+    pub fn options(&self) -> &LockOptions {
+        &self.options
+    }
+
+    /// The lease (e.g. to break it by hand).
+    pub fn lease(&self) -> &RedisLease {
+        &self.lease
+    }
+
+    /// One attempt: the held lock, or `None` when someone else holds it (or it is breaking).
+    pub async fn try_acquire(&self) -> Result<Option<HeldRedisLock>> {
+        self.try_acquire_as(&LeaseId::random()).await
+    }
+
+    async fn try_acquire_as(&self, proposed: &LeaseId) -> Result<Option<HeldRedisLock>> {
+        let duration = self.options.duration;
+        let px = duration.as_duration().map_or(0, |d| d.as_millis() as u64);
+        let keys = [
+            self.lease.key().to_string(),
+            self.fence_key.clone(),
+            self.owner_key.clone(),
+        ];
+        let args = [
+            proposed.as_str().to_string(),
+            px.to_string(),
+            crate::lock::hostname(),
+            std::process::id().to_string(),
+            self.options.label.clone().unwrap_or_default(),
+            OffsetDateTime::now_utc()
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+        ];
+        let sent_at = Instant::now();
+        let token: i64 = self
+            .lease
+            .client()
+            .run("acquire lock", Idempotent::Yes, move |mut con| {
+                let (keys, args) = (keys.clone(), args.clone());
+                async move {
+                    ::redis::cmd("EVAL")
+                        .arg(ACQUIRE)
+                        .arg(3)
+                        .arg(&keys[..])
+                        .arg(&args[..])
+                        .query_async(&mut con)
+                        .await
+                }
+            })
+            .await?;
+        match token {
+            0 => Ok(None),
+            t if t > 0 => {
+                let guard = LeaseGuard::adopt(
+                    self.lease.clone(),
+                    proposed.clone(),
+                    duration,
+                    sent_at,
+                    self.options.guard.clone(),
+                )?;
+                Ok(Some(HeldRedisLock {
+                    guard: Some(guard),
+                    fencing_token: t as u64,
+                    wake: self.options.local_wakeup.then(|| self.wakeup()),
+                }))
+            }
+            _ => {
+                let _ = self.lease.lease_release(proposed).await;
+                Err(Error::new(
+                    ErrorKind::Service,
+                    format!(
+                        "Redis lock {}: the fence key {} disappeared while the lock was held",
+                        self.key(),
+                        self.fence_key
+                    ),
+                ))
+            }
+        }
+    }
+
+    fn wakeup(&self) -> Arc<Notify> {
+        let cfg = self.lease.client().config();
+        crate::lock::wakeup_for(format!(
+            "redis://{}/{}/{}",
+            cfg.endpoint(),
+            cfg.database,
+            self.key()
+        ))
+    }
+
+    /// Waits up to `timeout` for the lock; `None` when it could not be had in time.
+    ///
+    /// Waiters retry the acquire script after a jittered, backing-off sleep
+    /// ([`LockOptions::poll_interval`]); a release by a holder in this process wakes a local
+    /// waiter at once. One id is proposed across the attempts of one wait, so a repeated
+    /// attempt whose first reply was lost does not lock itself out.
+    pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldRedisLock>> {
+        let deadline = Instant::now().checked_add(timeout);
+        let proposed = LeaseId::random();
+        if let Some(held) = self.try_acquire_as(&proposed).await? {
+            return Ok(Some(held));
+        }
+        let wake = self.options.local_wakeup.then(|| self.wakeup());
+        let mut ceiling = self.options.poll_min;
+        loop {
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(None);
+            }
+            let delay = {
+                let mut rng = rand::thread_rng();
+                let lo = self.options.poll_min.as_secs_f64();
+                let hi = ceiling.as_secs_f64();
+                Duration::from_secs_f64(if hi > lo { rng.gen_range(lo..=hi) } else { lo })
+            };
+            ceiling = (ceiling * 2).min(self.options.poll_max);
+            let until = match deadline {
+                Some(d) => (now + delay).min(d),
+                None => now + delay,
+            };
+            match &wake {
+                Some(w) => {
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(until) => {}
+                        _ = w.notified() => {}
+                    }
+                }
+                None => tokio::time::sleep_until(until).await,
+            }
+            match self.try_acquire_as(&proposed).await {
+                Ok(Some(held)) => return Ok(Some(held)),
+                Ok(None) => {}
+                Err(e) if e.is_retryable() => {
+                    tracing::debug!(error = %e, "transient failure while waiting for a Redis lock");
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Who holds (or last held) the lock, the time left and the fencing token.
+    pub async fn status(&self) -> Result<RedisLockStatus> {
+        let keys = (
+            self.lease.key().to_string(),
+            self.fence_key.clone(),
+            self.owner_key.clone(),
+        );
+        type Raw = (Option<String>, i64, Option<String>, HashMap<String, String>);
+        let (holder, ttl, fence, owner): Raw = self
+            .lease
+            .client()
+            .run("lock status", Idempotent::Yes, move |mut con| {
+                let keys = keys.clone();
+                async move {
+                    ::redis::pipe()
+                        .cmd("GET")
+                        .arg(&keys.0)
+                        .cmd("PTTL")
+                        .arg(&keys.0)
+                        .cmd("GET")
+                        .arg(&keys.1)
+                        .cmd("HGETALL")
+                        .arg(&keys.2)
+                        .query_async(&mut con)
+                        .await
+                }
+            })
+            .await?;
+        let owner = owner.get("host").map(|host| LockOwner {
+            host: host.clone(),
+            pid: owner.get("pid").and_then(|p| p.parse().ok()),
+            label: owner.get("label").cloned(),
+            acquired_at: owner.get("acquired_at").and_then(|t| {
+                OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            }),
+        });
+        Ok(RedisLockStatus {
+            locked: holder.is_some(),
+            breaking: holder.as_deref() == Some(BREAKING),
+            remaining: (ttl >= 0).then(|| Duration::from_millis(ttl as u64)),
+            fencing_token: fence.and_then(|f| f.parse().ok()),
+            owner,
+        })
+    }
+
+    /// Breaks the lock (administrative): at once, or after `period`; `None` lets a fixed
+    /// lease run out (and breaks an infinite one at once). The holder's guard reports the
+    /// loss at its next renew; nobody can acquire until the break ends.
+    pub async fn break_lock(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
+        self.lease.lease_break(period).await
+    }
+}
+
+/// What [`RedisLock::status`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RedisLockStatus {
+    /// Whether someone holds the lock now (or it is breaking).
+    pub locked: bool,
+    /// Whether the lock is being broken.
+    pub breaking: bool,
+    /// Time left on the lease (`None` when unlocked or infinite).
+    pub remaining: Option<Duration>,
+    /// The fencing token of the latest acquisition.
+    pub fencing_token: Option<u64>,
+    /// The latest holder (who may have released it since: see `locked`).
+    pub owner: Option<LockOwner>,
+}
+
+/// A held [`RedisLock`]: the renewed lease plus the fencing token of this acquisition.
+/// Release it with [`release`](Self::release); dropping it releases in the background.
+pub struct HeldRedisLock {
+    guard: Option<LeaseGuard<RedisLease>>,
+    fencing_token: u64,
+    wake: Option<Arc<Notify>>,
+}
+
+impl fmt::Debug for HeldRedisLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HeldRedisLock")
+            .field("guard", &self.guard)
+            .field("fencing_token", &self.fencing_token)
+            .finish()
+    }
+}
+
+impl HeldRedisLock {
+    fn guard(&self) -> &LeaseGuard<RedisLease> {
+        // Only `release` and `drop` take the guard out, and both consume the lock.
+        self.guard.as_ref().expect("guard present until release")
+    }
+
+    /// The fencing token of this acquisition: larger than every earlier holder's.
+    pub fn fencing_token(&self) -> u64 {
+        self.fencing_token
+    }
+
+    /// The lease id (the value of the lock key while held).
+    pub fn lease_id(&self) -> &LeaseId {
+        self.guard().lease_id()
+    }
+
+    /// The lease guard.
+    pub fn lease(&self) -> &LeaseGuard<RedisLease> {
+        self.guard()
+    }
+
+    /// True while the lock is (certainly) held.
+    pub fn is_held(&self) -> bool {
+        self.guard().is_held()
+    }
+
+    /// `Ok(())` while held, else an error with `lease_lost() == true`.
+    pub fn check(&self) -> Result<()> {
+        self.guard().check()
+    }
+
+    /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].
+    pub fn lost(&self) -> impl Future<Output = LeaseLoss> + Send + 'static {
+        self.guard().lost()
+    }
+
+    /// State changes of the lease.
+    pub fn subscribe(&self) -> watch::Receiver<GuardState> {
+        self.guard().subscribe()
+    }
+
+    /// Releases the lock. A lease that already ended is [`ReleaseOutcome::AlreadyGone`].
+    pub async fn release(mut self) -> Result<ReleaseOutcome> {
+        let guard = self.guard.take().expect("guard present until release");
+        let outcome = guard.release().await;
+        if let Some(w) = self.wake.take() {
+            w.notify_one();
+        }
+        outcome
+    }
+}
+
+impl Drop for HeldRedisLock {
+    fn drop(&mut self) {
+        let Some(guard) = self.guard.take() else {
+            return;
+        };
+        let wake = self.wake.take();
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move {
+                    let _ = guard.release().await;
+                    if let Some(w) = wake {
+                        w.notify_one();
+                    }
+                });
+            }
+            Err(_) => drop(guard),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn companion_keys_share_the_slot() {
+        assert_eq!(companion("locks/a", "fence").unwrap(), "{locks/a}:fence");
+        assert_eq!(
+            companion("{app}:lock", "fence").unwrap(),
+            "{app}:lock:fence"
+        );
+        assert!(companion("a{}b", "fence").is_err());
+        assert!(companion("a}b", "fence").is_err());
+        assert!(companion("a{b", "fence").is_err());
+    }
+}
