@@ -260,8 +260,23 @@ impl StorageAccount {
             })?;
             let k = k.trim();
             let v = v.trim();
+            // A key is echoed only when it is one we know or looks like a key name: a mistyped
+            // segment such as `AccountKey:<key>==` splits at the key's own `=` padding, and its
+            // "key" is then mostly the secret.
+            let known = is_known_key(k);
+            let named = if known || looks_like_key_name(k) {
+                format!("key {k}")
+            } else {
+                format!("segment {}", i + 1)
+            };
             let bad =
-                |what: &str| Error::invalid_input(format!("connection string key {k}: {what}"));
+                |what: &str| Error::invalid_input(format!("connection string {named}: {what}"));
+            if !known {
+                return Err(bad(
+                    "unknown key (expected Key=Value with a key such as AccountName, \
+                     AccountKey or BlobEndpoint)",
+                ));
+            }
             if v.is_empty() {
                 return Err(bad("empty value"));
             }
@@ -290,12 +305,7 @@ impl StorageAccount {
                 "queueendpoint" => explicit.push((Service::Queue, v.to_string())),
                 "tableendpoint" => explicit.push((Service::Table, v.to_string())),
                 "fileendpoint" => explicit.push((Service::File, v.to_string())),
-                s if s.ends_with("secondaryendpoint") => {}
-                _ => {
-                    return Err(Error::invalid_input(format!(
-                        "connection string has unknown key {k}"
-                    )));
-                }
+                _ => {} // the *SecondaryEndpoint keys (see `is_known_key`)
             }
         }
         let mut acct = if dev {
@@ -424,6 +434,31 @@ impl fmt::Debug for StorageAccount {
     }
 }
 
+/// The connection-string keys azstore reads (case-insensitive).
+fn is_known_key(k: &str) -> bool {
+    const KEYS: [&str; 11] = [
+        "defaultendpointsprotocol",
+        "accountname",
+        "accountkey",
+        "endpointsuffix",
+        "sharedaccesssignature",
+        "usedevelopmentstorage",
+        "developmentstorageproxyuri",
+        "blobendpoint",
+        "queueendpoint",
+        "tableendpoint",
+        "fileendpoint",
+    ];
+    let k = k.to_ascii_lowercase();
+    KEYS.contains(&k.as_str()) || (k.ends_with("secondaryendpoint") && looks_like_key_name(&k))
+}
+
+/// Whether an unknown key may be echoed in an error: a short run of ASCII letters, as key
+/// names are — never something that could be part of a base64 key or a SAS signature.
+fn looks_like_key_name(k: &str) -> bool {
+    (1..=32).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_alphabetic())
+}
+
 fn validate_account_name(name: &str) -> Result<()> {
     let ok = (3..=24).contains(&name.len())
         && name
@@ -479,6 +514,28 @@ mod tests {
         let e =
             StorageAccount::from_connection_string("AccountName=abc;mysecretvalue").unwrap_err();
         assert!(!e.to_string().contains("mysecretvalue"));
+        // A colon instead of '=': the segment splits at the key's base64 padding.
+        let key = "c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5+/Q9PT09PQ==";
+        for cs in [
+            format!("AccountName=abc;AccountKey:{key}"),
+            format!("AccountName=abc;AccountKey {key}"),
+            format!("AccountName=abc;{key}"),
+            format!("AccountName=abc;AccountKey:{key};BlobEndpoint=http://x"),
+        ] {
+            let e = StorageAccount::from_connection_string(&cs).unwrap_err();
+            let shown = format!("{e} {e:?}");
+            assert!(shown.contains("segment 2"), "{shown}");
+            assert!(!shown.contains("c2VjcmV0a2V5"), "{shown}");
+            assert!(!shown.contains("Q9PT09"), "{shown}");
+        }
+        let e = StorageAccount::from_connection_string("AccountName=abc;AccountKey=").unwrap_err();
+        assert!(e.message().contains("key AccountKey"), "{e}");
+        assert!(
+            StorageAccount::from_connection_string(
+                "AccountName=abc;AccountKey=a2V5;BlobSecondaryEndpoint=https://x"
+            )
+            .is_ok()
+        );
     }
 
     #[test]

@@ -20,13 +20,44 @@ use crate::error::{Error, Result};
 
 /// An entity tag: an opaque version identifier. Compare them, store them, send them back;
 /// never parse them (Table ETags look like `W/"datetime'2026-11-22T00%3A04%3A18.08Z'"`).
+///
+/// An ETag is never empty on the wire: the service ignores an empty `If-Match`, which would
+/// turn a conditional write into last-writer-wins. A request carrying an empty or blank ETag,
+/// or one with CR, LF, NUL or another character that cannot go into a header, is refused
+/// with [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before anything is sent.
+/// [`ETag::parse`] checks the same at construction.
+///
+/// ```
+/// use azstore::ETag;
+/// assert!(ETag::parse("\"0x8DCB1\"").is_ok());
+/// assert!(ETag::parse("").is_err());
+/// assert!(ETag::parse("\"0x1\"\r\nx-ms-meta-evil: 1").is_err());
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ETag(String);
 
 impl ETag {
-    /// Wraps an ETag exactly as the service returned it (quotes included).
+    /// Wraps an ETag exactly as the service returned it (quotes included). Not checked here:
+    /// an invalid one is refused when a request would carry it (see the type docs).
     pub fn new(s: impl Into<String>) -> ETag {
         ETag(s.into())
+    }
+
+    /// Wraps an ETag, refusing (with `InvalidInput`) one that is empty or blank or holds a
+    /// character that cannot be sent in an HTTP header.
+    pub fn parse(s: impl Into<String>) -> Result<ETag> {
+        let s = s.into();
+        if s.trim().is_empty() {
+            return Err(Error::invalid_input(
+                "an ETag cannot be empty (an empty If-Match would make a write unconditional)",
+            ));
+        }
+        if http::HeaderValue::from_str(&s).is_err() {
+            return Err(Error::invalid_input(
+                "an ETag cannot contain CR, LF, NUL or other control characters",
+            ));
+        }
+        Ok(ETag(s))
     }
 
     /// The ETag as sent on the wire.

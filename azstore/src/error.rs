@@ -65,13 +65,22 @@ pub enum ErrorKind {
 
 /// Whether a failed request may have reached the server — the question that matters for an
 /// ambiguous conditional write (did my `If-Match` write apply before the connection dropped?).
+///
+/// For a write, `Maybe` means: **the write may have been applied**. azstore never repeats
+/// such a write on its own when repeating could apply it twice or turn its success into a
+/// false conflict (a conditional write, a non-idempotent request such as Put Message or
+/// Append Block). Before doing it again, find out — read the resource, or use
+/// [`update`](crate::update::update), which recognises its own writes and settles an
+/// ambiguous last write before it answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RequestSent {
-    /// Nothing was sent: input validation, signing, or connecting failed.
+    /// Nothing was sent: input validation, signing, or connecting failed. Safe to retry.
     No,
-    /// The request may have been (partly or wholly) processed; the response was lost.
+    /// The request may have been (partly or wholly) processed; the response was lost (a
+    /// timeout, a connection reset after sending). For an `update` error: its last write may
+    /// be in the stored state.
     Maybe,
-    /// The server answered.
+    /// The server answered (for an `update` error: its writes are not in the stored state).
     Yes,
 }
 

@@ -139,7 +139,7 @@ pub mod lease;
 
 pub mod lock;
 
-pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard};
+pub use lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard, LeaseSeconds};
 pub use lock::{BlobLock, HeldLock, LockOptions};
 
 // -- Azure Cache for Redis (issue 17) --

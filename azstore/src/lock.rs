@@ -50,7 +50,7 @@ use tokio::time::Instant;
 
 use crate::blob::{BlobClient, ContainerClient, LeaseState};
 use crate::conditions::{Conditions, LeaseId};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 use crate::lease::{
     BreakPeriod, GuardOptions, GuardState, LeaseBroken, LeaseDuration, LeaseGuard, LeaseLoss,
     ReleaseOutcome,
@@ -83,7 +83,7 @@ impl Default for LockOptions {
     /// 30 s leases renewed every 10 s; waiters poll every 50–800 ms (jittered, backing off).
     fn default() -> Self {
         LockOptions {
-            duration: LeaseDuration::Fixed(30),
+            duration: LeaseDuration::Fixed(const { crate::lease::LeaseSeconds::known(30) }),
             label: None,
             guard: GuardOptions::default(),
             poll_min: Duration::from_millis(50),
@@ -235,68 +235,123 @@ impl BlobLock {
         }
     }
 
-    /// Waits up to `timeout` for the lock; `None` when it could not be had in time.
+    /// Waits up to `timeout` for the lock: `Some` once held, `None` when someone else still
+    /// held it at the end.
     ///
     /// Waiting reads the lease state (a cheap HEAD) and only tries to acquire when the lease
     /// is free, sleeping a jittered, backing-off interval in between, so waiters do not flood
     /// the service with 409s. A release by a holder in this process wakes a waiter at once.
+    ///
+    /// **Returns by `timeout`**: every request is cut off at the deadline, whatever the
+    /// client's own time budget. Transient failures (connection resets, timeouts, 5xx) are
+    /// ridden out until then — on the first attempt as on the later ones; if the service
+    /// could not be reached at the end, the last such failure is returned as an error rather
+    /// than `None` (which would claim someone else holds the lock). An acquire cut off at
+    /// the deadline may have taken the lease: it is released again in the background, so no
+    /// orphaned lease blocks the next holder. A zero `timeout` gives up at once; use
+    /// [`try_acquire`](Self::try_acquire) for a single attempt.
     pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldLock>> {
         let deadline = Instant::now().checked_add(timeout);
         let proposed = LeaseId::random();
-        if let Some(held) = self.try_acquire_as(&proposed).await? {
-            return Ok(Some(held));
-        }
         let wake = self.options.local_wakeup.then(|| wakeup(&self.blob));
         let mut ceiling = self.options.poll_min;
+        // Why the lock is not ours yet: `None` while someone else holds it, or the last
+        // transient failure.
+        let mut failure: Option<Error> = None;
+        let mut first = true;
         loop {
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                return Ok(None);
-            }
-            let delay = {
-                let mut rng = rand::thread_rng();
-                let lo = self.options.poll_min.as_secs_f64();
-                let hi = ceiling.as_secs_f64();
-                Duration::from_secs_f64(if hi > lo { rng.gen_range(lo..=hi) } else { lo })
-            };
-            ceiling = (ceiling * 2).min(self.options.poll_max);
-            let until = match deadline {
-                Some(d) => (now + delay).min(d),
-                None => now + delay,
-            };
-            let woken = match &wake {
-                Some(w) => {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(until) => false,
-                        _ = w.notified() => true,
+            if !first {
+                let now = Instant::now();
+                if deadline.is_some_and(|d| now >= d) {
+                    return match failure {
+                        None => Ok(None),
+                        Some(e) => Err(e),
+                    };
+                }
+                let delay = {
+                    let mut rng = rand::thread_rng();
+                    let lo = self.options.poll_min.as_secs_f64();
+                    let hi = ceiling.as_secs_f64();
+                    Duration::from_secs_f64(if hi > lo { rng.gen_range(lo..=hi) } else { lo })
+                };
+                ceiling = (ceiling * 2).min(self.options.poll_max);
+                let until = match deadline {
+                    Some(d) => (now + delay).min(d),
+                    None => now + delay,
+                };
+                let woken = match &wake {
+                    Some(w) => {
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(until) => false,
+                            _ = w.notified() => true,
+                        }
                     }
+                    None => {
+                        tokio::time::sleep_until(until).await;
+                        false
+                    }
+                };
+                if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
+                    continue;
                 }
-                None => {
-                    tokio::time::sleep_until(until).await;
-                    false
+                // Woken by a local release: the lease was just freed, try at once.
+                let state = if woken {
+                    Ok(None)
+                } else {
+                    by_deadline(deadline, timeout, async {
+                        self.blob.get_properties().await.map(|p| p.lease_state)
+                    })
+                    .await
+                };
+                match state {
+                    Ok(Some(LeaseState::Leased | LeaseState::Breaking)) => {
+                        failure = None;
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) if e.is_retryable() => {
+                        failure = Some(e);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
                 }
-            };
-            // Woken by a local release: the lease was just freed, try at once.
-            let state = if woken {
-                Ok(None)
-            } else {
-                self.blob.get_properties().await.map(|p| p.lease_state)
-            };
-            match state {
-                Ok(Some(LeaseState::Leased | LeaseState::Breaking)) => continue,
-                Ok(_) => {}
-                Err(e) if e.is_not_found() => {}
-                Err(e) if e.is_retryable() => continue,
-                Err(e) => return Err(e),
             }
-            match self.try_acquire_as(&proposed).await {
+            first = false;
+            match self.acquire_by_deadline(deadline, timeout, &proposed).await {
                 Ok(Some(held)) => return Ok(Some(held)),
-                Ok(None) => {}
+                Ok(None) => failure = None,
                 // Keep waiting through transient failures; the deadline still holds.
                 Err(e) if e.is_retryable() => {
                     tracing::debug!(error = %e, "transient failure while waiting for a lock");
+                    failure = Some(e);
                 }
                 Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// One acquire attempt (with the fencing write), cut off at `deadline`. An attempt cut
+    /// off may have taken the lease with `proposed`: that lease is released in the background.
+    async fn acquire_by_deadline(
+        &self,
+        deadline: Option<Instant>,
+        timeout: Duration,
+        proposed: &LeaseId,
+    ) -> Result<Option<HeldLock>> {
+        let Some(d) = deadline else {
+            return self.try_acquire_as(proposed).await;
+        };
+        match tokio::time::timeout_at(d, self.try_acquire_as(proposed)).await {
+            Ok(r) => r,
+            Err(_) => {
+                let blob = self.blob.clone();
+                let id = proposed.clone();
+                tokio::spawn(async move {
+                    // Refused (409/412) when the cut-off acquire never took the lease.
+                    let _ = blob.release_lease(&id, &Conditions::none()).await;
+                });
+                Err(deadline_error(timeout))
             }
         }
     }
@@ -395,6 +450,28 @@ impl BlobLock {
             wake: self.options.local_wakeup.then(|| wakeup(&self.blob)),
         })
     }
+}
+
+/// `fut`, cut off at `deadline` (a `Timeout` error then).
+async fn by_deadline<T>(
+    deadline: Option<Instant>,
+    timeout: Duration,
+    fut: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    match deadline {
+        None => fut.await,
+        Some(d) => tokio::time::timeout_at(d, fut)
+            .await
+            .unwrap_or_else(|_| Err(deadline_error(timeout))),
+    }
+}
+
+fn deadline_error(timeout: Duration) -> Error {
+    Error::new(
+        ErrorKind::Timeout,
+        format!("the lock's storage did not answer within the acquire timeout of {timeout:?}"),
+    )
+    .with_sent(RequestSent::Maybe)
 }
 
 /// A process-wide wake-up per lock blob, so that a release wakes a local waiter at once.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod blob;
+pub mod fault;
 pub mod file_server;
 pub mod queue;
 pub mod redis;

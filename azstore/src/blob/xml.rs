@@ -7,8 +7,34 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
-/// Parses an XML response body, turning any failure into a decode error naming `what`.
-pub(crate) fn parse<T: for<'de> Deserialize<'de>>(body: &[u8], what: &str) -> Result<T> {
+/// A response document, by its root element.
+pub(crate) trait Document: for<'de> Deserialize<'de> {
+    /// The root element's name.
+    const ROOT: &'static str;
+}
+
+macro_rules! documents {
+    ($($ty:ident => $root:literal),* $(,)?) => {
+        $(impl Document for $ty {
+            const ROOT: &'static str = $root;
+        })*
+    };
+}
+
+documents! {
+    RawContainerList => "EnumerationResults",
+    RawBlobList => "EnumerationResults",
+    RawSignedIdentifiers => "SignedIdentifiers",
+    RawBlockList => "BlockList",
+    RawPageList => "PageList",
+    RawTags => "Tags",
+}
+
+/// Parses an XML response body, turning any failure into a decode error naming `what`. A
+/// document with another root element (an HTML page from a proxy) is an error too, never an
+/// empty result.
+pub(crate) fn parse<T: Document>(body: &[u8], what: &str) -> Result<T> {
+    crate::http::checks::expect_xml_root(body, T::ROOT, what)?;
     let text = std::str::from_utf8(body)
         .map_err(|_| Error::decode(format!("{what} response is not UTF-8")))?;
     let text = text.trim_start_matches('\u{feff}');

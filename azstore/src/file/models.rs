@@ -261,6 +261,11 @@ fn strip_bom(body: &[u8]) -> Result<&str> {
 
 impl ListPage {
     pub(crate) fn parse(body: &[u8]) -> Result<ListPage> {
+        crate::http::checks::expect_xml_root(
+            body,
+            "EnumerationResults",
+            "List Directories and Files",
+        )?;
         let text = strip_bom(body)?;
         let r: EnumerationResults = quick_xml::de::from_str(text)
             .map_err(|e| Error::decode(format!("malformed directory listing: {e}")))?;
@@ -310,6 +315,7 @@ struct RangeXml {
 
 impl RangeList {
     pub(crate) fn parse(resp: &Response) -> Result<RangeList> {
+        crate::http::checks::expect_xml_root(&resp.body, "Ranges", "List Ranges")?;
         let text = strip_bom(&resp.body)?;
         let r: Ranges = quick_xml::de::from_str(text)
             .map_err(|e| Error::decode(format!("malformed range list: {e}")))?;

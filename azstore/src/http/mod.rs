@@ -3,6 +3,7 @@
 //! this; it is public so that operations azstore does not wrap can still be sent correctly
 //! signed.
 
+pub(crate) mod checks;
 pub(crate) mod pipeline;
 pub(crate) mod request;
 pub(crate) mod response;

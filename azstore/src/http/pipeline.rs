@@ -1,26 +1,34 @@
 //! The pipeline: per attempt, stamp `x-ms-date` / `x-ms-version` / `x-ms-client-request-id`,
 //! authorize (re-signing every attempt), send, classify. The only module that touches reqwest.
 //!
+//! Every call has a **total time budget** ([`ClientOptions::total_timeout`], default 60 s): all
+//! attempts and the waits between them end by then, whatever the retry policy says. Each
+//! attempt also has its own limit ([`ClientOptions::timeout`], default 30 s), cut short when
+//! the budget ends first.
+//!
 //! What is retried (each attempt re-signed, delays from [`RetryPolicy`]):
 //!
 //! | outcome | retried? |
 //! |---|---|
-//! | 408, 429, 500, 502, 503, 504 | yes (`Retry-After` honoured up to the max delay) |
+//! | 408, 429, 500, 502, 503, 504 | yes (`Retry-After` honoured up to the policy's max delay) |
 //! | connection could not be established | yes (nothing was sent) |
 //! | timeout, connection dropped mid-request | only for idempotent requests that are not conditional writes |
 //! | 304, 409, 412 and every other status | never: they are answers, not failures |
+//! | a header that cannot be sent (CR, LF, NUL, empty ETag condition) | never: `InvalidInput` before sending |
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::account::{Endpoint, Service, StorageAccount};
 use crate::auth::shared_key::{self, SignableRequest};
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::http::checks;
 use crate::http::request::Request;
 use crate::http::response::{Headers, Response, error_from_parts};
 use crate::http::retry::RetryPolicy;
@@ -29,15 +37,36 @@ use crate::http::retry::RetryPolicy;
 /// `--skipApiVersionCheck`).
 pub const API_VERSION: &str = "2025-11-05";
 
-/// Options shared by every client built from them.
+/// Options shared by every client built from them: time limits and retries.
+///
+/// # Timeouts, retries and failure
+/// * Every call ends within [`total_timeout`](Self::total_timeout) (default 60 s): all its
+///   attempts and the waits between them. Each attempt ends within
+///   [`timeout`](Self::timeout) (default 30 s), or sooner when the budget ends first.
+/// * Retried (re-signed each time, delays from [`RetryPolicy`], default 3 retries from 200 ms
+///   doubling to 10 s with full jitter): 408, 429, 500, 502, 503, 504; a connection that
+///   could not be established; a timeout or dropped connection only for an idempotent request
+///   that is not a conditional write. A `Retry-After` raises a delay, never above the
+///   policy's max delay.
+/// * Never retried: 304, 409, 412 and every other answer; a conditional write or a
+///   non-idempotent request whose response was lost; input that cannot be sent (a header
+///   with CR, LF or NUL, an empty ETag), which is
+///   [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before anything is sent.
+/// * An error's [`RequestSent`](crate::RequestSent) tells whether the request may have been
+///   applied: `Maybe` means the response was lost and a write may have happened — find out
+///   before repeating it ([`update`](crate::update::update) does so by itself).
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct ClientOptions {
     /// Transient-failure retries.
     pub retry: RetryPolicy,
     /// Time allowed per attempt until the response body is read (for streamed downloads:
-    /// until the headers arrive).
+    /// until the headers arrive, and then between two chunks of the body). Default 30 s.
     pub timeout: Duration,
+    /// The total time budget of one call: every attempt and every wait between attempts end
+    /// within it (for streamed downloads: until the headers arrive). Default 60 s;
+    /// `Duration::MAX` for none.
+    pub total_timeout: Duration,
     /// How long an idle pooled connection is kept. Keep it below the server's keep-alive
     /// timeout (Azurite and Node: 5 s) so a request is never written to a connection the
     /// server is closing at that moment — a failure that looks ambiguous (`RequestSent::Maybe`)
@@ -49,7 +78,8 @@ impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
             retry: RetryPolicy::default(),
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
+            total_timeout: Duration::from_secs(60),
             pool_idle_timeout: Duration::from_secs(4),
         }
     }
@@ -65,6 +95,21 @@ impl ClientOptions {
     /// Replaces the per-attempt timeout.
     pub fn timeout(mut self, timeout: Duration) -> ClientOptions {
         self.timeout = timeout;
+        self
+    }
+
+    /// Replaces the total time budget of a call (all attempts and the waits between them).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::ClientOptions;
+    /// let fail_fast = ClientOptions::default()
+    ///     .timeout(Duration::from_secs(2))
+    ///     .total_timeout(Duration::from_secs(5));
+    /// assert_eq!(fail_fast.total_timeout, Duration::from_secs(5));
+    /// ```
+    pub fn total_timeout(mut self, budget: Duration) -> ClientOptions {
+        self.total_timeout = budget;
         self
     }
 }
@@ -117,6 +162,8 @@ pub struct StreamingResponse {
     /// Headers.
     pub headers: Headers,
     body: reqwest::Response,
+    /// The longest wait for the next chunk of the body.
+    idle: Duration,
 }
 
 impl std::fmt::Debug for StreamingResponse {
@@ -128,19 +175,36 @@ impl std::fmt::Debug for StreamingResponse {
 }
 
 impl StreamingResponse {
-    /// The body as a stream of chunks. Errors mid-stream are `Transport`/`Timeout` errors.
+    /// The body as a stream of chunks. Errors mid-stream are `Transport`/`Timeout` errors; a
+    /// body that stalls for longer than the per-attempt timeout ends with a `Timeout` error.
     pub fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
-        self.body
-            .bytes_stream()
-            .map(|r| r.map_err(|e| transport_error(e, true)))
+        let idle = self.idle;
+        futures_util::stream::unfold(Some(self.body), move |body| async move {
+            let mut body = body?;
+            match tokio::time::timeout(idle, body.chunk()).await {
+                Err(_) => Some((
+                    Err(Error::new(
+                        ErrorKind::Timeout,
+                        format!("the response body stalled for {idle:?}"),
+                    )
+                    .with_sent(RequestSent::Maybe)),
+                    None,
+                )),
+                Ok(Err(e)) => Some((Err(transport_error(e, true)), None)),
+                Ok(Ok(Some(chunk))) => Some((Ok(chunk), Some(body))),
+                Ok(Ok(None)) => None,
+            }
+        })
     }
 
-    /// Reads the whole body.
+    /// Reads the whole body (each chunk within the per-attempt timeout).
     pub async fn bytes(self) -> Result<Bytes> {
-        self.body
-            .bytes()
-            .await
-            .map_err(|e| transport_error(e, true))
+        let mut out = bytes::BytesMut::new();
+        let mut stream = std::pin::pin!(self.into_stream());
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk?);
+        }
+        Ok(out.freeze())
     }
 }
 
@@ -215,8 +279,11 @@ impl Pipeline {
     }
 
     async fn execute(&self, req: Request, read_body: bool) -> Result<Attempt> {
+        checks::validate_request(&req)?;
+        let options = &self.inner.options;
         let client_request_id = uuid::Uuid::new_v4().to_string();
-        let mut backoff = self.inner.options.retry.schedule();
+        let mut backoff = options.retry.schedule();
+        let deadline = Instant::now().checked_add(options.total_timeout);
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
@@ -229,8 +296,12 @@ impl Pipeline {
                 status = tracing::field::Empty,
                 request_id = tracing::field::Empty,
             );
+            let limit = match deadline {
+                Some(d) => AttemptLimit::until(d, options.timeout),
+                None => AttemptLimit::per_attempt(options.timeout),
+            };
             let result = self
-                .attempt(&req, &client_request_id, read_body)
+                .attempt(&req, &client_request_id, read_body, limit)
                 .instrument(span.clone())
                 .await;
             let (err, retry_after) = match result {
@@ -259,11 +330,18 @@ impl Pipeline {
             if !retryable {
                 return Err(err);
             }
-            let Some(mut delay) = backoff.next_delay() else {
+            let Some(delay) = backoff.next_delay_after(retry_after) else {
                 return Err(err);
             };
-            if let Some(ra) = retry_after {
-                delay = delay.max(ra.min(Duration::from_secs(60)));
+            if let Some(d) = deadline {
+                // Waiting and then sending another attempt must fit in the budget.
+                if Instant::now().checked_add(delay).is_none_or(|t| t >= d) {
+                    return Err(err.context(format!(
+                        "gave up after {attempt} attempt(s): the total time budget of {:?} \
+                         leaves no room for another",
+                        options.total_timeout
+                    )));
+                }
             }
             tracing::debug!(parent: &span, error = %err, ?delay, "transient failure, retrying");
             tokio::time::sleep(delay).await;
@@ -275,19 +353,18 @@ impl Pipeline {
         req: &Request,
         client_request_id: &str,
         read_body: bool,
+        limit: AttemptLimit,
     ) -> std::result::Result<Attempt, (Error, Option<Duration>)> {
         let built = self
             .build(req, client_request_id)
             .await
             .map_err(|e| (e, None))?;
-        let timeout = self.inner.options.timeout;
-        let sent = tokio::time::timeout(timeout, built.send()).await;
-        let resp = match sent {
+        let resp = match tokio::time::timeout_at(limit.until, built.send()).await {
             Err(_) => {
                 return Err((
                     Error::new(
                         ErrorKind::Timeout,
-                        format!("no response within {timeout:?}"),
+                        format!("no response within {}", limit.describe()),
                     )
                     .with_sent(RequestSent::Maybe),
                     None,
@@ -305,13 +382,17 @@ impl Pipeline {
                     status,
                     headers,
                     body: resp,
+                    idle: self.inner.options.timeout,
                 }));
             }
-            let body = match tokio::time::timeout(timeout, resp.bytes()).await {
+            let body = match tokio::time::timeout_at(limit.until, resp.bytes()).await {
                 Err(_) => {
                     return Err((
-                        Error::new(ErrorKind::Timeout, "response body not read in time")
-                            .with_sent(RequestSent::Maybe),
+                        Error::new(
+                            ErrorKind::Timeout,
+                            format!("response body not read within {}", limit.describe()),
+                        )
+                        .with_sent(RequestSent::Maybe),
                         None,
                     ));
                 }
@@ -324,15 +405,18 @@ impl Pipeline {
                 body,
             }));
         }
-        let retry_after = headers
-            .get("retry-after")
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let body = tokio::time::timeout(timeout, resp.bytes())
-            .await
-            .ok()
-            .and_then(|r| r.ok())
-            .unwrap_or_default();
+        let retry_after = checks::retry_after(&headers);
+        // Only a bounded prefix of an error body is read: enough for any service error, and a
+        // runaway body (a proxy's page, a misbehaving server) cannot take memory or time.
+        let body = tokio::time::timeout_at(
+            limit.until,
+            checks::read_capped(&mut resp, checks::ERROR_BODY_LIMIT),
+        )
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .map(|(body, _)| body)
+        .unwrap_or_default();
         Err((error_from_parts(status, &headers, &body), retry_after))
     }
 
@@ -407,6 +491,50 @@ impl Pipeline {
     }
 }
 
+/// When one attempt must end: its own timeout, or the end of the call's budget if sooner.
+#[derive(Clone, Copy)]
+struct AttemptLimit {
+    until: Instant,
+    per_attempt: Duration,
+    /// Whether `until` is the end of the call's budget (not the attempt's own timeout).
+    budget: bool,
+}
+
+impl AttemptLimit {
+    fn until(deadline: Instant, per_attempt: Duration) -> AttemptLimit {
+        match Instant::now().checked_add(per_attempt) {
+            Some(own) if own < deadline => AttemptLimit {
+                until: own,
+                per_attempt,
+                budget: false,
+            },
+            _ => AttemptLimit {
+                until: deadline,
+                per_attempt,
+                budget: true,
+            },
+        }
+    }
+
+    fn per_attempt(per_attempt: Duration) -> AttemptLimit {
+        // A per-attempt timeout too large for the clock: about 30 years is "never".
+        let never = Duration::from_secs(86_400 * 365 * 30);
+        AttemptLimit {
+            until: Instant::now() + per_attempt.min(never),
+            per_attempt,
+            budget: false,
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.budget {
+            "the call's total time budget".to_string()
+        } else {
+            format!("the per-attempt timeout of {:?}", self.per_attempt)
+        }
+    }
+}
+
 enum Attempt {
     Read(Response),
     Streaming(StreamingResponse),
@@ -439,6 +567,13 @@ fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
         })
     });
     let e = e.without_url();
+    if e.is_builder() {
+        // The request could not even be built (the headers are checked before sending, so
+        // this is a last line of defence): nothing was sent, and retrying cannot help.
+        return Error::invalid_input("the request could not be built")
+            .with_sent(RequestSent::No)
+            .with_source(e);
+    }
     let (kind, sent) = if e.is_timeout() {
         (ErrorKind::Timeout, RequestSent::Maybe)
     } else if e.is_connect() && !during_body {

@@ -59,14 +59,17 @@ impl Headers {
         }
     }
 
-    /// `ETag`.
+    /// `ETag` (a blank one counts as absent).
     pub fn etag(&self) -> Option<ETag> {
-        self.get("etag").map(ETag::new)
+        self.get("etag")
+            .filter(|v| !v.trim().is_empty())
+            .map(ETag::new)
     }
 
-    /// `ETag`, required.
+    /// `ETag`, required (a blank one is a decode error).
     pub fn require_etag(&self) -> Result<ETag> {
-        self.require("etag").map(ETag::new)
+        self.etag()
+            .ok_or_else(|| Error::decode("response is missing the etag header"))
     }
 
     /// `Last-Modified`.

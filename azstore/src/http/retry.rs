@@ -5,7 +5,9 @@
 //! unmaintained upstream). The same types drive transient retries in the pipeline and the
 //! conflict retries of [`crate::update`].
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use backoff::backoff::Backoff as _;
 use rand::Rng;
@@ -79,7 +81,9 @@ impl RetryPolicy {
         self
     }
 
-    /// The largest delay (before jitter).
+    /// The largest delay (before jitter). It also caps a server's `Retry-After`: a service
+    /// asking for an hour does not hold a call for an hour (the pipeline's total time budget
+    /// still bounds the call as a whole).
     pub fn max_delay(mut self, d: Duration) -> RetryPolicy {
         self.max_delay = d;
         self
@@ -159,6 +163,17 @@ impl Backoff {
         Some(delay)
     }
 
+    /// The delay before the next attempt when the service asked for `retry_after`: the
+    /// schedule's delay, raised to the requested one but never above the policy's max delay.
+    /// `None` when the policy says stop.
+    pub fn next_delay_after(&mut self, retry_after: Option<Duration>) -> Option<Duration> {
+        let delay = self.next_delay()?;
+        Some(match retry_after {
+            Some(ra) => delay.max(ra.min(self.policy.max_delay)),
+            None => delay,
+        })
+    }
+
     /// How many delays were handed out so far.
     pub fn retries(&self) -> u32 {
         self.retries
@@ -202,5 +217,26 @@ mod tests {
             .initial_delay(Duration::from_millis(5));
         assert_eq!(p.schedule().next_delay(), None);
         assert_eq!(RetryPolicy::none().schedule().next_delay(), None);
+    }
+
+    #[test]
+    fn retry_after_is_honoured_up_to_the_max_delay() {
+        let p = RetryPolicy::default()
+            .jitter(Jitter::None)
+            .initial_delay(Duration::from_millis(100))
+            .max_delay(Duration::from_secs(10));
+        let mut b = p.schedule();
+        let hour = Some(Duration::from_secs(3600));
+        assert_eq!(b.next_delay_after(hour), Some(Duration::from_secs(10)));
+        assert_eq!(
+            b.next_delay_after(Some(Duration::from_secs(1))),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(
+            b.next_delay_after(Some(Duration::ZERO)),
+            Some(Duration::from_millis(400)),
+            "a short Retry-After never shortens the schedule"
+        );
+        assert_eq!(b.next_delay_after(hour), None, "3 retries by default");
     }
 }

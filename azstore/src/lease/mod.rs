@@ -127,12 +127,65 @@ mod guard;
 pub use guard::{GuardOptions, GuardState, LeaseGuard, LeaseLoss, ReleaseOutcome};
 
 /// How long a lease lasts: 15–60 seconds, or infinite.
+///
+/// No other value can be built: a fixed duration holds a [`LeaseSeconds`], which only
+/// [`LeaseDuration::seconds`] / [`LeaseSeconds::new`] make, after checking the range.
+///
+/// ```
+/// use azstore::lease::{LeaseDuration, LeaseSeconds};
+/// let d = LeaseDuration::seconds(30)?;
+/// assert_eq!(d, LeaseDuration::Fixed(LeaseSeconds::new(30)?));
+/// assert!(LeaseDuration::seconds(61).is_err());
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LeaseDuration {
     /// Expires this many seconds (15–60) after acquire or the last renew.
-    Fixed(u8),
+    Fixed(LeaseSeconds),
     /// Never expires; must be released or broken.
     Infinite,
+}
+
+/// A fixed lease duration in whole seconds, always within 15–60 (what the service accepts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LeaseSeconds(u8);
+
+impl LeaseSeconds {
+    /// The shortest fixed lease: 15 s.
+    pub const MIN: LeaseSeconds = LeaseSeconds(15);
+    /// The longest fixed lease: 60 s.
+    pub const MAX: LeaseSeconds = LeaseSeconds(60);
+
+    /// `secs` if it is within 15–60, else `InvalidInput`.
+    pub fn new(secs: u64) -> Result<LeaseSeconds> {
+        if (15..=60).contains(&secs) {
+            Ok(LeaseSeconds(secs as u8))
+        } else {
+            Err(Error::invalid_input(format!(
+                "lease duration must be 15-60 seconds or infinite (got {secs} s)"
+            )))
+        }
+    }
+
+    /// The seconds.
+    pub fn get(self) -> u8 {
+        self.0
+    }
+
+    /// For constants known to be in range; use in a `const { }` block so that a value out of
+    /// range fails the build, not a run.
+    pub(crate) const fn known(secs: u8) -> LeaseSeconds {
+        assert!(15 <= secs && secs <= 60, "lease duration out of range");
+        LeaseSeconds(secs)
+    }
+}
+
+impl TryFrom<u64> for LeaseSeconds {
+    type Error = Error;
+
+    fn try_from(secs: u64) -> Result<LeaseSeconds> {
+        LeaseSeconds::new(secs)
+    }
 }
 
 impl LeaseDuration {
@@ -144,19 +197,13 @@ impl LeaseDuration {
     /// assert!(LeaseDuration::seconds(10).is_err());
     /// ```
     pub fn seconds(secs: u64) -> Result<LeaseDuration> {
-        if (15..=60).contains(&secs) {
-            Ok(LeaseDuration::Fixed(secs as u8))
-        } else {
-            Err(Error::invalid_input(format!(
-                "lease duration must be 15-60 seconds or infinite (got {secs} s)"
-            )))
-        }
+        LeaseSeconds::new(secs).map(LeaseDuration::Fixed)
     }
 
     /// The `x-ms-lease-duration` header value (`-1` for infinite).
     pub fn header_value(self) -> String {
         match self {
-            LeaseDuration::Fixed(s) => s.to_string(),
+            LeaseDuration::Fixed(s) => s.get().to_string(),
             LeaseDuration::Infinite => "-1".to_string(),
         }
     }
@@ -164,7 +211,7 @@ impl LeaseDuration {
     /// The duration, or `None` when infinite.
     pub fn as_duration(self) -> Option<Duration> {
         match self {
-            LeaseDuration::Fixed(s) => Some(Duration::from_secs(s.into())),
+            LeaseDuration::Fixed(s) => Some(Duration::from_secs(s.get().into())),
             LeaseDuration::Infinite => None,
         }
     }
@@ -407,6 +454,10 @@ mod tests {
     fn bounds() {
         assert!(LeaseDuration::seconds(14).is_err());
         assert!(LeaseDuration::seconds(61).is_err());
+        assert!(LeaseSeconds::try_from(61).is_err());
+        assert!(LeaseSeconds::new(u64::MAX).is_err());
+        assert_eq!(LeaseSeconds::MIN.get(), 15);
+        assert_eq!(LeaseSeconds::MAX.get(), 60);
         assert_eq!(LeaseDuration::seconds(15).unwrap().header_value(), "15");
         assert_eq!(LeaseDuration::Infinite.header_value(), "-1");
         assert!(BreakPeriod::seconds(61).is_err());

@@ -170,7 +170,7 @@ pub struct QueueItem {
 
 impl QueuePage {
     fn parse(body: &[u8]) -> Result<QueuePage> {
-        let root = xml::parse(body)?;
+        let root = xml::parse_document(body, "EnumerationResults", "List Queues")?;
         let queues = match root.child("Queues") {
             None => Vec::new(),
             Some(qs) => qs
@@ -409,7 +409,7 @@ impl QueueClient {
         if resp.body.iter().all(u8::is_ascii_whitespace) {
             return Ok(Vec::new());
         }
-        let root = xml::parse(&resp.body)?;
+        let root = xml::parse_document(&resp.body, "SignedIdentifiers", "Get Queue ACL")?;
         root.children_named("SignedIdentifier")
             .map(|si| {
                 let policy = si.child("AccessPolicy");
@@ -523,7 +523,7 @@ impl QueueClient {
             .pipeline
             .send(req.body(body, "application/xml").non_idempotent())
             .await?;
-        let root = xml::parse(&resp.body)?;
+        let root = xml::parse_document(&resp.body, "QueueMessagesList", "Put Message")?;
         let msg = root
             .child("QueueMessage")
             .ok_or_else(|| Error::decode("malformed response: no <QueueMessage>"))?;
@@ -548,7 +548,7 @@ impl QueueClient {
             .non_idempotent();
         let sent_at = tokio::time::Instant::now();
         let resp = self.pipeline.send(req).await?;
-        let root = xml::parse(&resp.body)?;
+        let root = xml::parse_document(&resp.body, "QueueMessagesList", "Get Messages")?;
         root.children_named("QueueMessage")
             .map(|m| {
                 let mut msg = ReceivedMessage::from_xml(m, self.encoding)?;
@@ -575,7 +575,7 @@ impl QueueClient {
             .query("peekonly", "true")
             .query("numofmessages", count.to_string());
         let resp = self.pipeline.send(req).await?;
-        let root = xml::parse(&resp.body)?;
+        let root = xml::parse_document(&resp.body, "QueueMessagesList", "Peek Messages")?;
         root.children_named("QueueMessage")
             .map(|m| QueueMessage::from_xml(m, self.encoding))
             .collect()

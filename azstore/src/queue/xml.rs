@@ -47,6 +47,13 @@ fn malformed(e: impl std::fmt::Display) -> Error {
     Error::decode(format!("malformed XML response: {e}"))
 }
 
+/// Parses a whole document that must have the root element `root` (anything else, such as an
+/// HTML page from a proxy, is a decode error naming `operation`, never an empty result).
+pub(crate) fn parse_document(body: &[u8], root: &str, operation: &str) -> Result<Element> {
+    crate::http::checks::expect_xml_root(body, root, operation)?;
+    parse(body).map_err(|e| e.context(operation))
+}
+
 /// Parses a whole document into its root element.
 pub(crate) fn parse(body: &[u8]) -> Result<Element> {
     let text = std::str::from_utf8(body).map_err(malformed)?;

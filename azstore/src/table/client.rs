@@ -210,10 +210,12 @@ where
 
 fn json_values(resp: &Response) -> Result<Vec<Value>> {
     let v: Value = serde_json::from_slice(&resp.body)
-        .map_err(|e| Error::decode(format!("query response is not JSON: {e}")))?;
+        .map_err(|e| Error::decode(format!("Query response is not JSON: {e}")))?;
     match v.get("value") {
         Some(Value::Array(a)) => Ok(a.clone()),
-        _ => Err(Error::decode("query response has no \"value\" array")),
+        _ => Err(Error::decode(
+            "Query response is not what the operation returns: no \"value\" array",
+        )),
     }
 }
 
@@ -424,7 +426,7 @@ impl TableClient {
             .send(raw_request(Method::Get, path).header("accept", ACCEPT))
             .await?;
         let v: Value = serde_json::from_slice(&resp.body)
-            .map_err(|e| Error::decode(format!("entity is not JSON: {e}")))?;
+            .map_err(|e| Error::decode(format!("Get Entity response is not JSON: {e}")))?;
         let (entity, body_etag) = Entity::from_json(json_object(&v)?)?;
         let etag = resp
             .headers

@@ -12,6 +12,8 @@
 //! | 404 on replace (someone deleted it) | re-read (absent), retry |
 //! | 404 on delete, or 412 / timeout on delete and the re-read finds it absent | success: deleted (by us or someone else — the wanted state) |
 //! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read at once; if our write id is there, our write applied: success |
+//! | 500 / 502 / 504 after the pipeline's retries (may have been applied) | one more read settles it: success if our write is there, else the error |
+//! | attempts or time run out with a write of unknown outcome | one more read settles it: success if our write is there, else `RetriesExhausted` (see below) |
 //! | any other error | returned unchanged |
 //!
 //! Retries wait according to the [`UpdatePolicy`] (by default decorrelated jitter scaled to
@@ -30,6 +32,19 @@
 //! exist at that read, and at most [`WRITE_ID_HISTORY`]` - 1` other writes may have landed
 //! on top of ours; writers that bypass `update` (e.g. an unconditional overwrite) reset the
 //! history.
+//!
+//! # After an ambiguous failure
+//! `update` never answers "failed" about a write that applied: when it has to stop (attempts
+//! or time used up, a 5xx) while a write of its own has an unknown outcome, it first reads
+//! once more. If the write is there, the result is `Ok`. Otherwise the error's
+//! [`request_sent`](crate::Error::request_sent) tells the caller what it may do:
+//!
+//! * [`RequestSent::Yes`]: the stored state does not hold the write (the resource is absent,
+//!   still at the version the write was conditioned on, or its write-id history would list
+//!   it). Running the update again applies the change once.
+//! * [`RequestSent::Maybe`]: the write may be in the stored state — the settling read failed,
+//!   or the history can no longer tell (it is full, or a writer that bypasses `update` reset
+//!   it). Running the update again may apply the change twice: read the value and decide.
 //!
 //! # Example
 //! ```no_run
@@ -359,6 +374,150 @@ struct Pending<T> {
     change: Change,
     /// Whether its refusal was counted as a conflict.
     counted: bool,
+    /// Whether nothing says how it ended (no answer, or a server error that may have been
+    /// applied), as opposed to a refusal that a retrying layer below us may have caused.
+    unknown: bool,
+    /// The ETag a replace was conditioned on (`None` for a create).
+    condition: Option<ETag>,
+}
+
+/// Whether a write's error leaves its outcome unknown: no answer at all
+/// ([`RequestSent::Maybe`]), or a server error that may have been applied — Azure documents
+/// 500 `OperationTimedOut` as "may or may not have succeeded", and a 502/504 comes from a
+/// gateway that may have passed the request on.
+fn outcome_unknown(e: &Error) -> bool {
+    e.request_sent() == RequestSent::Maybe || matches!(e.status(), Some(500 | 502 | 504))
+}
+
+/// The pending write of ours that `current` shows applied: its index in `pending` and the
+/// position of its id in the stored history (0: it produced the current value).
+fn recognise<T, V>(current: Option<&Current<V>>, pending: &[Pending<T>]) -> Option<(usize, usize)> {
+    let token = current?.write_id.as_deref()?;
+    pending
+        .iter()
+        .enumerate()
+        .find_map(|(i, p)| position_in(token, &p.id).map(|pos| (i, pos)))
+}
+
+/// The outcome of a recognised write of ours.
+fn recovered<T>(
+    p: Pending<T>,
+    pos: usize,
+    current: Option<Current<T>>,
+    attempts: u32,
+    conflicts: u32,
+) -> Outcome<T> {
+    let (value, etag) = match (pos, current) {
+        (0, Some(cur)) => (Some(cur.value), Some(cur.etag)),
+        _ => (p.value, None),
+    };
+    Outcome {
+        value,
+        etag,
+        change: p.change,
+        attempts,
+        conflicts: conflicts - u32::from(p.counted),
+        recovered_ambiguous: 1,
+    }
+}
+
+/// Whether `current` shows that none of our writes of unknown outcome is in the stored state:
+/// the resource is absent, or still at the version the write was conditioned on, or carries
+/// a write-id history that is not full (so ours would still be listed had it applied).
+fn not_stored<T, V>(current: Option<&Current<V>>, pending: &[Pending<T>]) -> bool {
+    let Some(cur) = current else {
+        return true;
+    };
+    pending.iter().filter(|p| p.unknown).all(|p| {
+        p.condition.as_ref() == Some(&cur.etag)
+            || cur
+                .write_id
+                .as_deref()
+                .is_some_and(|t| t.split(',').count() < WRITE_ID_HISTORY)
+    })
+}
+
+/// How an `update` that has to stop ends.
+#[derive(Clone, Copy)]
+enum Ending {
+    /// The policy's attempts or time ran out: `RetriesExhausted`.
+    Exhausted,
+    /// A write failed with an error that is returned as it is (a 5xx).
+    Failed,
+}
+
+/// Ends an `update` that stops with `err`. If a write of ours has an unknown outcome, one more
+/// read settles it first: a write recognised in the stored history is a success; otherwise the
+/// error says whether the write may be in the stored state (`RequestSent::Maybe`) or is
+/// certainly not (`RequestSent::Yes`).
+#[allow(clippy::too_many_arguments)]
+async fn settle<R: Versioned>(
+    resource: &R,
+    mut pending: Vec<Pending<R::Value>>,
+    delete_unknown: bool,
+    attempts: u32,
+    conflicts: u32,
+    elapsed: Duration,
+    err: Error,
+    ending: Ending,
+) -> Result<Outcome<R::Value>> {
+    let finish = |err: Error, sent: RequestSent, note: &str| -> Error {
+        match ending {
+            Ending::Exhausted => Error::retries_exhausted(
+                format!(
+                    "gave up after {attempts} attempt(s) in {elapsed:?} ({conflicts} \
+                     conflict(s)){note}; the last: {err}"
+                ),
+                err,
+            )
+            .with_sent(sent),
+            Ending::Failed if note.is_empty() => err,
+            Ending::Failed => err.context(note.trim_start_matches("; ")).with_sent(sent),
+        }
+    };
+    if !delete_unknown && !pending.iter().any(|p| p.unknown) {
+        return Err(finish(err, RequestSent::Yes, ""));
+    }
+    let current = match resource.read().await {
+        Ok(c) => c,
+        Err(read_err) => {
+            return Err(finish(
+                err,
+                RequestSent::Maybe,
+                &format!(
+                    "; the last write may have been applied: the read to find out failed \
+                     ({read_err})"
+                ),
+            ));
+        }
+    };
+    if let Some((i, pos)) = recognise(current.as_ref(), &pending) {
+        let p = pending.swap_remove(i);
+        return Ok(recovered(p, pos, current, attempts, conflicts));
+    }
+    if delete_unknown && current.is_none() {
+        return Ok(Outcome {
+            value: None,
+            etag: None,
+            change: Change::Deleted,
+            attempts,
+            conflicts,
+            recovered_ambiguous: 1,
+        });
+    }
+    if not_stored(current.as_ref(), &pending) {
+        Err(finish(
+            err,
+            RequestSent::Yes,
+            "; the last write was not applied",
+        ))
+    } else {
+        Err(finish(
+            err,
+            RequestSent::Maybe,
+            "; the last write may have been applied (the stored value no longer shows it)",
+        ))
+    }
 }
 
 fn new_write_id() -> String {
@@ -421,7 +580,16 @@ fn is_replace_conflict(e: &Error) -> bool {
 /// writes are retried as described in the [module docs](self); every other error is returned
 /// unchanged. When the policy's attempts or time run out, the error has kind
 /// [`ErrorKind::RetriesExhausted`] and carries the last conflict as its source (and its
-/// status and code).
+/// status and code). A last write of unknown outcome is settled by one more read first: a
+/// write that applied is a success, and the error's [`RequestSent`] says whether the write may
+/// be stored (`Maybe`) or is not (`Yes`) — see [After an ambiguous
+/// failure](self#after-an-ambiguous-failure).
+///
+/// Time: the policy's `max_elapsed` is checked between attempts; each read and write is
+/// bounded by its client's time budget ([`ClientOptions::total_timeout`]), so a call ends
+/// within `max_elapsed` plus at most one read, one write and the settling read.
+///
+/// [`ClientOptions::total_timeout`]: crate::ClientOptions::total_timeout
 pub async fn update<R, F>(
     resource: &R,
     policy: &UpdatePolicy,
@@ -439,32 +607,21 @@ where
     let mut conflicts = 0u32;
     loop {
         let attempt_started = std::time::Instant::now();
-        let current = resource.read().await?;
+        let unknown = delete_pending == Some(false) || pending.iter().any(|p| p.unknown);
+        let current = resource.read().await.map_err(|e| {
+            if unknown {
+                // The read that was to settle our last write failed: it may have applied.
+                e.context("the last write may have been applied; the read to find out failed")
+                    .with_sent(RequestSent::Maybe)
+            } else {
+                e
+            }
+        })?;
 
         // Did one of our earlier, failed-looking writes apply after all?
-        if !pending.is_empty() {
-            let found = current.as_ref().and_then(|cur| {
-                let token = cur.write_id.as_deref()?;
-                pending
-                    .iter()
-                    .enumerate()
-                    .find_map(|(i, p)| position_in(token, &p.id).map(|pos| (i, pos)))
-            });
-            if let Some((i, pos)) = found {
-                let p = pending.swap_remove(i);
-                let (value, etag) = match (pos, current) {
-                    (0, Some(cur)) => (Some(cur.value), Some(cur.etag)),
-                    _ => (p.value, None),
-                };
-                return Ok(Outcome {
-                    value,
-                    etag,
-                    change: p.change,
-                    attempts,
-                    conflicts: conflicts - u32::from(p.counted),
-                    recovered_ambiguous: 1,
-                });
-            }
+        if let Some((i, pos)) = recognise(current.as_ref(), &pending) {
+            let p = pending.swap_remove(i);
+            return Ok(recovered(p, pos, current, attempts, conflicts));
         }
         if let (None, Some(counted)) = (&current, delete_pending) {
             return Ok(Outcome {
@@ -533,6 +690,20 @@ where
                         delete_pending = Some(false);
                         e
                     }
+                    // A server error that may have been applied: find out, then answer.
+                    Err(e) if outcome_unknown(&e) => {
+                        return settle(
+                            resource,
+                            pending,
+                            true,
+                            attempts,
+                            conflicts,
+                            pacer.elapsed(),
+                            e,
+                            Ending::Failed,
+                        )
+                        .await;
+                    }
                     Err(e) if is_replace_conflict(&e) => {
                         conflicts += 1;
                         delete_pending = Some(true);
@@ -543,6 +714,7 @@ where
             }
             (Decision::Write(value), current) => {
                 let id = new_write_id();
+                let condition = current.as_ref().map(|cur| cur.etag.clone());
                 let (result, change) = match &current {
                     Some(cur) => {
                         let token = write_token(&id, cur.write_id.as_deref());
@@ -572,20 +744,38 @@ where
                             Change::Created => is_create_conflict(&e),
                             _ => is_replace_conflict(&e),
                         };
-                        if !conflict && e.request_sent() != RequestSent::Maybe {
+                        let unknown = !conflict && outcome_unknown(&e);
+                        if !conflict && !unknown {
                             return Err(e);
                         }
                         if conflict {
                             conflicts += 1;
                         }
-                        // A conflict may itself be caused by our write: the pipeline retries
-                        // a timed-out PUT, whose second try then meets our first one.
+                        // A conflict may itself be caused by our write: a retrying layer below
+                        // repeated a PUT whose response was lost, and the repeat met our first.
                         pending.push(Pending {
                             id,
                             value: Some(value),
                             change,
                             counted: conflict,
+                            unknown,
+                            condition,
                         });
+                        if unknown && e.request_sent() != RequestSent::Maybe {
+                            // A server error that may have been applied: find out, then
+                            // answer (retrying would only meet the same failing server).
+                            return settle(
+                                resource,
+                                pending,
+                                false,
+                                attempts,
+                                conflicts,
+                                pacer.elapsed(),
+                                e,
+                                Ending::Failed,
+                            )
+                            .await;
+                        }
                         e
                     }
                 }
@@ -594,14 +784,19 @@ where
         pacer.observe(attempt_started.elapsed());
         let unanswered = err.request_sent() == RequestSent::Maybe;
         let Some(mut delay) = pacer.next_delay() else {
-            return Err(Error::retries_exhausted(
-                format!(
-                    "gave up after {attempts} attempt(s) in {:?} ({conflicts} conflict(s)); \
-                     the last: {err}",
-                    pacer.elapsed()
-                ),
+            // Out of attempts or time. A last write of unknown outcome is settled first: the
+            // caller must never be told "failed" about a write that applied.
+            return settle(
+                resource,
+                pending,
+                delete_pending == Some(false),
+                attempts,
+                conflicts,
+                pacer.elapsed(),
                 err,
-            ));
+                Ending::Exhausted,
+            )
+            .await;
         };
         if unanswered {
             // Find out at once whether it applied: every write landing in between pushes our
@@ -623,16 +818,19 @@ pub async fn create_only<R: Versioned>(resource: &R, value: &R::Value) -> Result
     let id = new_write_id();
     match resource.create(value, &id).await {
         Ok(etag) => Ok(etag),
-        Err(e) if is_create_conflict(&e) || e.request_sent() == RequestSent::Maybe => {
-            match resource.read().await? {
-                Some(cur)
-                    if cur.write_id.as_deref().and_then(|t| position_in(t, &id)) == Some(0) =>
-                {
-                    Ok(cur.etag)
-                }
-                _ => Err(e),
+        Err(e) if is_create_conflict(&e) || outcome_unknown(&e) => match resource.read().await {
+            Ok(Some(cur))
+                if cur.write_id.as_deref().and_then(|t| position_in(t, &id)) == Some(0) =>
+            {
+                Ok(cur.etag)
             }
-        }
+            Ok(_) => Err(e),
+            // The read to settle an unanswered create failed: it may have applied.
+            Err(_) if outcome_unknown(&e) => Err(e
+                .context("the create may have been applied; the read to find out failed")
+                .with_sent(RequestSent::Maybe)),
+            Err(_) => Err(e),
+        },
         Err(e) => Err(e),
     }
 }
@@ -660,6 +858,48 @@ mod tests {
             "aaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbb"
         );
         assert!(is_write_id(&new_write_id()));
+    }
+
+    #[test]
+    fn what_a_settling_read_proves() {
+        let write = |id: &str, condition: Option<&str>| Pending {
+            id: id.to_string(),
+            value: Some(1u64),
+            change: Change::Replaced,
+            counted: false,
+            unknown: true,
+            condition: condition.map(ETag::new),
+        };
+        let cur = |etag: &str, token: Option<String>| Current {
+            value: 0u64,
+            etag: ETag::new(etag),
+            write_id: token,
+        };
+        let ours = "00000000000000aa";
+        let pending = [write(ours, Some("\"e1\""))];
+        // Recognised: our id is in the stored history.
+        let token = write_token("00000000000000bb", Some(&write_token(ours, None)));
+        let c = cur("\"e3\"", Some(token));
+        assert_eq!(recognise(Some(&c), &pending), Some((0, 1)));
+        // Not stored: absent, unchanged since the condition, or a history with room for ours.
+        assert!(not_stored::<u64, u64>(None, &pending));
+        assert!(not_stored(Some(&cur("\"e1\"", None)), &pending));
+        let short = write_token("00000000000000cc", None);
+        assert!(not_stored(Some(&cur("\"e2\"", Some(short))), &pending));
+        // Unknown: another version without history, or a full history.
+        assert!(!not_stored(Some(&cur("\"e2\"", None)), &pending));
+        let mut full = write_token("0000000000000000", None);
+        for i in 1..40u64 {
+            full = write_token(&format!("{i:016x}"), Some(&full));
+        }
+        assert_eq!(full.split(',').count(), WRITE_ID_HISTORY);
+        assert!(!not_stored(Some(&cur("\"e2\"", Some(full))), &pending));
+        // Errors that leave a write's outcome unknown.
+        let e500 = Error::from_response(500, Some(ErrorCode::OperationTimedOut), "".into(), None);
+        let e503 = Error::from_response(503, Some(ErrorCode::ServerBusy), "".into(), None);
+        let lost = Error::new(ErrorKind::Timeout, "no response");
+        assert!(outcome_unknown(&e500) && outcome_unknown(&lost));
+        assert!(!outcome_unknown(&e503), "503 ServerBusy: not processed");
     }
 
     #[test]

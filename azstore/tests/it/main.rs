@@ -13,6 +13,7 @@ mod blob_transfer;
 mod blob_versions_service;
 mod blob_write_options;
 mod ergonomics;
+mod faults;
 mod file_lease;
 mod file_rename_handles;
 mod file_sdk_crosscheck;
