@@ -45,6 +45,10 @@ struct RawFilterResults {
     next_marker: Option<String>,
 }
 
+impl xml::Document for RawFilterResults {
+    const ROOT: &'static str = "EnumerationResults";
+}
+
 #[derive(Debug, Deserialize, Default)]
 struct RawFilterBlobs {
     #[serde(rename = "Blob", default)]
