@@ -3,6 +3,8 @@
 use std::fmt;
 
 use crate::credential::{Credential, SasToken, SharedKeyCredential};
+
+pub mod env;
 use crate::error::{Error, Result};
 
 /// The well-known development storage account (Azurite).
@@ -211,15 +213,27 @@ impl StorageAccount {
         }
     }
 
-    /// Reads the connection string from `AZURE_STORAGE_CONNECTION_STRING`.
+    /// An account from the environment, with the conventions of the Azure CLI and object_store.
+    /// The first that applies wins:
+    ///
+    /// 1. `AZURE_STORAGE_CONNECTION_STRING`. If it has no `AccountKey` or
+    ///    `SharedAccessSignature`, its endpoints are used with the credential found as below.
+    /// 2. An account name, `AZURE_STORAGE_ACCOUNT_NAME` or `AZURE_STORAGE_ACCOUNT`, with the
+    ///    public-cloud endpoints `https://{name}.{service}.core.windows.net`, and
+    /// 3. its credential, the first set of: a key (`AZURE_STORAGE_KEY`,
+    ///    `AZURE_STORAGE_ACCOUNT_KEY`, `AZURE_STORAGE_ACCESS_KEY`); a SAS
+    ///    (`AZURE_STORAGE_SAS_TOKEN`, `AZURE_STORAGE_SAS_KEY`); a bearer token
+    ///    (`AZURE_STORAGE_TOKEN`); with the `identity` feature, Microsoft Entra ID through
+    ///    [`crate::credential::entra::default_credential`] (service principal, workload identity,
+    ///    managed identity, Azure CLI).
+    ///
+    /// `AZURE_STORAGE_AUTH_MODE=login` selects Entra ID even when a key is set (as the Azure
+    /// CLI's `--auth-mode login`); `=key` insists on a key. Token requests of the Entra ID
+    /// credential use [`crate::http::TransportOptions::from_env`].
+    ///
+    /// When nothing fits, the error lists every variable it looked for (never a value).
     pub fn from_env() -> Result<StorageAccount> {
-        let cs = std::env::var(CONNECTION_STRING_ENV).map_err(|_| {
-            Error::invalid_input(format!(
-                "{CONNECTION_STRING_ENV} is not set (for the local emulator run \
-                 `scripts/azurite run -- <command>`)"
-            ))
-        })?;
-        StorageAccount::from_connection_string(&cs)
+        env::resolve(&|k| std::env::var(k).ok())
     }
 
     /// Parses an Azure Storage connection string.

@@ -4,13 +4,18 @@
 //! `<redacted>`, a SAS token prints with its `sig=` value replaced.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use base64::Engine;
 
 use crate::error::{Error, Result};
+
+#[cfg(feature = "identity")]
+#[cfg_attr(docsrs, doc(cfg(feature = "identity")))]
+pub mod entra;
+mod token;
+
+pub use token::{AccessToken, StaticToken, TokenCache, TokenProvider};
 
 /// An account name plus its base64 account key.
 #[derive(Clone)]
@@ -145,14 +150,6 @@ fn find_sig(s: &str) -> Option<usize> {
     None
 }
 
-/// A source of OAuth bearer tokens (Azure AD / Entra ID). Implement it to plug in any
-/// identity library; azstore asks for a token before every attempt and sends it as
-/// `Authorization: Bearer …`.
-pub trait TokenProvider: Send + Sync {
-    /// Returns a currently valid access token for `https://storage.azure.com/`.
-    fn token(&self) -> Pin<Box<dyn Future<Output = Result<String>> + Send + '_>>;
-}
-
 /// How requests are authorized.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -161,11 +158,28 @@ pub enum Credential {
     SharedKey(SharedKeyCredential),
     /// A SAS token appended to every request's query string.
     Sas(SasToken),
-    /// An OAuth bearer token from a [`TokenProvider`].
+    /// An OAuth bearer token (Microsoft Entra ID) from a [`TokenProvider`], asked on every
+    /// attempt. Build it with [`Credential::bearer`] (which puts a [`TokenCache`] in front of the
+    /// source) or, with the `identity` feature, [`Credential::entra`]. Sent only over HTTPS
+    /// (see [`crate::http::TransportOptions::allow_bearer_over_http_to_loopback`]); File
+    /// requests also carry `x-ms-file-request-intent: backup`, as Azure Files requires.
     Bearer(Arc<dyn TokenProvider>),
     /// No authorization (public containers).
     #[default]
     Anonymous,
+}
+
+impl Credential {
+    /// A bearer credential: `source` behind a [`TokenCache`] (refresh ahead of expiry, one
+    /// token request at a time, bounded time; see the cache's docs).
+    pub fn bearer(source: impl TokenProvider + 'static) -> Credential {
+        Credential::Bearer(Arc::new(TokenCache::new(source)))
+    }
+
+    /// A bearer credential from a configured cache (e.g. with another fetch timeout).
+    pub fn bearer_cached(cache: TokenCache) -> Credential {
+        Credential::Bearer(Arc::new(cache))
+    }
 }
 
 impl fmt::Debug for Credential {

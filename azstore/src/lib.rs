@@ -121,7 +121,9 @@ mod proptests;
 pub use account::{EmulatorPorts, Endpoint, Service, StorageAccount};
 pub use auth::sas::SasBuilder;
 pub use conditions::{Conditions, ETag, LeaseId, MatchCondition};
-pub use credential::{Credential, SasToken, SharedKeyCredential, TokenProvider};
+pub use credential::{
+    AccessToken, Credential, SasToken, SharedKeyCredential, TokenCache, TokenProvider,
+};
 pub use error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 pub use http::{ClientOptions, Jitter, RetryPolicy};
 

@@ -6,6 +6,10 @@
 //! * SharedKey authorization, verified with its own implementation of the documented
 //!   string-to-sign (it never calls azstore's signing code): a mismatch is 403
 //!   `AuthenticationFailed`.
+//! * OAuth bearer tokens checked as Azurite's `--oauth basic` checks them (issuer, audience,
+//!   lifetime; no signature), and only with `x-ms-file-request-intent: backup` (400
+//!   `MissingRequiredHeader` without it), as Azure Files requires. Unlike Azure it accepts them
+//!   over plain HTTP (it is a loopback emulator).
 //! * Shares: create (201), get properties (200), set metadata (200), delete (202), Lease Share
 //!   (acquire 15–60 s or infinite / renew / change / release / break with a break period).
 //! * Directories: create, get properties, set metadata, delete (`DirectoryNotEmpty`),
@@ -630,8 +634,85 @@ fn authorized(req: &HttpRequest) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Routing and operations
 
+/// Checks an OAuth bearer token the way Azurite's `--oauth basic` does (a JWT whose `iss` is
+/// an Entra ID issuer, `aud` the storage or this account's File audience, `nbf`/`exp` around
+/// now; the signature is not checked), and the header Azure Files requires on every OAuth
+/// request: `x-ms-file-request-intent: backup` (without it Azure answers 400).
+///
+/// Deviation: Azure refuses bearer tokens over plain HTTP; this loopback emulator speaks only
+/// HTTP, so it accepts them (azstore sends them only after an explicit opt-in for loopback).
+fn check_bearer(req: &HttpRequest, token: &str) -> Option<Reply> {
+    let denied = |why: &str| {
+        Some(Reply::error(
+            403,
+            "AuthenticationFailed",
+            &format!("Server failed to authenticate the request. {why}"),
+        ))
+    };
+    let claims = token
+        .split('.')
+        .nth(1)
+        .and_then(|p| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(p.trim_end_matches('='))
+                .ok()
+        })
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let Some(claims) = claims else {
+        return denied("Authentication scheme Bearer is not supported.");
+    };
+    let num = |k: &str| claims.get(k).and_then(|v| v.as_i64());
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    match (num("nbf"), num("exp"), num("iat")) {
+        (Some(nbf), Some(exp), Some(_)) => {
+            if now < nbf || now > exp {
+                return denied("Lifetime validation failed. The token is expired.");
+            }
+        }
+        _ => return denied("Authentication scheme Bearer is not supported."),
+    }
+    let iss = claims.get("iss").and_then(|v| v.as_str()).unwrap_or("");
+    if ![
+        "https://sts.windows.net/",
+        "https://sts.microsoftonline.de/",
+        "https://sts.chinacloudapi.cn/",
+        "https://sts.windows-ppe.net",
+        "https://login.microsoftonline.com/",
+    ]
+    .iter()
+    .any(|p| iss.starts_with(p))
+    {
+        return denied("Invalid token issuer.");
+    }
+    let aud = claims.get("aud").and_then(|v| v.as_str()).unwrap_or("");
+    let aud = aud.trim_end_matches('/');
+    let own = format!("https://{ACCOUNT}.file.core.windows.net");
+    if aud != "https://storage.azure.com" && aud != own {
+        return denied("Invalid token audience.");
+    }
+    if !req
+        .header("x-ms-file-request-intent")
+        .is_some_and(|v| v.eq_ignore_ascii_case("backup"))
+    {
+        return Some(Reply::error(
+            400,
+            "MissingRequiredHeader",
+            "An HTTP header that's mandatory for this request is not specified. \
+             (x-ms-file-request-intent is required with OAuth.)",
+        ));
+    }
+    None
+}
+
 fn handle(st: &mut State, req: &HttpRequest) -> Reply {
-    if !authorized(req) {
+    if let Some(token) = req
+        .header("authorization")
+        .and_then(|a| a.strip_prefix("Bearer "))
+    {
+        if let Some(refusal) = check_bearer(req, token.trim()) {
+            return refusal;
+        }
+    } else if !authorized(req) {
         return Reply::error(
             403,
             "AuthenticationFailed",

@@ -9,6 +9,8 @@ pub mod queue;
 pub mod redis;
 pub mod scripted;
 pub mod table;
+pub mod tls;
+pub mod token;
 pub mod update;
 
 use std::sync::atomic::{AtomicU32, Ordering};

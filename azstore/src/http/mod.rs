@@ -8,8 +8,10 @@ pub(crate) mod pipeline;
 pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod retry;
+pub(crate) mod transport;
 
 pub use pipeline::{API_VERSION, ClientOptions, Pipeline, StreamingResponse};
 pub use request::{Method, Request, encode_path, encode_query_value};
 pub use response::{Headers, Response};
 pub use retry::{Backoff, Jitter, RetryPolicy};
+pub use transport::{TlsRoots, TransportOptions};

@@ -32,6 +32,7 @@ use crate::http::checks;
 use crate::http::request::Request;
 use crate::http::response::{Headers, Response, error_from_parts};
 use crate::http::retry::RetryPolicy;
+use crate::http::transport::TransportOptions;
 
 /// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
 /// `--skipApiVersionCheck`).
@@ -72,6 +73,8 @@ pub struct ClientOptions {
     /// server is closing at that moment — a failure that looks ambiguous (`RequestSent::Maybe`)
     /// and so cannot be retried for non-idempotent writes. Default 4 s.
     pub pool_idle_timeout: Duration,
+    /// TLS roots, proxy, connect timeout or a client of your own; the bearer-over-HTTP rule.
+    pub transport: TransportOptions,
 }
 
 impl Default for ClientOptions {
@@ -81,6 +84,7 @@ impl Default for ClientOptions {
             timeout: Duration::from_secs(30),
             total_timeout: Duration::from_secs(60),
             pool_idle_timeout: Duration::from_secs(4),
+            transport: TransportOptions::default(),
         }
     }
 }
@@ -95,6 +99,12 @@ impl ClientOptions {
     /// Replaces the per-attempt timeout.
     pub fn timeout(mut self, timeout: Duration) -> ClientOptions {
         self.timeout = timeout;
+        self
+    }
+
+    /// Replaces the transport options (TLS roots, proxy, connect timeout, own client).
+    pub fn transport(mut self, transport: TransportOptions) -> ClientOptions {
+        self.transport = transport;
         self
     }
 
@@ -123,6 +133,8 @@ pub struct Pipeline {
 
 struct Inner {
     http: reqwest::Client,
+    /// Set when the credential is a bearer token and the endpoint is not allowed to receive it.
+    bearer_refusal: Option<String>,
     /// The endpoint's origin, parsed once; each request only sets path and query.
     origin_url: reqwest::Url,
     service: Service,
@@ -147,12 +159,32 @@ impl std::fmt::Debug for Pipeline {
 /// pooled connection belongs to the tokio runtime that opened it, and reusing it from another
 /// runtime after that one shut down fails with "dispatch task is gone" (reqwest#1148) — a
 /// transport error a non-idempotent request (Put Message) must not retry.
-fn new_http(options: &ClientOptions) -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_idle_timeout(options.pool_idle_timeout)
-        .tcp_nodelay(true)
-        .build()
-        .unwrap_or_default()
+fn new_http(options: &ClientOptions) -> Result<reqwest::Client> {
+    options.transport.build(options.pool_idle_timeout)
+}
+
+/// Why a bearer token may not be sent to `endpoint`, if it may not: tokens travel only over
+/// TLS, except to a loopback emulator when the caller allowed it.
+fn bearer_refusal(
+    credential: &Credential,
+    origin: &reqwest::Url,
+    t: &TransportOptions,
+) -> Option<String> {
+    if !matches!(credential, Credential::Bearer(_)) || origin.scheme() == "https" {
+        return None;
+    }
+    let host = origin.host_str().unwrap_or_default();
+    if t.bearer_over_http_to_loopback_allowed() && crate::http::transport::is_loopback_host(host) {
+        return None;
+    }
+    Some(format!(
+        "refusing to send a bearer token over plain HTTP to {host}: use an https:// endpoint{}",
+        if crate::http::transport::is_loopback_host(host) {
+            " (for a local emulator: TransportOptions::allow_bearer_over_http_to_loopback)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// A response whose body has not been read yet (downloads).
@@ -216,12 +248,17 @@ impl Pipeline {
         options: ClientOptions,
     ) -> Result<Pipeline> {
         let endpoint = account.endpoint(service)?.clone();
+        let origin_url = reqwest::Url::parse(endpoint.origin())
+            .map_err(|_| Error::invalid_input(format!("endpoint {endpoint} is not a valid URL")))?;
         Ok(Pipeline {
             inner: Arc::new(Inner {
-                http: new_http(&options),
-                origin_url: reqwest::Url::parse(endpoint.origin()).map_err(|_| {
-                    Error::invalid_input(format!("endpoint {endpoint} is not a valid URL"))
-                })?,
+                http: new_http(&options)?,
+                bearer_refusal: bearer_refusal(
+                    account.credential(),
+                    &origin_url,
+                    &options.transport,
+                ),
+                origin_url,
                 service,
                 account: account.name().to_string(),
                 endpoint,
@@ -441,8 +478,13 @@ impl Pipeline {
             stamp("dataserviceversion", "3.0".to_string());
             stamp("maxdataserviceversion", "3.0;NetFx".to_string());
         }
+        if inner.service == Service::File && matches!(inner.credential, Credential::Bearer(_)) {
+            // Azure Files answers OAuth requests without it with 400.
+            stamp("x-ms-file-request-intent", "backup".to_string());
+        }
         let full_path = format!("{}/{}", inner.endpoint.path_prefix(), req.path);
         let mut extra_query = Vec::new();
+        let mut bearer = None;
         match &inner.credential {
             Credential::SharedKey(key) => {
                 let signable = SignableRequest {
@@ -465,8 +507,11 @@ impl Pipeline {
             }
             Credential::Sas(sas) => extra_query = sas.pairs(),
             Credential::Bearer(provider) => {
+                if let Some(why) = &inner.bearer_refusal {
+                    return Err(Error::invalid_input(why.clone()));
+                }
                 let token = provider.token().await?;
-                headers.push(("authorization".to_string(), format!("Bearer {token}")));
+                bearer = Some(token);
             }
             Credential::Anonymous => {}
         }
@@ -479,6 +524,19 @@ impl Pipeline {
         let mut rb = inner.http.request(method, url);
         for (k, v) in &headers {
             rb = rb.header(k.as_str(), v.as_str());
+        }
+        if let Some(token) = bearer {
+            let mut value =
+                reqwest::header::HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
+                    .map_err(|_| {
+                        Error::new(
+                            ErrorKind::Auth,
+                            "the access token cannot be sent in a header",
+                        )
+                        .with_sent(RequestSent::No)
+                    })?;
+            value.set_sensitive(true);
+            rb = rb.header(reqwest::header::AUTHORIZATION, value);
         }
         if req.body.is_empty() {
             if matches!(req.method.as_str(), "PUT" | "POST" | "MERGE" | "PATCH") {

@@ -402,7 +402,10 @@ impl RedisClient {
                         )
                         .with_sent(RequestSent::No)
                     })??;
-                (Some(username.clone()), Some(token))
+                (
+                    Some(username.clone()),
+                    Some(token.expose_secret().to_string()),
+                )
             }
         };
         let info = ::redis::ConnectionInfo {

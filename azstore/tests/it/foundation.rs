@@ -362,9 +362,11 @@ struct FixedToken(&'static str);
 impl azstore::TokenProvider for FixedToken {
     fn token(
         &self,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = azstore::Result<String>> + Send + '_>>
-    {
-        Box::pin(async move { Ok(self.0.to_string()) })
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = azstore::Result<azstore::AccessToken>> + Send + '_>,
+    > {
+        let expires = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600);
+        Box::pin(async move { Ok(azstore::AccessToken::new(self.0, expires)) })
     }
 }
 
@@ -376,7 +378,11 @@ async fn bearer_token_hook_is_asked_on_every_attempt() {
         .with_credential(Credential::Bearer(std::sync::Arc::new(FixedToken(
             "tok-123",
         ))));
-    let p = Pipeline::new(&account, Service::Blob, fast_retry()).unwrap();
+    // The scripted server speaks plain HTTP on loopback: tokens go there only on explicit opt-in.
+    let options = fast_retry().transport(
+        azstore::http::TransportOptions::default().allow_bearer_over_http_to_loopback(true),
+    );
+    let p = Pipeline::new(&account, Service::Blob, options).unwrap();
     p.send(Request::new(Method::Get, "c/b")).await.unwrap();
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2);

@@ -20,6 +20,7 @@ mod file_sdk_crosscheck;
 mod file_smb;
 mod file_transfer;
 mod foundation;
+mod identity;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;

@@ -425,9 +425,12 @@ struct FixedToken {
 }
 
 impl TokenProvider for FixedToken {
-    fn token(&self) -> Pin<Box<dyn Future<Output = azstore::Result<String>> + Send + '_>> {
+    fn token(
+        &self,
+    ) -> Pin<Box<dyn Future<Output = azstore::Result<azstore::AccessToken>> + Send + '_>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
-        Box::pin(async move { Ok(self.token.clone()) })
+        let expires = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600);
+        Box::pin(async move { Ok(azstore::AccessToken::new(self.token.clone(), expires)) })
     }
 }
 

@@ -1,0 +1,263 @@
+//! How requests reach the service: TLS roots, proxies, connect timeout, or your own
+//! `reqwest::Client`; and the rule that a bearer token never travels over plain HTTP.
+//!
+//! Azure Storage speaks HTTP/1.1 over TLS. The defaults suit the public cloud: the bundled
+//! Mozilla roots (`webpki-roots`), the proxy named by the standard `HTTPS_PROXY` /
+//! `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` variables (upper or lower case) if any, a 10 s connect
+//! timeout.
+//!
+//! ```
+//! use azstore::http::{TlsRoots, TransportOptions};
+//! # fn demo(corporate_ca_pem: &[u8]) -> azstore::Result<()> {
+//! let transport = TransportOptions::default()
+//!     .tls_roots(TlsRoots::Native)                 // the operating system's store
+//!     .add_root_certificates_pem(corporate_ca_pem)? // plus a private CA
+//!     .proxy("http://proxy.internal:3128")?;
+//! let options = azstore::ClientOptions::default().transport(transport);
+//! # let _ = options; Ok(()) }
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Which built-in root certificates to trust (certificates added with
+/// [`TransportOptions::add_root_certificates_pem`] are trusted in every case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TlsRoots {
+    /// The Mozilla root program, compiled in (`webpki-roots`). The default: the same on every
+    /// machine.
+    #[default]
+    Bundled,
+    /// The operating system's certificate store (on Linux also `SSL_CERT_FILE` /
+    /// `SSL_CERT_DIR`): what a corporate TLS-inspecting proxy's CA is usually installed in.
+    Native,
+    /// Both of the above.
+    BundledAndNative,
+    /// None: only the certificates added explicitly.
+    OnlyAdded,
+}
+
+/// A proxy choice.
+#[derive(Clone, Default)]
+enum ProxyChoice {
+    /// The standard environment variables (reqwest's behaviour).
+    #[default]
+    FromEnvironment,
+    /// No proxy, whatever the environment says.
+    Disabled,
+    /// This proxy for every request (the URL may carry credentials; never printed).
+    Explicit(Box<reqwest::Proxy>),
+}
+
+/// Network options shared by the clients built from one [`crate::ClientOptions`].
+#[derive(Clone)]
+#[must_use]
+pub struct TransportOptions {
+    roots: TlsRoots,
+    extra_roots: Vec<reqwest::Certificate>,
+    proxy: ProxyChoice,
+    connect_timeout: Option<Duration>,
+    client: Option<reqwest::Client>,
+    bearer_over_http_to_loopback: bool,
+}
+
+impl Default for TransportOptions {
+    fn default() -> Self {
+        TransportOptions {
+            roots: TlsRoots::default(),
+            extra_roots: Vec::new(),
+            proxy: ProxyChoice::default(),
+            connect_timeout: Some(Duration::from_secs(10)),
+            client: None,
+            bearer_over_http_to_loopback: false,
+        }
+    }
+}
+
+/// Environment variable naming a PEM file of extra root certificates ([`TransportOptions::from_env`]).
+pub const CA_FILE_ENV: &str = "AZSTORE_CA_FILE";
+/// Environment variable choosing the built-in roots: `bundled`, `native`, `both` or `none`.
+pub const TLS_ROOTS_ENV: &str = "AZSTORE_TLS_ROOTS";
+/// Environment variable that, set to `loopback`, allows bearer tokens over plain HTTP to
+/// a loopback emulator ([`TransportOptions::allow_bearer_over_http_to_loopback`]).
+pub const BEARER_OVER_HTTP_ENV: &str = "AZSTORE_ALLOW_BEARER_OVER_HTTP";
+
+impl TransportOptions {
+    /// The defaults, adjusted by the environment: `AZSTORE_CA_FILE` (a PEM file of extra roots),
+    /// `AZSTORE_TLS_ROOTS` (`bundled` | `native` | `both` | `none`) and
+    /// `AZSTORE_ALLOW_BEARER_OVER_HTTP=loopback`. Proxies come from the standard variables either
+    /// way.
+    pub fn from_env() -> Result<TransportOptions> {
+        Self::from_lookup(&|k| std::env::var(k).ok())
+    }
+
+    pub(crate) fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Result<TransportOptions> {
+        let mut t = TransportOptions::default();
+        if let Some(roots) = get(TLS_ROOTS_ENV) {
+            t.roots = match roots.trim().to_ascii_lowercase().as_str() {
+                "bundled" => TlsRoots::Bundled,
+                "native" => TlsRoots::Native,
+                "both" => TlsRoots::BundledAndNative,
+                "none" => TlsRoots::OnlyAdded,
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "{TLS_ROOTS_ENV} must be bundled, native, both or none"
+                    )));
+                }
+            };
+        }
+        if let Some(path) = get(CA_FILE_ENV).filter(|p| !p.trim().is_empty()) {
+            let pem = std::fs::read(path.trim()).map_err(|e| {
+                Error::invalid_input(format!("{CA_FILE_ENV}: cannot read {}: {e}", path.trim()))
+            })?;
+            t = t.add_root_certificates_pem(&pem).map_err(|e| {
+                Error::invalid_input(format!("{CA_FILE_ENV} ({}): {}", path.trim(), e.message()))
+            })?;
+        }
+        if let Some(v) = get(BEARER_OVER_HTTP_ENV) {
+            match v.trim() {
+                "loopback" => t.bearer_over_http_to_loopback = true,
+                "" | "no" | "false" => {}
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "{BEARER_OVER_HTTP_ENV} accepts only `loopback`"
+                    )));
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// Which built-in roots to trust (default [`TlsRoots::Bundled`]).
+    pub fn tls_roots(mut self, roots: TlsRoots) -> TransportOptions {
+        self.roots = roots;
+        self
+    }
+
+    /// Also trusts every certificate in `pem` (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks): a private CA, a TLS-inspecting proxy's CA, an emulator's test certificate.
+    pub fn add_root_certificates_pem(mut self, pem: &[u8]) -> Result<TransportOptions> {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|_| Error::invalid_input("root certificates: not valid PEM"))?;
+        if certs.is_empty() {
+            return Err(Error::invalid_input(
+                "root certificates: no CERTIFICATE block in the PEM data",
+            ));
+        }
+        self.extra_roots.extend(certs);
+        Ok(self)
+    }
+
+    /// Sends every request through this HTTP(S) proxy (`http://host:port`, optionally with
+    /// `user:password@`), instead of the one the environment names.
+    pub fn proxy(mut self, url: &str) -> Result<TransportOptions> {
+        let proxy = reqwest::Proxy::all(url)
+            .map_err(|_| Error::invalid_input("proxy: not a valid proxy URL"))?;
+        self.proxy = ProxyChoice::Explicit(Box::new(proxy));
+        Ok(self)
+    }
+
+    /// Uses no proxy, even if `HTTPS_PROXY` and friends are set.
+    pub fn no_proxy(mut self) -> TransportOptions {
+        self.proxy = ProxyChoice::Disabled;
+        self
+    }
+
+    /// Time allowed to establish a connection (TCP and TLS), default 10 s. A connection that
+    /// could not be established was not sent, so it is retried like any transient failure.
+    pub fn connect_timeout(mut self, timeout: Duration) -> TransportOptions {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
+    /// whatever the options above do not cover. The other transport options are then ignored,
+    /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
+    /// keep-alive (see [`crate::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
+    pub fn client(mut self, client: reqwest::Client) -> TransportOptions {
+        self.client = Some(client);
+        self
+    }
+
+    /// Allows sending a bearer token over plain `http://` when the endpoint is on this machine
+    /// (`127.0.0.0/8`, `::1`, `localhost`): for local emulators only. Without it (the default)
+    /// a request that would put a token on an unencrypted connection is refused before
+    /// sending. Tokens never go over plain HTTP to any other host.
+    pub fn allow_bearer_over_http_to_loopback(mut self, allow: bool) -> TransportOptions {
+        self.bearer_over_http_to_loopback = allow;
+        self
+    }
+
+    pub(crate) fn bearer_over_http_to_loopback_allowed(&self) -> bool {
+        self.bearer_over_http_to_loopback
+    }
+
+    /// The reqwest client for one pipeline.
+    pub(crate) fn build(&self, pool_idle_timeout: Duration) -> Result<reqwest::Client> {
+        if let Some(c) = &self.client {
+            return Ok(c.clone());
+        }
+        let (bundled, native) = match self.roots {
+            TlsRoots::Bundled => (true, false),
+            TlsRoots::Native => (false, true),
+            TlsRoots::BundledAndNative => (true, true),
+            TlsRoots::OnlyAdded => (false, false),
+        };
+        let mut b = reqwest::Client::builder()
+            .pool_idle_timeout(pool_idle_timeout)
+            .tcp_nodelay(true)
+            .http1_only()
+            .tls_built_in_root_certs(bundled || native)
+            .tls_built_in_webpki_certs(bundled)
+            .tls_built_in_native_certs(native);
+        for c in &self.extra_roots {
+            b = b.add_root_certificate(c.clone());
+        }
+        if let Some(t) = self.connect_timeout {
+            b = b.connect_timeout(t);
+        }
+        b = match &self.proxy {
+            ProxyChoice::FromEnvironment => b,
+            ProxyChoice::Disabled => b.no_proxy(),
+            ProxyChoice::Explicit(p) => b.proxy((**p).clone()),
+        };
+        b.build().map_err(|e| {
+            Error::invalid_input("could not build the HTTP client (TLS roots or proxy settings)")
+                .with_source(e.without_url())
+        })
+    }
+}
+
+impl fmt::Debug for TransportOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let proxy = match &self.proxy {
+            ProxyChoice::FromEnvironment => "from environment",
+            ProxyChoice::Disabled => "disabled",
+            ProxyChoice::Explicit(_) => "explicit (<redacted>)",
+        };
+        f.debug_struct("TransportOptions")
+            .field("roots", &self.roots)
+            .field("extra_roots", &self.extra_roots.len())
+            .field("proxy", &proxy)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("custom_client", &self.client.is_some())
+            .field(
+                "bearer_over_http_to_loopback",
+                &self.bearer_over_http_to_loopback,
+            )
+            .finish()
+    }
+}
+
+/// Whether `host` (a URL's host, IPv6 in brackets) names this machine.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = h.parse::<std::net::IpAddr>() {
+        return ip.is_loopback();
+    }
+    let d = h.trim_end_matches('.').to_ascii_lowercase();
+    d == "localhost" || d.ends_with(".localhost")
+}
