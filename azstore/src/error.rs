@@ -57,6 +57,10 @@ pub enum ErrorKind {
     /// The caller's own closure aborted a read-modify-write loop (see
     /// [`crate::update::Decision::abort`]); nothing was written.
     Aborted,
+    /// Data failed a checksum: the service received other bytes than azstore sent (400
+    /// `Md5Mismatch` / `Crc64Mismatch`), or a verified read received other bytes than the
+    /// service sent. The error code says which checksum; retrying the transfer may succeed.
+    Integrity,
 }
 
 /// Whether a failed request may have reached the server — the question that matters for an
@@ -152,6 +156,8 @@ error_codes! {
     InvalidResourceName, InvalidUri, MissingRequiredHeader, OperationTimedOut, ServerBusy,
     InternalError, InvalidXmlDocument, InvalidOperation, RequestBodyTooLarge,
     UnsupportedHeader, Md5Mismatch, InvalidMd5, OutOfRangeQueryParameterValue,
+    // Integrity, lifecycle
+    Crc64Mismatch, BlobIsSealed, BlobArchived, BlobBeingRehydrated,
 }
 
 impl fmt::Display for ErrorCode {
@@ -245,6 +251,11 @@ impl Error {
         e.inner.request_id = request_id;
         e.inner.sent = RequestSent::Yes;
         e
+    }
+
+    /// A verified read whose bytes do not match the checksum the service sent.
+    pub(crate) fn local_mismatch(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Integrity, message).with_code(code)
     }
 
     /// A response that could not be decoded (malformed XML/JSON, missing header).
@@ -360,6 +371,12 @@ impl Error {
         self.inner.kind == ErrorKind::NotModified
     }
 
+    /// A checksum did not match, on the service's side or on a verified read
+    /// ([`ErrorKind::Integrity`]).
+    pub fn is_integrity_mismatch(&self) -> bool {
+        self.inner.kind == ErrorKind::Integrity
+    }
+
     /// Any lease-related refusal.
     pub fn is_lease_error(&self) -> bool {
         self.inner.kind == ErrorKind::Lease
@@ -406,6 +423,12 @@ pub(crate) fn succeeded_unless<T>(
 }
 
 fn classify(status: u16, code: Option<&ErrorCode>) -> ErrorKind {
+    if matches!(
+        code,
+        Some(ErrorCode::Md5Mismatch | ErrorCode::Crc64Mismatch)
+    ) {
+        return ErrorKind::Integrity;
+    }
     if code.is_some_and(ErrorCode::is_lease_code) && matches!(status, 400 | 409 | 412) {
         return ErrorKind::Lease;
     }

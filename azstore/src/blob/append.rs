@@ -1,12 +1,9 @@
 //! Append blobs: create, and Append Block with the append-position and max-size conditions.
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::names::validate_metadata;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::Method;
@@ -17,10 +14,8 @@ use crate::http::Method;
 pub struct CreateOptions {
     /// Conditions; `Conditions::if_not_exists()` creates only if nothing is there.
     pub conditions: Conditions,
-    /// `Content-Type`.
-    pub content_type: Option<String>,
-    /// Metadata.
-    pub metadata: BTreeMap<String, String>,
+    /// HTTP headers, metadata, tags, encryption scope (and, for page blobs, a premium tier).
+    pub write: crate::blob::BlobWriteOptions,
 }
 
 impl CreateOptions {
@@ -32,6 +27,8 @@ impl CreateOptions {
         }
     }
 }
+
+crate::blob::write_options::write_builders!(CreateOptions);
 
 /// Conditions of Append Block.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +42,8 @@ pub struct AppendOptions {
     /// `x-ms-blob-condition-maxsize`: refuse (412 `MaxBlobSizeConditionNotMet`) if the blob
     /// would grow beyond this many bytes.
     pub max_size: Option<u64>,
+    /// Transactional checksum of the block, checked by the service.
+    pub checksum: crate::blob::Checksum,
 }
 
 impl AppendOptions {
@@ -59,6 +58,18 @@ impl AppendOptions {
     /// Limits the blob size.
     pub fn max_size(mut self, max: u64) -> AppendOptions {
         self.max_size = Some(max);
+        self
+    }
+
+    /// Sets the conditions.
+    pub fn conditions(mut self, conditions: Conditions) -> AppendOptions {
+        self.conditions = conditions;
+        self
+    }
+
+    /// Sets the transactional checksum.
+    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> AppendOptions {
+        self.checksum = checksum;
         self
     }
 }
@@ -86,17 +97,14 @@ impl BlobClient {
         options
             .conditions
             .check(Allowed::ALL, "Put Blob (append)")?;
-        validate_metadata(&options.metadata)?;
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Put)
-                    .header("x-ms-blob-type", "AppendBlob")
-                    .header_opt("x-ms-blob-content-type", options.content_type.clone())
-                    .conditions(&options.conditions)
-                    .metadata(&options.metadata),
-            )
-            .await?;
+        let req = self
+            .request(Method::Put)
+            .header("x-ms-blob-type", "AppendBlob")
+            .conditions(&options.conditions);
+        let req = options
+            .write
+            .apply(req, crate::blob::write_options::WriteKind::CreateAppend)?;
+        let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
 
@@ -114,6 +122,7 @@ impl BlobClient {
                 "an appended block must be 1 byte to 100 MiB",
             ));
         }
+        let checksum = options.checksum.header(&body);
         let req = self
             .request(Method::Put)
             .query("comp", "appendblock")
@@ -128,6 +137,10 @@ impl BlobClient {
             )
             .body(body, "application/octet-stream")
             .non_idempotent();
+        let req = match checksum {
+            Some((k, v)) => req.header(k, v),
+            None => req,
+        };
         let resp = self.pipeline.send(req).await?;
         Ok(AppendResult {
             etag: resp.headers.require_etag()?,

@@ -1,15 +1,11 @@
 //! Block blobs staged in blocks: Put Block, Put Block List (the commit, where the caller's
 //! conditions go) and Get Block List.
 
-use std::collections::BTreeMap;
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::names::validate_metadata;
-use crate::blob::properties::BlobHttpHeaders;
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
@@ -80,10 +76,30 @@ pub struct CommitOptions {
     /// Conditions on the blob being replaced: `if_match` for "replace only if unchanged",
     /// `if_not_exists` for "create only".
     pub conditions: Conditions,
-    /// HTTP headers of the new blob.
-    pub headers: BlobHttpHeaders,
-    /// Metadata of the new blob.
-    pub metadata: BTreeMap<String, String>,
+    /// HTTP headers, metadata, tier, tags and encryption scope of the new blob.
+    pub write: crate::blob::BlobWriteOptions,
+}
+
+impl CommitOptions {
+    /// Options with these conditions.
+    pub fn conditions(conditions: Conditions) -> CommitOptions {
+        CommitOptions {
+            conditions,
+            ..CommitOptions::default()
+        }
+    }
+}
+
+crate::blob::write_options::write_builders!(CommitOptions);
+
+/// Options of staging a block ([`BlobClient::put_block_with`]).
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct BlockOptions {
+    /// Only a lease id is accepted (a leased blob needs it).
+    pub conditions: Conditions,
+    /// Transactional checksum of the block, checked by the service.
+    pub checksum: crate::blob::Checksum,
 }
 
 /// One block as returned by Get Block List.
@@ -135,20 +151,38 @@ impl BlobClient {
         body: impl Into<Bytes>,
         conditions: &Conditions,
     ) -> Result<()> {
-        conditions.check(Allowed::LEASE_ONLY, "Put Block")?;
+        let options = BlockOptions {
+            conditions: conditions.clone(),
+            checksum: crate::blob::Checksum::None,
+        };
+        self.put_block_with(id, body, &options).await
+    }
+
+    /// Put Block with a transactional checksum: the service refuses the block with 400
+    /// `Md5Mismatch` / `Crc64Mismatch` if it received other bytes than were sent.
+    pub async fn put_block_with(
+        &self,
+        id: &BlockId,
+        body: impl Into<Bytes>,
+        options: &BlockOptions,
+    ) -> Result<()> {
+        options.conditions.check(Allowed::LEASE_ONLY, "Put Block")?;
         let body = body.into();
         if body.is_empty() || body.len() as u64 > MAX_BLOCK_SIZE {
             return Err(Error::invalid_input("a block must be 1 byte to 4000 MiB"));
         }
-        self.pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "block")
-                    .query("blockid", id.as_str())
-                    .conditions(conditions)
-                    .body(body, "application/octet-stream"),
-            )
-            .await?;
+        let checksum = options.checksum.header(&body);
+        let req = self
+            .request(Method::Put)
+            .query("comp", "block")
+            .query("blockid", id.as_str())
+            .conditions(&options.conditions)
+            .body(body, "application/octet-stream");
+        let req = match checksum {
+            Some((k, v)) => req.header(k, v),
+            None => req,
+        };
+        self.pipeline.send(req).await?;
         Ok(())
     }
 
@@ -160,7 +194,6 @@ impl BlobClient {
         options: &CommitOptions,
     ) -> Result<WriteResult> {
         options.conditions.check(Allowed::ALL, "Put Block List")?;
-        validate_metadata(&options.metadata)?;
         if blocks.len() > MAX_BLOCKS {
             return Err(Error::invalid_input(
                 "a blob can have at most 50,000 blocks",
@@ -185,33 +218,35 @@ impl BlobClient {
             body.push_str(&format!("<{tag}>{}</{tag}>", xml::escape(id.as_str())));
         }
         body.push_str("</BlockList>");
-        let h = &options.headers;
         let req = self
             .request(Method::Put)
             .query("comp", "blocklist")
-            .conditions(&options.conditions)
-            .metadata(&options.metadata)
-            .header_opt("x-ms-blob-content-type", h.content_type.clone())
-            .header_opt("x-ms-blob-content-encoding", h.content_encoding.clone())
-            .header_opt("x-ms-blob-content-language", h.content_language.clone())
-            .header_opt("x-ms-blob-cache-control", h.cache_control.clone())
-            .header_opt(
-                "x-ms-blob-content-disposition",
-                h.content_disposition.clone(),
-            )
-            .header_opt("x-ms-blob-content-md5", h.content_md5.clone())
+            .conditions(&options.conditions);
+        let req = options
+            .write
+            .apply(req, crate::blob::write_options::WriteKind::PutBlockList)?
             .body(body, "application/xml");
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
 
-    /// Get Block List. Accepts only a lease id (the seed table: no conditional headers).
+    /// Get Block List. Accepts a lease id and `x-ms-if-tags` (412 `ConditionNotMet` when the
+    /// blob's tags do not match); the service takes no ETag or date condition here.
     pub async fn get_block_list_if(
         &self,
         which: BlockListType,
         conditions: &Conditions,
     ) -> Result<BlockList> {
-        conditions.check(Allowed::LEASE_ONLY, "Get Block List")?;
+        conditions.check(
+            Allowed {
+                etag: false,
+                dates: false,
+                if_modified_since_only: false,
+                tags: true,
+                lease: true,
+            },
+            "Get Block List",
+        )?;
         let t = match which {
             BlockListType::Committed => "committed",
             BlockListType::Uncommitted => "uncommitted",

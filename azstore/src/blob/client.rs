@@ -1,6 +1,5 @@
 //! The blob clients and their core operations.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -80,6 +79,7 @@ impl ContainerClient {
             pipeline: self.pipeline.clone(),
             container: self.name.clone(),
             name: name.into(),
+            at: None,
         })
     }
 
@@ -136,6 +136,9 @@ pub struct BlobClient {
     pub(crate) pipeline: Pipeline,
     pub(crate) container: Arc<str>,
     pub(crate) name: Arc<str>,
+    /// A snapshot (`("snapshot", id)`) or version (`("versionid", id)`) this client addresses
+    /// instead of the base blob (see `BlobClient::at_snapshot` / `at_version`).
+    pub(crate) at: Option<(&'static str, Arc<str>)>,
 }
 
 /// Options of Put Blob.
@@ -144,10 +147,11 @@ pub struct BlobClient {
 pub struct PutOptions {
     /// Conditions; the default is last writer wins.
     pub conditions: Conditions,
-    /// `Content-Type` (default `application/octet-stream`).
-    pub content_type: Option<String>,
-    /// User metadata, replacing any existing metadata.
-    pub metadata: BTreeMap<String, String>,
+    /// HTTP headers, metadata, tier, tags and encryption scope of the new blob. Without a
+    /// content type the blob is stored as `application/octet-stream`.
+    pub write: crate::blob::BlobWriteOptions,
+    /// Transactional checksum of the body, checked by the service.
+    pub checksum: crate::blob::Checksum,
 }
 
 impl PutOptions {
@@ -159,18 +163,14 @@ impl PutOptions {
         }
     }
 
-    /// Sets the content type.
-    pub fn content_type(mut self, ct: impl Into<String>) -> PutOptions {
-        self.content_type = Some(ct.into());
-        self
-    }
-
-    /// Adds a metadata pair.
-    pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> PutOptions {
-        self.metadata.insert(key.into(), value.into());
+    /// Sets the transactional checksum.
+    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> PutOptions {
+        self.checksum = checksum;
         self
     }
 }
+
+crate::blob::write_options::write_builders!(PutOptions);
 
 /// What a write returns: the new version.
 #[derive(Debug, Clone, PartialEq)]
@@ -217,9 +217,14 @@ impl BlobClient {
         &self.pipeline
     }
 
-    /// The blob URL (without credentials).
+    /// The blob URL (without credentials; with `?snapshot=` or `?versionid=` when this
+    /// client addresses a snapshot or version).
     pub fn url(&self) -> String {
-        self.pipeline.url_of(&self.path())
+        let url = self.pipeline.url_of(&self.path());
+        match &self.at {
+            Some((k, v)) => format!("{url}?{k}={}", crate::http::request::encode_query_value(v)),
+            None => url,
+        }
     }
 
     pub(crate) fn path(&self) -> String {
@@ -227,7 +232,11 @@ impl BlobClient {
     }
 
     pub(crate) fn request(&self, method: Method) -> Request {
-        Request::new(method, &self.path())
+        let req = Request::new(method, &self.path());
+        match &self.at {
+            Some((k, v)) => req.query(k, v.to_string()),
+            None => req,
+        }
     }
 
     /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
@@ -255,18 +264,26 @@ impl BlobClient {
     /// Put Blob with all options.
     pub async fn put(&self, body: impl Into<Bytes>, options: &PutOptions) -> Result<WriteResult> {
         options.conditions.check(Allowed::ALL, "Put Blob")?;
+        let body: Bytes = body.into();
+        let content_type = options
+            .write
+            .headers
+            .content_type
+            .clone()
+            .unwrap_or_else(|| "application/octet-stream".into());
+        let checksum = options.checksum.header(&body);
         let req = self
             .request(Method::Put)
             .header("x-ms-blob-type", "BlockBlob")
-            .conditions(&options.conditions)
-            .metadata(&options.metadata)
-            .body(
-                body.into(),
-                options
-                    .content_type
-                    .as_deref()
-                    .unwrap_or("application/octet-stream"),
-            );
+            .conditions(&options.conditions);
+        let req = options
+            .write
+            .apply(req, crate::blob::write_options::WriteKind::PutBlob)?
+            .body(body, &content_type);
+        let req = match checksum {
+            Some((k, v)) => req.header(k, v),
+            None => req,
+        };
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
@@ -306,7 +323,12 @@ impl BlobClient {
         self.pipeline
             .send(
                 self.request(Method::Delete)
-                    .header("x-ms-delete-snapshots", "include")
+                    // A snapshot or version is deleted alone (the service refuses the
+                    // header there).
+                    .header_opt(
+                        "x-ms-delete-snapshots",
+                        self.at.is_none().then_some("include"),
+                    )
                     .conditions(conditions),
             )
             .await?;

@@ -2,15 +2,16 @@
 //! Copy Blob. Both copies take conditions on the **source** (`x-ms-source-if-*`) and on the
 //! **destination** (the usual conditional headers).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use time::OffsetDateTime;
 
 use crate::auth::sas::SasBuilder;
 use crate::blob::client::BlobClient;
+use crate::blob::from_url::{CopyTags, SourceAuthorization, check_tags_mode, validate_source_url};
+use crate::blob::lifecycle::RehydratePriority;
 use crate::blob::models::BlobProperties;
-use crate::blob::names::validate_metadata;
+use crate::blob::write_options::{BlobWriteOptions, WriteKind};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
@@ -58,8 +59,20 @@ pub struct CopyOptions {
     pub source_conditions: Conditions,
     /// Conditions on the destination blob (this client's blob), including its lease id.
     pub conditions: Conditions,
-    /// Metadata for the destination; when empty the source's metadata is copied.
-    pub metadata: BTreeMap<String, String>,
+    /// Metadata (when empty the source's metadata is copied), tier, tags and encryption
+    /// scope of the destination. HTTP headers are refused: a copy takes the source's.
+    pub write: BlobWriteOptions,
+    /// (Copy Blob From URL) The MD5 (base64) the source must have, checked by the service
+    /// (`x-ms-source-content-md5`; 400 `Md5Mismatch` otherwise).
+    pub source_content_md5: Option<String>,
+    /// (Copy Blob From URL) Where the destination's index tags come from.
+    pub tags: Option<CopyTags>,
+    /// (Copy Blob From URL) A bearer token the service reads the source with.
+    pub source_authorization: Option<SourceAuthorization>,
+    /// (Copy Blob, append blobs) Seal the destination after the copy (`x-ms-seal-blob`).
+    pub seal: bool,
+    /// (Copy Blob from an archived source) How fast the destination is rehydrated.
+    pub rehydrate_priority: Option<RehydratePriority>,
 }
 
 impl CopyOptions {
@@ -68,10 +81,42 @@ impl CopyOptions {
         CopyOptions {
             source_conditions,
             conditions,
-            metadata: BTreeMap::new(),
+            ..CopyOptions::default()
         }
     }
+
+    /// Sets the MD5 the source must have (Copy Blob From URL).
+    pub fn source_content_md5(mut self, md5_base64: impl Into<String>) -> CopyOptions {
+        self.source_content_md5 = Some(md5_base64.into());
+        self
+    }
+
+    /// Sets where the index tags come from (Copy Blob From URL).
+    pub fn tags_from(mut self, tags: CopyTags) -> CopyOptions {
+        self.tags = Some(tags);
+        self
+    }
+
+    /// Has the service read the source with this bearer token (Copy Blob From URL).
+    pub fn source_authorization(mut self, auth: SourceAuthorization) -> CopyOptions {
+        self.source_authorization = Some(auth);
+        self
+    }
+
+    /// Seals the destination append blob after the copy (Copy Blob).
+    pub fn seal(mut self) -> CopyOptions {
+        self.seal = true;
+        self
+    }
+
+    /// Sets the rehydrate priority (Copy Blob from an archived source).
+    pub fn rehydrate_priority(mut self, p: RehydratePriority) -> CopyOptions {
+        self.rehydrate_priority = Some(p);
+        self
+    }
 }
+
+crate::blob::write_options::write_builders!(CopyOptions);
 
 /// What a copy returns.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,22 +150,67 @@ impl BlobClient {
                 "Copy Blob From URL does not accept a tags condition on the source",
             ));
         }
-        if !(source_url.starts_with("https://") || source_url.starts_with("http://")) {
-            return Err(Error::invalid_input("copy source must be an http(s) URL"));
+        validate_source_url(source_url)?;
+        let sync_only = [
+            ("a source MD5", options.source_content_md5.is_some()),
+            ("a tags copy mode", options.tags.is_some()),
+            (
+                "a source authorization",
+                options.source_authorization.is_some(),
+            ),
+        ];
+        let async_only = [
+            ("seal", options.seal),
+            ("a rehydrate priority", options.rehydrate_priority.is_some()),
+        ];
+        let (refused, other) = if sync {
+            (&async_only[..], "start_copy_from_url")
+        } else {
+            (&sync_only[..], "copy_from_url")
+        };
+        if let Some((what, _)) = refused.iter().find(|(_, set)| *set) {
+            return Err(Error::invalid_input(format!(
+                "{op} does not take {what}; {other} does"
+            )));
         }
-        validate_metadata(&options.metadata)?;
+        check_tags_mode(options.tags, &options.write)?;
+        let kind = if sync {
+            WriteKind::CopyFromUrl
+        } else {
+            WriteKind::CopyBlob
+        };
         let mut req = self
             .request(Method::Put)
             .header("x-ms-copy-source", source_url)
-            .conditions(&options.conditions)
-            .metadata(&options.metadata);
+            .conditions(&options.conditions);
+        req = options.write.apply(req, kind)?;
         for (k, v) in options.source_conditions.source_headers()? {
             req = req.header(k, v);
         }
         if sync {
             req = req.header("x-ms-requires-sync", "true");
         }
-        Ok(req)
+        Ok(req
+            .header_opt(
+                "x-ms-source-content-md5",
+                options.source_content_md5.clone(),
+            )
+            .header_opt(
+                "x-ms-copy-source-tag-option",
+                options.tags.map(CopyTags::header_value),
+            )
+            .header_opt(
+                "x-ms-copy-source-authorization",
+                options
+                    .source_authorization
+                    .as_ref()
+                    .map(|a| a.header_value().to_string()),
+            )
+            .header_opt("x-ms-seal-blob", options.seal.then_some("true"))
+            .header_opt(
+                "x-ms-rehydrate-priority",
+                options.rehydrate_priority.map(RehydratePriority::as_str),
+            ))
     }
 
     fn copy_result(resp: &crate::http::Response) -> Result<CopyResult> {

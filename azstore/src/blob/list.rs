@@ -32,9 +32,53 @@ pub struct ListOptions {
     pub include_metadata: bool,
     /// (List Blobs) Include snapshots.
     pub include_snapshots: bool,
-    /// (List Blobs) Include soft-deleted blobs (`include=deleted`), marked
-    /// [`BlobItem::deleted`]; restore one with [`BlobClient::undelete`](crate::BlobClient::undelete).
-    pub include_deleted: bool,
+    /// (List Blobs) Further `include=` values: versions, deleted blobs, tags, uncommitted
+    /// blobs, copy state, …
+    pub include: Vec<ListInclude>,
+}
+
+/// A value of List Blobs' `include=` (besides metadata and snapshots, which have their own
+/// flags in [`ListOptions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ListInclude {
+    /// Previous versions (`versions`), with [`BlobItem::version_id`] set.
+    Versions,
+    /// Soft-deleted blobs (`deleted`), with [`BlobItem::deleted`] set.
+    Deleted,
+    /// Deleted blobs that still have versions (`deletedwithversions`), with
+    /// [`BlobItem::has_versions_only`] set.
+    DeletedWithVersions,
+    /// Index tags (`tags`), in [`BlobItem::tags`].
+    Tags,
+    /// Blobs with staged but uncommitted blocks only (`uncommittedblobs`).
+    UncommittedBlobs,
+    /// Copy state (`copy`), in [`BlobItem::copy_id`] / [`BlobItem::copy_status`].
+    Copy,
+    /// Immutability policies (`immutabilitypolicy`).
+    ImmutabilityPolicy,
+    /// Legal holds (`legalhold`).
+    LegalHold,
+    /// Owner, group and permissions on accounts with a hierarchical namespace
+    /// (`permissions`).
+    Permissions,
+}
+
+impl ListInclude {
+    /// The value as sent in `include=`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListInclude::Versions => "versions",
+            ListInclude::Deleted => "deleted",
+            ListInclude::DeletedWithVersions => "deletedwithversions",
+            ListInclude::Tags => "tags",
+            ListInclude::UncommittedBlobs => "uncommittedblobs",
+            ListInclude::Copy => "copy",
+            ListInclude::ImmutabilityPolicy => "immutabilitypolicy",
+            ListInclude::LegalHold => "legalhold",
+            ListInclude::Permissions => "permissions",
+        }
+    }
 }
 
 impl ListOptions {
@@ -68,9 +112,16 @@ impl ListOptions {
         self
     }
 
-    /// Include soft-deleted blobs (List Blobs only).
-    pub fn with_deleted(mut self) -> ListOptions {
-        self.include_deleted = true;
+    /// Include soft-deleted blobs (List Blobs only): `including(ListInclude::Deleted)`.
+    pub fn with_deleted(self) -> ListOptions {
+        self.including(ListInclude::Deleted)
+    }
+
+    /// Adds an `include=` value (List Blobs).
+    pub fn including(mut self, what: ListInclude) -> ListOptions {
+        if !self.include.contains(&what) {
+            self.include.push(what);
+        }
         self
     }
 
@@ -106,13 +157,15 @@ impl ListOptions {
             }
             include.push("snapshots");
         }
-        if self.include_deleted {
-            if !blobs {
-                return Err(Error::invalid_input(
-                    "List Containers has no deleted items to include",
-                ));
+        if !self.include.is_empty() && !blobs {
+            return Err(Error::invalid_input(
+                "these include values are for List Blobs",
+            ));
+        }
+        for i in &self.include {
+            if !include.contains(&i.as_str()) {
+                include.push(i.as_str());
             }
-            include.push("deleted");
         }
         if !include.is_empty() {
             req = req.query("include", include.join(","));
@@ -173,11 +226,29 @@ pub struct BlobItem {
     pub lease_status: Option<LeaseStatus>,
     /// Metadata (when requested).
     pub metadata: BTreeMap<String, String>,
-    /// Soft-deleted (listed only with [`ListOptions::with_deleted`]).
+    /// The version id (with [`ListInclude::Versions`]).
+    pub version_id: Option<String>,
+    /// Whether this is the current version (with [`ListInclude::Versions`]).
+    pub is_current_version: Option<bool>,
+    /// Soft-deleted (with [`ListInclude::Deleted`]).
     pub deleted: bool,
+    /// Deleted, only versions left (with [`ListInclude::DeletedWithVersions`]).
+    pub has_versions_only: bool,
+    /// Index tags (with [`ListInclude::Tags`]).
+    pub tags: crate::blob::Tags,
+    /// Number of index tags.
+    pub tag_count: Option<u64>,
+    /// Access tier.
+    pub access_tier: Option<crate::blob::AccessTier>,
+    /// Id of the last copy into this blob (with [`ListInclude::Copy`]).
+    pub copy_id: Option<String>,
+    /// Status of that copy (with [`ListInclude::Copy`]).
+    pub copy_status: Option<String>,
 }
 
 /// An entry of List Blobs: a blob, or (with a delimiter) a virtual directory.
+// Nearly every entry is a blob: boxing it would cost an allocation per item for nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlobListItem {
     /// A blob.
@@ -222,7 +293,7 @@ fn date(s: Option<String>) -> Option<OffsetDateTime> {
 }
 
 /// Turns a page fetcher into a stream of items that follows markers to the end.
-fn paged<T, F, Fut>(fetch: F) -> ResultStream<T>
+pub(crate) fn paged<T, F, Fut>(fetch: F) -> ResultStream<T>
 where
     T: Send + 'static,
     F: Fn(Option<String>) -> Fut + Send + Sync + 'static,
@@ -340,7 +411,27 @@ impl ContainerClient {
                             p.lease_status.as_deref(),
                         ),
                         metadata: b.metadata.unwrap_or_default(),
+                        version_id: non_empty(b.version_id),
+                        is_current_version: b.is_current_version,
                         deleted: b.deleted.unwrap_or(false),
+                        has_versions_only: b.has_versions_only.unwrap_or(false),
+                        tags: b
+                            .tags
+                            .map(|t| {
+                                t.tag_set
+                                    .items
+                                    .into_iter()
+                                    .map(|t| (t.key, t.value))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        tag_count: p.tag_count,
+                        access_tier: p
+                            .access_tier
+                            .as_deref()
+                            .and_then(crate::blob::AccessTier::parse),
+                        copy_id: non_empty(p.copy_id),
+                        copy_status: non_empty(p.copy_status),
                     }))
                 }
                 xml::RawBlobEntry::BlobPrefix(p) => {

@@ -41,36 +41,55 @@
 mod append;
 mod append_url;
 mod block;
+mod checksum;
 pub(crate) mod client;
 mod container;
 mod copy;
 mod download;
+mod from_url;
+mod lifecycle;
 mod list;
 mod models;
 mod names;
 mod page;
 mod properties;
 mod reads;
+mod service;
 mod soft_delete;
 mod upload;
+mod verified;
+mod versions;
+mod write_options;
 mod xml;
 
 pub use append::{AppendOptions, AppendResult, CreateOptions, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{
-    BlockId, BlockInfo, BlockList, BlockListType, BlockRef, CommitOptions, MAX_BLOCK_SIZE,
-    MAX_BLOCKS,
+    BlockId, BlockInfo, BlockList, BlockListType, BlockOptions, BlockRef, CommitOptions,
+    MAX_BLOCK_SIZE, MAX_BLOCKS,
 };
+pub use checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use client::{
     BlobClient, BlobServiceClient, ContainerClient, Download, PutOptions, WriteResult,
 };
 pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess, SignedIdentifier};
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
+pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
+pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
-pub use list::{BlobItem, BlobListItem, ContainerItem, ListOptions, Page, ResultStream};
+pub use list::{
+    BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions, Page, ResultStream,
+};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};
-pub use page::{MAX_PUT_PAGE, PAGE_SIZE, PageRanges};
+pub use page::{
+    MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
+    PageWriteResult, SequenceNumberAction,
+};
 pub use properties::{BlobHttpHeaders, DeleteSnapshots, SnapshotId, SnapshotResult, Tags};
+pub use service::{AccountInfo, TaggedBlob};
 pub use upload::UploadOptions;
+pub use verified::MAX_VERIFIED_RANGE;
+pub use versions::VersionId;
+pub use write_options::{AccessTier, BlobWriteOptions};

@@ -127,6 +127,20 @@ pub struct BlobProperties {
     pub copy_id: Option<String>,
     /// Number of index tags on the blob.
     pub tag_count: Option<u64>,
+    /// Access tier (`x-ms-access-tier`).
+    pub access_tier: Option<crate::blob::AccessTier>,
+    /// Whether the tier was inferred from the account default (`x-ms-access-tier-inferred`).
+    pub access_tier_inferred: Option<bool>,
+    /// Rehydration in progress, e.g. `rehydrate-pending-to-hot` (`x-ms-archive-status`).
+    pub archive_status: Option<String>,
+    /// Whether an append blob is sealed (`x-ms-blob-sealed`).
+    pub sealed: Option<bool>,
+    /// The version read, on accounts with versioning (`x-ms-version-id`).
+    pub version_id: Option<String>,
+    /// Whether that version is the current one (`x-ms-is-current-version`).
+    pub is_current_version: Option<bool>,
+    /// The encryption scope of the data (`x-ms-encryption-scope`).
+    pub encryption_scope: Option<String>,
 }
 
 impl BlobProperties {
@@ -157,6 +171,19 @@ impl BlobProperties {
             copy_status: None,
             copy_id: None,
             tag_count: None,
+            access_tier: None,
+            access_tier_inferred: None,
+            archive_status: None,
+            sealed: None,
+            version_id: None,
+            is_current_version: None,
+            encryption_scope: None,
+        };
+        let flag = |name: &str, v: &str| -> Result<bool> {
+            v.trim()
+                .to_ascii_lowercase()
+                .parse()
+                .map_err(|_| Error::decode(format!("response header {name} is malformed")))
         };
         let number = |name: &str, v: &str| -> Result<u64> {
             v.trim()
@@ -187,6 +214,15 @@ impl BlobProperties {
                 "content-disposition" => first!(p.content_disposition, Some(v.to_string())),
                 "content-md5" => first!(p.content_md5, Some(v.to_string())),
                 "x-ms-blob-type" => first!(p.blob_type, BlobType::parse(v)),
+                "x-ms-access-tier" => first!(p.access_tier, crate::blob::AccessTier::parse(v)),
+                "x-ms-access-tier-inferred" => {
+                    first!(p.access_tier_inferred, Some(flag(name, v)?))
+                }
+                "x-ms-archive-status" => first!(p.archive_status, Some(v.to_string())),
+                "x-ms-blob-sealed" => first!(p.sealed, Some(flag(name, v)?)),
+                "x-ms-version-id" => first!(p.version_id, Some(v.to_string())),
+                "x-ms-is-current-version" => first!(p.is_current_version, Some(flag(name, v)?)),
+                "x-ms-encryption-scope" => first!(p.encryption_scope, Some(v.to_string())),
                 "x-ms-lease-state" => first!(p.lease_state, LeaseState::parse(v)),
                 "x-ms-lease-status" => first!(p.lease_status, parse_lease_status(Some(v))),
                 "x-ms-lease-duration" => first!(p.lease_duration, parse_lease_duration(Some(v))),

@@ -7,11 +7,10 @@ use time::OffsetDateTime;
 
 use crate::blob::append::CreateOptions;
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::names::validate_metadata;
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
-use crate::http::Method;
+use crate::http::{Method, Request};
 
 /// Page size: page blob sizes, offsets and lengths are multiples of this.
 pub const PAGE_SIZE: u64 = 512;
@@ -32,6 +31,54 @@ pub struct PageRanges {
     pub last_modified: Option<OffsetDateTime>,
     /// The blob's size.
     pub blob_content_length: Option<u64>,
+    /// Where the next call continues (`PageRangeOptions::marker`); `None` when complete.
+    pub next_marker: Option<String>,
+}
+
+/// Options of [`BlobClient::get_page_ranges_with`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct PageRangeOptions {
+    /// Conditions (every condition is accepted).
+    pub conditions: Conditions,
+    /// Only ranges within this half-open byte range (512-byte aligned).
+    pub range: Option<Range<u64>>,
+    /// The diff since this snapshot of the same blob (`prevsnapshot`).
+    pub previous_snapshot: Option<crate::blob::SnapshotId>,
+    /// The diff since a snapshot named by URL (`x-ms-previous-snapshot-url`; managed disks).
+    pub previous_snapshot_url: Option<String>,
+    /// At most this many ranges per answer (`maxresults`).
+    pub max_results: Option<u32>,
+    /// Continue where the previous answer stopped (`marker`).
+    pub marker: Option<String>,
+}
+
+impl PageRangeOptions {
+    /// Options with these conditions.
+    pub fn conditions(conditions: Conditions) -> PageRangeOptions {
+        PageRangeOptions {
+            conditions,
+            ..PageRangeOptions::default()
+        }
+    }
+
+    /// Only ranges within `range`.
+    pub fn range(mut self, range: Range<u64>) -> PageRangeOptions {
+        self.range = Some(range);
+        self
+    }
+
+    /// The diff since `snapshot`.
+    pub fn since_snapshot(mut self, snapshot: &crate::blob::SnapshotId) -> PageRangeOptions {
+        self.previous_snapshot = Some(snapshot.clone());
+        self
+    }
+
+    /// At most `n` ranges per answer.
+    pub fn max_results(mut self, n: u32) -> PageRangeOptions {
+        self.max_results = Some(n);
+        self
+    }
 }
 
 fn check_aligned(what: &str, v: u64) -> Result<()> {
@@ -43,6 +90,136 @@ fn check_aligned(what: &str, v: u64) -> Result<()> {
     Ok(())
 }
 
+/// Options of page writes (Put Page, Clear Pages, Put Page From URL): the usual
+/// conditions plus the page blob's sequence-number conditions, which fail with 412
+/// `SequenceNumberConditionNotMet` when they do not hold.
+///
+/// ```no_run
+/// # async fn f(disk: azstore::BlobClient, seq: u64) -> azstore::Result<()> {
+/// use azstore::blob::PageWriteOptions;
+/// // Write only while the blob's sequence number is still ours (a fencing token).
+/// let opts = PageWriteOptions::default().if_sequence_number_eq(seq);
+/// disk.put_pages_with(0, vec![0u8; 512], &opts).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct PageWriteOptions {
+    /// ETag, date, tags and lease conditions.
+    pub conditions: Conditions,
+    /// `x-ms-if-sequence-number-le`: only if the sequence number is at most this.
+    pub if_sequence_number_le: Option<u64>,
+    /// `x-ms-if-sequence-number-lt`: only if the sequence number is below this.
+    pub if_sequence_number_lt: Option<u64>,
+    /// `x-ms-if-sequence-number-eq`: only if the sequence number is exactly this.
+    pub if_sequence_number_eq: Option<u64>,
+    /// Transactional checksum of the pages written (Put Page only).
+    pub checksum: crate::blob::Checksum,
+}
+
+impl PageWriteOptions {
+    /// Options with these conditions.
+    pub fn conditions(conditions: Conditions) -> PageWriteOptions {
+        PageWriteOptions {
+            conditions,
+            ..PageWriteOptions::default()
+        }
+    }
+
+    /// Only if the sequence number is at most `n`.
+    pub fn if_sequence_number_le(mut self, n: u64) -> PageWriteOptions {
+        self.if_sequence_number_le = Some(n);
+        self
+    }
+
+    /// Only if the sequence number is below `n`.
+    pub fn if_sequence_number_lt(mut self, n: u64) -> PageWriteOptions {
+        self.if_sequence_number_lt = Some(n);
+        self
+    }
+
+    /// Only if the sequence number is exactly `n`.
+    pub fn if_sequence_number_eq(mut self, n: u64) -> PageWriteOptions {
+        self.if_sequence_number_eq = Some(n);
+        self
+    }
+
+    /// Sets the transactional checksum.
+    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> PageWriteOptions {
+        self.checksum = checksum;
+        self
+    }
+
+    /// Adds the conditions and sequence-number conditions to `req`.
+    pub(crate) fn apply(&self, req: Request) -> Result<Request> {
+        for n in [
+            self.if_sequence_number_le,
+            self.if_sequence_number_lt,
+            self.if_sequence_number_eq,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if n > MAX_SEQUENCE_NUMBER {
+                return Err(Error::invalid_input(
+                    "a sequence number is at most 2^63 - 1",
+                ));
+            }
+        }
+        Ok(req
+            .conditions(&self.conditions)
+            .header_opt(
+                "x-ms-if-sequence-number-le",
+                self.if_sequence_number_le.map(|n| n.to_string()),
+            )
+            .header_opt(
+                "x-ms-if-sequence-number-lt",
+                self.if_sequence_number_lt.map(|n| n.to_string()),
+            )
+            .header_opt(
+                "x-ms-if-sequence-number-eq",
+                self.if_sequence_number_eq.map(|n| n.to_string()),
+            ))
+    }
+}
+
+/// Largest page blob sequence number (2^63 - 1).
+pub const MAX_SEQUENCE_NUMBER: u64 = i64::MAX as u64;
+
+/// How Set Blob Properties changes a page blob's sequence number
+/// (`x-ms-sequence-number-action`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SequenceNumberAction {
+    /// Set it to the larger of its current value and this one (`max`).
+    Max(u64),
+    /// Set it to this value (`update`).
+    Update(u64),
+    /// Add one (`increment`).
+    Increment,
+}
+
+/// What a page blob write returns: the new version and the sequence number.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PageWriteResult {
+    /// The new ETag.
+    pub etag: ETag,
+    /// Last-Modified.
+    pub last_modified: Option<OffsetDateTime>,
+    /// The blob's sequence number after the write (`x-ms-blob-sequence-number`).
+    pub sequence_number: Option<u64>,
+}
+
+impl PageWriteResult {
+    pub(crate) fn from_response(resp: &crate::http::Response) -> Result<PageWriteResult> {
+        Ok(PageWriteResult {
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+            sequence_number: resp.headers.parse("x-ms-blob-sequence-number")?,
+        })
+    }
+}
+
 impl BlobClient {
     /// Put Blob of a page blob of `size` bytes (a multiple of 512), all zeros.
     pub async fn create_page_blob(
@@ -52,18 +229,15 @@ impl BlobClient {
     ) -> Result<WriteResult> {
         options.conditions.check(Allowed::ALL, "Put Blob (page)")?;
         check_aligned("size", size)?;
-        validate_metadata(&options.metadata)?;
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Put)
-                    .header("x-ms-blob-type", "PageBlob")
-                    .header("x-ms-blob-content-length", size.to_string())
-                    .header_opt("x-ms-blob-content-type", options.content_type.clone())
-                    .conditions(&options.conditions)
-                    .metadata(&options.metadata),
-            )
-            .await?;
+        let req = self
+            .request(Method::Put)
+            .header("x-ms-blob-type", "PageBlob")
+            .header("x-ms-blob-content-length", size.to_string())
+            .conditions(&options.conditions);
+        let req = options
+            .write
+            .apply(req, crate::blob::write_options::WriteKind::CreatePage)?;
+        let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
 
@@ -75,7 +249,27 @@ impl BlobClient {
         body: impl Into<Bytes>,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        conditions.check(Allowed::ALL, "Put Page")?;
+        let r = self
+            .put_pages_with(
+                offset,
+                body,
+                &PageWriteOptions::conditions(conditions.clone()),
+            )
+            .await?;
+        Ok(WriteResult {
+            etag: r.etag,
+            last_modified: r.last_modified,
+        })
+    }
+
+    /// Put Page (update) with sequence-number conditions and a transactional checksum.
+    pub async fn put_pages_with(
+        &self,
+        offset: u64,
+        body: impl Into<Bytes>,
+        options: &PageWriteOptions,
+    ) -> Result<PageWriteResult> {
+        options.conditions.check(Allowed::ALL, "Put Page")?;
         let body = body.into();
         let len = body.len() as u64;
         check_aligned("offset", offset)?;
@@ -83,21 +277,22 @@ impl BlobClient {
         if len == 0 || len > MAX_PUT_PAGE {
             return Err(Error::invalid_input("Put Page writes 512 bytes to 4 MiB"));
         }
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "page")
-                    .header("x-ms-page-write", "update")
-                    .header(
-                        "x-ms-range",
-                        format!("bytes={}-{}", offset, offset + len - 1),
-                    )
-                    .conditions(conditions)
-                    .body(body, "application/octet-stream"),
-            )
-            .await?;
-        WriteResult::from_response(&resp)
+        let checksum = options.checksum.header(&body);
+        let req = self
+            .request(Method::Put)
+            .query("comp", "page")
+            .header("x-ms-page-write", "update")
+            .header(
+                "x-ms-range",
+                format!("bytes={}-{}", offset, offset + len - 1),
+            );
+        let req = options.apply(req)?.body(body, "application/octet-stream");
+        let req = match checksum {
+            Some((k, v)) => req.header(k, v),
+            None => req,
+        };
+        let resp = self.pipeline.send(req).await?;
+        PageWriteResult::from_response(&resp)
     }
 
     /// Put Page (clear): zeroes `len` bytes at `offset` (both multiples of 512).
@@ -107,46 +302,168 @@ impl BlobClient {
         len: u64,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        conditions.check(Allowed::ALL, "Put Page (clear)")?;
+        let r = self
+            .clear_pages_with(
+                offset,
+                len,
+                &PageWriteOptions::conditions(conditions.clone()),
+            )
+            .await?;
+        Ok(WriteResult {
+            etag: r.etag,
+            last_modified: r.last_modified,
+        })
+    }
+
+    /// Put Page (clear) with sequence-number conditions.
+    pub async fn clear_pages_with(
+        &self,
+        offset: u64,
+        len: u64,
+        options: &PageWriteOptions,
+    ) -> Result<PageWriteResult> {
+        options.conditions.check(Allowed::ALL, "Put Page (clear)")?;
+        if options.checksum != crate::blob::Checksum::None {
+            return Err(Error::invalid_input(
+                "Clear Pages sends no body to checksum",
+            ));
+        }
         check_aligned("offset", offset)?;
         check_aligned("clear length", len)?;
         if len == 0 {
             return Err(Error::invalid_input("clear length must not be 0"));
         }
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "page")
-                    .header("x-ms-page-write", "clear")
-                    .header(
-                        "x-ms-range",
-                        format!("bytes={}-{}", offset, offset + len - 1),
-                    )
-                    .conditions(conditions),
-            )
-            .await?;
-        WriteResult::from_response(&resp)
+        let req = self
+            .request(Method::Put)
+            .query("comp", "page")
+            .header("x-ms-page-write", "clear")
+            .header(
+                "x-ms-range",
+                format!("bytes={}-{}", offset, offset + len - 1),
+            );
+        let resp = self.pipeline.send(options.apply(req)?).await?;
+        PageWriteResult::from_response(&resp)
     }
 
-    /// Get Page Ranges: the written ranges of a page blob. Accepts every condition.
+    /// Set Blob Properties with `x-ms-sequence-number-action`: changes the page blob's
+    /// sequence number and nothing else. Accepts every condition. The returned
+    /// `sequence_number` is the new value.
+    pub async fn set_sequence_number(
+        &self,
+        action: SequenceNumberAction,
+        conditions: &Conditions,
+    ) -> Result<PageWriteResult> {
+        conditions.check(Allowed::ALL, "Set Blob Properties (sequence number)")?;
+        let (name, value) = match action {
+            SequenceNumberAction::Max(n) => ("max", Some(n)),
+            SequenceNumberAction::Update(n) => ("update", Some(n)),
+            SequenceNumberAction::Increment => ("increment", None),
+        };
+        if value.is_some_and(|n| n > MAX_SEQUENCE_NUMBER) {
+            return Err(Error::invalid_input(
+                "a sequence number is at most 2^63 - 1",
+            ));
+        }
+        let req = self
+            .request(Method::Put)
+            .query("comp", "properties")
+            .header("x-ms-sequence-number-action", name)
+            .header_opt("x-ms-blob-sequence-number", value.map(|n| n.to_string()))
+            .conditions(conditions);
+        let resp = self.pipeline.send(req).await?;
+        PageWriteResult::from_response(&resp)
+    }
+
+    /// Set Blob Properties with `x-ms-blob-content-length`: resizes the page blob to `size`
+    /// bytes (a multiple of 512; pages beyond a smaller size are discarded). Nothing else
+    /// changes. Accepts every condition.
+    pub async fn resize(&self, size: u64, conditions: &Conditions) -> Result<PageWriteResult> {
+        conditions.check(Allowed::ALL, "Set Blob Properties (resize)")?;
+        check_aligned("size", size)?;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "properties")
+            .header("x-ms-blob-content-length", size.to_string())
+            .conditions(conditions);
+        let resp = self.pipeline.send(req).await?;
+        PageWriteResult::from_response(&resp)
+    }
+
+    /// Get Page Ranges: the written ranges of a page blob (every page, one request; see
+    /// [`BlobClient::get_page_ranges_with`] for paging, sub-ranges and diffs). Accepts every
+    /// condition.
     pub async fn get_page_ranges_if(&self, conditions: &Conditions) -> Result<PageRanges> {
-        crate::blob::client::check_read(conditions, "Get Page Ranges")?;
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Get)
-                    .query("comp", "pagelist")
-                    .conditions(conditions),
-            )
-            .await?;
+        self.get_page_ranges_with(&PageRangeOptions::conditions(conditions.clone()))
+            .await
+    }
+
+    /// Get Page Ranges with options: only within `range`, at most `max_results` ranges per
+    /// call continuing at `marker` (`next_marker` of the previous answer), or — with
+    /// `previous_snapshot` / `previous_snapshot_url` — the diff since that snapshot: pages
+    /// written since in `ranges`, pages cleared since in `clear_ranges`.
+    ///
+    /// ```no_run
+    /// # async fn f(disk: azstore::BlobClient, snap: azstore::blob::SnapshotId) -> azstore::Result<()> {
+    /// use azstore::blob::PageRangeOptions;
+    /// let mut opts = PageRangeOptions::default().since_snapshot(&snap).max_results(1000);
+    /// loop {
+    ///     let page = disk.get_page_ranges_with(&opts).await?;
+    ///     // copy page.ranges to the backup, zero page.clear_ranges there ...
+    ///     match page.next_marker {
+    ///         Some(m) => opts.marker = Some(m),
+    ///         None => break,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_page_ranges_with(&self, options: &PageRangeOptions) -> Result<PageRanges> {
+        crate::blob::client::check_read(&options.conditions, "Get Page Ranges")?;
+        if options.previous_snapshot.is_some() && options.previous_snapshot_url.is_some() {
+            return Err(Error::invalid_input(
+                "give a previous snapshot or a previous snapshot URL, not both",
+            ));
+        }
+        let mut req = self
+            .request(Method::Get)
+            .query("comp", "pagelist")
+            .conditions(&options.conditions);
+        if let Some(s) = &options.previous_snapshot {
+            req = req.query("prevsnapshot", s.as_str());
+        }
+        if let Some(url) = &options.previous_snapshot_url {
+            crate::blob::from_url::validate_source_url(url)?;
+            req = req.header("x-ms-previous-snapshot-url", url.clone());
+        }
+        if let Some(r) = &options.range {
+            check_aligned("range start", r.start)?;
+            check_aligned("range end", r.end)?;
+            if r.start >= r.end {
+                return Err(Error::invalid_input("page range must not be empty"));
+            }
+            req = req.header("x-ms-range", format!("bytes={}-{}", r.start, r.end - 1));
+        }
+        if let Some(n) = options.max_results {
+            if n == 0 {
+                return Err(Error::invalid_input("max_results must be at least 1"));
+            }
+            req = req.query("maxresults", n.to_string());
+        }
+        if let Some(m) = &options.marker {
+            req = req.query("marker", m.clone());
+        }
+        let resp = self.pipeline.send(req).await?;
         let raw: xml::RawPageList = xml::parse(&resp.body, "Get Page Ranges")?;
         let mut ranges = Vec::new();
         let mut clear_ranges = Vec::new();
+        let mut next_marker = None;
         for item in raw.items {
             let (list, r) = match item {
                 xml::RawPageEntry::PageRange(r) => (&mut ranges, r),
                 xml::RawPageEntry::ClearRange(r) => (&mut clear_ranges, r),
+                xml::RawPageEntry::NextMarker(m) => {
+                    next_marker = Some(m.text).filter(|m| !m.is_empty());
+                    continue;
+                }
                 xml::RawPageEntry::Unknown => continue,
             };
             if r.end < r.start {
@@ -160,6 +477,7 @@ impl BlobClient {
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
             blob_content_length: resp.headers.parse("x-ms-blob-content-length")?,
+            next_marker,
         })
     }
 }

@@ -127,7 +127,7 @@ const TAGS_ONLY: Allowed = Allowed {
     lease: true,
 };
 
-fn validate_tags(tags: &Tags) -> Result<()> {
+pub(crate) fn validate_tags(tags: &Tags) -> Result<()> {
     if tags.len() > 10 {
         return Err(Error::invalid_input(
             "a blob can have at most 10 index tags",

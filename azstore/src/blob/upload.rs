@@ -4,13 +4,10 @@
 //! is done by the transfer engine ([`crate::transfer`]), which also uploads from files and
 //! readers ([`BlobClient::upload_file`], [`BlobClient::upload_reader`]).
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 
 use crate::blob::block::{CommitOptions, MAX_BLOCK_SIZE, MAX_BLOCKS};
 use crate::blob::client::{BlobClient, PutOptions, WriteResult};
-use crate::blob::properties::BlobHttpHeaders;
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
 use crate::transfer::Progress;
@@ -21,10 +18,11 @@ use crate::transfer::Progress;
 pub struct UploadOptions {
     /// Conditions, applied to the single Put Blob or to the final Put Block List.
     pub conditions: Conditions,
-    /// `Content-Type` (default `application/octet-stream`).
-    pub content_type: Option<String>,
-    /// Metadata of the new blob.
-    pub metadata: BTreeMap<String, String>,
+    /// HTTP headers, metadata, tier, tags and encryption scope of the new blob (content type
+    /// `application/octet-stream` unless set).
+    pub write: crate::blob::BlobWriteOptions,
+    /// Transactional checksum of the single Put Blob or of every staged block.
+    pub checksum: crate::blob::Checksum,
     /// Bodies up to this size go in one Put Blob (default 32 MiB).
     pub single_put_limit: usize,
     /// Block size of staged uploads (default 8 MiB; at most 4000 MiB).
@@ -42,8 +40,8 @@ impl Default for UploadOptions {
     fn default() -> Self {
         UploadOptions {
             conditions: Conditions::none(),
-            content_type: None,
-            metadata: BTreeMap::new(),
+            write: crate::blob::BlobWriteOptions::default(),
+            checksum: crate::blob::Checksum::None,
             single_put_limit: 32 * 1024 * 1024,
             block_size: 8 * 1024 * 1024,
             max_concurrency: 4,
@@ -80,9 +78,9 @@ impl UploadOptions {
         self
     }
 
-    /// Sets the content type.
-    pub fn content_type(mut self, ct: impl Into<String>) -> Self {
-        self.content_type = Some(ct.into());
+    /// Sets the transactional checksum of every request that carries data.
+    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> Self {
+        self.checksum = checksum;
         self
     }
 
@@ -102,32 +100,31 @@ impl UploadOptions {
         if self.max_concurrency == 0 {
             return Err(Error::invalid_input("max_concurrency must be at least 1"));
         }
-        crate::blob::names::validate_metadata(&self.metadata)
+        crate::blob::names::validate_metadata(&self.write.metadata)
     }
 
     pub(crate) fn commit_options(&self) -> CommitOptions {
+        let mut write = self.write.clone();
+        write
+            .headers
+            .content_type
+            .get_or_insert_with(|| "application/octet-stream".into());
         CommitOptions {
             conditions: self.conditions.clone(),
-            headers: BlobHttpHeaders {
-                content_type: Some(
-                    self.content_type
-                        .clone()
-                        .unwrap_or_else(|| "application/octet-stream".into()),
-                ),
-                ..BlobHttpHeaders::default()
-            },
-            metadata: self.metadata.clone(),
+            write,
         }
     }
 
     pub(crate) fn put_options(&self) -> PutOptions {
         PutOptions {
             conditions: self.conditions.clone(),
-            content_type: self.content_type.clone(),
-            metadata: self.metadata.clone(),
+            write: self.write.clone(),
+            checksum: self.checksum,
         }
     }
 }
+
+crate::blob::write_options::write_builders!(UploadOptions);
 
 impl BlobClient {
     /// Uploads `body` of any size: one Put Blob up to `single_put_limit`, otherwise blocks of

@@ -109,6 +109,14 @@ pub(crate) struct RawProperties {
     pub lease_status: Option<String>,
     #[serde(rename = "LeaseState", default)]
     pub lease_state: Option<String>,
+    #[serde(rename = "AccessTier", default)]
+    pub access_tier: Option<String>,
+    #[serde(rename = "CopyId", default)]
+    pub copy_id: Option<String>,
+    #[serde(rename = "CopyStatus", default)]
+    pub copy_status: Option<String>,
+    #[serde(rename = "TagCount", default)]
+    pub tag_count: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -141,11 +149,19 @@ pub(crate) struct RawBlob {
     #[serde(default)]
     pub snapshot: Option<String>,
     #[serde(default)]
+    pub version_id: Option<String>,
+    #[serde(default)]
+    pub is_current_version: Option<bool>,
+    #[serde(default)]
     pub deleted: Option<bool>,
+    #[serde(default)]
+    pub has_versions_only: Option<bool>,
     #[serde(default)]
     pub properties: RawProperties,
     #[serde(default)]
     pub metadata: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub tags: Option<RawTags>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -211,8 +227,16 @@ pub(crate) struct RawPageList {
 pub(crate) enum RawPageEntry {
     PageRange(RawRange),
     ClearRange(RawRange),
+    NextMarker(RawMarker),
     #[serde(other)]
     Unknown,
+}
+
+/// `<NextMarker>m</NextMarker>` or the empty `<NextMarker />` of a last page.
+#[derive(Debug, Deserialize, Default)]
+pub(crate) struct RawMarker {
+    #[serde(rename = "$text", default)]
+    pub text: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -285,6 +309,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.items.len(), 2);
+        // A page of a paged (or diff) listing, as Azure answered it.
+        for (xml, marker) in [
+            (&b"\xef\xbb\xbf<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<PageList><PageRange><Start>0</Start><End>511</End></PageRange><ClearRange><Start>512</Start><End>1023</End></ClearRange><NextMarker/></PageList>"[..], ""),
+            (&b"<PageList><PageRange><Start>0</Start><End>511</End></PageRange><NextMarker>2!12!MDAwMDA</NextMarker></PageList>"[..], "2!12!MDAwMDA"),
+        ] {
+            let p: RawPageList = parse(xml, "x").unwrap();
+            let m = p.items.iter().find_map(|i| match i {
+                RawPageEntry::NextMarker(m) => Some(m.text.as_str()),
+                _ => None,
+            });
+            assert_eq!(m, Some(marker));
+        }
         let t: RawTags = parse(
             b"<Tags><TagSet><Tag><Key>a</Key><Value>1</Value></Tag><Tag><Key>b</Key><Value/></Tag></TagSet></Tags>",
             "x",

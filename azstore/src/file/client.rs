@@ -394,10 +394,12 @@ pub struct FileClient {
 #[derive(Debug, Clone, Default)]
 #[must_use]
 pub struct CreateFileOptions {
-    /// `x-ms-content-type` of the file.
+    /// `x-ms-content-type` of the file (also settable in `headers`; not both).
     pub content_type: Option<String>,
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
+    /// The other stored HTTP headers (encoding, language, cache control, disposition, MD5).
+    pub headers: crate::file::FileHttpHeaders,
 }
 
 /// Options of the parallel transfers ([`FileClient::upload`], [`FileClient::upload_file`],
@@ -566,6 +568,12 @@ impl FileClient {
             .header("x-ms-content-length", size.to_string())
             .header_opt("x-ms-content-type", options.content_type.clone())
             .metadata(&options.metadata);
+        if options.content_type.is_some() && options.headers.content_type.is_some() {
+            return Err(Error::invalid_input(
+                "give the content type in CreateFileOptions::content_type or in headers, not both",
+            ));
+        }
+        let req = options.headers.apply(req);
         let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }

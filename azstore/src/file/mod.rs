@@ -31,10 +31,14 @@
 //! ```
 
 mod client;
+mod handles;
+mod http_headers;
 mod lease;
 mod list_shares;
 mod models;
 mod names;
+mod range_from_url;
+mod rename;
 mod smb;
 mod snapshots;
 
@@ -42,6 +46,8 @@ pub use client::{
     CreateFileOptions, DirectoryClient, FileClient, FileDownload, FileStream, ListOptions,
     MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
 };
+pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
+pub use http_headers::FileHttpHeaders;
 pub use lease::FileLeaseGuard;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
@@ -51,5 +57,6 @@ pub use models::{
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
+pub use rename::RenameOptions;
 pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};
 pub use snapshots::ShareSnapshot;

@@ -127,6 +127,16 @@ pub struct FileProperties {
     pub content_length: u64,
     /// `Content-Type`.
     pub content_type: Option<String>,
+    /// `Content-Encoding`.
+    pub content_encoding: Option<String>,
+    /// `Content-Language`.
+    pub content_language: Option<String>,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// `Content-Disposition`.
+    pub content_disposition: Option<String>,
+    /// `Content-MD5` stored with the file (for a ranged read: of the range, when asked).
+    pub content_md5: Option<String>,
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
     /// File lease.
@@ -149,6 +159,11 @@ impl FileProperties {
             last_modified: h.last_modified(),
             content_length,
             content_type: h.get("content-type").map(str::to_string),
+            content_encoding: h.get("content-encoding").map(str::to_string),
+            content_language: h.get("content-language").map(str::to_string),
+            cache_control: h.get("cache-control").map(str::to_string),
+            content_disposition: h.get("content-disposition").map(str::to_string),
+            content_md5: h.get("content-md5").map(str::to_string),
             metadata: h.metadata(),
             lease: LeaseInfo::from_headers(h),
         })

@@ -6,14 +6,17 @@
 //!
 //! | code | meaning | clears when |
 //! |---|---|---|
-//! | `SharingViolation` | open with an incompatible sharing mode | the handle closes |
-//! | `FileLockConflict` | a byte range is locked | the lock is released |
+//! | `SharingViolation` | open with an incompatible sharing mode | the handle closes, or is force-closed |
+//! | `FileLockConflict` | a byte range is locked | the lock is released, or its handle force-closed |
 //! | `DeletePending` | marked for deletion | the last handle closes (then the file is gone) |
 //!
 //! These are ordinary [`Error`]s of kind [`ErrorKind::Conflict`](crate::ErrorKind::Conflict);
 //! [`Error::smb_conflict`] names which one. They are not transient in the pipeline's sense
 //! (an SMB handle can stay open for hours), so the pipeline never retries them;
-//! [`retry_smb_conflicts`] does, under a policy you choose.
+//! [`retry_smb_conflicts`] does, under a policy you choose. A conflict that never clears (a
+//! crashed VM, a forgotten mount) is ended by listing the handles with
+//! [`FileClient::list_handles`](crate::file::FileClient::list_handles) and closing them with
+//! [`FileClient::force_close_handles`](crate::file::FileClient::force_close_handles).
 
 use std::future::Future;
 use std::time::Duration;
@@ -151,7 +154,12 @@ where
                     tracing::debug!(error = %e, delay = ?d, "SMB conflict, waiting for the handle to close");
                     tokio::time::sleep(d).await;
                 }
-                None => return Err(e),
+                None => {
+                    return Err(e.context(
+                        "an SMB handle stayed open; see who holds it with list_handles() and \
+                         close it with force_close_handles()",
+                    ));
+                }
             },
             other => return other,
         }

@@ -120,13 +120,13 @@ pub(crate) fn plan(options: &DownloadOptions) -> Plan {
 struct BlockStager {
     blob: BlobClient,
     tag: Arc<str>,
-    conditions: Conditions,
+    options: crate::blob::BlockOptions,
 }
 
 impl BlockSink for BlockStager {
     async fn stage(&self, index: u64, _offset: u64, data: Bytes) -> Result<()> {
         let id = BlockId::numbered(&self.tag, index)?;
-        self.blob.put_block(&id, data, &self.conditions).await
+        self.blob.put_block_with(&id, data, &self.options).await
     }
 }
 
@@ -312,9 +312,12 @@ impl BlobClient {
         let stager = BlockStager {
             blob: self.clone(),
             tag: tag[..12].into(),
-            conditions: match &options.conditions.lease_id {
-                Some(l) => Conditions::lease(l),
-                None => Conditions::none(),
+            options: crate::blob::BlockOptions {
+                conditions: match &options.conditions.lease_id {
+                    Some(l) => Conditions::lease(l),
+                    None => Conditions::none(),
+                },
+                checksum: options.checksum,
             },
         };
         let staged = crate::transfer::upload::stage_all(

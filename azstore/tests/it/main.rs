@@ -4,11 +4,18 @@
 
 mod blob_conditions;
 mod blob_containers;
+mod blob_from_url;
+mod blob_from_url_scripted;
+mod blob_integrity;
 mod blob_kinds;
+mod blob_sequence_lifecycle;
 mod blob_transfer;
+mod blob_versions_service;
+mod blob_write_options;
 mod ergonomics;
 mod faults;
 mod file_lease;
+mod file_rename_handles;
 mod file_sdk_crosscheck;
 mod file_smb;
 mod file_transfer;

@@ -1,0 +1,410 @@
+//! Writes whose data the service reads from another URL: Put Blob From URL, Put Block From
+//! URL and Put Page From URL. The source is a [`CopySource`]: its URL (with a SAS when the
+//! source is not public), optionally a bearer token for it (`x-ms-copy-source-authorization`),
+//! conditions on the source (`x-ms-source-if-*`), a byte range and a checksum the source
+//! range must have. Conditions on the destination are the usual [`Conditions`].
+//!
+//! ```no_run
+//! # async fn f(src: azstore::BlobClient, dst: azstore::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
+//! use azstore::blob::{CopySource, PutFromUrlOptions};
+//! use azstore::Conditions;
+//! let expiry = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(600);
+//! // Copy exactly the version we read, and only if the destination does not exist yet.
+//! let source = CopySource::url(src.sas_url("r", expiry)?)?.conditions(Conditions::if_match(&etag));
+//! dst.put_blob_from_url(&source, &PutFromUrlOptions::conditions(Conditions::if_not_exists()))
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+use std::fmt;
+use std::ops::Range;
+
+use crate::blob::block::BlockId;
+use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::page::{PAGE_SIZE, PageWriteOptions, PageWriteResult};
+use crate::blob::write_options::{BlobWriteOptions, WriteKind, write_builders};
+use crate::conditions::{Allowed, Conditions};
+use crate::error::{Error, Result};
+use crate::http::{Method, Request};
+
+/// A bearer token the service presents to the source (`x-ms-copy-source-authorization`).
+/// A secret: `Debug` shows only that it is set.
+#[derive(Clone)]
+pub struct SourceAuthorization(String);
+
+impl SourceAuthorization {
+    /// An OAuth bearer token (an Entra ID access token for `https://storage.azure.com/`).
+    pub fn bearer(token: impl AsRef<str>) -> Result<SourceAuthorization> {
+        let token = token.as_ref().trim();
+        if token.is_empty() || token.contains(|c: char| c.is_control() || c == ' ') {
+            return Err(Error::invalid_input(
+                "a source bearer token must be non-empty, without spaces or control characters",
+            ));
+        }
+        Ok(SourceAuthorization(format!("Bearer {token}")))
+    }
+
+    pub(crate) fn header_value(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SourceAuthorization {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SourceAuthorization(Bearer <redacted>)")
+    }
+}
+
+/// Which from-URL operation a [`CopySource`] is used for (each accepts a different subset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceUse {
+    Blob,
+    Block,
+    Page,
+}
+
+/// The source of a from-URL write. Its `Debug` output hides a SAS signature in the URL and the
+/// bearer token.
+#[derive(Clone)]
+#[must_use]
+pub struct CopySource {
+    pub(crate) url: String,
+    pub(crate) authorization: Option<SourceAuthorization>,
+    conditions: Conditions,
+    pub(crate) range: Option<Range<u64>>,
+    content_md5: Option<String>,
+    pub(crate) content_crc64: Option<String>,
+}
+
+impl fmt::Debug for CopySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CopySource")
+            .field("url", &crate::credential::redact(&self.url))
+            .field("authorization", &self.authorization)
+            .field("conditions", &self.conditions)
+            .field("range", &self.range)
+            .field("content_md5", &self.content_md5)
+            .field("content_crc64", &self.content_crc64)
+            .finish()
+    }
+}
+
+pub(crate) fn validate_source_url(url: &str) -> Result<()> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(Error::invalid_input("copy source must be an http(s) URL"));
+    }
+    if url.contains(|c: char| c.is_control() || c == ' ') {
+        return Err(Error::invalid_input(
+            "copy source URL must be percent-encoded (no spaces or control characters)",
+        ));
+    }
+    Ok(())
+}
+
+impl CopySource {
+    /// A source URL: public, or carrying a SAS (see [`BlobClient::sas_url`]), or to be read
+    /// with [`CopySource::bearer`].
+    pub fn url(url: impl Into<String>) -> Result<CopySource> {
+        let url = url.into();
+        validate_source_url(&url)?;
+        Ok(CopySource {
+            url,
+            authorization: None,
+            conditions: Conditions::none(),
+            range: None,
+            content_md5: None,
+            content_crc64: None,
+        })
+    }
+
+    /// Has the service read the source with this bearer token.
+    pub fn bearer(mut self, authorization: SourceAuthorization) -> CopySource {
+        self.authorization = Some(authorization);
+        self
+    }
+
+    /// Conditions on the source (`x-ms-source-if-match`, `-none-match`, `-modified-since`,
+    /// `-unmodified-since`, and `x-ms-source-if-tags` where the operation accepts it). A
+    /// source condition that does not hold fails with 412 `SourceConditionNotMet` (or 304
+    /// for `if_none_match`/`if_modified_since`, as the service answers).
+    pub fn conditions(mut self, conditions: Conditions) -> CopySource {
+        self.conditions = conditions;
+        self
+    }
+
+    /// Reads only this half-open byte range of the source (`x-ms-source-range`).
+    pub fn range(mut self, range: Range<u64>) -> CopySource {
+        self.range = Some(range);
+        self
+    }
+
+    /// The service checks that what it read from the source has this MD5 (base64), failing
+    /// with 400 `Md5Mismatch` otherwise (`x-ms-source-content-md5`).
+    pub fn content_md5(mut self, md5_base64: impl Into<String>) -> CopySource {
+        self.content_md5 = Some(md5_base64.into());
+        self
+    }
+
+    /// The service checks that what it read from the source has this CRC-64 (base64, see
+    /// [`crc64_base64`](crate::blob::crc64_base64)), failing with 400 `Crc64Mismatch`
+    /// otherwise (`x-ms-source-content-crc64`).
+    pub fn content_crc64(mut self, crc64_base64: impl Into<String>) -> CopySource {
+        self.content_crc64 = Some(crc64_base64.into());
+        self
+    }
+
+    /// The source URL (it may contain a SAS signature: treat it as a secret).
+    pub fn url_str(&self) -> &str {
+        &self.url
+    }
+
+    /// Refuses what a File service Put Range From URL cannot take (ETag conditions and an MD5
+    /// on the source).
+    pub(crate) fn check_for_file_range(&self) -> Result<()> {
+        if !self.conditions.is_unconditional() {
+            return Err(Error::invalid_input(
+                "Put Range From URL takes no ETag, date or tags conditions on the source",
+            ));
+        }
+        if self.content_md5.is_some() {
+            return Err(Error::invalid_input(
+                "Put Range From URL checks the source with a CRC-64 only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Adds the source headers for `what`, refusing what that operation does not accept.
+    pub(crate) fn apply(&self, mut req: Request, what: SourceUse) -> Result<Request> {
+        let op = match what {
+            SourceUse::Blob => "Put Blob From URL",
+            SourceUse::Block => "Put Block From URL",
+            SourceUse::Page => "Put Page From URL",
+        };
+        if self.conditions.if_tags.is_some() && what != SourceUse::Blob {
+            return Err(Error::invalid_input(format!(
+                "{op} does not accept a tags condition on the source"
+            )));
+        }
+        match (&self.range, what) {
+            (Some(_), SourceUse::Blob) => {
+                return Err(Error::invalid_input(format!(
+                    "{op} copies the whole source; use put_block_from_url for a range"
+                )));
+            }
+            (None, SourceUse::Page) => {
+                return Err(Error::invalid_input(
+                    "Put Page From URL needs a source range",
+                ));
+            }
+            (Some(r), _) => {
+                if r.start >= r.end {
+                    return Err(Error::invalid_input("source range must not be empty"));
+                }
+                req = req.header(
+                    "x-ms-source-range",
+                    format!("bytes={}-{}", r.start, r.end - 1),
+                );
+            }
+            (None, _) => {}
+        }
+        if self.content_crc64.is_some() && what == SourceUse::Blob {
+            return Err(Error::invalid_input(format!(
+                "{op} checks the source with an MD5 only"
+            )));
+        }
+        if self.content_md5.is_some() && self.content_crc64.is_some() {
+            return Err(Error::invalid_input(
+                "give the source an MD5 or a CRC-64, not both",
+            ));
+        }
+        for (k, v) in self.conditions.source_headers()? {
+            req = req.header(k, v);
+        }
+        Ok(req
+            .header("x-ms-copy-source", self.url.clone())
+            .header_opt(
+                "x-ms-copy-source-authorization",
+                self.authorization
+                    .as_ref()
+                    .map(|a| a.header_value().to_string()),
+            )
+            .header_opt("x-ms-source-content-md5", self.content_md5.clone())
+            .header_opt("x-ms-source-content-crc64", self.content_crc64.clone()))
+    }
+}
+
+/// `x-ms-copy-source-tag-option`: where the destination's index tags come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyTags {
+    /// The tags given in the write options (`x-ms-tags`), or none (`REPLACE`, the default).
+    Replace,
+    /// The source's tags (`COPY`); the write options must then carry no tags.
+    Copy,
+}
+
+impl CopyTags {
+    pub(crate) fn header_value(self) -> &'static str {
+        match self {
+            CopyTags::Replace => "REPLACE",
+            CopyTags::Copy => "COPY",
+        }
+    }
+}
+
+/// Options of [`BlobClient::put_blob_from_url`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct PutFromUrlOptions {
+    /// Conditions on the destination (this blob).
+    pub conditions: Conditions,
+    /// Headers, metadata, tier, tags and encryption scope of the new blob.
+    pub write: BlobWriteOptions,
+    /// Whether the source's HTTP headers are copied (`x-ms-copy-source-blob-properties`; the
+    /// service's default is yes). Headers given in `write` override them.
+    pub copy_source_properties: Option<bool>,
+    /// Where the index tags come from.
+    pub tags: Option<CopyTags>,
+}
+
+impl PutFromUrlOptions {
+    /// Options with these destination conditions.
+    pub fn conditions(conditions: Conditions) -> PutFromUrlOptions {
+        PutFromUrlOptions {
+            conditions,
+            ..PutFromUrlOptions::default()
+        }
+    }
+
+    /// Sets whether the source's HTTP headers are copied.
+    pub fn copy_source_properties(mut self, yes: bool) -> PutFromUrlOptions {
+        self.copy_source_properties = Some(yes);
+        self
+    }
+
+    /// Sets where the index tags come from.
+    pub fn tags_from(mut self, tags: CopyTags) -> PutFromUrlOptions {
+        self.tags = Some(tags);
+        self
+    }
+}
+
+write_builders!(PutFromUrlOptions);
+
+pub(crate) fn check_tags_mode(tags: Option<CopyTags>, write: &BlobWriteOptions) -> Result<()> {
+    if tags == Some(CopyTags::Copy) && write.tags.is_some() {
+        return Err(Error::invalid_input(
+            "tags copied from the source (CopyTags::Copy) cannot be combined with explicit tags",
+        ));
+    }
+    Ok(())
+}
+
+impl BlobClient {
+    /// Put Blob From URL: replaces this block blob with the content of `source` (up to
+    /// 5000 MiB), synchronously. Destination conditions go in `options.conditions`, source
+    /// conditions in the [`CopySource`] (including `x-ms-source-if-tags`).
+    pub async fn put_blob_from_url(
+        &self,
+        source: &CopySource,
+        options: &PutFromUrlOptions,
+    ) -> Result<WriteResult> {
+        options
+            .conditions
+            .check(Allowed::ALL, "Put Blob From URL")?;
+        check_tags_mode(options.tags, &options.write)?;
+        let req = self
+            .request(Method::Put)
+            .header("x-ms-blob-type", "BlockBlob")
+            .conditions(&options.conditions)
+            .header_opt(
+                "x-ms-copy-source-blob-properties",
+                options.copy_source_properties.map(|b| b.to_string()),
+            )
+            .header_opt(
+                "x-ms-copy-source-tag-option",
+                options.tags.map(CopyTags::header_value),
+            );
+        let req = options.write.apply(req, WriteKind::PutBlobFromUrl)?;
+        let req = source.apply(req, SourceUse::Blob)?;
+        let resp = self.pipeline.send(req).await?;
+        WriteResult::from_response(&resp)
+    }
+
+    /// Put Block From URL: stages block `id` from `source` (optionally a range of it, at most
+    /// 4000 MiB). Accepts only a lease id on the destination; does not change the ETag.
+    pub async fn put_block_from_url(
+        &self,
+        id: &BlockId,
+        source: &CopySource,
+        conditions: &Conditions,
+    ) -> Result<()> {
+        conditions.check(Allowed::LEASE_ONLY, "Put Block From URL")?;
+        if let Some(r) = &source.range {
+            if r.end.saturating_sub(r.start) > crate::blob::MAX_BLOCK_SIZE {
+                return Err(Error::invalid_input("a block must be 1 byte to 4000 MiB"));
+            }
+        }
+        let req = self
+            .request(Method::Put)
+            .query("comp", "block")
+            .query("blockid", id.as_str())
+            .conditions(conditions);
+        let req = source.apply(req, SourceUse::Block)?;
+        self.pipeline.send(req).await?;
+        Ok(())
+    }
+
+    /// Put Page From URL: writes the source range (512-byte aligned, at most 4 MiB) to this
+    /// page blob at `offset`, under the destination conditions and sequence-number conditions
+    /// of `options`.
+    pub async fn put_pages_from_url(
+        &self,
+        offset: u64,
+        source: &CopySource,
+        options: &PageWriteOptions,
+    ) -> Result<PageWriteResult> {
+        options
+            .conditions
+            .check(Allowed::ALL, "Put Page From URL")?;
+        if options.checksum != crate::blob::Checksum::None {
+            return Err(Error::invalid_input(
+                "Put Page From URL sends no body; check the source with CopySource::content_md5 or content_crc64",
+            ));
+        }
+        let Some(r) = source.range.clone() else {
+            return Err(Error::invalid_input(
+                "Put Page From URL needs a source range",
+            ));
+        };
+        let len = r.end.saturating_sub(r.start);
+        for (what, v) in [
+            ("offset", offset),
+            ("source offset", r.start),
+            ("length", len),
+        ] {
+            if v % PAGE_SIZE != 0 {
+                return Err(Error::invalid_input(format!(
+                    "page blob {what} must be a multiple of 512 bytes (got {v})"
+                )));
+            }
+        }
+        if len == 0 || len > crate::blob::MAX_PUT_PAGE {
+            return Err(Error::invalid_input(
+                "Put Page From URL writes 512 bytes to 4 MiB",
+            ));
+        }
+        let req = self
+            .request(Method::Put)
+            .query("comp", "page")
+            .header("x-ms-page-write", "update")
+            .header(
+                "x-ms-range",
+                format!("bytes={}-{}", offset, offset + len - 1),
+            );
+        let req = options.apply(req)?;
+        let req = source.apply(req, SourceUse::Page)?;
+        let resp = self.pipeline.send(req).await?;
+        PageWriteResult::from_response(&resp)
+    }
+}

@@ -1,0 +1,127 @@
+//! Lifecycle of a blob: Set Blob Tier (with rehydrate priority) and Seal Append Blob.
+
+use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::write_options::AccessTier;
+use crate::conditions::{Allowed, Conditions};
+use crate::error::{Error, Result};
+use crate::http::Method;
+
+/// How fast an archived blob is brought back online (`x-ms-rehydrate-priority`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RehydratePriority {
+    /// Up to 15 hours.
+    Standard,
+    /// Under an hour for objects below 10 GiB, at a higher price.
+    High,
+}
+
+impl RehydratePriority {
+    /// The header value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RehydratePriority::Standard => "Standard",
+            RehydratePriority::High => "High",
+        }
+    }
+}
+
+/// What Set Blob Tier did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TierChange {
+    /// The tier changed at once (200 OK).
+    Done,
+    /// The change was accepted and is in progress (202 Accepted): an archived blob is being
+    /// rehydrated; Get Blob Properties shows its archive status meanwhile.
+    Pending,
+}
+
+/// Options of [`BlobClient::set_tier`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct SetTierOptions {
+    /// A lease id and `x-ms-if-tags` are accepted (the service takes no ETag or date
+    /// condition on Set Blob Tier).
+    pub conditions: Conditions,
+    /// Rehydrate priority when moving out of Archive.
+    pub rehydrate_priority: Option<RehydratePriority>,
+}
+
+impl SetTierOptions {
+    /// Options with these conditions.
+    pub fn conditions(conditions: Conditions) -> SetTierOptions {
+        SetTierOptions {
+            conditions,
+            ..SetTierOptions::default()
+        }
+    }
+
+    /// Sets the rehydrate priority.
+    pub fn rehydrate_priority(mut self, p: RehydratePriority) -> SetTierOptions {
+        self.rehydrate_priority = Some(p);
+        self
+    }
+}
+
+impl BlobClient {
+    /// Set Blob Tier: moves a block blob between Hot, Cool, Cold and Archive (or a premium
+    /// page blob between `P*` tiers). Does not change the ETag. Leaving Archive is
+    /// asynchronous: the answer is then [`TierChange::Pending`].
+    pub async fn set_tier(&self, tier: AccessTier, options: &SetTierOptions) -> Result<TierChange> {
+        options.conditions.check(
+            Allowed {
+                etag: false,
+                dates: false,
+                if_modified_since_only: false,
+                tags: true,
+                lease: true,
+            },
+            "Set Blob Tier",
+        )?;
+        tier.validate()?;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "tier")
+            .header("x-ms-access-tier", tier.as_str())
+            .header_opt(
+                "x-ms-rehydrate-priority",
+                options.rehydrate_priority.map(RehydratePriority::as_str),
+            )
+            .conditions(&options.conditions);
+        let resp = self.pipeline.send(req).await?;
+        match resp.status {
+            200 => Ok(TierChange::Done),
+            202 => Ok(TierChange::Pending),
+            s => Err(Error::decode(format!(
+                "Set Blob Tier answered {s}, expected 200 or 202"
+            ))),
+        }
+    }
+
+    /// Seal Append Blob: makes the append blob read-only (later appends fail with 409
+    /// `BlobIsSealed`). Accepts ETag and date conditions and a lease id, and with
+    /// `append_position` seals only if the blob is exactly that long (412
+    /// `AppendPositionConditionNotMet`), so a writer can seal exactly what it wrote.
+    pub async fn seal(
+        &self,
+        conditions: &Conditions,
+        append_position: Option<u64>,
+    ) -> Result<WriteResult> {
+        conditions.check(
+            Allowed {
+                tags: false,
+                ..Allowed::ALL
+            },
+            "Seal Append Blob",
+        )?;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "seal")
+            .conditions(conditions)
+            .header_opt(
+                "x-ms-blob-condition-appendpos",
+                append_position.map(|p| p.to_string()),
+            );
+        let resp = self.pipeline.send(req).await?;
+        WriteResult::from_response(&resp)
+    }
+}

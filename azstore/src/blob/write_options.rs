@@ -1,0 +1,359 @@
+//! The options every blob write shares: HTTP headers, metadata, access tier, index tags and
+//! encryption scope — one type, [`BlobWriteOptions`], carried by [`PutOptions`],
+//! [`UploadOptions`], [`CommitOptions`], [`CreateOptions`], [`CopyOptions`] and
+//! [`PutFromUrlOptions`], each of which also gets the same builder methods.
+//!
+//! ```no_run
+//! # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! use azstore::blob::{AccessTier, PutOptions};
+//! use azstore::Conditions;
+//! let opts = PutOptions::conditions(Conditions::if_not_exists())
+//!     .content_type("text/html")
+//!     .cache_control("max-age=3600")
+//!     .meta("author", "ada")
+//!     .tag("status", "draft")
+//!     .tier(AccessTier::Cool);
+//! blob.put("<h1>hi</h1>", &opts).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! [`PutOptions`]: crate::blob::PutOptions
+//! [`UploadOptions`]: crate::blob::UploadOptions
+//! [`CommitOptions`]: crate::blob::CommitOptions
+//! [`CreateOptions`]: crate::blob::CreateOptions
+//! [`CopyOptions`]: crate::blob::CopyOptions
+//! [`PutFromUrlOptions`]: crate::blob::PutFromUrlOptions
+
+use std::collections::BTreeMap;
+
+use crate::blob::names::validate_metadata;
+use crate::blob::properties::{BlobHttpHeaders, Tags, validate_tags};
+use crate::error::{Error, Result};
+use crate::http::Request;
+use crate::http::request::encode_query_value;
+
+/// An access tier (`x-ms-access-tier`). Block blobs take the standard tiers, page blobs on
+/// premium accounts the `P*` tiers; azstore refuses the wrong kind before sending.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AccessTier {
+    /// Frequently accessed data.
+    Hot,
+    /// Infrequently accessed data (30 days minimum).
+    Cool,
+    /// Rarely accessed data (90 days minimum).
+    Cold,
+    /// Offline; must be rehydrated before it can be read.
+    Archive,
+    /// A premium page blob tier: `P4`, `P6`, `P10`, … `P80` (the number is validated).
+    Premium(u16),
+}
+
+const PREMIUM: [u16; 11] = [4, 6, 10, 15, 20, 30, 40, 50, 60, 70, 80];
+
+impl AccessTier {
+    /// The header value.
+    pub fn as_str(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            AccessTier::Hot => "Hot".into(),
+            AccessTier::Cool => "Cool".into(),
+            AccessTier::Cold => "Cold".into(),
+            AccessTier::Archive => "Archive".into(),
+            AccessTier::Premium(n) => format!("P{n}").into(),
+        }
+    }
+
+    /// Parses a tier as the service spells it (`Hot`, `Cool`, `Cold`, `Archive`, `P10`, …).
+    pub fn parse(s: &str) -> Option<AccessTier> {
+        match s {
+            "Hot" => Some(AccessTier::Hot),
+            "Cool" => Some(AccessTier::Cool),
+            "Cold" => Some(AccessTier::Cold),
+            "Archive" => Some(AccessTier::Archive),
+            p => {
+                let n: u16 = p.strip_prefix('P')?.parse().ok()?;
+                PREMIUM.contains(&n).then_some(AccessTier::Premium(n))
+            }
+        }
+    }
+
+    /// Whether this is a premium page-blob tier.
+    pub fn is_premium(&self) -> bool {
+        matches!(self, AccessTier::Premium(_))
+    }
+
+    pub(crate) fn validate(&self) -> Result<()> {
+        match self {
+            AccessTier::Premium(n) if !PREMIUM.contains(n) => Err(Error::invalid_input(format!(
+                "P{n} is not a premium page blob tier (P4, P6, P10, P15, P20, P30, P40, P50, P60, P70, P80)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for AccessTier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.as_str())
+    }
+}
+
+/// What a blob write stores besides the content. Every field is optional; what an operation
+/// cannot take is refused with [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput)
+/// before anything is sent (for example HTTP headers on Copy Blob, which copies the source's,
+/// or an access tier on an append blob).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct BlobWriteOptions {
+    /// Standard HTTP headers stored with the blob (`x-ms-blob-content-*`,
+    /// `x-ms-blob-cache-control`); `content_md5` is the *stored* MD5, not a transfer check
+    /// (see [`Checksum`](crate::blob::Checksum) for that).
+    pub headers: BlobHttpHeaders,
+    /// User metadata (`x-ms-meta-*`), replacing any existing metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// Access tier (`x-ms-access-tier`).
+    pub tier: Option<AccessTier>,
+    /// Index tags (`x-ms-tags`), replacing any existing tags. `None` leaves tags out of the
+    /// request (a new blob has none); `Some(empty)` is sent as no tags.
+    pub tags: Option<Tags>,
+    /// Encryption scope (`x-ms-encryption-scope`) the service encrypts the data with.
+    pub encryption_scope: Option<String>,
+}
+
+/// The write operations that take [`BlobWriteOptions`], for checking what each accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    PutBlob,
+    PutBlockList,
+    CreateAppend,
+    CreatePage,
+    CopyBlob,
+    CopyFromUrl,
+    PutBlobFromUrl,
+}
+
+impl WriteKind {
+    fn name(self) -> &'static str {
+        match self {
+            WriteKind::PutBlob => "Put Blob",
+            WriteKind::PutBlockList => "Put Block List",
+            WriteKind::CreateAppend => "Put Blob (append)",
+            WriteKind::CreatePage => "Put Blob (page)",
+            WriteKind::CopyBlob => "Copy Blob",
+            WriteKind::CopyFromUrl => "Copy Blob From URL",
+            WriteKind::PutBlobFromUrl => "Put Blob From URL",
+        }
+    }
+}
+
+/// Encodes tags as `x-ms-tags` wants them: a URL query string, `k1=v1&k2=v2`.
+pub(crate) fn tags_header(tags: &Tags) -> String {
+    let mut s = String::new();
+    for (k, v) in tags {
+        if !s.is_empty() {
+            s.push('&');
+        }
+        s.push_str(&encode_query_value(k));
+        s.push('=');
+        s.push_str(&encode_query_value(v));
+    }
+    s
+}
+
+impl BlobWriteOptions {
+    /// Checks these options for `kind` and adds their headers to `req`.
+    pub(crate) fn apply(&self, mut req: Request, kind: WriteKind) -> Result<Request> {
+        let op = kind.name();
+        validate_metadata(&self.metadata)?;
+        if self.headers != BlobHttpHeaders::default()
+            && matches!(kind, WriteKind::CopyBlob | WriteKind::CopyFromUrl)
+        {
+            return Err(Error::invalid_input(format!(
+                "{op} copies the source's HTTP headers and takes none; set them afterwards \
+                 with set_http_headers, or use put_blob_from_url"
+            )));
+        }
+        if let Some(tier) = &self.tier {
+            tier.validate()?;
+            let refused = match kind {
+                WriteKind::CreateAppend => Some("append blobs have no access tier"),
+                WriteKind::CreatePage if !tier.is_premium() => {
+                    Some("page blobs take only premium tiers (P4-P80)")
+                }
+                WriteKind::PutBlob | WriteKind::PutBlockList | WriteKind::PutBlobFromUrl
+                    if tier.is_premium() =>
+                {
+                    Some("block blobs take Hot, Cool, Cold or Archive")
+                }
+                _ => None,
+            };
+            if let Some(why) = refused {
+                return Err(Error::invalid_input(format!(
+                    "{op} with access tier {tier}: {why}"
+                )));
+            }
+            req = req.header("x-ms-access-tier", tier.as_str());
+        }
+        if let Some(tags) = &self.tags {
+            validate_tags(tags)?;
+            req = req.header("x-ms-tags", tags_header(tags));
+        }
+        if let Some(scope) = &self.encryption_scope {
+            if scope.is_empty() || scope.contains(|c: char| c.is_control()) {
+                return Err(Error::invalid_input(
+                    "encryption scope must be a non-empty name",
+                ));
+            }
+            req = req.header("x-ms-encryption-scope", scope.clone());
+        }
+        let h = &self.headers;
+        Ok(req
+            .metadata(&self.metadata)
+            .header_opt("x-ms-blob-content-type", h.content_type.clone())
+            .header_opt("x-ms-blob-content-encoding", h.content_encoding.clone())
+            .header_opt("x-ms-blob-content-language", h.content_language.clone())
+            .header_opt("x-ms-blob-cache-control", h.cache_control.clone())
+            .header_opt(
+                "x-ms-blob-content-disposition",
+                h.content_disposition.clone(),
+            )
+            .header_opt("x-ms-blob-content-md5", h.content_md5.clone()))
+    }
+}
+
+/// Adds the [`BlobWriteOptions`] builder methods to an options type with a `write` field.
+macro_rules! write_builders {
+    ($($ty:ty),* $(,)?) => {$(
+        impl $ty {
+            /// Replaces all write options (headers, metadata, tier, tags, encryption scope).
+            pub fn write_options(mut self, write: $crate::blob::BlobWriteOptions) -> Self {
+                self.write = write;
+                self
+            }
+            /// Replaces the stored HTTP headers.
+            pub fn http_headers(mut self, headers: $crate::blob::BlobHttpHeaders) -> Self {
+                self.write.headers = headers;
+                self
+            }
+            /// Sets the stored `Content-Type`.
+            pub fn content_type(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_type = Some(v.into());
+                self
+            }
+            /// Sets the stored `Content-Encoding`.
+            pub fn content_encoding(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_encoding = Some(v.into());
+                self
+            }
+            /// Sets the stored `Content-Language`.
+            pub fn content_language(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_language = Some(v.into());
+                self
+            }
+            /// Sets the stored `Cache-Control`.
+            pub fn cache_control(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.cache_control = Some(v.into());
+                self
+            }
+            /// Sets the stored `Content-Disposition`.
+            pub fn content_disposition(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_disposition = Some(v.into());
+                self
+            }
+            /// Sets the stored `Content-MD5` (base64 of the 16-byte digest).
+            pub fn stored_content_md5(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_md5 = Some(v.into());
+                self
+            }
+            /// Adds a metadata pair.
+            pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+                self.write.metadata.insert(key.into(), value.into());
+                self
+            }
+            /// Sets the access tier.
+            pub fn tier(mut self, tier: $crate::blob::AccessTier) -> Self {
+                self.write.tier = Some(tier);
+                self
+            }
+            /// Adds an index tag.
+            pub fn tag(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+                self.write
+                    .tags
+                    .get_or_insert_with(Default::default)
+                    .insert(key.into(), value.into());
+                self
+            }
+            /// Sets the encryption scope.
+            pub fn encryption_scope(mut self, scope: impl Into<String>) -> Self {
+                self.write.encryption_scope = Some(scope.into());
+                self
+            }
+        }
+    )*};
+}
+pub(crate) use write_builders;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::Method;
+
+    #[test]
+    fn headers_and_refusals() {
+        let w = BlobWriteOptions {
+            headers: BlobHttpHeaders::default().cache_control("no-cache"),
+            tier: Some(AccessTier::Cool),
+            tags: Some(Tags::from([
+                ("a b".into(), "x/y".into()),
+                ("k".into(), "".into()),
+            ])),
+            encryption_scope: Some("scope1".into()),
+            ..BlobWriteOptions::default()
+        };
+        let r = w
+            .apply(Request::new(Method::Put, "c/b"), WriteKind::PutBlob)
+            .unwrap();
+        assert_eq!(r.header_value("x-ms-blob-cache-control"), Some("no-cache"));
+        assert_eq!(r.header_value("x-ms-access-tier"), Some("Cool"));
+        assert_eq!(r.header_value("x-ms-tags"), Some("a%20b=x%2Fy&k="));
+        assert_eq!(r.header_value("x-ms-encryption-scope"), Some("scope1"));
+        // Copy Blob takes no HTTP headers; append blobs no tier; page blobs only P tiers.
+        assert!(
+            w.apply(Request::new(Method::Put, "c/b"), WriteKind::CopyBlob)
+                .is_err()
+        );
+        let tier_only = |t| BlobWriteOptions {
+            tier: Some(t),
+            ..Default::default()
+        };
+        let put = || Request::new(Method::Put, "c/b");
+        assert!(
+            tier_only(AccessTier::Hot)
+                .apply(put(), WriteKind::CreateAppend)
+                .is_err()
+        );
+        assert!(
+            tier_only(AccessTier::Hot)
+                .apply(put(), WriteKind::CreatePage)
+                .is_err()
+        );
+        assert!(
+            tier_only(AccessTier::Premium(10))
+                .apply(put(), WriteKind::CreatePage)
+                .is_ok()
+        );
+        assert!(
+            tier_only(AccessTier::Premium(11))
+                .apply(put(), WriteKind::CreatePage)
+                .is_err()
+        );
+        assert!(
+            tier_only(AccessTier::Premium(10))
+                .apply(put(), WriteKind::PutBlob)
+                .is_err()
+        );
+        assert_eq!(AccessTier::parse("P30"), Some(AccessTier::Premium(30)));
+        assert_eq!(AccessTier::parse("Archive"), Some(AccessTier::Archive));
+        assert_eq!(AccessTier::parse("P31"), None);
+    }
+}

@@ -1,0 +1,160 @@
+//! Rename File and Rename Directory: an atomic move within a share, with the options of the
+//! REST API (replace an existing destination, ignore its read-only attribute, and the lease ids
+//! of a leased source or destination).
+//!
+//! ```no_run
+//! # async fn f(share: azstore::file::ShareClient) -> azstore::Result<()> {
+//! use azstore::file::RenameOptions;
+//! let staged = share.file("incoming/report.csv.part")?;
+//! // Publish atomically: readers see the old report or the new one, never a partial file.
+//! let published = staged
+//!     .rename("reports/report.csv", &RenameOptions::default().replace_if_exists(true))
+//!     .await?;
+//! # let _ = published; Ok(()) }
+//! ```
+
+use crate::conditions::LeaseId;
+use crate::error::{Error, Result};
+use crate::file::client::{DirectoryClient, FileClient};
+use crate::file::models::FileWrite;
+use crate::http::{Method, Request};
+
+/// Options of [`FileClient::rename`] and [`DirectoryClient::rename`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct RenameOptions {
+    /// Replace an existing file at the destination (`x-ms-file-rename-replace-if-exists`);
+    /// without it an existing destination fails with 409 `ResourceAlreadyExists`.
+    pub replace_if_exists: bool,
+    /// Replace the destination even if it is read-only
+    /// (`x-ms-file-rename-ignore-readonly`; needs `replace_if_exists`).
+    pub ignore_read_only: bool,
+    /// The lease of a leased source file (`x-ms-source-lease-id`).
+    pub source_lease: Option<LeaseId>,
+    /// The lease of a leased destination file being replaced (`x-ms-destination-lease-id`).
+    pub destination_lease: Option<LeaseId>,
+}
+
+impl RenameOptions {
+    /// Sets whether an existing destination is replaced.
+    pub fn replace_if_exists(mut self, yes: bool) -> RenameOptions {
+        self.replace_if_exists = yes;
+        self
+    }
+
+    /// Sets whether a read-only destination is replaced too.
+    pub fn ignore_read_only(mut self, yes: bool) -> RenameOptions {
+        self.ignore_read_only = yes;
+        self
+    }
+
+    /// The source's lease id.
+    pub fn source_lease(mut self, id: &LeaseId) -> RenameOptions {
+        self.source_lease = Some(id.clone());
+        self
+    }
+
+    /// The destination's lease id.
+    pub fn destination_lease(mut self, id: &LeaseId) -> RenameOptions {
+        self.destination_lease = Some(id.clone());
+        self
+    }
+
+    fn apply(&self, req: Request, source_url: String, is_dir: bool) -> Result<Request> {
+        if self.ignore_read_only && !self.replace_if_exists {
+            return Err(Error::invalid_input(
+                "ignore_read_only applies only together with replace_if_exists",
+            ));
+        }
+        if is_dir && (self.source_lease.is_some() || self.destination_lease.is_some()) {
+            return Err(Error::invalid_input("directories have no leases"));
+        }
+        Ok(req
+            .query("comp", "rename")
+            .header("x-ms-file-rename-source", source_url)
+            .header(
+                "x-ms-file-rename-replace-if-exists",
+                self.replace_if_exists.to_string(),
+            )
+            .header_opt(
+                "x-ms-file-rename-ignore-readonly",
+                self.ignore_read_only.then_some("true"),
+            )
+            .header_opt(
+                "x-ms-source-lease-id",
+                self.source_lease.as_ref().map(|l| l.as_str().to_string()),
+            )
+            .header_opt(
+                "x-ms-destination-lease-id",
+                self.destination_lease
+                    .as_ref()
+                    .map(|l| l.as_str().to_string()),
+            ))
+    }
+}
+
+impl FileClient {
+    /// Rename File: moves this file to `destination` (a path in the same share) and returns
+    /// a client for it. The parent directory of the destination must exist (404
+    /// `ParentNotFound`); an existing destination is replaced only with
+    /// [`RenameOptions::replace_if_exists`]; a leased source or destination needs its lease id
+    /// (412 otherwise).
+    pub async fn rename(&self, destination: &str, options: &RenameOptions) -> Result<FileClient> {
+        let target = self.share_client().file(destination)?;
+        if target.path() == self.path() {
+            return Err(Error::invalid_input("a file cannot be renamed onto itself"));
+        }
+        let req = options.apply(target.request(Method::Put), self.url(), false)?;
+        let resp = self.pipeline().send(req).await?;
+        FileWrite::from_response(&resp)?;
+        Ok(target)
+    }
+}
+
+impl DirectoryClient {
+    /// Rename Directory: moves this directory, with everything in it, to `destination` in the
+    /// same share and returns a client for it.
+    pub async fn rename(
+        &self,
+        destination: &str,
+        options: &RenameOptions,
+    ) -> Result<DirectoryClient> {
+        if self.path().is_empty() {
+            return Err(Error::invalid_input("the root directory cannot be renamed"));
+        }
+        let target = self.share_client().directory(destination)?;
+        if target.path() == self.path() {
+            return Err(Error::invalid_input(
+                "a directory cannot be renamed onto itself",
+            ));
+        }
+        let req = options.apply(target.request(Method::Put), self.url(), true)?;
+        let resp = self.pipeline.send(req).await?;
+        FileWrite::from_response(&resp)?;
+        Ok(target)
+    }
+}
+
+impl FileClient {
+    fn share_client(&self) -> crate::file::ShareClient {
+        crate::file::ShareClient {
+            pipeline: self.pipeline.clone(),
+            name: self.share.clone(),
+        }
+    }
+}
+
+impl DirectoryClient {
+    fn share_client(&self) -> crate::file::ShareClient {
+        crate::file::ShareClient {
+            pipeline: self.pipeline.clone(),
+            name: self.share.clone(),
+        }
+    }
+
+    /// The directory URL (without credentials).
+    pub fn url(&self) -> String {
+        self.pipeline
+            .url_of(&format!("{}/{}", self.share, self.path))
+    }
+}
