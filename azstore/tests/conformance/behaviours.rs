@@ -366,10 +366,8 @@ async fn listed_etag_equals_header_etag() -> Check {
 
 /// Runs every behaviour check; returns the failures.
 pub async fn run_all() -> Vec<String> {
-    let checks: Vec<(
-        &str,
-        std::pin::Pin<Box<dyn std::future::Future<Output = Check>>>,
-    )> = vec![
+    type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = Check>>>;
+    let checks: Vec<(&str, Pending)> = vec![
         ("XML bodies start with a BOM", Box::pin(xml_bom())),
         ("304 ConditionNotMet on reads", Box::pin(not_modified_304())),
         (

@@ -620,7 +620,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
             let source = req.h("x-ms-copy-source").unwrap().to_string();
             let sync = req.h("x-ms-requires-sync").is_some();
             let mut options = CopyOptions::new(req.source_conditions()?, conditions);
-            options.metadata = req.metadata();
+            options.write.metadata = req.metadata();
             Ok(one(move |cx, it| async move {
                 let blob = blob_of(&cx, &c, &b)?;
                 let got = if sync {
@@ -646,7 +646,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
                 "BlockBlob" => {
                     req.only(&["x-ms-blob-type"])?;
                     let mut options = PutOptions::conditions(conditions);
-                    options.metadata = meta;
+                    options.write.metadata = meta;
                     Ok(one(move |cx, it| async move {
                         let got = blob_of(&cx, &c, &b)?.put(body, &options).await;
                         if let Some(w) = outcome(got, &it.response)? {
@@ -658,7 +658,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
                 "AppendBlob" => {
                     req.only(&["x-ms-blob-type"])?;
                     let mut options = CreateOptions::conditions(conditions);
-                    options.metadata = meta;
+                    options.write.metadata = meta;
                     Ok(one(move |cx, it| async move {
                         let got = blob_of(&cx, &c, &b)?.create_append_blob(&options).await;
                         if let Some(w) = outcome(got, &it.response)? {
@@ -674,7 +674,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
                         .and_then(|s| s.parse().ok())
                         .ok_or("page blob without x-ms-blob-content-length")?;
                     let mut options = CreateOptions::conditions(conditions);
-                    options.metadata = meta;
+                    options.write.metadata = meta;
                     Ok(one(move |cx, it| async move {
                         let got = blob_of(&cx, &c, &b)?.create_page_blob(size, &options).await;
                         if let Some(w) = outcome(got, &it.response)? {
@@ -858,7 +858,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
                 conditions,
                 ..CommitOptions::default()
             };
-            options.metadata = req.metadata();
+            options.write.metadata = req.metadata();
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?
                     .put_block_list(&blocks, &options)
@@ -960,6 +960,7 @@ fn plan_blob(req: &Req) -> Result<Plan, String> {
                 conditions,
                 append_position: num(req.h("x-ms-blob-condition-appendpos"))?,
                 max_size: num(req.h("x-ms-blob-condition-maxsize"))?,
+                checksum: azstore::blob::Checksum::None,
             };
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?.append_block(body, &options).await;

@@ -313,8 +313,8 @@ fn json_equal(a: &serde_json::Value, b: &serde_json::Value) -> bool {
                 m.iter()
                     .filter(|(k, _)| !k.starts_with("Timestamp"))
                     .filter(|(k, v)| {
-                        !v.is_null()
-                            && !(k.ends_with("@odata.type")
+                        !(v.is_null()
+                            || k.ends_with("@odata.type")
                                 && v.as_str().is_some_and(|ty| implied(k, ty)))
                     })
                     .map(|(k, v)| (k.clone(), v.clone()))

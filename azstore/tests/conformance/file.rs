@@ -72,7 +72,7 @@ fn check_list(
     let (mut di, mut fi) = (0, 0);
     if let Some(entries) = kinds.first() {
         let mut rest = entries.as_str();
-        while let Some(pos) = rest.find(|c| c == '<') {
+        while let Some(pos) = rest.find('<') {
             rest = &rest[pos..];
             if rest.starts_with("<Directory>") {
                 want.push(format!(
@@ -374,8 +374,10 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 .h("x-ms-content-length")
                 .and_then(|v| v.parse().ok())
                 .ok_or("Create File without x-ms-content-length")?;
-            let mut options = CreateFileOptions::default();
-            options.metadata = req.metadata();
+            let options = CreateFileOptions {
+                metadata: req.metadata(),
+                ..CreateFileOptions::default()
+            };
             let l = lease(&req)?;
             Ok(one(move |cx, it| async move {
                 let got = file(&cx, &s, &path)?

@@ -462,11 +462,14 @@ fn batch_ops(body: &str) -> Result<Vec<BatchOp>, String> {
     Ok(out)
 }
 
-/// The (status, ETag, error code, Content-ID) of each operation in a batch response.
-fn batch_results(body: &[u8]) -> Vec<(u16, Option<String>, Option<String>, Option<usize>)> {
+/// The (status, ETag, error code, Content-ID) of one operation in a batch response.
+type BatchResult = (u16, Option<String>, Option<String>, Option<usize>);
+
+/// The results of each operation in a batch response.
+fn batch_results(body: &[u8]) -> Vec<BatchResult> {
     let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
     let mut out = Vec::new();
-    let mut cur: Option<(u16, Option<String>, Option<String>, Option<usize>)> = None;
+    let mut cur: Option<BatchResult> = None;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("HTTP/1.1 ") {
             out.extend(cur.take());
