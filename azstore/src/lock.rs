@@ -608,31 +608,13 @@ impl HeldLock {
     /// Releases the lock. A lease that already ended is [`ReleaseOutcome::AlreadyGone`].
     pub async fn release(mut self) -> Result<ReleaseOutcome> {
         let guard = self.guard.take().expect("guard present until release");
-        let outcome = guard.release().await;
-        if let Some(w) = self.wake.take() {
-            w.notify_one();
-        }
-        outcome
+        crate::lock::release_held(guard, self.wake.take()).await
     }
 }
 
 impl Drop for HeldLock {
     fn drop(&mut self) {
-        let Some(guard) = self.guard.take() else {
-            return;
-        };
-        let wake = self.wake.take();
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                handle.spawn(async move {
-                    let _ = guard.release().await;
-                    if let Some(w) = wake {
-                        w.notify_one();
-                    }
-                });
-            }
-            Err(_) => drop(guard),
-        }
+        crate::lock::release_on_drop(self.guard.take(), self.wake.take());
     }
 }
 
@@ -707,6 +689,38 @@ impl fmt::Display for LockOwner {
             write!(f, " label={l:?}")?;
         }
         Ok(())
+    }
+}
+
+/// Releases a held lock's lease: the shared end of `release()` and of the `Drop` of every held
+/// lock (blob or Redis). Wakes local waiters afterwards.
+pub(crate) async fn release_held<T: crate::lease::Leasable>(
+    guard: LeaseGuard<T>,
+    wake: Option<Arc<Notify>>,
+) -> Result<ReleaseOutcome> {
+    let outcome = guard.release().await;
+    if let Some(w) = wake {
+        w.notify_one();
+    }
+    outcome
+}
+
+/// The `Drop` of a held lock: release in the background when a runtime is there, else let the
+/// guard's own drop stop renewing (the lease then expires on the service).
+pub(crate) fn release_on_drop<T: crate::lease::Leasable>(
+    guard: Option<LeaseGuard<T>>,
+    wake: Option<Arc<Notify>>,
+) {
+    let Some(guard) = guard else {
+        return;
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => {
+            handle.spawn(async move {
+                let _ = release_held(guard, wake).await;
+            });
+        }
+        Err(_) => drop(guard),
     }
 }
 

@@ -397,31 +397,13 @@ impl HeldRedisLock {
     /// Releases the lock. A lease that already ended is [`ReleaseOutcome::AlreadyGone`].
     pub async fn release(mut self) -> Result<ReleaseOutcome> {
         let guard = self.guard.take().expect("guard present until release");
-        let outcome = guard.release().await;
-        if let Some(w) = self.wake.take() {
-            w.notify_one();
-        }
-        outcome
+        crate::lock::release_held(guard, self.wake.take()).await
     }
 }
 
 impl Drop for HeldRedisLock {
     fn drop(&mut self) {
-        let Some(guard) = self.guard.take() else {
-            return;
-        };
-        let wake = self.wake.take();
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                handle.spawn(async move {
-                    let _ = guard.release().await;
-                    if let Some(w) = wake {
-                        w.notify_one();
-                    }
-                });
-            }
-            Err(_) => drop(guard),
-        }
+        crate::lock::release_on_drop(self.guard.take(), self.wake.take());
     }
 }
 
