@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use crate::conditions::ETag;
 use crate::error::{Error, Result};
-use crate::file::client::ShareServiceClient;
+use crate::file::ShareServiceClient;
 use crate::http::{Method, Request};
 
 /// A share as listed.

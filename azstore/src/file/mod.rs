@@ -31,21 +31,27 @@
 //! ```
 
 mod client;
+mod directory;
+mod file_client;
 mod handles;
 mod http_headers;
 mod lease;
 mod list_shares;
 mod models;
 mod names;
+mod options;
 mod range_from_url;
 mod rename;
+mod service;
+mod share;
 mod smb;
 mod snapshots;
 
-pub use client::{
-    CreateFileOptions, DirectoryClient, FileClient, FileDownload, FileStream, ListOptions,
-    MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
-};
+pub use directory::{DirectoryClient, ListOptions};
+pub use file_client::{FileClient, FileDownload, FileStream};
+pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
+pub use service::ShareServiceClient;
+pub use share::ShareClient;
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use http_headers::FileHttpHeaders;
 pub use lease::FileLeaseGuard;

@@ -15,7 +15,7 @@
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
-use crate::file::client::{DirectoryClient, FileClient};
+use crate::file::{DirectoryClient, FileClient};
 use crate::file::models::FileWrite;
 use crate::http::{Method, Request};
 

@@ -1,0 +1,97 @@
+//! Options of Create File and of the parallel transfers.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+use crate::transfer::{OnChange, Progress};
+
+/// The largest range one Put Range may write: 4 MiB.
+pub const MAX_RANGE_SIZE: u64 = 4 * 1024 * 1024;
+
+/// Options of [`FileClient::create_with`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct CreateFileOptions {
+    /// `x-ms-content-type` of the file (also settable in `headers`; not both).
+    pub content_type: Option<String>,
+    /// User metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// The other stored HTTP headers (encoding, language, cache control, disposition, MD5).
+    pub headers: crate::file::FileHttpHeaders,
+}
+
+/// Options of the parallel transfers ([`FileClient::upload`], [`FileClient::upload_file`],
+/// [`FileClient::upload_reader`], [`FileClient::download`], [`FileClient::download_to_file`],
+/// [`FileClient::download_into`], [`FileClient::download_stream`]).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct TransferOptions {
+    /// Bytes per range request (1 byte – 4 MiB; default 4 MiB).
+    pub range_size: u64,
+    /// Range requests in flight at once (default 4).
+    pub parallelism: usize,
+    /// Content type and metadata for the file an upload creates.
+    pub create: CreateFileOptions,
+    /// What a download does when the file changes between two ranges (default: fail with
+    /// `Conflict`).
+    pub on_change: OnChange,
+    /// Where progress is reported (none by default).
+    pub progress: Option<Progress>,
+}
+
+impl Default for TransferOptions {
+    fn default() -> Self {
+        TransferOptions {
+            range_size: MAX_RANGE_SIZE,
+            parallelism: 4,
+            create: CreateFileOptions::default(),
+            on_change: OnChange::Fail,
+            progress: None,
+        }
+    }
+}
+
+impl TransferOptions {
+    /// Sets the range size.
+    pub fn range_size(mut self, n: u64) -> TransferOptions {
+        self.range_size = n;
+        self
+    }
+
+    /// Sets the parallelism.
+    pub fn parallelism(mut self, n: usize) -> TransferOptions {
+        self.parallelism = n;
+        self
+    }
+
+    /// Sets the content type of an uploaded file.
+    pub fn content_type(mut self, ct: impl Into<String>) -> TransferOptions {
+        self.create.content_type = Some(ct.into());
+        self
+    }
+
+    /// Sets the behaviour of a download on a concurrent change.
+    pub fn on_change(mut self, on_change: OnChange) -> TransferOptions {
+        self.on_change = on_change;
+        self
+    }
+
+    /// Reports progress to `progress`.
+    pub fn progress(mut self, progress: Progress) -> TransferOptions {
+        self.progress = Some(progress);
+        self
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.range_size == 0 || self.range_size > MAX_RANGE_SIZE {
+            return Err(Error::invalid_input(format!(
+                "range_size must be 1 byte to 4 MiB (got {})",
+                self.range_size
+            )));
+        }
+        if self.parallelism == 0 {
+            return Err(Error::invalid_input("parallelism must be at least 1"));
+        }
+        Ok(())
+    }
+}
