@@ -19,6 +19,7 @@ pub struct DirectoryClient {
 
 /// Which entries one List Directories and Files call returns.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 #[must_use]
 pub struct ListOptions {
     /// Only names starting with this.
@@ -106,11 +107,7 @@ impl DirectoryClient {
 
     /// Create Directory with metadata.
     pub async fn create_with(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
-        if self.path.is_empty() {
-            return Err(Error::invalid_input("the root directory always exists"));
-        }
-        let req = self.request(Method::Put).metadata(metadata);
-        FileWrite::from_response(&self.pipeline.send(req).await?)
+        self.create_with_smb(metadata, &Default::default()).await
     }
 
     /// Creates the directory unless it exists. Returns `true` when this call created it.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::Stream;
 
+use crate::blob::Checksum;
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::models::{FileProperties, FileWrite, RangeList};
@@ -68,7 +69,7 @@ impl std::fmt::Debug for FileStream {
     }
 }
 
-fn lease_header(req: Request, lease: Option<&LeaseId>) -> Request {
+pub(crate) fn lease_header(req: Request, lease: Option<&LeaseId>) -> Request {
     req.header_opt("x-ms-lease-id", lease.map(|l| l.as_str().to_string()))
 }
 
@@ -118,7 +119,7 @@ impl FileClient {
             .await
     }
 
-    /// Create File with content type and metadata.
+    /// Create File with content type, metadata, stored HTTP headers and SMB properties.
     pub async fn create_with(
         &self,
         size: u64,
@@ -136,7 +137,8 @@ impl FileClient {
                 "give the content type in CreateFileOptions::content_type or in headers, not both",
             ));
         }
-        let req = options.headers.apply(req);
+        options.smb.check(true)?;
+        let req = options.smb.apply(options.headers.apply(req));
         let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
@@ -148,6 +150,21 @@ impl FileClient {
         &self,
         offset: u64,
         data: Bytes,
+        lease: Option<&LeaseId>,
+    ) -> Result<FileWrite> {
+        self.put_range_with(offset, data, Checksum::None, lease)
+            .await
+    }
+
+    /// Put Range with a transactional checksum computed by azstore: `Checksum::Md5` sends
+    /// `Content-MD5`, `Checksum::Crc64` sends `x-ms-content-crc64`. The service refuses
+    /// bytes that do not match with 400 `Md5Mismatch` / `Crc64Mismatch`
+    /// ([`ErrorKind::Integrity`](crate::ErrorKind::Integrity)) and writes nothing.
+    pub async fn put_range_with(
+        &self,
+        offset: u64,
+        data: Bytes,
+        checksum: Checksum,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
         let len = data.len() as u64;
@@ -163,8 +180,12 @@ impl FileClient {
             .request(Method::Put)
             .query("comp", "range")
             .header("x-ms-range", range_header(&(offset..end))?)
-            .header("x-ms-write", "update")
-            .body(data, "application/octet-stream");
+            .header("x-ms-write", "update");
+        let req = match checksum.header(&data) {
+            Some((name, value)) => req.header(name, value),
+            None => req,
+        };
+        let req = req.body(data, "application/octet-stream");
         let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }

@@ -31,6 +31,7 @@
 //! ```
 
 mod client;
+mod copy;
 mod directory;
 mod file_client;
 mod handles;
@@ -43,8 +44,11 @@ mod options;
 mod range_from_url;
 mod rename;
 mod service;
+mod set_properties;
 mod share;
+mod share_properties;
 mod smb;
+mod smb_properties;
 mod snapshots;
 
 pub use directory::{DirectoryClient, ListOptions};
@@ -52,17 +56,23 @@ pub use file_client::{FileClient, FileDownload, FileStream};
 pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
 pub use service::ShareServiceClient;
 pub use share::ShareClient;
+pub use copy::{CopyFileOptions, FileCopy};
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use http_headers::FileHttpHeaders;
 pub use lease::FileLeaseGuard;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
-    DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
+    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
     ShareProperties,
 };
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
 pub use rename::RenameOptions;
+pub use set_properties::SetFileProperties;
+pub use share_properties::ShareOptions;
 pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};
+pub use smb_properties::{
+    FileAttributes, FilePermission, MAX_INLINE_PERMISSION, SmbProperties, SmbTime,
+};
 pub use snapshots::ShareSnapshot;

@@ -3,13 +3,17 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::file::http_headers::FileHttpHeaders;
+use crate::file::smb_properties::SmbProperties;
 use crate::transfer::{OnChange, Progress};
 
 /// The largest range one Put Range may write: 4 MiB.
 pub const MAX_RANGE_SIZE: u64 = 4 * 1024 * 1024;
 
-/// Options of [`FileClient::create_with`].
+/// Options of [`FileClient::create_with`]: content type, metadata, the stored HTTP headers
+/// and the SMB properties of the new file.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 #[must_use]
 pub struct CreateFileOptions {
     /// `x-ms-content-type` of the file (also settable in `headers`; not both).
@@ -17,13 +21,42 @@ pub struct CreateFileOptions {
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
     /// The other stored HTTP headers (encoding, language, cache control, disposition, MD5).
-    pub headers: crate::file::FileHttpHeaders,
+    pub headers: FileHttpHeaders,
+    /// SMB attributes, times and permission (unset: Azure's defaults for a new file).
+    pub smb: SmbProperties,
+}
+
+impl CreateFileOptions {
+    /// Sets the content type.
+    pub fn content_type(mut self, ct: impl Into<String>) -> Self {
+        self.content_type = Some(ct.into());
+        self
+    }
+
+    /// Sets the metadata.
+    pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Sets the stored HTTP headers.
+    pub fn headers(mut self, headers: FileHttpHeaders) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// Sets the SMB properties.
+    pub fn smb(mut self, smb: SmbProperties) -> Self {
+        self.smb = smb;
+        self
+    }
 }
 
 /// Options of the parallel transfers ([`FileClient::upload`], [`FileClient::upload_file`],
 /// [`FileClient::upload_reader`], [`FileClient::download`], [`FileClient::download_to_file`],
 /// [`FileClient::download_into`], [`FileClient::download_stream`]).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 #[must_use]
 pub struct TransferOptions {
     /// Bytes per range request (1 byte – 4 MiB; default 4 MiB).
@@ -73,6 +106,12 @@ impl TransferOptions {
     /// Sets the behaviour of a download on a concurrent change.
     pub fn on_change(mut self, on_change: OnChange) -> TransferOptions {
         self.on_change = on_change;
+        self
+    }
+
+    /// Sets the options of the file an upload creates.
+    pub fn create(mut self, create: CreateFileOptions) -> TransferOptions {
+        self.create = create;
         self
     }
 

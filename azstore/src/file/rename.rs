@@ -21,6 +21,7 @@ use crate::http::{Method, Request};
 
 /// Options of [`FileClient::rename`] and [`DirectoryClient::rename`].
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 #[must_use]
 pub struct RenameOptions {
     /// Replace an existing file at the destination (`x-ms-file-rename-replace-if-exists`);

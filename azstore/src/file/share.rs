@@ -83,11 +83,9 @@ impl ShareClient {
         metadata: &BTreeMap<String, String>,
         quota_gib: Option<u32>,
     ) -> Result<FileWrite> {
-        let req = self
-            .request(Method::Put)
-            .metadata(metadata)
-            .header_opt("x-ms-share-quota", quota_gib.map(|q| q.to_string()));
-        FileWrite::from_response(&self.pipeline.send(req).await?)
+        let mut options = crate::file::ShareOptions::default().metadata(metadata.clone());
+        options.quota_gib = quota_gib;
+        self.create_with_options(&options).await
     }
 
     /// Creates the share unless it exists. Returns `true` when this call created it.
