@@ -28,6 +28,9 @@
 //! Everything is kept in memory and vanishes when the handle is dropped.
 #![allow(dead_code)]
 
+mod copy;
+mod smb;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -219,12 +222,15 @@ struct Share {
     lease: Lease,
     dirs: BTreeMap<String, Node>,
     files: BTreeMap<String, FileNode>,
+    /// Access tier, protocols, root squash and the share's permission store.
+    ext: smb::ShareExt,
 }
 
 struct Node {
     meta: BTreeMap<String, String>,
     etag: String,
     last_modified: String,
+    smb: smb::Smb,
 }
 
 struct FileNode {
@@ -238,6 +244,8 @@ struct FileNode {
     /// `content-md5`).
     http: BTreeMap<String, String>,
     lease: Lease,
+    /// The last Copy File into this file.
+    copy: Option<copy::CopyInfo>,
 }
 
 /// Request header -> stored response header, for the HTTP properties of a file.
@@ -788,7 +796,36 @@ fn handle(st: &mut State, req: &HttpRequest) -> Reply {
             "restype=share or restype=directory is required here.",
         );
     }
-    file_op(st, share_name, &path, m, comp.as_deref(), req)
+    match (m, comp.as_deref()) {
+        ("PUT", None) if req.header("x-ms-copy-source").is_some() => {
+            copy::copy_file(st, share_name, &path, req)
+        }
+        ("PUT", Some("copy")) => copy::abort_copy(st, share_name, &path, req),
+        _ => file_op(st, share_name, &path, m, comp.as_deref(), req),
+    }
+}
+
+/// A transactional `Content-MD5` / `x-ms-content-crc64` that does not match the body.
+fn transactional_mismatch(req: &HttpRequest) -> Option<Reply> {
+    if let Some(want) = req.header("content-md5") {
+        if want != azstore::blob::md5_base64(&req.body) {
+            return Some(Reply::error(
+                400,
+                "Md5Mismatch",
+                "The MD5 value specified in the request did not match with the MD5 value calculated by the server.",
+            ));
+        }
+    }
+    if let Some(want) = req.header("x-ms-content-crc64") {
+        if want != azstore::blob::crc64_base64(&req.body) {
+            return Some(Reply::error(
+                400,
+                "Crc64Mismatch",
+                "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
+            ));
+        }
+    }
+    None
 }
 
 fn not_found_share() -> Reply {
@@ -953,6 +990,10 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
                 .header("x-ms-share-quota")
                 .and_then(|q| q.parse().ok())
                 .unwrap_or(102_400);
+            let mut ext = smb::ShareExt::default();
+            if let Err(r) = smb::share_ext_headers(&mut ext, req, true) {
+                return r;
+            }
             st.shares.insert(
                 name.to_string(),
                 Share {
@@ -963,6 +1004,7 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
                     lease: Lease::Available,
                     dirs: BTreeMap::new(),
                     files: BTreeMap::new(),
+                    ext,
                 },
             );
             Reply::new(201).h("etag", etag).h("last-modified", now)
@@ -980,8 +1022,33 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
             share.lease.headers(&mut r.headers);
-            r
+            smb::share_ext_reply(&share.ext, r)
         }
+        ("PUT", Some("properties")) => {
+            let etag = st.next_etag();
+            let Some(share) = st.shares.get_mut(name) else {
+                return not_found_share();
+            };
+            share.lease.tick();
+            if req.header("x-ms-lease-id").is_some() {
+                if let Err(r) = share
+                    .lease
+                    .check_write(req.header("x-ms-lease-id"), "share")
+                {
+                    return r;
+                }
+            }
+            if let Err(r) = smb::set_share_properties(share, req) {
+                return r;
+            }
+            share.etag = etag.clone();
+            share.last_modified = now.clone();
+            Reply::new(200).h("etag", etag).h("last-modified", now)
+        }
+        ("PUT" | "GET", Some("filepermission")) => match st.shares.get_mut(name) {
+            Some(share) => smb::permission_op(share, m, req),
+            None => not_found_share(),
+        },
         ("PUT", Some("metadata")) => {
             let etag = st.next_etag();
             let Some(share) = st.shares.get_mut(name) else {
@@ -1274,44 +1341,70 @@ fn dir_op(
                     "The specified parent path does not exist.",
                 );
             }
+            let smb = match smb::Smb::create(req, true, &mut share.ext) {
+                Ok(s) => s,
+                Err(r) => return r,
+            };
+            let r = smb.headers(
+                Reply::new(201)
+                    .h("etag", etag.clone())
+                    .h("last-modified", now.clone())
+                    .h("x-ms-request-server-encrypted", "true"),
+            );
             share.dirs.insert(
                 path.to_string(),
                 Node {
                     meta: req.meta(),
-                    etag: etag.clone(),
-                    last_modified: now.clone(),
+                    etag,
+                    last_modified: now,
+                    smb,
                 },
             );
-            Reply::new(201)
-                .h("etag", etag)
-                .h("last-modified", now)
-                .h("x-ms-request-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Directory")
-                .h("x-ms-file-creation-time", iso_now())
-                .h("x-ms-file-last-write-time", iso_now())
-                .h("x-ms-file-change-time", iso_now())
-                .h("x-ms-file-permission-key", "0")
-                .h("x-ms-file-id", "0")
-                .h("x-ms-file-parent-id", "0")
+            r
+        }
+        ("PUT", Some("properties")) => {
+            let Some(d) = share.dirs.get_mut(path) else {
+                return not_found();
+            };
+            if let Err(r) = d.smb.set(req, true, &mut share.ext) {
+                return r;
+            }
+            d.etag = etag.clone();
+            d.last_modified = now.clone();
+            d.smb.headers(
+                Reply::new(200)
+                    .h("etag", etag)
+                    .h("last-modified", now)
+                    .h("x-ms-request-server-encrypted", "true"),
+            )
         }
         ("GET" | "HEAD", None | Some("metadata")) => {
-            let (meta, etag, lm) = if path.is_empty() {
+            let (meta, etag, lm, smb) = if path.is_empty() {
                 (
                     &BTreeMap::new(),
                     share.etag.clone(),
                     share.last_modified.clone(),
+                    None,
                 )
             } else {
                 match share.dirs.get(path) {
-                    Some(d) => (&d.meta, d.etag.clone(), d.last_modified.clone()),
+                    Some(d) => (
+                        &d.meta,
+                        d.etag.clone(),
+                        d.last_modified.clone(),
+                        Some(&d.smb),
+                    ),
                     None => return not_found(),
                 }
             };
             let mut r = Reply::new(200)
                 .h("etag", etag)
                 .h("last-modified", lm)
-                .h("x-ms-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Directory");
+                .h("x-ms-server-encrypted", "true");
+            r = match smb {
+                Some(smb) => smb.headers(r),
+                None => r.h("x-ms-file-attributes", "Directory"),
+            };
             for (k, v) in meta {
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
@@ -1576,6 +1669,11 @@ fn file_op(
                     Lease::Available
                 }
             };
+            let smb = match smb::Smb::create(req, false, &mut share.ext) {
+                Ok(s) => s,
+                Err(r) => return r,
+            };
+            let smb_reply = smb.headers(Reply::new(201));
             share.files.insert(
                 path.to_string(),
                 FileNode {
@@ -1583,6 +1681,7 @@ fn file_op(
                         meta: req.meta(),
                         etag: etag.clone(),
                         last_modified: now.clone(),
+                        smb,
                     },
                     data: vec![0; size as usize],
                     ranges: Vec::new(),
@@ -1592,19 +1691,15 @@ fn file_op(
                         .to_string(),
                     http: file_http_headers(req),
                     lease,
+                    copy: None,
                 },
             );
-            Reply::new(201)
+            let mut r = smb_reply
                 .h("etag", etag)
                 .h("last-modified", now)
-                .h("x-ms-request-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Archive")
-                .h("x-ms-file-creation-time", iso_now())
-                .h("x-ms-file-last-write-time", iso_now())
-                .h("x-ms-file-change-time", iso_now())
-                .h("x-ms-file-permission-key", "0")
-                .h("x-ms-file-id", "0")
-                .h("x-ms-file-parent-id", "0")
+                .h("x-ms-request-server-encrypted", "true");
+            r.status = 201;
+            r
         }
         ("GET" | "HEAD", None | Some("metadata")) => {
             let Some(f) = share.files.get(path) else {
@@ -1660,8 +1755,11 @@ fn file_op(
                 .h("content-type", f.content_type.clone())
                 .h("accept-ranges", "bytes")
                 .h("x-ms-type", "File")
-                .h("x-ms-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Archive");
+                .h("x-ms-server-encrypted", "true");
+            r = f.node.smb.headers(r);
+            if let Some(c) = &f.copy {
+                r = c.headers(r);
+            }
             for (k, v) in &f.node.meta {
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
@@ -1718,6 +1816,9 @@ fn file_op(
                             "Content-Length does not match the size of x-ms-range.",
                         );
                     }
+                    if let Some(r) = transactional_mismatch(req) {
+                        return r;
+                    }
                     f.data[a as usize..=b as usize].copy_from_slice(&req.body);
                     add_range(&mut f.ranges, a, b + 1);
                 }
@@ -1742,11 +1843,15 @@ fn file_op(
             }
             f.node.etag = etag.clone();
             f.node.last_modified = now.clone();
-            Reply::new(201)
+            let mut r = Reply::new(201)
                 .h("etag", etag)
                 .h("last-modified", now)
                 .h("x-ms-request-server-encrypted", "true")
-                .h("x-ms-file-last-write-time", iso_now())
+                .h("x-ms-file-last-write-time", iso_now());
+            if write == "update" {
+                r = r.h("content-md5", azstore::blob::md5_base64(&req.body));
+            }
+            r
         }
         ("PUT", Some("properties")) => {
             let Some(f) = share.files.get_mut(path) else {
@@ -1755,6 +1860,11 @@ fn file_op(
             if let Err(r) = f.lease.check_write(lease_id, "file") {
                 return r;
             }
+            let mut smb = f.node.smb.clone();
+            if let Err(r) = smb.set(req, false, &mut share.ext) {
+                return r;
+            }
+            f.node.smb = smb;
             if let Some(size) = req.header("x-ms-content-length") {
                 let Ok(size) = size.parse::<u64>() else {
                     return Reply::error(
@@ -1787,7 +1897,9 @@ fn file_op(
             }
             f.node.etag = etag.clone();
             f.node.last_modified = now.clone();
-            Reply::new(200).h("etag", etag).h("last-modified", now)
+            f.node
+                .smb
+                .headers(Reply::new(200).h("etag", etag).h("last-modified", now))
         }
         ("PUT", Some("metadata")) => {
             let Some(f) = share.files.get_mut(path) else {
