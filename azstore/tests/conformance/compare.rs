@@ -90,6 +90,20 @@ const SEMANTIC: &[&str] = &[
     "x-ms-sequence-number-action",
     "x-ms-access-tier",
     "x-ms-popreceipt",
+    // File: SMB properties, stored HTTP headers, transactional MD5.
+    "x-ms-file-attributes",
+    "x-ms-file-creation-time",
+    "x-ms-file-last-write-time",
+    "x-ms-file-change-time",
+    "x-ms-file-permission",
+    "x-ms-file-permission-key",
+    "x-ms-content-type",
+    "x-ms-content-encoding",
+    "x-ms-content-language",
+    "x-ms-cache-control",
+    "x-ms-content-disposition",
+    "x-ms-content-md5",
+    "content-md5",
 ];
 
 /// Headers that azstore must not add when the recording does not have them: sending a
@@ -138,6 +152,10 @@ fn header_values_equal(name: &str, recorded: &str, sent: &str) -> bool {
     }
     if name == "x-ms-range" {
         return recorded.trim() == sent.trim();
+    }
+    if name.starts_with("x-ms-file-") {
+        // Keywords and attribute names are case-insensitive (`Inherit` / `inherit`).
+        return recorded.eq_ignore_ascii_case(sent);
     }
     if name == "x-ms-requires-sync" {
         // A boolean: Python sends `True`, azstore `true`.

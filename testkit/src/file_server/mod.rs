@@ -851,14 +851,32 @@ fn list_shares(st: &State, req: &HttpRequest) -> Reply {
         "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"http://127.0.0.1/{ACCOUNT}\"><Prefix>{}</Prefix><Shares>",
         xml_escape(prefix)
     );
+    let with_snapshots = req.q("include").is_some_and(|i| i.contains("snapshots"));
     for name in names.iter().take(max) {
         let sh = &st.shares[*name];
+        if with_snapshots {
+            // Snapshots come before their share, oldest first, as on Azure.
+            let own = st
+                .snapshots
+                .range(((*name).clone(), String::new())..)
+                .take_while(|((s, _), _)| s == *name);
+            for ((_, id), p) in own {
+                body.push_str(&format!(
+                    "<Share><Name>{}</Name><Snapshot>{id}</Snapshot><Properties><Last-Modified>{}</Last-Modified><Etag>{}</Etag><Quota>{}</Quota></Properties></Share>",
+                    xml_escape(name),
+                    p.last_modified,
+                    p.etag,
+                    p.quota
+                ));
+            }
+        }
         body.push_str(&format!(
-            "<Share><Name>{}</Name><Properties><Last-Modified>{}</Last-Modified><Etag>{}</Etag><Quota>{}</Quota></Properties>",
+            "<Share><Name>{}</Name><Properties><Last-Modified>{}</Last-Modified><Etag>{}</Etag><Quota>{}</Quota><AccessTier>{}</AccessTier></Properties>",
             xml_escape(name),
             sh.last_modified,
             sh.etag,
-            sh.quota
+            sh.quota,
+            sh.ext.access_tier
         ));
         if with_meta {
             body.push_str("<Metadata>");
