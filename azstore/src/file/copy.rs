@@ -179,7 +179,11 @@ impl FileClient {
     /// Copy File: the service copies `source_url` (a file, or a blob, readable with the SAS
     /// in the URL or within the same account) into this file, replacing it. Small copies
     /// complete at once (`success`); others continue in the background (`pending`).
-    pub async fn start_copy(&self, source_url: &str, options: &CopyFileOptions) -> Result<FileCopy> {
+    pub async fn start_copy(
+        &self,
+        source_url: &str,
+        options: &CopyFileOptions,
+    ) -> Result<FileCopy> {
         check_source_url(source_url)?;
         options.check()?;
         crate::blob::validate_metadata(&options.metadata)?;
@@ -241,7 +245,10 @@ impl FileClient {
     /// Abort Copy File: stops a pending copy, leaving the destination empty with its full
     /// size. A copy that is no longer pending fails with 409 `NoPendingCopyOperation`.
     pub async fn abort_copy(&self, copy_id: &str, lease: Option<&LeaseId>) -> Result<()> {
-        if copy_id.is_empty() || !copy_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        if copy_id.is_empty()
+            || !copy_id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-')
         {
             return Err(Error::invalid_input(format!(
                 "{copy_id:?} is not a copy id (x-ms-copy-id)"

@@ -51,25 +51,25 @@ mod smb;
 mod smb_properties;
 mod snapshots;
 
+pub use copy::{CopyFileOptions, FileCopy};
 pub use directory::{DirectoryClient, ListOptions};
 pub use file_client::{FileClient, FileDownload, FileStream};
-pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
-pub use service::ShareServiceClient;
-pub use share::ShareClient;
-pub use copy::{CopyFileOptions, FileCopy};
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use http_headers::FileHttpHeaders;
 pub use lease::FileLeaseGuard;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
-    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
-    ShareProperties,
+    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage,
+    RangeList, ShareProperties,
 };
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
+pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
 pub use rename::RenameOptions;
+pub use service::ShareServiceClient;
 pub use set_properties::SetFileProperties;
+pub use share::ShareClient;
 pub use share_properties::ShareOptions;
 pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};
 pub use smb_properties::{

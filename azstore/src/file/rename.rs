@@ -15,8 +15,8 @@
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
-use crate::file::{DirectoryClient, FileClient};
 use crate::file::models::FileWrite;
+use crate::file::{DirectoryClient, FileClient};
 use crate::http::{Method, Request};
 
 /// Options of [`FileClient::rename`] and [`DirectoryClient::rename`].

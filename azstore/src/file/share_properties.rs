@@ -91,7 +91,11 @@ impl ShareOptions {
             &self.access_tier,
             &["TransactionOptimized", "Hot", "Cool", "Premium"],
         )?;
-        one_of("enabled protocols", &self.enabled_protocols, &["SMB", "NFS"])?;
+        one_of(
+            "enabled protocols",
+            &self.enabled_protocols,
+            &["SMB", "NFS"],
+        )?;
         one_of(
             "root squash",
             &self.root_squash,
@@ -113,10 +117,7 @@ impl ShareClient {
         let req = self
             .request(Method::Put)
             .metadata(&options.metadata)
-            .header_opt(
-                "x-ms-share-quota",
-                options.quota_gib.map(|q| q.to_string()),
-            )
+            .header_opt("x-ms-share-quota", options.quota_gib.map(|q| q.to_string()))
             .header_opt("x-ms-access-tier", options.access_tier.clone())
             .header_opt("x-ms-enabled-protocols", options.enabled_protocols.clone())
             .header_opt("x-ms-root-squash", options.root_squash.clone());
@@ -139,10 +140,7 @@ impl ShareClient {
         let req = self
             .request(Method::Put)
             .query("comp", "properties")
-            .header_opt(
-                "x-ms-share-quota",
-                options.quota_gib.map(|q| q.to_string()),
-            )
+            .header_opt("x-ms-share-quota", options.quota_gib.map(|q| q.to_string()))
             .header_opt("x-ms-access-tier", options.access_tier.clone())
             .header_opt("x-ms-root-squash", options.root_squash.clone())
             .header_opt("x-ms-lease-id", lease.map(|l| l.as_str().to_string()));
@@ -168,7 +166,10 @@ impl ShareClient {
             .query("comp", "filepermission")
             .body(body, "application/json");
         let resp = self.pipeline.send(req).await?;
-        Ok(resp.headers.require("x-ms-file-permission-key")?.to_string())
+        Ok(resp
+            .headers
+            .require("x-ms-file-permission-key")?
+            .to_string())
     }
 
     /// Get Share Permission: the SDDL stored under `key`.

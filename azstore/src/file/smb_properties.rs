@@ -247,9 +247,9 @@ impl SmbProperties {
                     s.len()
                 )))
             }
-            Some(FilePermission::Key(k)) if k.is_empty() || k.chars().any(char::is_control) => {
-                Err(Error::invalid_input("a permission key must be non-empty text"))
-            }
+            Some(FilePermission::Key(k)) if k.is_empty() || k.chars().any(char::is_control) => Err(
+                Error::invalid_input("a permission key must be non-empty text"),
+            ),
             _ => Ok(()),
         }
     }
@@ -263,7 +263,10 @@ impl SmbProperties {
         };
         let req = req
             .header_opt("x-ms-file-attributes", attributes)
-            .header_opt("x-ms-file-creation-time", self.creation_time.map(SmbTime::wire))
+            .header_opt(
+                "x-ms-file-creation-time",
+                self.creation_time.map(SmbTime::wire),
+            )
             .header_opt(
                 "x-ms-file-last-write-time",
                 self.last_write_time.map(SmbTime::wire),

@@ -66,11 +66,8 @@ fn smb_of(req: &Req) -> Result<SmbProperties, String> {
             Some(v) if keyword(v, "preserve") => Some(SmbTime::Preserve),
             Some(v) if keyword(v, "now") => Some(SmbTime::Now),
             Some(v) => Some(SmbTime::At(
-                time::OffsetDateTime::parse(
-                    v,
-                    &time::format_description::well_known::Rfc3339,
-                )
-                .map_err(|_| format!("{h}: {v}"))?,
+                time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
+                    .map_err(|_| format!("{h}: {v}"))?,
             )),
         })
     };
@@ -83,7 +80,10 @@ fn smb_of(req: &Req) -> Result<SmbProperties, String> {
     if let Some(t) = time("x-ms-file-change-time")? {
         smb = smb.change_time(t);
     }
-    match (req.h("x-ms-file-permission"), req.h("x-ms-file-permission-key")) {
+    match (
+        req.h("x-ms-file-permission"),
+        req.h("x-ms-file-permission-key"),
+    ) {
         (Some(p), _) if keyword(p, "inherit") => smb = smb.permission(FilePermission::Inherit),
         (Some(p), _) if keyword(p, "preserve") => smb = smb.permission(FilePermission::Preserve),
         (Some(p), _) => smb = smb.permission(FilePermission::Sddl(p.to_string())),
@@ -155,9 +155,11 @@ const HTTP_HEADERS: [(&str, fn(FileHttpHeaders, String) -> FileHttpHeaders); 6] 
 fn http_headers_of(req: &Req) -> FileHttpHeaders {
     HTTP_HEADERS
         .iter()
-        .fold(FileHttpHeaders::default(), |h, (name, set)| match req.h(name) {
-            Some(v) => set(h, v.to_string()),
-            None => h,
+        .fold(FileHttpHeaders::default(), |h, (name, set)| {
+            match req.h(name) {
+                Some(v) => set(h, v.to_string()),
+                None => h,
+            }
         })
 }
 

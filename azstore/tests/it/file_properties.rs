@@ -116,8 +116,8 @@ async fn invalid_smb_input_is_refused_before_sending() {
     let share = share(&server).await;
     let file = share.file("x").unwrap();
     let before = server.request_count();
-    let preserve = CreateFileOptions::default()
-        .smb(SmbProperties::default().creation_time(SmbTime::Preserve));
+    let preserve =
+        CreateFileOptions::default().smb(SmbProperties::default().creation_time(SmbTime::Preserve));
     let err = file.create_with(1, &preserve, None).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     let huge = SmbProperties::default().permission(FilePermission::Sddl("O:".repeat(5000)));
@@ -183,7 +183,10 @@ async fn set_share_properties_and_create_options() {
     );
     assert_eq!(p.enabled_protocols.as_deref(), Some("SMB"));
     let w = share
-        .set_properties(&ShareOptions::default().quota_gib(1).access_tier("Cool"), None)
+        .set_properties(
+            &ShareOptions::default().quota_gib(1).access_tier("Cool"),
+            None,
+        )
         .await
         .unwrap();
     let q = share.get_properties().await.unwrap();
@@ -284,7 +287,10 @@ async fn copy_file_with_its_options_and_abort() {
     assert_eq!(p.smb.creation_time, Some(created));
     assert_eq!(p.smb.permission, src_smb.permission);
     let info = p.copy.expect("copy status in the properties");
-    assert_eq!((info.id.as_str(), info.status), (copy.id.as_str(), CopyStatus::Success));
+    assert_eq!(
+        (info.id.as_str(), info.status),
+        (copy.id.as_str(), CopyStatus::Success)
+    );
     assert_eq!(info.progress.as_deref(), Some("5/5"));
 
     // Nothing pending to abort.
@@ -306,9 +312,14 @@ async fn copy_file_with_its_options_and_abort() {
         .await
         .unwrap_err();
     assert_eq!(err.status(), Some(409));
-    dst.start_copy(&src.url(), &CopyFileOptions::default().ignore_read_only(true).set_archive(true))
-        .await
-        .unwrap();
+    dst.start_copy(
+        &src.url(),
+        &CopyFileOptions::default()
+            .ignore_read_only(true)
+            .set_archive(true),
+    )
+    .await
+    .unwrap();
     let p = dst.get_properties().await.unwrap().smb;
     assert_eq!(p.attributes, Some(FileAttributes::ARCHIVE));
 

@@ -66,7 +66,9 @@ fn bad(header: &str, why: &str) -> Reply {
     Reply::error(
         400,
         "InvalidHeaderValue",
-        &format!("The value for one of the HTTP headers is not in the correct format. ({header}: {why})"),
+        &format!(
+            "The value for one of the HTTP headers is not in the correct format. ({header}: {why})"
+        ),
     )
     .h("x-ms-invalid-header-name", header.to_string())
 }
@@ -123,7 +125,11 @@ impl Smb {
     pub fn create(req: &HttpRequest, is_dir: bool, ext: &mut ShareExt) -> Result<Smb, Reply> {
         let now = iso_now7();
         let mut smb = Smb {
-            attributes: if is_dir { "Directory".into() } else { "Archive".into() },
+            attributes: if is_dir {
+                "Directory".into()
+            } else {
+                "Archive".into()
+            },
             creation: now.clone(),
             last_write: now.clone(),
             change: now,
@@ -136,7 +142,10 @@ impl Smb {
             "x-ms-file-change-time",
             "x-ms-file-permission",
         ] {
-            if req.header(h).is_some_and(|v| v.eq_ignore_ascii_case("preserve")) {
+            if req
+                .header(h)
+                .is_some_and(|v| v.eq_ignore_ascii_case("preserve"))
+            {
                 return Err(bad(h, "preserve is not valid on create"));
             }
         }
@@ -146,7 +155,12 @@ impl Smb {
 
     /// Set Properties: what is not sent (or `preserve`) is kept; the change time moves to now
     /// unless given.
-    pub fn set(&mut self, req: &HttpRequest, is_dir: bool, ext: &mut ShareExt) -> Result<(), Reply> {
+    pub fn set(
+        &mut self,
+        req: &HttpRequest,
+        is_dir: bool,
+        ext: &mut ShareExt,
+    ) -> Result<(), Reply> {
         let mut next = self.clone();
         next.change = iso_now7();
         next.update(req, is_dir, ext)?;
@@ -171,7 +185,10 @@ impl Smb {
                 Some(v) => *slot = parse_time(h, v)?,
             }
         }
-        match (req.header("x-ms-file-permission"), req.header("x-ms-file-permission-key")) {
+        match (
+            req.header("x-ms-file-permission"),
+            req.header("x-ms-file-permission-key"),
+        ) {
             (Some(_), Some(_)) => {
                 return Err(bad(
                     "x-ms-file-permission",
@@ -251,7 +268,10 @@ pub(super) fn share_ext_headers(
     )? {
         ext.access_tier = t;
     }
-    if let Some(s) = pick("x-ms-root-squash", &["NoRootSquash", "RootSquash", "AllSquash"])? {
+    if let Some(s) = pick(
+        "x-ms-root-squash",
+        &["NoRootSquash", "RootSquash", "AllSquash"],
+    )? {
         ext.root_squash = Some(s);
     }
     match pick("x-ms-enabled-protocols", &["SMB", "NFS"])? {
@@ -317,7 +337,9 @@ pub(super) fn permission_op(share: &mut Share, m: &str, req: &HttpRequest) -> Re
                 );
             };
             let mut r = Reply::new(200).h("content-type", "application/json; charset=utf-8");
-            r.body = serde_json::json!({ "permission": sddl }).to_string().into_bytes();
+            r.body = serde_json::json!({ "permission": sddl })
+                .to_string()
+                .into_bytes();
             r
         }
         _ => Reply::error(
@@ -351,9 +373,14 @@ impl Smb {
                 ));
             }
             (Some("source" | "override") | None, _) => {}
-            (Some(_), _) => return Err(bad("x-ms-file-permission-copy-mode", "source or override")),
+            (Some(_), _) => {
+                return Err(bad("x-ms-file-permission-copy-mode", "source or override"));
+            }
         }
-        let from_source = |h: &str| req.header(h).is_some_and(|v| v.eq_ignore_ascii_case("source"));
+        let from_source = |h: &str| {
+            req.header(h)
+                .is_some_and(|v| v.eq_ignore_ascii_case("source"))
+        };
         let rest = HttpRequest {
             method: req.method.clone(),
             raw_path: String::new(),
@@ -361,7 +388,9 @@ impl Smb {
             headers: req
                 .headers
                 .iter()
-                .filter(|(k, v)| !v.eq_ignore_ascii_case("source") && k != "x-ms-file-permission-copy-mode")
+                .filter(|(k, v)| {
+                    !v.eq_ignore_ascii_case("source") && k != "x-ms-file-permission-copy-mode"
+                })
                 .cloned()
                 .collect(),
             body: Vec::new(),
