@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::blob::{Page, ResultStream};
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::file_client::FileClient;
 use crate::file::models::{DirectoryProperties, FileWrite, ListItem, ListPage};
@@ -126,11 +127,7 @@ impl DirectoryClient {
 
     /// Set Directory Metadata, replacing all metadata.
     pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
-        let req = self
-            .request(Method::Put)
-            .query("comp", "metadata")
-            .metadata(metadata);
-        FileWrite::from_response(&self.pipeline.send(req).await?)
+        FileWrite::set_metadata(&self.pipeline, self.request(Method::Put), metadata).await
     }
 
     /// Delete Directory. Fails with 409 `DirectoryNotEmpty` unless it is empty.
@@ -163,6 +160,37 @@ impl DirectoryClient {
         }
         let resp = self.pipeline.send(req).await?;
         ListPage::parse(&resp.body)
+    }
+
+    /// List Directories and Files as a stream of entries (direct children), following
+    /// markers page by page as the caller polls.
+    ///
+    /// ```no_run
+    /// # async fn f(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use azstore::file::ListOptions;
+    /// let mut entries = dir.list_stream(ListOptions::default().prefix("2026-"));
+    /// while let Some(entry) = entries.try_next().await? {
+    ///     println!("{}", entry.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn list_stream(&self, options: ListOptions) -> ResultStream<ListItem> {
+        let this = self.clone();
+        crate::blob::paged(move |marker| {
+            let this = this.clone();
+            let mut options = options.clone();
+            async move {
+                if marker.is_some() {
+                    options.marker = marker;
+                }
+                let page = this.list(&options).await?;
+                Ok(Page {
+                    items: page.items,
+                    next_marker: page.next_marker,
+                })
+            }
+        })
     }
 
     /// All direct children, following markers page by page.

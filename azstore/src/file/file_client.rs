@@ -276,12 +276,8 @@ impl FileClient {
         metadata: &BTreeMap<String, String>,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
-        let req = self
-            .request(Method::Put)
-            .query("comp", "metadata")
-            .metadata(metadata);
-        let req = lease_header(req, lease);
-        FileWrite::from_response(&self.pipeline.send(req).await?)
+        let req = lease_header(self.request(Method::Put), lease);
+        FileWrite::set_metadata(&self.pipeline, req, metadata).await
     }
 
     /// Delete File. A leased file needs the lease id.

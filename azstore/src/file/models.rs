@@ -9,7 +9,7 @@ use crate::blob::{LeaseDurationType, LeaseState, LeaseStatus};
 use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::file::smb_properties::SmbProperties;
-use crate::http::{Headers, Response};
+use crate::http::{Headers, Request, Response};
 
 /// Lease information as sent in `x-ms-lease-*` headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -58,6 +58,20 @@ pub struct FileWrite {
 }
 
 impl FileWrite {
+    /// Sends a write and reads the new version.
+    pub(crate) async fn send(pipeline: &crate::http::Pipeline, req: Request) -> Result<FileWrite> {
+        FileWrite::from_response(&pipeline.send(req).await?)
+    }
+
+    /// Set Metadata of the share, directory or file `req` (a PUT) addresses.
+    pub(crate) async fn set_metadata(
+        pipeline: &crate::http::Pipeline,
+        req: Request,
+        metadata: &BTreeMap<String, String>,
+    ) -> Result<FileWrite> {
+        FileWrite::send(pipeline, req.query("comp", "metadata").metadata(metadata)).await
+    }
+
     pub(crate) fn from_response(resp: &Response) -> Result<FileWrite> {
         Ok(FileWrite {
             etag: resp.headers.require_etag()?,

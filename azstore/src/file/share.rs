@@ -105,11 +105,7 @@ impl ShareClient {
 
     /// Set Share Metadata, replacing all metadata.
     pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
-        let req = self
-            .request(Method::Put)
-            .query("comp", "metadata")
-            .metadata(metadata);
-        FileWrite::from_response(&self.pipeline.send(req).await?)
+        FileWrite::set_metadata(&self.pipeline, self.request(Method::Put), metadata).await
     }
 
     /// Delete Share. A leased share needs its lease id (412 otherwise).

@@ -133,19 +133,16 @@ impl SmbTime {
     }
 }
 
-/// `2019-07-11T21:40:12.9953010Z`: UTC, seven fractional digits.
+/// `2019-07-11T21:40:12.9953010Z`: UTC, seven fractional digits (the form of `Edm.DateTime`).
 pub(crate) fn format_smb_time(t: OffsetDateTime) -> String {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.nanosecond() / 100
-    )
+    crate::table::DateTime::new(t).to_string()
+}
+
+impl fmt::Display for SmbTime {
+    /// The wire form: `now`, `preserve` or the time with seven fractional digits.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.wire())
+    }
 }
 
 /// The security descriptor of a file or directory.

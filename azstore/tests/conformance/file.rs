@@ -101,21 +101,7 @@ fn check_smb(smb: &SmbProperties, resp: &RecordedResponse) -> Result<(), String>
         resp,
         "x-ms-file-attributes",
     )?;
-    let t = |t: Option<SmbTime>| {
-        SmbProperties::time_of(t).map(|t| {
-            let t = t.to_offset(time::UtcOffset::UTC);
-            format!(
-                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
-                t.year(),
-                u8::from(t.month()),
-                t.day(),
-                t.hour(),
-                t.minute(),
-                t.second(),
-                t.nanosecond() / 100
-            )
-        })
-    };
+    let t = |t: Option<SmbTime>| SmbProperties::time_of(t).map(|t| SmbTime::At(t).to_string());
     eq_header(
         "creation time",
         t(smb.creation_time),

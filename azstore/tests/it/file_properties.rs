@@ -372,3 +372,33 @@ async fn list_shares_with_snapshots_and_tier() {
     );
     assert!(all.shares.iter().all(|s| !s.deleted));
 }
+
+#[tokio::test]
+async fn directory_listing_streams_across_pages() {
+    use futures_util::TryStreamExt;
+    let server = FileServer::start().await;
+    let share = share(&server).await;
+    for i in 0..7 {
+        share
+            .file(&format!("f{i}"))
+            .unwrap()
+            .create(i, None)
+            .await
+            .unwrap();
+    }
+    share.directory("sub").unwrap().create().await.unwrap();
+    let before = server.request_count();
+    let names: Vec<String> = share
+        .root()
+        .list_stream(azstore::file::ListOptions::default().max_results(3))
+        .map_ok(|i| i.name().to_string())
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(names, ["f0", "f1", "f2", "f3", "f4", "f5", "f6", "sub"]);
+    assert_eq!(
+        server.request_count() - before,
+        3,
+        "three pages of at most 3"
+    );
+}

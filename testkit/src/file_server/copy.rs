@@ -72,14 +72,8 @@ pub(super) fn copy_file(st: &mut State, share_name: &str, path: &str, req: &Http
             "The specified resource type does not match.",
         );
     }
-    if let Some((parent, _)) = path.rsplit_once('/') {
-        if !share.dirs.contains_key(parent) {
-            return Reply::error(
-                404,
-                "ParentNotFound",
-                "The specified parent path does not exist.",
-            );
-        }
+    if let Some(r) = super::parent_missing(share, path) {
+        return r;
     }
     let lease = match share.files.get_mut(path) {
         Some(f) => {

@@ -828,6 +828,18 @@ fn transactional_mismatch(req: &HttpRequest) -> Option<Reply> {
     None
 }
 
+/// 404 `ParentNotFound` unless the directory holding `path` exists.
+fn parent_missing(share: &Share, path: &str) -> Option<Reply> {
+    let (parent, _) = path.rsplit_once('/')?;
+    (!share.dirs.contains_key(parent)).then(|| {
+        Reply::error(
+            404,
+            "ParentNotFound",
+            "The specified parent path does not exist.",
+        )
+    })
+}
+
 fn not_found_share() -> Reply {
     Reply::error(404, "ShareNotFound", "The specified share does not exist.")
 }
@@ -1660,14 +1672,8 @@ fn file_op(
                     "The specified resource type does not match.",
                 );
             }
-            if let Some((parent, _)) = path.rsplit_once('/') {
-                if !share.dirs.contains_key(parent) {
-                    return Reply::error(
-                        404,
-                        "ParentNotFound",
-                        "The specified parent path does not exist.",
-                    );
-                }
+            if let Some(r) = parent_missing(share, path) {
+                return r;
             }
             let lease = match share.files.get(path) {
                 Some(f) => {
@@ -2048,14 +2054,8 @@ fn rename(
             "The specified resource does not exist.",
         );
     }
-    if let Some((parent, _)) = dest.rsplit_once('/') {
-        if !share.dirs.contains_key(parent) {
-            return Reply::error(
-                404,
-                "ParentNotFound",
-                "The specified parent path does not exist.",
-            );
-        }
+    if let Some(r) = parent_missing(share, dest) {
+        return r;
     }
     if let Some(f) = share.files.get_mut(&src) {
         f.lease.tick();

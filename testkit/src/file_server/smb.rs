@@ -99,24 +99,14 @@ fn parse_attributes(v: &str, is_dir: bool) -> Result<String, Reply> {
     Ok(if names.is_empty() {
         "None".into()
     } else {
-        names.join(" | ").replace(" | ", "|")
+        names.join("|")
     })
 }
 
 fn parse_time(header: &str, v: &str) -> Result<String, Reply> {
     let t = time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
         .map_err(|_| bad(header, "not an ISO 8601 time"))?;
-    let t = t.to_offset(time::UtcOffset::UTC);
-    Ok(format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.nanosecond() / 100
-    ))
+    Ok(azstore::file::SmbTime::At(t).to_string())
 }
 
 impl Smb {
