@@ -21,6 +21,11 @@
 //!   break (immediate). A write to a leased file without a lease id is 412 `LeaseIdMissing`,
 //!   with another id 412 `LeaseIdMismatchWithFileOperation`; a lease id sent for a file without
 //!   an active lease is 412 `LeaseNotPresentWithFileOperation`.
+//! * SMB properties (attributes, creation / last-write / change times, permission and key) on
+//!   create and Set File / Directory Properties, with Azure's defaults and `preserve`;
+//!   Create / Get Share Permission; Set Share Properties (quota, access tier, root squash);
+//!   Copy File within this server (always complete at once) and Abort Copy File; transactional
+//!   `Content-MD5` / `x-ms-content-crc64` on Put Range (smb.rs, copy.rs).
 //! * [`FileServer::lock`] makes every request on a path answer 409 `SharingViolation` (or
 //!   `DeletePending`, `FileLockConflict`) as an SMB client's open handle would, until
 //!   [`FileServer::unlock`].
