@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+#[cfg(doc)]
+use crate::file::FileClient;
 use crate::file::http_headers::FileHttpHeaders;
 use crate::file::smb_properties::SmbProperties;
 use crate::transfer::{OnChange, Progress};

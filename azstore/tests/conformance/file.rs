@@ -128,8 +128,11 @@ fn check_smb(smb: &SmbProperties, resp: &RecordedResponse) -> Result<(), String>
     eq_header("file id", smb.file_id.clone(), resp, "x-ms-file-id")
 }
 
+/// Sets one stored HTTP header.
+type SetHeader = fn(FileHttpHeaders, String) -> FileHttpHeaders;
+
 /// The stored HTTP headers of Create File / Set File Properties.
-const HTTP_HEADERS: [(&str, fn(FileHttpHeaders, String) -> FileHttpHeaders); 6] = [
+const HTTP_HEADERS: [(&str, SetHeader); 6] = [
     ("x-ms-content-type", |h, v| h.content_type(v)),
     ("x-ms-content-encoding", |h, v| h.content_encoding(v)),
     ("x-ms-content-language", |h, v| h.content_language(v)),
