@@ -347,6 +347,20 @@ mod tests {
     }
 
     #[test]
+    fn malformed_smb_headers_are_decode_errors() {
+        let h = |k: &str, v: &str| Headers::from_pairs(vec![(k.into(), v.into())]);
+        for (k, v) in [
+            ("x-ms-file-creation-time", "yesterday"),
+            ("x-ms-file-attributes", "Archive|Sparkly"),
+        ] {
+            let err = SmbProperties::from_headers(&h(k, v)).unwrap_err();
+            assert_eq!(err.kind(), crate::ErrorKind::Service, "{k}");
+        }
+        let ok = SmbProperties::from_headers(&h("x-ms-file-permission-key", "1*2")).unwrap();
+        assert_eq!(ok.permission, Some(FilePermission::Key("1*2".into())));
+    }
+
+    #[test]
     fn preserve_is_refused_on_create() {
         let p = SmbProperties::default().creation_time(SmbTime::Preserve);
         assert!(p.check(true).is_err() && p.check(false).is_ok());
