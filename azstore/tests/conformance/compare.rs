@@ -90,13 +90,8 @@ const SEMANTIC: &[&str] = &[
     "x-ms-sequence-number-action",
     "x-ms-access-tier",
     "x-ms-popreceipt",
-    // File: SMB properties, stored HTTP headers, transactional MD5.
-    "x-ms-file-attributes",
-    "x-ms-file-creation-time",
-    "x-ms-file-last-write-time",
-    "x-ms-file-change-time",
-    "x-ms-file-permission",
-    "x-ms-file-permission-key",
+    // File: stored HTTP headers, transactional MD5 (and every `x-ms-file-*` header, see
+    // `is_semantic`).
     "x-ms-content-type",
     "x-ms-content-encoding",
     "x-ms-content-language",
@@ -215,16 +210,33 @@ pub fn compare_request(rec: &RecordedRequest, got: &CapturedRequest) -> Result<(
     if rq != gq {
         diffs.push(format!("query {gq:?} != recorded {rq:?}"));
     }
-    for name in SEMANTIC {
+    // Every File SMB / copy header (`x-ms-file-attributes`, `-creation-time`, `-permission`,
+    // `-permission-key`, ...) is semantic too.
+    let file_headers: Vec<String> = rec
+        .headers
+        .iter()
+        .chain(got.headers.iter())
+        .map(|(k, _)| k.to_ascii_lowercase())
+        .filter(|k| k.starts_with("x-ms-file-"))
+        .collect();
+    let names = SEMANTIC
+        .iter()
+        .copied()
+        .chain(file_headers.iter().map(String::as_str));
+    let mut seen = std::collections::BTreeSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            continue;
+        }
         let r = rec.header(name);
         let mut g = got.header(name);
-        if *name == "x-ms-range" && g.is_none() {
+        if name == "x-ms-range" && g.is_none() {
             g = got.header("range");
         }
         match (r, g) {
             (Some(r), Some(g)) if header_values_equal(name, r, g) => {}
             (Some(r), g) => diffs.push(format!("header {name}: {g:?} != recorded {r:?}")),
-            (None, Some(g)) if MUST_NOT_ADD.contains(name) => {
+            (None, Some(g)) if MUST_NOT_ADD.contains(&name) => {
                 diffs.push(format!("header {name}: sent {g:?}, recorded none"))
             }
             _ => {}

@@ -615,18 +615,12 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                         "content-length",
                     )?;
                     check_smb(&p.smb, resp)?;
-                    eq_header(
-                        "content disposition",
-                        p.content_disposition.clone(),
-                        resp,
-                        "content-disposition",
-                    )?;
-                    eq_header(
-                        "content language",
-                        p.content_language.clone(),
-                        resp,
-                        "content-language",
-                    )?;
+                    for (got, header) in [
+                        (&p.content_disposition, "content-disposition"),
+                        (&p.content_language, "content-language"),
+                    ] {
+                        eq_header(header, got.clone(), resp, header)?;
+                    }
                 }
                 Ok(())
             }))

@@ -2,7 +2,9 @@
 //! (which therefore finds no pending copy: 409 `NoPendingCopyOperation`).
 
 use super::smb::Smb;
-use super::{ACCOUNT, FileNode, HttpRequest, Lease, Node, Reply, State, http_now, pct_decode};
+use super::{
+    ACCOUNT, FileNode, HttpRequest, Lease, Node, Reply, State, http_now, pct_decode, writable_file,
+};
 
 /// The last copy into a file, reported by its property reads.
 #[derive(Clone)]
@@ -150,17 +152,10 @@ pub(super) fn abort_copy(st: &mut State, share_name: &str, path: &str, req: &Htt
     let Some(share) = st.shares.get_mut(share_name) else {
         return super::not_found_share();
     };
-    let Some(f) = share.files.get_mut(path) else {
-        return Reply::error(
-            404,
-            "ResourceNotFound",
-            "The specified resource does not exist.",
-        );
+    let f = match writable_file(share, path, req) {
+        Ok(f) => f,
+        Err(r) => return r,
     };
-    f.lease.tick();
-    if let Err(r) = f.lease.check_write(req.header("x-ms-lease-id"), "file") {
-        return r;
-    }
     match &f.copy {
         Some(c) if Some(c.id.as_str()) != req.q("copyid") => Reply::error(
             409,

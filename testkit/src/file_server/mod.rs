@@ -838,6 +838,25 @@ fn transactional_mismatch(req: &HttpRequest) -> Option<Reply> {
     None
 }
 
+/// The file at `path` for a write: 404 when it does not exist, 412 when its lease refuses
+/// the request's lease id.
+fn writable_file<'a>(
+    share: &'a mut Share,
+    path: &str,
+    req: &HttpRequest,
+) -> Result<&'a mut FileNode, Reply> {
+    let Some(f) = share.files.get_mut(path) else {
+        return Err(Reply::error(
+            404,
+            "ResourceNotFound",
+            "The specified resource does not exist.",
+        ));
+    };
+    f.lease.tick();
+    f.lease.check_write(req.header("x-ms-lease-id"), "file")?;
+    Ok(f)
+}
+
 /// 404 `ParentNotFound` unless the directory holding `path` exists.
 fn parent_missing(share: &Share, path: &str) -> Option<Reply> {
     let (parent, _) = path.rsplit_once('/')?;

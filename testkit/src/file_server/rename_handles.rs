@@ -268,17 +268,10 @@ pub(super) fn put_range_from_url(
             );
         }
     }
-    let Some(f) = share.files.get_mut(path) else {
-        return Reply::error(
-            404,
-            "ResourceNotFound",
-            "The specified resource does not exist.",
-        );
+    let f = match writable_file(share, path, req) {
+        Ok(f) => f,
+        Err(r) => return r,
     };
-    f.lease.tick();
-    if let Err(r) = f.lease.check_write(req.header("x-ms-lease-id"), "file") {
-        return r;
-    }
     if b >= f.data.len() as u64 {
         return Reply::error(
             416,
