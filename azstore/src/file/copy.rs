@@ -57,28 +57,18 @@ pub struct CopyFileOptions {
 }
 
 impl CopyFileOptions {
-    /// Sets the destination's metadata.
-    pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.metadata = metadata;
-        self
-    }
+    setters! {
+        /// Sets the destination's metadata.
+        metadata => set metadata: BTreeMap<String, String>;
 
-    /// Sets explicit SMB values.
-    pub fn smb(mut self, smb: SmbProperties) -> Self {
-        self.smb = smb;
-        self
-    }
+        /// Sets explicit SMB values.
+        smb => set smb: SmbProperties;
 
-    /// Copies the source's permission.
-    pub fn permission_from_source(mut self) -> Self {
-        self.permission_from_source = true;
-        self
-    }
+        /// Copies the source's permission.
+        permission_from_source => flag permission_from_source;
 
-    /// Copies the source's attributes.
-    pub fn attributes_from_source(mut self) -> Self {
-        self.attributes_from_source = true;
-        self
+        /// Copies the source's attributes.
+        attributes_from_source => flag attributes_from_source;
     }
 
     /// Copies the source's creation, last-write and change times.
@@ -89,16 +79,12 @@ impl CopyFileOptions {
         self
     }
 
-    /// Sets whether a read-only destination is overwritten.
-    pub fn ignore_read_only(mut self, yes: bool) -> Self {
-        self.ignore_read_only = yes;
-        self
-    }
+    setters! {
+        /// Sets whether a read-only destination is overwritten.
+        ignore_read_only => set ignore_read_only: bool;
 
-    /// Sets whether the destination gets the `Archive` attribute.
-    pub fn set_archive(mut self, yes: bool) -> Self {
-        self.set_archive = yes;
-        self
+        /// Sets whether the destination gets the `Archive` attribute.
+        set_archive => set set_archive: bool;
     }
 
     /// The destination's lease id.

@@ -32,22 +32,15 @@ pub struct ListOptions {
 }
 
 impl ListOptions {
-    /// Sets the prefix.
-    pub fn prefix(mut self, p: impl Into<String>) -> ListOptions {
-        self.prefix = Some(p.into());
-        self
-    }
+    setters! {
+        /// Sets the prefix.
+        prefix => into prefix;
 
-    /// Sets the marker.
-    pub fn marker(mut self, m: impl Into<String>) -> ListOptions {
-        self.marker = Some(m.into());
-        self
-    }
+        /// Sets the marker.
+        marker => into marker;
 
-    /// Sets the page size.
-    pub fn max_results(mut self, n: u32) -> ListOptions {
-        self.max_results = Some(n);
-        self
+        /// Sets the page size.
+        max_results => some max_results: u32;
     }
 }
 

@@ -62,34 +62,21 @@ pub struct ListSharesOptions {
 }
 
 impl ListSharesOptions {
-    /// Only shares whose name starts with `prefix`.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = Some(prefix.into());
-        self
-    }
+    setters! {
+        /// Only shares whose name starts with `prefix`.
+        prefix => into prefix;
 
-    /// Sets the page size.
-    pub fn max_results(mut self, n: u32) -> Self {
-        self.max_results = Some(n);
-        self
-    }
+        /// Sets the page size.
+        max_results => some max_results: u32;
 
-    /// Lists each share's metadata.
-    pub fn with_metadata(mut self) -> Self {
-        self.include_metadata = true;
-        self
-    }
+        /// Lists each share's metadata.
+        with_metadata => flag include_metadata;
 
-    /// Lists share snapshots too.
-    pub fn with_snapshots(mut self) -> Self {
-        self.include_snapshots = true;
-        self
-    }
+        /// Lists share snapshots too.
+        with_snapshots => flag include_snapshots;
 
-    /// Lists soft-deleted shares too.
-    pub fn with_deleted(mut self) -> Self {
-        self.include_deleted = true;
-        self
+        /// Lists soft-deleted shares too.
+        with_deleted => flag include_deleted;
     }
 
     fn include(&self) -> Option<String> {

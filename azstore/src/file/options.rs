@@ -29,28 +29,18 @@ pub struct CreateFileOptions {
 }
 
 impl CreateFileOptions {
-    /// Sets the content type.
-    pub fn content_type(mut self, ct: impl Into<String>) -> Self {
-        self.content_type = Some(ct.into());
-        self
-    }
+    setters! {
+        /// Sets the content type.
+        content_type => into content_type;
 
-    /// Sets the metadata.
-    pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.metadata = metadata;
-        self
-    }
+        /// Sets the metadata.
+        metadata => set metadata: BTreeMap<String, String>;
 
-    /// Sets the stored HTTP headers.
-    pub fn headers(mut self, headers: FileHttpHeaders) -> Self {
-        self.headers = headers;
-        self
-    }
+        /// Sets the stored HTTP headers.
+        headers => set headers: FileHttpHeaders;
 
-    /// Sets the SMB properties.
-    pub fn smb(mut self, smb: SmbProperties) -> Self {
-        self.smb = smb;
-        self
+        /// Sets the SMB properties.
+        smb => set smb: SmbProperties;
     }
 }
 
@@ -87,16 +77,12 @@ impl Default for TransferOptions {
 }
 
 impl TransferOptions {
-    /// Sets the range size.
-    pub fn range_size(mut self, n: u64) -> TransferOptions {
-        self.range_size = n;
-        self
-    }
+    setters! {
+        /// Sets the range size.
+        range_size => set range_size: u64;
 
-    /// Sets the parallelism.
-    pub fn parallelism(mut self, n: usize) -> TransferOptions {
-        self.parallelism = n;
-        self
+        /// Sets the parallelism.
+        parallelism => set parallelism: usize;
     }
 
     /// Sets the content type of an uploaded file.
@@ -105,22 +91,15 @@ impl TransferOptions {
         self
     }
 
-    /// Sets the behaviour of a download on a concurrent change.
-    pub fn on_change(mut self, on_change: OnChange) -> TransferOptions {
-        self.on_change = on_change;
-        self
-    }
+    setters! {
+        /// Sets the behaviour of a download on a concurrent change.
+        on_change => set on_change: OnChange;
 
-    /// Sets the options of the file an upload creates.
-    pub fn create(mut self, create: CreateFileOptions) -> TransferOptions {
-        self.create = create;
-        self
-    }
+        /// Sets the options of the file an upload creates.
+        create => set create: CreateFileOptions;
 
-    /// Reports progress to `progress`.
-    pub fn progress(mut self, progress: Progress) -> TransferOptions {
-        self.progress = Some(progress);
-        self
+        /// Reports progress to `progress`.
+        progress => some progress: Progress;
     }
 
     pub(crate) fn check(&self) -> Result<()> {

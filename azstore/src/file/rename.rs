@@ -37,16 +37,12 @@ pub struct RenameOptions {
 }
 
 impl RenameOptions {
-    /// Sets whether an existing destination is replaced.
-    pub fn replace_if_exists(mut self, yes: bool) -> RenameOptions {
-        self.replace_if_exists = yes;
-        self
-    }
+    setters! {
+        /// Sets whether an existing destination is replaced.
+        replace_if_exists => set replace_if_exists: bool;
 
-    /// Sets whether a read-only destination is replaced too.
-    pub fn ignore_read_only(mut self, yes: bool) -> RenameOptions {
-        self.ignore_read_only = yes;
-        self
+        /// Sets whether a read-only destination is replaced too.
+        ignore_read_only => set ignore_read_only: bool;
     }
 
     /// The source's lease id.

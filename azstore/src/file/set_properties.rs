@@ -39,22 +39,15 @@ pub struct SetFileProperties {
 }
 
 impl SetFileProperties {
-    /// Resizes the file.
-    pub fn size(mut self, size: u64) -> Self {
-        self.size = Some(size);
-        self
-    }
+    setters! {
+        /// Resizes the file.
+        size => some size: u64;
 
-    /// Replaces the stored HTTP headers.
-    pub fn headers(mut self, headers: FileHttpHeaders) -> Self {
-        self.headers = Some(headers);
-        self
-    }
+        /// Replaces the stored HTTP headers.
+        headers => some headers: FileHttpHeaders;
 
-    /// Changes SMB properties.
-    pub fn smb(mut self, smb: SmbProperties) -> Self {
-        self.smb = smb;
-        self
+        /// Changes SMB properties.
+        smb => set smb: SmbProperties;
     }
 }
 

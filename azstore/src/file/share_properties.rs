@@ -42,34 +42,21 @@ pub struct ShareOptions {
 }
 
 impl ShareOptions {
-    /// Sets the metadata.
-    pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.metadata = metadata;
-        self
-    }
+    setters! {
+        /// Sets the metadata.
+        metadata => set metadata: BTreeMap<String, String>;
 
-    /// Sets the quota.
-    pub fn quota_gib(mut self, gib: u32) -> Self {
-        self.quota_gib = Some(gib);
-        self
-    }
+        /// Sets the quota.
+        quota_gib => some quota_gib: u32;
 
-    /// Sets the access tier.
-    pub fn access_tier(mut self, tier: impl Into<String>) -> Self {
-        self.access_tier = Some(tier.into());
-        self
-    }
+        /// Sets the access tier.
+        access_tier => into access_tier;
 
-    /// Sets the enabled protocols.
-    pub fn enabled_protocols(mut self, p: impl Into<String>) -> Self {
-        self.enabled_protocols = Some(p.into());
-        self
-    }
+        /// Sets the enabled protocols.
+        enabled_protocols => into enabled_protocols;
 
-    /// Sets the NFS root squash.
-    pub fn root_squash(mut self, s: impl Into<String>) -> Self {
-        self.root_squash = Some(s.into());
-        self
+        /// Sets the NFS root squash.
+        root_squash => into root_squash;
     }
 
     fn check(&self) -> Result<()> {

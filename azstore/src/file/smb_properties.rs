@@ -188,40 +188,24 @@ pub struct SmbProperties {
 }
 
 impl SmbProperties {
-    /// Sets the attributes.
-    pub fn attributes(mut self, a: FileAttributes) -> Self {
-        self.attributes = Some(a);
-        self
-    }
+    setters! {
+        /// Sets the attributes.
+        attributes => some attributes: FileAttributes;
 
-    /// Keeps the current attributes on set (`preserve`).
-    pub fn preserve_attributes(mut self) -> Self {
-        self.preserve_attributes = true;
-        self
-    }
+        /// Keeps the current attributes on set (`preserve`).
+        preserve_attributes => flag preserve_attributes;
 
-    /// Sets the creation time.
-    pub fn creation_time(mut self, t: SmbTime) -> Self {
-        self.creation_time = Some(t);
-        self
-    }
+        /// Sets the creation time.
+        creation_time => some creation_time: SmbTime;
 
-    /// Sets the last-write time.
-    pub fn last_write_time(mut self, t: SmbTime) -> Self {
-        self.last_write_time = Some(t);
-        self
-    }
+        /// Sets the last-write time.
+        last_write_time => some last_write_time: SmbTime;
 
-    /// Sets the change time.
-    pub fn change_time(mut self, t: SmbTime) -> Self {
-        self.change_time = Some(t);
-        self
-    }
+        /// Sets the change time.
+        change_time => some change_time: SmbTime;
 
-    /// Sets the permission.
-    pub fn permission(mut self, p: FilePermission) -> Self {
-        self.permission = Some(p);
-        self
+        /// Sets the permission.
+        permission => some permission: FilePermission;
     }
 
     /// Checks what cannot be sent (before any request): `preserve` on create, an empty or
