@@ -33,9 +33,16 @@ impl FileClient {
 /// What file and share leases share, written once: sending an operation, acquire with a
 /// proposed (or random) id, change and release.
 macro_rules! common_lease_methods {
-    ($client:ty, $what:literal, $(#[$acquire:meta])*) => {
+    (
+        $client:ty, $what:literal,
+        target: |$c:ident| $target:expr,
+        capabilities: $caps:expr,
+        renew: |$rid:ident| $renew:expr,
+        break: |$period:ident| $brk:expr,
+        $(#[$acquire_doc:meta])*
+    ) => {
         impl $client {
-            $(#[$acquire])*
+            $(#[$acquire_doc])*
             pub async fn acquire_lease(
                 &self,
                 duration: LeaseDuration,
@@ -72,12 +79,60 @@ macro_rules! common_lease_methods {
                 self.send(LeaseOp::Release(id)).await
             }
         }
+
+        impl Leasable for $client {
+            fn lease_target(&self) -> String {
+                let $c = self;
+                $target
+            }
+
+            fn lease_capabilities(&self) -> LeaseCapabilities {
+                $caps
+            }
+
+            async fn lease_acquire(
+                &self,
+                duration: LeaseDuration,
+                proposed: &LeaseId,
+            ) -> Result<LeaseResult> {
+                self.acquire_lease(duration, Some(proposed)).await
+            }
+
+            async fn lease_renew(&self, $rid: &LeaseId) -> Result<LeaseResult> {
+                let $c = self;
+                $renew
+            }
+
+            async fn lease_change(&self, id: &LeaseId, proposed: &LeaseId) -> Result<LeaseResult> {
+                self.change_lease(id, proposed).await
+            }
+
+            async fn lease_release(&self, id: &LeaseId) -> Result<LeaseReleased> {
+                self.release_lease(id).await
+            }
+
+            async fn lease_break(&self, $period: Option<BreakPeriod>) -> Result<LeaseBroken> {
+                let $c = self;
+                $brk
+            }
+        }
     };
 }
 
+// A file: infinite leases only, no renew, immediate break.
 common_lease_methods!(
     FileClient,
     "File",
+    target: |c| format!("file {}/{}", c.share_name(), c.path()),
+    capabilities: LeaseCapabilities::INFINITE_ONLY,
+    renew: |_id| Err(Error::invalid_input(format!(
+        "{} has an infinite lease, which cannot be renewed",
+        c.lease_target()
+    ))),
+    break: |period| {
+        LeaseCapabilities::INFINITE_ONLY.check_break(&c.lease_target(), period)?;
+        c.break_lease().await
+    },
     /// Lease File, acquire. File leases are infinite only: any other `duration` is
     /// `InvalidInput` before anything is sent. `proposed` picks the lease id (a random one
     /// otherwise). 409 `LeaseAlreadyPresent` when someone else holds it. To have the lease
@@ -93,53 +148,20 @@ common_lease_methods!(
     /// # Ok(()) }
     /// ```
 );
+
+// A share: 15–60 s or infinite leases, renewable.
 common_lease_methods!(
     ShareClient,
     "Share",
+    target: |c| format!("share {}", c.name()),
+    capabilities: LeaseCapabilities::ALL,
+    renew: |id| c.renew_lease(id).await,
+    break: |period| c.break_lease(period).await,
     /// Lease Share, acquire: 15–60 s or infinite ([`LeaseDuration`] cannot hold anything
     /// else). A share lease guards deleting the share. `proposed` picks the lease id (a random
     /// one otherwise). [`LeaseGuard<ShareClient>`](crate::lease::LeaseGuard) renews it in the
     /// background.
 );
-
-/// A file: infinite leases only, no renew, immediate break.
-impl Leasable for FileClient {
-    fn lease_target(&self) -> String {
-        format!("file {}/{}", self.share_name(), self.path())
-    }
-
-    fn lease_capabilities(&self) -> LeaseCapabilities {
-        LeaseCapabilities::INFINITE_ONLY
-    }
-
-    async fn lease_acquire(
-        &self,
-        duration: LeaseDuration,
-        proposed: &LeaseId,
-    ) -> Result<LeaseResult> {
-        self.acquire_lease(duration, Some(proposed)).await
-    }
-
-    async fn lease_renew(&self, _id: &LeaseId) -> Result<LeaseResult> {
-        Err(Error::invalid_input(format!(
-            "{} has an infinite lease, which cannot be renewed",
-            self.lease_target()
-        )))
-    }
-
-    async fn lease_change(&self, id: &LeaseId, proposed: &LeaseId) -> Result<LeaseResult> {
-        self.change_lease(id, proposed).await
-    }
-
-    async fn lease_release(&self, id: &LeaseId) -> Result<LeaseReleased> {
-        self.release_lease(id).await
-    }
-
-    async fn lease_break(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
-        LeaseCapabilities::INFINITE_ONLY.check_break(&self.lease_target(), period)?;
-        self.break_lease().await
-    }
-}
 
 impl ShareClient {
     /// Lease Share, renew: restarts the duration clock of the lease held with `id`.
@@ -153,36 +175,5 @@ impl ShareClient {
     /// the lease is broken.
     pub async fn break_lease(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
         self.send(LeaseOp::Break(period)).await
-    }
-}
-
-/// A share: 15–60 s or infinite leases, renewable.
-impl Leasable for ShareClient {
-    fn lease_target(&self) -> String {
-        format!("share {}", self.name())
-    }
-
-    async fn lease_acquire(
-        &self,
-        duration: LeaseDuration,
-        proposed: &LeaseId,
-    ) -> Result<LeaseResult> {
-        self.acquire_lease(duration, Some(proposed)).await
-    }
-
-    async fn lease_renew(&self, id: &LeaseId) -> Result<LeaseResult> {
-        self.renew_lease(id).await
-    }
-
-    async fn lease_change(&self, id: &LeaseId, proposed: &LeaseId) -> Result<LeaseResult> {
-        self.change_lease(id, proposed).await
-    }
-
-    async fn lease_release(&self, id: &LeaseId) -> Result<LeaseReleased> {
-        self.release_lease(id).await
-    }
-
-    async fn lease_break(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
-        self.break_lease(period).await
     }
 }

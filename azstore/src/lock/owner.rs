@@ -12,7 +12,7 @@ use crate::lock::{
     META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
 };
 
-/// What [`BlobLock::status`] reports.
+/// What [`BlobLock::status`](super::BlobLock::status) reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LockStatus {
@@ -67,7 +67,7 @@ pub struct LockOwner {
     pub host: String,
     /// Process id.
     pub pid: Option<u32>,
-    /// The label passed in [`LockOptions::label`].
+    /// The label passed in [`LockOptions::label`](super::LockOptions::label).
     pub label: Option<String>,
     /// When it was acquired.
     pub acquired_at: Option<OffsetDateTime>,
