@@ -119,6 +119,10 @@ impl fmt::Display for LeaseId {
 }
 
 /// What an `If-Match` / `If-None-Match` header holds: a specific ETag or `*`.
+///
+/// Where a condition is required (Table update, merge and delete), this is what you pass:
+/// the ETag you read (`&etag` converts) for an optimistic write, or [`MatchCondition::Any`]
+/// to force it, so an unconditional write is always a visible choice.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MatchCondition {
     /// `*`: any existing version.
@@ -134,6 +138,18 @@ impl MatchCondition {
             MatchCondition::Any => "*",
             MatchCondition::ETag(e) => e.as_str(),
         }
+    }
+}
+
+impl From<ETag> for MatchCondition {
+    fn from(e: ETag) -> MatchCondition {
+        MatchCondition::ETag(e)
+    }
+}
+
+impl From<&ETag> for MatchCondition {
+    fn from(e: &ETag) -> MatchCondition {
+        MatchCondition::ETag(e.clone())
     }
 }
 
@@ -401,5 +417,7 @@ mod tests {
         assert!(err.message().contains("If-Match"));
         assert!(c.check(Allowed::ALL, "Put Blob").is_ok());
         assert!(LeaseId::new("nope").is_err());
+        assert_eq!(MatchCondition::Any.header_value(), "*");
+        assert_eq!(MatchCondition::from(&e), MatchCondition::ETag(e.clone()));
     }
 }
