@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use futures_util::{Stream, StreamExt, stream};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -15,6 +14,7 @@ use crate::account::{Service, StorageAccount};
 use crate::conditions::{ETag, MatchCondition};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{ClientOptions, Method, Pipeline, Request, Response, encode_query_value};
+use crate::paging::{Page, ResultStream, paged};
 
 /// What reads ask for: JSON with type annotations for the types JSON cannot express.
 pub(crate) const ACCEPT: &str = "application/json;odata=minimalmetadata";
@@ -30,16 +30,6 @@ pub struct Stored<T> {
     pub etag: ETag,
     /// The service's `Timestamp` of this version.
     pub timestamp: Option<DateTime>,
-}
-
-/// One page of a query and the token for the next.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Page<T> {
-    /// The items of this page (possibly none even when more follow).
-    pub items: Vec<T>,
-    /// Where the next page starts; `None` on the last page.
-    pub continuation: Option<Continuation>,
 }
 
 /// A continuation token of an entity or table query (opaque).
@@ -95,7 +85,7 @@ impl TableServiceClient {
         &self,
         query: &Query,
         continuation: Option<&Continuation>,
-    ) -> Result<Page<TableItem>> {
+    ) -> Result<Page<TableItem, Continuation>> {
         query.validate()?;
         let mut req = Request::new(Method::Get, "Tables").header("accept", ACCEPT);
         for (k, v) in query.params() {
@@ -124,52 +114,18 @@ impl TableServiceClient {
             .headers
             .get("x-ms-continuation-nexttablename")
             .map(|n| Continuation(vec![("NextTableName", n.to_string())]));
-        Ok(Page {
-            items,
-            continuation,
-        })
+        Ok(Page::new(items, continuation))
     }
 
     /// Query Tables as a stream following continuation tokens: every table exactly once.
-    pub fn list_tables(
-        &self,
-        query: Query,
-    ) -> impl Stream<Item = Result<TableItem>> + Send + 'static {
+    pub fn list_tables(&self, query: Query) -> ResultStream<TableItem> {
         let this = self.clone();
-        paged(move |c| {
+        paged(move |c: Option<Continuation>| {
             let this = this.clone();
             let query = query.clone();
             async move { this.list_tables_page(&query, c.as_ref()).await }
         })
     }
-}
-
-/// Turns a page fetcher into a stream of items that follows continuation tokens.
-fn paged<T, F, Fut>(fetch: F) -> impl Stream<Item = Result<T>> + Send + 'static
-where
-    T: Send + 'static,
-    F: Fn(Option<Continuation>) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = Result<Page<T>>> + Send + 'static,
-{
-    stream::unfold(
-        (Some(None::<Continuation>), fetch),
-        |(next, fetch)| async move {
-            let cont = next?;
-            match fetch(cont).await {
-                Ok(page) => {
-                    let next = page.continuation.map(Some);
-                    Some((Ok(page.items), (next, fetch)))
-                }
-                Err(e) => Some((Err(e), (None, fetch))),
-            }
-        },
-    )
-    .flat_map(|r| {
-        stream::iter(match r {
-            Ok(items) => items.into_iter().map(Ok).collect::<Vec<_>>(),
-            Err(e) => vec![Err(e)],
-        })
-    })
 }
 
 fn json_values(resp: &Response) -> Result<Vec<Value>> {
@@ -418,7 +374,7 @@ impl TableClient {
         &self,
         query: &Query,
         continuation: Option<&Continuation>,
-    ) -> Result<Page<Stored<T>>> {
+    ) -> Result<Page<Stored<T>, Continuation>> {
         query.validate()?;
         let mut req = raw_request(Method::Get, format!("{}()", self.name)).header("accept", ACCEPT);
         for (k, v) in query.params() {
@@ -455,10 +411,7 @@ impl TableClient {
                 Some(Continuation(c))
             }
         };
-        Ok(Page {
-            items,
-            continuation,
-        })
+        Ok(Page::new(items, continuation))
     }
 
     /// Query Entities as a stream that follows continuation tokens, yielding every matching
@@ -475,9 +428,9 @@ impl TableClient {
     pub fn query<T: DeserializeOwned + Send + 'static>(
         &self,
         query: Query,
-    ) -> impl Stream<Item = Result<Stored<T>>> + Send + 'static {
+    ) -> ResultStream<Stored<T>> {
         let this = self.clone();
-        paged(move |c| {
+        paged(move |c: Option<Continuation>| {
             let this = this.clone();
             let query = query.clone();
             async move { this.query_page::<T>(&query, c.as_ref()).await }

@@ -50,7 +50,7 @@ mod query;
 mod versioned;
 
 pub use batch::{Batch, BatchResponse, failed_operation_index};
-pub use client::{Continuation, Page, Stored, TableClient, TableItem, TableServiceClient};
+pub use client::{Continuation, Stored, TableClient, TableItem, TableServiceClient};
 pub use codec::{from_entity, to_entity};
 pub use edm::{DateTime, EdmValue, Entity, Guid};
 pub use names::{

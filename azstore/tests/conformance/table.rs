@@ -234,11 +234,11 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                         return Err(format!("tables {names:?} != recorded {want:?}"));
                     }
                     check_continuation(
-                        page.continuation.is_some(),
+                        page.next_marker.is_some(),
                         resp,
                         &["x-ms-continuation-NextTableName"],
                     )?;
-                    *cx.table_continuation.lock().unwrap() = page.continuation;
+                    *cx.table_continuation.lock().unwrap() = page.next_marker;
                 }
                 Ok(())
             }))
@@ -348,14 +348,14 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                         }
                     }
                     check_continuation(
-                        page.continuation.is_some(),
+                        page.next_marker.is_some(),
                         resp,
                         &[
                             "x-ms-continuation-NextPartitionKey",
                             "x-ms-continuation-NextRowKey",
                         ],
                     )?;
-                    *cx.table_continuation.lock().unwrap() = page.continuation;
+                    *cx.table_continuation.lock().unwrap() = page.next_marker;
                 }
                 Ok(())
             }))

@@ -64,7 +64,7 @@ async fn list_tables_follows_continuation_with_small_pages() {
     .top(2);
     let first = svc.list_tables_page(&q, None).await.unwrap();
     assert_eq!(first.items.len(), 2);
-    assert!(first.continuation.is_some(), "5 tables, page size 2");
+    assert!(first.next_marker.is_some(), "5 tables, page size 2");
     let mut got: Vec<String> = svc
         .list_tables(q)
         .map_ok(|t| t.name)
