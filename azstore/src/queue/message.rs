@@ -142,9 +142,10 @@ pub enum TimeToLive {
     After(Duration),
 }
 
-/// Options of Put Message.
+/// Options of Put Message: `PutMessageOptions::default().time_to_live(TimeToLive::Never)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[must_use]
+#[non_exhaustive]
 pub struct PutMessageOptions {
     /// Hide the new message for this long (0 s – 7 days; must not exceed the TTL).
     pub visibility_delay: Option<Duration>,

@@ -275,23 +275,38 @@ impl Serialize for DateTime {
 
 impl<'de> Deserialize<'de> for DateTime {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = DateTime;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an ISO 8601 timestamp")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<DateTime, E> {
-                DateTime::parse(s).ok_or_else(|| E::custom(format!("bad timestamp {s:?}")))
-            }
-            fn visit_newtype_struct<D: serde::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> std::result::Result<DateTime, D::Error> {
-                d.deserialize_str(self)
-            }
-        }
-        d.deserialize_newtype_struct(DATETIME, V)
+        d.deserialize_newtype_struct(
+            DATETIME,
+            Wrapped {
+                expecting: "an ISO 8601 timestamp",
+                what: "timestamp",
+                parse: DateTime::parse,
+            },
+        )
+    }
+}
+
+/// Reads a wrapper type ([`DateTime`], [`Guid`]) from its string form, itself wrapped in a
+/// newtype struct whose name tells the table codec which EDM type it is.
+struct Wrapped<T> {
+    expecting: &'static str,
+    what: &'static str,
+    parse: fn(&str) -> Option<T>,
+}
+
+impl<'de, T> serde::de::Visitor<'de> for Wrapped<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<T, E> {
+        (self.parse)(s).ok_or_else(|| E::custom(format!("bad {} {s:?}", self.what)))
+    }
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<T, D::Error> {
+        d.deserialize_str(self)
     }
 }
 
@@ -320,25 +335,14 @@ impl Serialize for Guid {
 
 impl<'de> Deserialize<'de> for Guid {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Guid;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a GUID")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Guid, E> {
-                uuid::Uuid::parse_str(s)
-                    .map(Guid)
-                    .map_err(|_| E::custom(format!("bad GUID {s:?}")))
-            }
-            fn visit_newtype_struct<D: serde::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> std::result::Result<Guid, D::Error> {
-                d.deserialize_str(self)
-            }
-        }
-        d.deserialize_newtype_struct(GUID, V)
+        d.deserialize_newtype_struct(
+            GUID,
+            Wrapped {
+                expecting: "a GUID",
+                what: "GUID",
+                parse: |s| uuid::Uuid::parse_str(s).ok().map(Guid),
+            },
+        )
     }
 }
 
