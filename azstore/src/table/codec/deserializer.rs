@@ -5,6 +5,20 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use super::{CodecError, R, err};
 use crate::table::edm::{EDM_VALUE, EdmValue};
 
+/// `deserialize_newtype_struct` that hands the visitor the deserializer itself, so wrapper
+/// types ([`DateTime`](crate::table::DateTime), ...) read the value inside.
+macro_rules! see_through_newtypes {
+    () => {
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            visitor: V,
+        ) -> R<V::Value> {
+            visitor.visit_newtype_struct(self)
+        }
+    };
+}
+
 pub(super) struct EntityDeserializer {
     pub(super) props: Vec<(String, EdmValue)>,
 }
@@ -19,13 +33,7 @@ impl<'de> de::Deserializer<'de> for EntityDeserializer {
         })
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        visitor: V,
-    ) -> R<V::Value> {
-        visitor.visit_newtype_struct(self)
-    }
+    see_through_newtypes!();
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
@@ -95,13 +103,7 @@ impl<'de> de::Deserializer<'de> for ValueDeserializer {
         }
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        visitor: V,
-    ) -> R<V::Value> {
-        visitor.visit_newtype_struct(self)
-    }
+    see_through_newtypes!();
 
     fn deserialize_enum<V: Visitor<'de>>(
         self,

@@ -1,6 +1,7 @@
 //! Serializing: a struct or map into named [`EdmValue`] properties.
 
 use std::collections::BTreeMap;
+use std::convert::identity;
 
 use serde::ser::{self, Impossible, Serialize};
 
@@ -13,6 +14,16 @@ macro_rules! refuse {
     ($fail:ident; $($method:ident($($arg:ty),*) -> $out:ident => $what:literal),* $(,)?) => {
         $(fn $method(self, $(_: $arg),*) -> R<Self::$out> {
             $fail($what)
+        })*
+    };
+}
+
+/// `Serializer` methods that store a scalar as one EDM type:
+/// `store! { serialize_i8(i8) => Int32(i32::from), ... }`.
+macro_rules! store {
+    ($($method:ident($ty:ty) => $variant:ident($conv:path)),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> R<Self::Ok> {
+            Ok(Some(EdmValue::$variant($conv(v))))
         })*
     };
 }
@@ -180,29 +191,15 @@ impl ser::Serializer for ValueSerializer {
     type SerializeStruct = Impossible<Self::Ok, CodecError>;
     type SerializeStructVariant = Impossible<Self::Ok, CodecError>;
 
-    fn serialize_bool(self, v: bool) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Boolean(v)))
-    }
-    fn serialize_i8(self, v: i8) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Int32(v.into())))
-    }
-    fn serialize_i16(self, v: i16) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Int32(v.into())))
-    }
-    fn serialize_i32(self, v: i32) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Int32(v)))
-    }
-    fn serialize_i64(self, v: i64) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Int64(v)))
-    }
-    fn serialize_u8(self, v: u8) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Int32(v.into())))
-    }
-    fn serialize_u16(self, v: u16) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Int32(v.into())))
-    }
-    fn serialize_u32(self, v: u32) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Int64(v.into())))
+    store! {
+        serialize_bool(bool) => Boolean(identity),
+        serialize_i8(i8) => Int32(i32::from),
+        serialize_i16(i16) => Int32(i32::from),
+        serialize_i32(i32) => Int32(identity),
+        serialize_i64(i64) => Int64(identity),
+        serialize_u8(u8) => Int32(i32::from),
+        serialize_u16(u16) => Int32(i32::from),
+        serialize_u32(u32) => Int64(i64::from),
     }
     fn serialize_u64(self, v: u64) -> R<Self::Ok> {
         match i64::try_from(v) {
@@ -210,11 +207,9 @@ impl ser::Serializer for ValueSerializer {
             Err(_) => err(format!("{v} does not fit Edm.Int64")),
         }
     }
-    fn serialize_f32(self, v: f32) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Double(v.into())))
-    }
-    fn serialize_f64(self, v: f64) -> R<Self::Ok> {
-        Ok(Some(EdmValue::Double(v)))
+    store! {
+        serialize_f32(f32) => Double(f64::from),
+        serialize_f64(f64) => Double(identity),
     }
     fn serialize_char(self, v: char) -> R<Self::Ok> {
         Ok(Some(EdmValue::String(v.to_string())))
