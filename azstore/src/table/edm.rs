@@ -267,27 +267,35 @@ impl fmt::Debug for DateTime {
     }
 }
 
-impl Serialize for DateTime {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_newtype_struct(DATETIME, &self.to_string())
-    }
+/// `Serialize`/`Deserialize` of a wrapper type ([`DateTime`], [`Guid`]): its string form
+/// inside a newtype struct whose name (`$name`) tells the table codec which EDM type it is.
+macro_rules! wrapper_serde {
+    ($ty:ident, $name:expr, $expecting:literal, $what:literal, $parse:expr) => {
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_newtype_struct($name, &self.to_string())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(
+                d: D,
+            ) -> std::result::Result<Self, D::Error> {
+                let visitor = Wrapped {
+                    expecting: $expecting,
+                    what: $what,
+                    parse: $parse,
+                };
+                d.deserialize_newtype_struct($name, visitor)
+            }
+        }
+    };
 }
 
-impl<'de> Deserialize<'de> for DateTime {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_newtype_struct(
-            DATETIME,
-            Wrapped {
-                expecting: "an ISO 8601 timestamp",
-                what: "timestamp",
-                parse: DateTime::parse,
-            },
-        )
-    }
-}
-
-/// Reads a wrapper type ([`DateTime`], [`Guid`]) from its string form, itself wrapped in a
-/// newtype struct whose name tells the table codec which EDM type it is.
+/// Reads a wrapper type from its string form (see `wrapper_serde!`).
 struct Wrapped<T> {
     expecting: &'static str,
     what: &'static str,
@@ -310,6 +318,14 @@ impl<'de, T> serde::de::Visitor<'de> for Wrapped<T> {
     }
 }
 
+wrapper_serde!(
+    DateTime,
+    DATETIME,
+    "an ISO 8601 timestamp",
+    "timestamp",
+    DateTime::parse
+);
+
 /// An `Edm.Guid`. Use it as a field type in a typed entity; a plain `String` field would be
 /// stored as `Edm.String`.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -327,24 +343,9 @@ impl From<uuid::Uuid> for Guid {
     }
 }
 
-impl Serialize for Guid {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_newtype_struct(GUID, &self.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for Guid {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_newtype_struct(
-            GUID,
-            Wrapped {
-                expecting: "a GUID",
-                what: "GUID",
-                parse: |s| uuid::Uuid::parse_str(s).ok().map(Guid),
-            },
-        )
-    }
-}
+wrapper_serde!(Guid, GUID, "a GUID", "GUID", |s| uuid::Uuid::parse_str(s)
+    .ok()
+    .map(Guid));
 
 /// A schemaless entity: keys plus a map of typed properties.
 ///

@@ -8,13 +8,13 @@ use serde::ser::{self, Impossible, Serialize};
 use super::{CodecError, R, err};
 use crate::table::edm::{DATETIME, DateTime, EDM_VALUE, EdmValue, GUID, Guid};
 
-/// `Serializer` methods that refuse their value with `$fail(what)`:
-/// `refuse! { fail; serialize_bool(bool) -> Ok => "a bool", ... }`.
+/// `Serializer` methods that refuse their value with `$fail(what)`, grouped by `what`:
+/// `refuse! { fail; "a bool": serialize_bool(bool) -> Ok; ... }`.
 macro_rules! refuse {
-    ($fail:ident; $($method:ident($($arg:ty),*) -> $out:ident => $what:literal),* $(,)?) => {
-        $(fn $method(self, $(_: $arg),*) -> R<Self::$out> {
+    ($fail:ident; $($what:literal: $($method:ident($($arg:ty),*) -> $out:ident),+;)*) => {
+        $($(fn $method(self, $(_: $arg),*) -> R<Self::$out> {
             $fail($what)
-        })*
+        })+)*
     };
 }
 
@@ -32,12 +32,11 @@ macro_rules! store {
 macro_rules! refuse_compounds {
     ($fail:ident) => {
         refuse! { $fail;
-            serialize_tuple(usize) -> SerializeTuple => "a tuple",
-            serialize_tuple_struct(&'static str, usize) -> SerializeTupleStruct => "a tuple struct",
-            serialize_tuple_variant(&'static str, u32, &'static str, usize)
-                -> SerializeTupleVariant => "an enum variant with data",
-            serialize_struct_variant(&'static str, u32, &'static str, usize)
-                -> SerializeStructVariant => "an enum variant with data",
+            "a tuple": serialize_tuple(usize) -> SerializeTuple;
+            "a tuple struct": serialize_tuple_struct(&'static str, usize) -> SerializeTupleStruct;
+            "an enum variant with data":
+                serialize_tuple_variant(&'static str, u32, &'static str, usize) -> SerializeTupleVariant,
+                serialize_struct_variant(&'static str, u32, &'static str, usize) -> SerializeStructVariant;
         }
     };
 }
@@ -79,25 +78,19 @@ impl ser::Serializer for TopSerializer {
     type SerializeStructVariant = Impossible<Self::Ok, CodecError>;
 
     refuse! { top_only;
-        serialize_bool(bool) -> Ok => "a bool",
-        serialize_i8(i8) -> Ok => "a number",
-        serialize_i16(i16) -> Ok => "a number",
-        serialize_i32(i32) -> Ok => "a number",
-        serialize_i64(i64) -> Ok => "a number",
-        serialize_u8(u8) -> Ok => "a number",
-        serialize_u16(u16) -> Ok => "a number",
-        serialize_u32(u32) -> Ok => "a number",
-        serialize_u64(u64) -> Ok => "a number",
-        serialize_f32(f32) -> Ok => "a number",
-        serialize_f64(f64) -> Ok => "a number",
-        serialize_char(char) -> Ok => "a char",
-        serialize_str(&str) -> Ok => "a string",
-        serialize_bytes(&[u8]) -> Ok => "bytes",
-        serialize_none() -> Ok => "None",
-        serialize_unit() -> Ok => "()",
-        serialize_unit_struct(&'static str) -> Ok => "a unit struct",
-        serialize_unit_variant(&'static str, u32, &'static str) -> Ok => "an enum",
-        serialize_seq(Option<usize>) -> SerializeSeq => "a sequence",
+        "a number": serialize_i8(i8) -> Ok, serialize_i16(i16) -> Ok, serialize_i32(i32) -> Ok,
+            serialize_i64(i64) -> Ok, serialize_u8(u8) -> Ok, serialize_u16(u16) -> Ok,
+            serialize_u32(u32) -> Ok, serialize_u64(u64) -> Ok, serialize_f32(f32) -> Ok,
+            serialize_f64(f64) -> Ok;
+        "a bool": serialize_bool(bool) -> Ok;
+        "a char": serialize_char(char) -> Ok;
+        "a string": serialize_str(&str) -> Ok;
+        "bytes": serialize_bytes(&[u8]) -> Ok;
+        "None": serialize_none() -> Ok;
+        "()": serialize_unit() -> Ok;
+        "a unit struct": serialize_unit_struct(&'static str) -> Ok;
+        "an enum": serialize_unit_variant(&'static str, u32, &'static str) -> Ok;
+        "a sequence": serialize_seq(Option<usize>) -> SerializeSeq;
     }
     refuse_compounds!(top_only);
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> R<Self::Ok> {
@@ -269,8 +262,8 @@ impl ser::Serializer for ValueSerializer {
         Ok(BytesCollector(Vec::new()))
     }
     refuse! { not_scalar;
-        serialize_map(Option<usize>) -> SerializeMap => "a map",
-        serialize_struct(&'static str, usize) -> SerializeStruct => "a nested struct",
+        "a map": serialize_map(Option<usize>) -> SerializeMap;
+        "a nested struct": serialize_struct(&'static str, usize) -> SerializeStruct;
     }
     refuse_compounds!(not_scalar);
 }
