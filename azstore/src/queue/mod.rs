@@ -50,7 +50,7 @@ mod worker;
 mod xml;
 
 pub use client::QueueClient;
-pub use guard::{GuardOptions, LostSignal, MessageGuard};
+pub use guard::{LostSignal, MessageGuard};
 pub use message::{
     MAX_MESSAGE_SIZE, MAX_MESSAGES_PER_CALL, MAX_VISIBILITY_TIMEOUT, MessageEncoding, MessageId,
     PopReceipt, PutMessageOptions, QueueMessage, ReceivedMessage, SentMessage, TimeToLive,
