@@ -2,7 +2,7 @@
 //!
 //! 1. Optimistic (the Table service default): read a customer with its ETag, a third party
 //!    updates it, our replace carrying the old ETag is refused with 412; we re-read and
-//!    re-apply. Forcing the write with `IfMatch::Any` (`*`) is possible but must be asked for.
+//!    re-apply. Forcing the write with `MatchCondition::Any` (`*`) is possible but must be asked for.
 //! 2. Last writer wins: insert-or-replace sends no ETag at all.
 //! 3. Pessimistic: a designated blob's lease guards the table. Every writer takes the
 //!    `BlobLock` first (the table itself knows nothing of it); a second taker is refused.
@@ -10,8 +10,8 @@
 //! Run against the local emulator:
 //! `scripts/azurite run -- cargo run --example table_optimistic`
 
-use azstore::table::{IfMatch, Stored, TableClient, TableServiceClient};
-use azstore::{BlobLock, BlobServiceClient, Conditions, StorageAccount};
+use azstore::table::{Stored, TableClient, TableServiceClient};
+use azstore::{BlobLock, BlobServiceClient, Conditions, MatchCondition, StorageAccount};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ async fn optimistic(table: &TableClient) -> azstore::Result<()> {
     }
 
     // Explicitly disabling the check, as the seed's `customer.ETag = "*"` does.
-    let forced = table.replace(&ours.entity, IfMatch::Any).await?;
+    let forced = table.replace(&ours.entity, MatchCondition::Any).await?;
     println!("forced replace with If-Match: * (last writer wins), etag {forced}");
     Ok(())
 }

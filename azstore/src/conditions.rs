@@ -119,6 +119,10 @@ impl fmt::Display for LeaseId {
 }
 
 /// What an `If-Match` / `If-None-Match` header holds: a specific ETag or `*`.
+///
+/// Where a condition is required (Table update, merge and delete), this is what you pass:
+/// the ETag you read (`&etag` converts) for an optimistic write, or [`MatchCondition::Any`]
+/// to force it, so an unconditional write is always a visible choice.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MatchCondition {
     /// `*`: any existing version.
@@ -134,6 +138,18 @@ impl MatchCondition {
             MatchCondition::Any => "*",
             MatchCondition::ETag(e) => e.as_str(),
         }
+    }
+}
+
+impl From<ETag> for MatchCondition {
+    fn from(e: ETag) -> MatchCondition {
+        MatchCondition::ETag(e)
+    }
+}
+
+impl From<&ETag> for MatchCondition {
+    fn from(e: &ETag) -> MatchCondition {
+        MatchCondition::ETag(e.clone())
     }
 }
 
@@ -194,25 +210,22 @@ impl Conditions {
 
     /// Only if the current version is `etag` (optimistic update).
     pub fn if_match(etag: &ETag) -> Conditions {
-        Conditions {
-            if_match: Some(MatchCondition::ETag(etag.clone())),
-            ..Conditions::default()
-        }
+        Conditions::none().and_if_match(etag)
     }
 
     /// Only if the resource exists (`If-Match: *`).
     pub fn if_exists() -> Conditions {
         Conditions {
             if_match: Some(MatchCondition::Any),
-            ..Conditions::default()
+            ..Conditions::none()
         }
     }
 
     /// Only if the current version is not `etag` (reads: 304 when unchanged).
     pub fn if_none_match(etag: &ETag) -> Conditions {
         Conditions {
-            if_none_match: Some(MatchCondition::ETag(etag.clone())),
-            ..Conditions::default()
+            if_none_match: Some(etag.into()),
+            ..Conditions::none()
         }
     }
 
@@ -226,34 +239,22 @@ impl Conditions {
 
     /// Only if modified after `t`.
     pub fn if_modified_since(t: OffsetDateTime) -> Conditions {
-        Conditions {
-            if_modified_since: Some(t),
-            ..Conditions::default()
-        }
+        Conditions::none().and_if_modified_since(t)
     }
 
     /// Only if not modified after `t`.
     pub fn if_unmodified_since(t: OffsetDateTime) -> Conditions {
-        Conditions {
-            if_unmodified_since: Some(t),
-            ..Conditions::default()
-        }
+        Conditions::none().and_if_unmodified_since(t)
     }
 
     /// Only if the blob's index tags satisfy `expr` (`x-ms-if-tags`).
     pub fn if_tags(expr: impl Into<String>) -> Conditions {
-        Conditions {
-            if_tags: Some(expr.into()),
-            ..Conditions::default()
-        }
+        Conditions::none().and_if_tags(expr)
     }
 
     /// Only with this lease (write to a leased resource).
     pub fn lease(id: &LeaseId) -> Conditions {
-        Conditions {
-            lease_id: Some(id.clone()),
-            ..Conditions::default()
-        }
+        Conditions::none().with_lease(id)
     }
 
     /// Adds a lease id to these conditions.
@@ -264,7 +265,7 @@ impl Conditions {
 
     /// Adds an `If-Match`.
     pub fn and_if_match(mut self, etag: &ETag) -> Conditions {
-        self.if_match = Some(MatchCondition::ETag(etag.clone()));
+        self.if_match = Some(etag.into());
         self
     }
 
@@ -326,22 +327,7 @@ impl Conditions {
 
     /// The headers these conditions produce.
     pub(crate) fn headers(&self) -> Vec<(&'static str, String)> {
-        let mut h = Vec::new();
-        if let Some(m) = &self.if_match {
-            h.push(("if-match", m.header_value().to_string()));
-        }
-        if let Some(m) = &self.if_none_match {
-            h.push(("if-none-match", m.header_value().to_string()));
-        }
-        if let Some(t) = self.if_modified_since {
-            h.push(("if-modified-since", crate::time_fmt::http_date(t)));
-        }
-        if let Some(t) = self.if_unmodified_since {
-            h.push(("if-unmodified-since", crate::time_fmt::http_date(t)));
-        }
-        if let Some(t) = &self.if_tags {
-            h.push(("x-ms-if-tags", t.clone()));
-        }
+        let mut h = self.headers_named(TARGET_HEADERS);
         if let Some(l) = &self.lease_id {
             h.push(("x-ms-lease-id", l.as_str().to_string()));
         }
@@ -355,31 +341,55 @@ impl Conditions {
                 "copy source conditions cannot carry a lease id",
             ));
         }
+        Ok(self.headers_named(SOURCE_HEADERS))
+    }
+
+    /// The ETag, date and tag conditions under the given header names.
+    fn headers_named(&self, names: [&'static str; 5]) -> Vec<(&'static str, String)> {
+        let [
+            if_match,
+            if_none_match,
+            if_modified_since,
+            if_unmodified_since,
+            if_tags,
+        ] = names;
         let mut h = Vec::new();
         if let Some(m) = &self.if_match {
-            h.push(("x-ms-source-if-match", m.header_value().to_string()));
+            h.push((if_match, m.header_value().to_string()));
         }
         if let Some(m) = &self.if_none_match {
-            h.push(("x-ms-source-if-none-match", m.header_value().to_string()));
+            h.push((if_none_match, m.header_value().to_string()));
         }
         if let Some(t) = self.if_modified_since {
-            h.push((
-                "x-ms-source-if-modified-since",
-                crate::time_fmt::http_date(t),
-            ));
+            h.push((if_modified_since, crate::time_fmt::http_date(t)));
         }
         if let Some(t) = self.if_unmodified_since {
-            h.push((
-                "x-ms-source-if-unmodified-since",
-                crate::time_fmt::http_date(t),
-            ));
+            h.push((if_unmodified_since, crate::time_fmt::http_date(t)));
         }
         if let Some(t) = &self.if_tags {
-            h.push(("x-ms-source-if-tags", t.clone()));
+            h.push((if_tags, t.clone()));
         }
-        Ok(h)
+        h
     }
 }
+
+/// If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since and tags of the target.
+const TARGET_HEADERS: [&str; 5] = [
+    "if-match",
+    "if-none-match",
+    "if-modified-since",
+    "if-unmodified-since",
+    "x-ms-if-tags",
+];
+
+/// The same conditions on the source of a copy.
+const SOURCE_HEADERS: [&str; 5] = [
+    "x-ms-source-if-match",
+    "x-ms-source-if-none-match",
+    "x-ms-source-if-modified-since",
+    "x-ms-source-if-unmodified-since",
+    "x-ms-source-if-tags",
+];
 
 #[cfg(test)]
 mod tests {
@@ -401,5 +411,19 @@ mod tests {
         assert!(err.message().contains("If-Match"));
         assert!(c.check(Allowed::ALL, "Put Blob").is_ok());
         assert!(LeaseId::new("nope").is_err());
+        assert_eq!(MatchCondition::Any.header_value(), "*");
+        let src = Conditions::if_match(&e)
+            .and_if_tags("a = 'b'")
+            .source_headers()
+            .unwrap();
+        assert_eq!(
+            src,
+            [
+                ("x-ms-source-if-match", "\"0x1\"".to_string()),
+                ("x-ms-source-if-tags", "a = 'b'".to_string())
+            ]
+        );
+        assert!(c.source_headers().is_err(), "a lease id has no source form");
+        assert_eq!(MatchCondition::from(&e), MatchCondition::ETag(e.clone()));
     }
 }

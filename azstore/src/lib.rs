@@ -85,6 +85,8 @@
 //! | [`conditions`] | [`ETag`], [`Conditions`], [`MatchCondition`], [`LeaseId`]: shared by every service |
 //! | [`blob`] | containers and blobs, one file per sub-resource (block, append, page, copy, list, download, upload, ...) |
 //! | [`table`], [`queue`], [`mod@file`] | the other three services |
+//! | [`paging`] | one [`Page`](paging::Page) / [`ResultStream`](paging::ResultStream) shape for every listing |
+//! | [`access_policy`] | one [`SignedIdentifier`](access_policy::SignedIdentifier) for the stored access policies of containers, queues and tables |
 //! | [`service_properties`] | Get/Set Service Properties of all four services: logging, metrics, CORS, soft delete |
 //! | [`lease`] | lease operations, the [`Leasable`] contract and the self-renewing [`LeaseGuard`]; the loss-deadline core it shares with the queue's `MessageGuard` |
 //! | [`clock`] | the clock loss deadlines are measured on (counts suspend on Linux); a manual clock for tests |
@@ -105,6 +107,7 @@
 //! never appear in `Debug`, `Display` or errors.
 #![warn(missing_docs)]
 
+pub mod access_policy;
 pub mod account;
 pub mod auth;
 pub mod clock;
@@ -113,6 +116,7 @@ pub mod credential;
 pub mod error;
 pub mod http;
 mod names;
+pub mod paging;
 pub mod service_properties;
 mod shortcuts;
 mod time_fmt;

@@ -22,3 +22,32 @@ pub(crate) fn validate_dns_name(kind: &str, name: &str) -> Result<()> {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_names() {
+        for ok in ["abc", "a-b-c", "0ab", &"a".repeat(63), "q1-poison"] {
+            assert!(validate_dns_name("queue", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "ab",
+            "",
+            "Abc",
+            "a--b",
+            "-ab",
+            "ab-",
+            "a_b",
+            &"a".repeat(64),
+            "a b",
+            "$root",
+            "ü-abc",
+        ] {
+            let e = validate_dns_name("share", bad).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{bad}");
+            assert!(e.message().contains("share"), "{e}");
+        }
+    }
+}

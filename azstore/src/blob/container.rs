@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 
 use time::OffsetDateTime;
 
+use crate::access_policy::{self, PolicyRules, SignedIdentifier};
 use crate::blob::client::{ContainerClient, WriteResult};
 use crate::blob::models::{LeaseDurationType, LeaseState, LeaseStatus};
 use crate::blob::names::validate_metadata;
-use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::{Headers, Method};
 
 /// Anonymous (public) read access of a container (`x-ms-blob-public-access`).
@@ -76,38 +76,6 @@ impl ContainerProperties {
     }
 }
 
-/// One stored access policy (a `<SignedIdentifier>`), referenced by a service SAS through
-/// its id so that the SAS can be revoked by editing the policy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SignedIdentifier {
-    /// The policy id (at most 64 characters).
-    pub id: String,
-    /// When the policy starts to apply.
-    pub start: Option<OffsetDateTime>,
-    /// When it stops applying.
-    pub expiry: Option<OffsetDateTime>,
-    /// Permissions, e.g. `"rwdl"`.
-    pub permission: Option<String>,
-}
-
-impl SignedIdentifier {
-    /// A policy `id` granting `permission` between `start` and `expiry`.
-    pub fn new(
-        id: impl Into<String>,
-        permission: impl Into<String>,
-        start: Option<OffsetDateTime>,
-        expiry: Option<OffsetDateTime>,
-    ) -> SignedIdentifier {
-        SignedIdentifier {
-            id: id.into(),
-            start,
-            expiry,
-            permission: Some(permission.into()),
-        }
-    }
-}
-
 /// A container's access control list.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -128,41 +96,15 @@ impl ContainerAcl {
     }
 
     fn to_xml(&self) -> Result<String> {
-        if self.identifiers.len() > 5 {
-            return Err(Error::invalid_input(
-                "a container can have at most 5 stored access policies",
-            ));
-        }
-        let fmt = |t: OffsetDateTime| {
-            t.to_offset(time::UtcOffset::UTC)
-                .format(&time::format_description::well_known::Rfc3339)
-                .map_err(|_| Error::invalid_input("access policy date cannot be formatted"))
-        };
-        let mut s = String::from(r#"<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers>"#);
-        for si in &self.identifiers {
-            if si.id.is_empty() || si.id.chars().count() > 64 {
-                return Err(Error::invalid_input(
-                    "a stored access policy id must be 1-64 characters",
-                ));
-            }
-            s.push_str("<SignedIdentifier><Id>");
-            s.push_str(&xml::escape(&si.id));
-            s.push_str("</Id><AccessPolicy>");
-            if let Some(t) = si.start {
-                s.push_str(&format!("<Start>{}</Start>", fmt(t)?));
-            }
-            if let Some(t) = si.expiry {
-                s.push_str(&format!("<Expiry>{}</Expiry>", fmt(t)?));
-            }
-            if let Some(p) = &si.permission {
-                s.push_str(&format!("<Permission>{}</Permission>", xml::escape(p)));
-            }
-            s.push_str("</AccessPolicy></SignedIdentifier>");
-        }
-        s.push_str("</SignedIdentifiers>");
-        Ok(s)
+        access_policy::to_xml(&self.identifiers, CONTAINER_POLICIES)
     }
 }
+
+/// A container's policies: permission letters are left to the service to check.
+const CONTAINER_POLICIES: PolicyRules = PolicyRules {
+    resource: "a container",
+    letters: None,
+};
 
 /// Get Container ACL's answer: the ACL and the container's version.
 #[derive(Debug, Clone, PartialEq)]
@@ -261,32 +203,7 @@ impl ContainerClient {
                     .conditions(conditions),
             )
             .await?;
-        let raw: xml::RawSignedIdentifiers = if resp.body.iter().all(u8::is_ascii_whitespace) {
-            xml::RawSignedIdentifiers::default()
-        } else {
-            xml::parse(&resp.body, "Get Container ACL")?
-        };
-        let identifiers = raw
-            .items
-            .into_iter()
-            .map(|si| {
-                let p = si.access_policy.unwrap_or_default();
-                let date = |s: Option<String>| -> Result<Option<OffsetDateTime>> {
-                    match s.filter(|s| !s.trim().is_empty()) {
-                        None => Ok(None),
-                        Some(s) => crate::time_fmt::parse_iso8601(&s).map(Some).ok_or_else(|| {
-                            Error::decode(format!("access policy date {s:?} is malformed"))
-                        }),
-                    }
-                };
-                Ok(SignedIdentifier {
-                    id: si.id,
-                    start: date(p.start)?,
-                    expiry: date(p.expiry)?,
-                    permission: p.permission.filter(|p| !p.is_empty()),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let identifiers = access_policy::parse(&resp.body, "Get Container ACL")?;
         Ok(AclResult {
             acl: ContainerAcl {
                 public_access: PublicAccess::parse(resp.headers.get("x-ms-blob-public-access")),

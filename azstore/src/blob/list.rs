@@ -2,9 +2,7 @@
 //! follows `NextMarker` until the listing is complete.
 
 use std::collections::BTreeMap;
-use std::pin::Pin;
 
-use futures_util::{Stream, StreamExt, TryStreamExt, stream};
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobServiceClient, ContainerClient};
@@ -14,8 +12,7 @@ use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
 
-/// A boxed, `Send` stream of results, as returned by the listing and download methods.
-pub type ResultStream<T> = Pin<Box<dyn Stream<Item = Result<T>> + Send + 'static>>;
+pub(crate) use crate::paging::{Page, ResultStream, paged};
 
 /// Options of List Containers and List Blobs.
 #[derive(Debug, Clone, Default)]
@@ -174,16 +171,6 @@ impl ListOptions {
     }
 }
 
-/// One page of a listing and the marker of the next page.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Page<T> {
-    /// Items of this page.
-    pub items: Vec<T>,
-    /// Pass to the next call to continue; `None` when the listing is complete.
-    pub next_marker: Option<String>,
-}
-
 /// A container as listed.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -290,30 +277,6 @@ pub(crate) fn quote_etag(s: &str) -> String {
 
 fn date(s: Option<String>) -> Option<OffsetDateTime> {
     s.as_deref().and_then(crate::time_fmt::parse_http_date)
-}
-
-/// Turns a page fetcher into a stream of items that follows markers to the end.
-pub(crate) fn paged<T, F, Fut>(fetch: F) -> ResultStream<T>
-where
-    T: Send + 'static,
-    F: Fn(Option<String>) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<Page<T>>> + Send + 'static,
-{
-    // State: Some(marker) = fetch next with this marker (None marker = first page);
-    // None = done.
-    let pages = stream::try_unfold(Some(None::<String>), move |state| {
-        let fut = state.map(&fetch);
-        async move {
-            let Some(fut) = fut else { return Ok(None) };
-            let page = fut.await?;
-            let next = page.next_marker.clone().map(Some);
-            Ok(Some((page.items, next)))
-        }
-    });
-    pages
-        .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
-        .try_flatten()
-        .boxed()
 }
 
 impl BlobServiceClient {

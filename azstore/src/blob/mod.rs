@@ -73,16 +73,13 @@ pub use checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use client::{
     BlobClient, BlobServiceClient, ContainerClient, Download, PutOptions, WriteResult,
 };
-pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess, SignedIdentifier};
+pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess};
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
-pub(crate) use list::paged;
-pub use list::{
-    BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions, Page, ResultStream,
-};
+pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};
 pub use page::{

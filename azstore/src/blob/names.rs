@@ -43,21 +43,14 @@ pub fn validate_blob_name(name: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    // The full list of cases is in `crate::names`; this checks containers use that rule
+    // plus the three special names.
     #[test]
     fn container_names() {
-        for ok in ["abc", "a-b-c", "0ab", &"a".repeat(63), "$root"] {
+        for ok in ["a-b-c", "$root", "$logs", "$web"] {
             assert!(validate_container_name(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "ab",
-            "Abc",
-            "a--b",
-            "-ab",
-            "ab-",
-            "a_b",
-            &"a".repeat(64),
-            "a b",
-        ] {
+        for bad in ["a--b", "$other"] {
             assert!(validate_container_name(bad).is_err(), "{bad}");
         }
     }

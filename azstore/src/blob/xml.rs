@@ -24,7 +24,6 @@ macro_rules! documents {
 documents! {
     RawContainerList => "EnumerationResults",
     RawBlobList => "EnumerationResults",
-    RawSignedIdentifiers => "SignedIdentifiers",
     RawBlockList => "BlockList",
     RawPageList => "PageList",
     RawTags => "Tags",
@@ -168,31 +167,6 @@ pub(crate) struct RawBlob {
 #[serde(rename_all = "PascalCase")]
 pub(crate) struct RawPrefix {
     pub name: RawName,
-}
-
-#[derive(Debug, Deserialize, Default)]
-pub(crate) struct RawSignedIdentifiers {
-    #[serde(rename = "SignedIdentifier", default)]
-    pub items: Vec<RawSignedIdentifier>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub(crate) struct RawSignedIdentifier {
-    pub id: String,
-    #[serde(default)]
-    pub access_policy: Option<RawAccessPolicy>,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(rename_all = "PascalCase")]
-pub(crate) struct RawAccessPolicy {
-    #[serde(default)]
-    pub start: Option<String>,
-    #[serde(default)]
-    pub expiry: Option<String>,
-    #[serde(default)]
-    pub permission: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::blob::{Page, ResultStream};
+use crate::paging::{Page, ResultStream, paged};
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::file_client::FileClient;
 use crate::file::models::{DirectoryProperties, FileWrite, ListItem, ListPage};
@@ -170,7 +170,7 @@ impl DirectoryClient {
     /// ```
     pub fn list_stream(&self, options: ListOptions) -> ResultStream<ListItem> {
         let this = self.clone();
-        crate::blob::paged(move |marker| {
+        paged(move |marker| {
             let this = this.clone();
             let mut options = options.clone();
             async move {

@@ -80,21 +80,11 @@ pub fn validate_path(path: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    // The full list of cases is in `crate::names`; shares have no special names.
     #[test]
     fn shares() {
-        for ok in ["abc", "a-b-c", "0ab", &"a".repeat(63)] {
-            assert!(validate_share_name(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "ab",
-            "Abc",
-            "a--b",
-            "-ab",
-            "ab-",
-            "a_b",
-            &"a".repeat(64),
-            "$root",
-        ] {
+        assert!(validate_share_name("a-b-c").is_ok());
+        for bad in ["a--b", "$root"] {
             assert!(validate_share_name(bad).is_err(), "{bad}");
         }
     }

@@ -1,265 +1,21 @@
-//! The queue clients: service → queue → messages.
+//! The queue client: create and delete a queue, and its messages.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::Stream;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
-use crate::account::{Service, StorageAccount};
+use crate::account::StorageAccount;
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{ClientOptions, Method, Pipeline, Request};
+use crate::http::{Method, Pipeline, Request};
 use crate::queue::message::{
     MessageEncoding, MessageId, PopReceipt, PutMessageOptions, QueueMessage, ReceivedMessage,
     SentMessage, UpdateReceipt, check_count, check_range,
 };
 use crate::queue::names::validate_queue_name;
+use crate::queue::service::QueueServiceClient;
 use crate::queue::xml;
-
-/// The Queue service of one account. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct QueueServiceClient {
-    pipeline: Pipeline,
-    encoding: MessageEncoding,
-}
-
-impl QueueServiceClient {
-    /// A client with default options.
-    pub fn new(account: &StorageAccount) -> Result<QueueServiceClient> {
-        QueueServiceClient::with_options(account, ClientOptions::default())
-    }
-
-    /// A client with custom retry and timeout options.
-    pub fn with_options(
-        account: &StorageAccount,
-        options: ClientOptions,
-    ) -> Result<QueueServiceClient> {
-        Ok(QueueServiceClient {
-            pipeline: Pipeline::new(account, Service::Queue, options)?,
-            encoding: MessageEncoding::default(),
-        })
-    }
-
-    /// The message encoding given to the queue clients made from this one
-    /// (default [`MessageEncoding::Raw`], like the official v12 SDKs).
-    pub fn with_encoding(mut self, encoding: MessageEncoding) -> QueueServiceClient {
-        self.encoding = encoding;
-        self
-    }
-
-    /// A client for the queue `name` (validated, no request sent).
-    pub fn queue(&self, name: &str) -> Result<QueueClient> {
-        validate_queue_name(name)?;
-        Ok(QueueClient {
-            pipeline: self.pipeline.clone(),
-            name: name.into(),
-            encoding: self.encoding,
-        })
-    }
-
-    /// The underlying pipeline (for operations azstore does not wrap).
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-
-    /// One page of List Queues. `marker` is the previous page's `next_marker`;
-    /// `max_results` is 1–5000 (the service default is 5000). Metadata is included.
-    pub async fn list_queues_page(
-        &self,
-        prefix: Option<&str>,
-        marker: Option<&str>,
-        max_results: Option<u32>,
-    ) -> Result<QueuePage> {
-        let mut req = Request::new(Method::Get, "")
-            .query("comp", "list")
-            .query("include", "metadata");
-        if let Some(p) = prefix {
-            req = req.query("prefix", p);
-        }
-        if let Some(m) = marker {
-            req = req.query("marker", m);
-        }
-        if let Some(n) = max_results {
-            if !(1..=5000).contains(&n) {
-                return Err(Error::invalid_input(format!(
-                    "List Queues returns 1-5000 queues per page, asked for {n}"
-                )));
-            }
-            req = req.query("maxresults", n.to_string());
-        }
-        let resp = self.pipeline.send(req).await?;
-        QueuePage::parse(&resp.body)
-    }
-
-    /// All queues whose name starts with `prefix`, following continuation markers lazily,
-    /// `page_size` at a time (`None`: the service default).
-    ///
-    /// ```no_run
-    /// # async fn f(svc: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
-    /// let names: Vec<String> = svc
-    ///     .list_queues(Some("orders-"), None)
-    ///     .map_ok(|q| q.name)
-    ///     .try_collect()
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn list_queues(
-        &self,
-        prefix: Option<&str>,
-        page_size: Option<u32>,
-    ) -> impl Stream<Item = Result<QueueItem>> + Send + 'static {
-        struct State {
-            client: QueueServiceClient,
-            prefix: Option<String>,
-            page_size: Option<u32>,
-            marker: Option<String>,
-            buffered: std::vec::IntoIter<QueueItem>,
-            done: bool,
-        }
-        let state = State {
-            client: self.clone(),
-            prefix: prefix.map(str::to_string),
-            page_size,
-            marker: None,
-            buffered: Vec::new().into_iter(),
-            done: false,
-        };
-        futures_util::stream::try_unfold(state, |mut st| async move {
-            loop {
-                if let Some(item) = st.buffered.next() {
-                    return Ok(Some((item, st)));
-                }
-                if st.done {
-                    return Ok(None);
-                }
-                let page = st
-                    .client
-                    .list_queues_page(st.prefix.as_deref(), st.marker.as_deref(), st.page_size)
-                    .await?;
-                st.marker = page.next_marker;
-                st.done = st.marker.is_none();
-                st.buffered = page.queues.into_iter();
-            }
-        })
-    }
-}
-
-/// One page of List Queues.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct QueuePage {
-    /// The queues of this page.
-    pub queues: Vec<QueueItem>,
-    /// Marker of the next page; `None` on the last page.
-    pub next_marker: Option<String>,
-}
-
-/// A queue in a listing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct QueueItem {
-    /// Queue name.
-    pub name: String,
-    /// Queue metadata.
-    pub metadata: BTreeMap<String, String>,
-}
-
-impl QueuePage {
-    fn parse(body: &[u8]) -> Result<QueuePage> {
-        let root = xml::parse_document(body, "EnumerationResults", "List Queues")?;
-        let queues = match root.child("Queues") {
-            None => Vec::new(),
-            Some(qs) => qs
-                .children_named("Queue")
-                .map(|q| {
-                    Ok(QueueItem {
-                        name: q.require_text("Name")?.to_string(),
-                        metadata: q
-                            .child("Metadata")
-                            .map(|m| {
-                                m.children
-                                    .iter()
-                                    .map(|kv| (kv.name.clone(), kv.text.clone()))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
-        let next_marker = root
-            .child_text("NextMarker")
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .map(str::to_string);
-        Ok(QueuePage {
-            queues,
-            next_marker,
-        })
-    }
-}
-
-/// Get Queue Properties: the approximate message count and the metadata.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct QueueProperties {
-    /// Approximate number of messages (may lag; includes invisible ones).
-    pub approximate_message_count: u64,
-    /// Queue metadata.
-    pub metadata: BTreeMap<String, String>,
-}
-
-/// A stored access policy (one entry of the queue ACL).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SignedIdentifier {
-    /// Policy id (1–64 characters), referenced by SAS tokens as `si=`.
-    pub id: String,
-    /// Start of validity.
-    pub start: Option<OffsetDateTime>,
-    /// End of validity.
-    pub expiry: Option<OffsetDateTime>,
-    /// Permissions, a subset of `raup` (read, add, update, process) in that order.
-    pub permissions: String,
-}
-
-impl SignedIdentifier {
-    /// A policy with an id and permissions (no start or expiry).
-    pub fn new(id: impl Into<String>, permissions: impl Into<String>) -> SignedIdentifier {
-        SignedIdentifier {
-            id: id.into(),
-            start: None,
-            expiry: None,
-            permissions: permissions.into(),
-        }
-    }
-
-    /// Sets the start.
-    #[must_use]
-    pub fn start(mut self, t: OffsetDateTime) -> SignedIdentifier {
-        self.start = Some(t);
-        self
-    }
-
-    /// Sets the expiry.
-    #[must_use]
-    pub fn expiry(mut self, t: OffsetDateTime) -> SignedIdentifier {
-        self.expiry = Some(t);
-        self
-    }
-}
-
-fn iso(t: OffsetDateTime) -> Result<String> {
-    t.to_offset(time::UtcOffset::UTC)
-        .replace_nanosecond(0)
-        .map_err(|e| Error::invalid_input(e.to_string()))?
-        .format(&Rfc3339)
-        .map_err(|e| Error::invalid_input(format!("cannot format {t}: {e}")))
-}
 
 /// One queue. Cheap to clone.
 ///
@@ -299,11 +55,20 @@ impl QueueClient {
 
     /// A client for another queue of the same account (validated, no request sent).
     pub fn sibling(&self, name: &str) -> Result<QueueClient> {
+        QueueClient::on(&self.pipeline, name, self.encoding)
+    }
+
+    /// A client for the queue `name` (validated) on `pipeline`.
+    pub(crate) fn on(
+        pipeline: &Pipeline,
+        name: &str,
+        encoding: MessageEncoding,
+    ) -> Result<QueueClient> {
         validate_queue_name(name)?;
         Ok(QueueClient {
-            pipeline: self.pipeline.clone(),
+            pipeline: pipeline.clone(),
             name: name.into(),
-            encoding: self.encoding,
+            encoding,
         })
     }
 
@@ -317,7 +82,7 @@ impl QueueClient {
         self.pipeline.url_of(&self.name)
     }
 
-    fn request(&self, method: Method) -> Request {
+    pub(crate) fn request(&self, method: Method) -> Request {
         Request::new(method, &self.name)
     }
 
@@ -365,121 +130,6 @@ impl QueueClient {
     /// Deletes the queue if it exists. Returns `true` when this call deleted it.
     pub async fn delete_if_exists(&self) -> Result<bool> {
         crate::error::succeeded_unless(self.delete().await, |e| e.is_not_found())
-    }
-
-    /// Get Queue Metadata: approximate message count and metadata.
-    pub async fn get_properties(&self) -> Result<QueueProperties> {
-        let resp = self
-            .pipeline
-            .send(self.request(Method::Get).query("comp", "metadata"))
-            .await?;
-        Ok(QueueProperties {
-            approximate_message_count: resp
-                .headers
-                .parse("x-ms-approximate-messages-count")?
-                .unwrap_or(0),
-            metadata: resp.headers.metadata(),
-        })
-    }
-
-    /// Whether the queue exists.
-    pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
-    }
-
-    /// Set Queue Metadata, replacing all metadata. **Last writer wins**: there is no
-    /// condition to make this safe against a concurrent writer.
-    pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<()> {
-        self.pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "metadata")
-                    .metadata(metadata),
-            )
-            .await?;
-        Ok(())
-    }
-
-    /// Get Queue ACL: the stored access policies.
-    pub async fn get_access_policy(&self) -> Result<Vec<SignedIdentifier>> {
-        let resp = self
-            .pipeline
-            .send(self.request(Method::Get).query("comp", "acl"))
-            .await?;
-        if resp.body.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Vec::new());
-        }
-        let root = xml::parse_document(&resp.body, "SignedIdentifiers", "Get Queue ACL")?;
-        root.children_named("SignedIdentifier")
-            .map(|si| {
-                let policy = si.child("AccessPolicy");
-                let date = |name: &str| -> Result<Option<OffsetDateTime>> {
-                    match policy.and_then(|p| p.child_text(name)).map(str::trim) {
-                        None | Some("") => Ok(None),
-                        Some(s) => crate::time_fmt::parse_iso8601(s).map(Some).ok_or_else(|| {
-                            Error::decode(format!("malformed response: bad <{name}> {s:?}"))
-                        }),
-                    }
-                };
-                Ok(SignedIdentifier {
-                    id: si.require_text("Id")?.to_string(),
-                    start: date("Start")?,
-                    expiry: date("Expiry")?,
-                    permissions: policy
-                        .and_then(|p| p.child_text("Permission"))
-                        .unwrap_or_default()
-                        .to_string(),
-                })
-            })
-            .collect()
-    }
-
-    /// Set Queue ACL, replacing all stored access policies (at most 5). **Last writer
-    /// wins**.
-    pub async fn set_access_policy(&self, policies: &[SignedIdentifier]) -> Result<()> {
-        if policies.len() > 5 {
-            return Err(Error::invalid_input(format!(
-                "a queue has at most 5 stored access policies, got {}",
-                policies.len()
-            )));
-        }
-        let mut body =
-            String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers>");
-        for p in policies {
-            if p.id.is_empty() || p.id.chars().count() > 64 {
-                return Err(Error::invalid_input(
-                    "a stored access policy id has 1-64 characters",
-                ));
-            }
-            if let Some(c) = p.permissions.chars().find(|c| !"raup".contains(*c)) {
-                return Err(Error::invalid_input(format!(
-                    "queue permission {c:?} is not one of r, a, u, p"
-                )));
-            }
-            body.push_str("<SignedIdentifier><Id>");
-            body.push_str(&xml::escape(&p.id));
-            body.push_str("</Id><AccessPolicy>");
-            if let Some(t) = p.start {
-                body.push_str(&format!("<Start>{}</Start>", iso(t)?));
-            }
-            if let Some(t) = p.expiry {
-                body.push_str(&format!("<Expiry>{}</Expiry>", iso(t)?));
-            }
-            // No permissions: no element (as Azure itself answers such a policy).
-            if !p.permissions.is_empty() {
-                body.push_str(&format!("<Permission>{}</Permission>", p.permissions));
-            }
-            body.push_str("</AccessPolicy></SignedIdentifier>");
-        }
-        body.push_str("</SignedIdentifiers>");
-        self.pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "acl")
-                    .body(body, "application/xml"),
-            )
-            .await?;
-        Ok(())
     }
 
     /// Clear Messages: deletes every message of the queue.
@@ -664,32 +314,5 @@ impl QueueClient {
     /// handlers).
     pub fn decode(&self, message: &QueueMessage) -> Result<Bytes> {
         self.encoding.decode(&message.text)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn list_page_parsing() {
-        let body = br#"<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="x"><Prefix>q</Prefix><MaxResults>2</MaxResults><Queues><Queue><Name>q1</Name><Metadata><a>1</a><b>two</b></Metadata></Queue><Queue><Name>q2</Name></Queue></Queues><NextMarker>/acc/q3</NextMarker></EnumerationResults>"#;
-        let page = QueuePage::parse(body).unwrap();
-        assert_eq!(page.queues.len(), 2);
-        assert_eq!(
-            page.queues[0].metadata.get("b").map(String::as_str),
-            Some("two")
-        );
-        assert_eq!(page.next_marker.as_deref(), Some("/acc/q3"));
-        let last =
-            QueuePage::parse(b"<EnumerationResults><Queues/><NextMarker/></EnumerationResults>")
-                .unwrap();
-        assert!(last.queues.is_empty() && last.next_marker.is_none());
-        assert!(
-            QueuePage::parse(
-                b"<EnumerationResults><Queues><Queue></Queue></Queues></EnumerationResults>"
-            )
-            .is_err()
-        );
     }
 }

@@ -87,21 +87,28 @@ fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
+/// `new` and `as_str` of an opaque string the service issues (message ids, pop receipts).
+macro_rules! opaque_text {
+    ($ty:ident, $what:literal) => {
+        impl $ty {
+            #[doc = concat!("Wraps ", $what, " (as returned by the service or the official SDKs).")]
+            pub fn new(text: impl Into<String>) -> $ty {
+                $ty(text.into())
+            }
+
+            #[doc = concat!("The ", $what, " as text.")]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
 /// The id the service gave a message.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct MessageId(String);
 
-impl MessageId {
-    /// Wraps an id (as returned by the service or the official SDKs).
-    pub fn new(id: impl Into<String>) -> MessageId {
-        MessageId(id.into())
-    }
-
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+opaque_text!(MessageId, "a message id");
 
 impl fmt::Display for MessageId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -115,17 +122,7 @@ impl fmt::Display for MessageId {
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct PopReceipt(String);
 
-impl PopReceipt {
-    /// Wraps a receipt (as returned by the service).
-    pub fn new(receipt: impl Into<String>) -> PopReceipt {
-        PopReceipt(receipt.into())
-    }
-
-    /// The receipt as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+opaque_text!(PopReceipt, "a pop receipt");
 
 impl fmt::Debug for PopReceipt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -142,9 +139,10 @@ pub enum TimeToLive {
     After(Duration),
 }
 
-/// Options of Put Message.
+/// Options of Put Message: `PutMessageOptions::default().time_to_live(TimeToLive::Never)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[must_use]
+#[non_exhaustive]
 pub struct PutMessageOptions {
     /// Hide the new message for this long (0 s – 7 days; must not exceed the TTL).
     pub visibility_delay: Option<Duration>,

@@ -17,7 +17,9 @@
 //! * [`process`] runs a handler over a queue with bounded concurrency, poison-message handling
 //!   and graceful shutdown.
 //!
-//! Queue metadata, the queue ACL and service properties are **last writer wins**.
+//! Queue metadata, the queue ACL (stored access policies, one
+//! [`SignedIdentifier`](crate::access_policy::SignedIdentifier) type for every service) and
+//! service properties are **last writer wins**.
 //!
 //! ```no_run
 //! # async fn f() -> azstore::Result<()> {
@@ -37,21 +39,24 @@
 //! # Ok(()) }
 //! ```
 
+mod acl;
 mod client;
 mod guard;
 mod message;
+mod metadata;
 mod names;
+mod service;
 mod worker;
 mod xml;
 
-pub use client::{
-    QueueClient, QueueItem, QueuePage, QueueProperties, QueueServiceClient, SignedIdentifier,
-};
+pub use client::QueueClient;
 pub use guard::{LostSignal, MessageGuard};
 pub use message::{
     MAX_MESSAGE_SIZE, MAX_MESSAGES_PER_CALL, MAX_VISIBILITY_TIMEOUT, MessageEncoding, MessageId,
     PopReceipt, PutMessageOptions, QueueMessage, ReceivedMessage, SentMessage, TimeToLive,
     UpdateReceipt,
 };
+pub use metadata::QueueProperties;
 pub use names::validate_queue_name;
+pub use service::{QueueItem, QueueServiceClient};
 pub use worker::{Delivery, WorkerHandle, WorkerOptions, WorkerStats, process};

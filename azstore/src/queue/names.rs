@@ -19,26 +19,12 @@ pub fn validate_queue_name(name: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    // The full list of cases is in `crate::names`; this checks the queue uses that rule.
     #[test]
     fn queue_names() {
-        for ok in ["abc", "a-b-c", "0ab", &"a".repeat(63), "q1-poison"] {
-            assert!(validate_queue_name(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "ab",
-            "",
-            "Abc",
-            "a--b",
-            "-ab",
-            "ab-",
-            "a_b",
-            &"a".repeat(64),
-            "a b",
-            "$root",
-            "ü-abc",
-        ] {
-            let e = validate_queue_name(bad).unwrap_err();
-            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{bad}");
-        }
+        assert!(validate_queue_name("q1-poison").is_ok());
+        let e = validate_queue_name("Q1").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
+        assert!(e.message().contains("queue"), "{e}");
     }
 }

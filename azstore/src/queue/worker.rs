@@ -19,9 +19,10 @@ use crate::queue::message::{
     TimeToLive,
 };
 
-/// Options of [`process`].
+/// Options of [`process`]: `WorkerOptions::default().concurrency(4).poison_queue("orders-bad")`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
+#[non_exhaustive]
 pub struct WorkerOptions {
     /// Most messages handled at once (default 8).
     pub concurrency: usize,

@@ -4,11 +4,11 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use super::client::{ACCEPT, IfMatch, TableClient, entity_path, raw_request};
+use super::client::{ACCEPT, TableClient, entity_path, raw_request};
 use super::codec::to_entity;
 use super::edm::Entity;
 use super::names::{validate_entity, validate_key};
-use crate::conditions::ETag;
+use crate::conditions::{ETag, MatchCondition};
 use crate::error::{Error, Result};
 use crate::http::response::error_from_parts;
 use crate::http::{Headers, Method};
@@ -45,7 +45,7 @@ impl Kind {
 struct Op {
     kind: Kind,
     entity: Entity,
-    if_match: Option<IfMatch>,
+    if_match: Option<MatchCondition>,
 }
 
 /// A transaction (entity group transaction) under construction. Each operation carries its
@@ -53,11 +53,12 @@ struct Op {
 /// [`TableClient::submit`]; conversion errors are reported there, before sending.
 ///
 /// ```
-/// use azstore::table::{Batch, Entity, IfMatch};
+/// use azstore::MatchCondition;
+/// use azstore::table::{Batch, Entity};
 /// let batch = Batch::new()
 ///     .insert(&Entity::new("p", "1").with("N", 1))
-///     .replace(&Entity::new("p", "2").with("N", 2), IfMatch::Any)
-///     .delete("p", "3", IfMatch::Any);
+///     .replace(&Entity::new("p", "2").with("N", 2), MatchCondition::Any)
+///     .delete("p", "3", MatchCondition::Any);
 /// assert_eq!(batch.len(), 3);
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -84,7 +85,12 @@ impl Batch {
         self.ops.is_empty()
     }
 
-    fn push<T: Serialize + ?Sized>(mut self, kind: Kind, v: &T, m: Option<IfMatch>) -> Batch {
+    fn push<T: Serialize + ?Sized>(
+        mut self,
+        kind: Kind,
+        v: &T,
+        m: Option<MatchCondition>,
+    ) -> Batch {
         match to_entity(v) {
             Ok(entity) => self.push_entity(kind, entity, m),
             Err(e) => {
@@ -102,7 +108,12 @@ impl Batch {
         }
     }
 
-    fn push_entity(mut self, kind: Kind, entity: Entity, if_match: Option<IfMatch>) -> Batch {
+    fn push_entity(
+        mut self,
+        kind: Kind,
+        entity: Entity,
+        if_match: Option<MatchCondition>,
+    ) -> Batch {
         self.ops.push(Op {
             kind,
             entity,
@@ -117,12 +128,20 @@ impl Batch {
     }
 
     /// Replaces an entity if `if_match` holds.
-    pub fn replace<T: Serialize + ?Sized>(self, entity: &T, if_match: impl Into<IfMatch>) -> Batch {
+    pub fn replace<T: Serialize + ?Sized>(
+        self,
+        entity: &T,
+        if_match: impl Into<MatchCondition>,
+    ) -> Batch {
         self.push(Kind::Replace, entity, Some(if_match.into()))
     }
 
     /// Merges into an entity if `if_match` holds.
-    pub fn merge<T: Serialize + ?Sized>(self, entity: &T, if_match: impl Into<IfMatch>) -> Batch {
+    pub fn merge<T: Serialize + ?Sized>(
+        self,
+        entity: &T,
+        if_match: impl Into<MatchCondition>,
+    ) -> Batch {
         self.push(Kind::Merge, entity, Some(if_match.into()))
     }
 
@@ -137,7 +156,12 @@ impl Batch {
     }
 
     /// Deletes an entity if `if_match` holds.
-    pub fn delete(self, partition_key: &str, row_key: &str, if_match: impl Into<IfMatch>) -> Batch {
+    pub fn delete(
+        self,
+        partition_key: &str,
+        row_key: &str,
+        if_match: impl Into<MatchCondition>,
+    ) -> Batch {
         let e = Entity::new(partition_key, row_key);
         self.push_entity(Kind::Delete, e, Some(if_match.into()))
     }
@@ -440,7 +464,9 @@ mod tests {
         assert!(b.validate().unwrap_err().message().contains("at most 100"));
         let b = Batch::new().insert(&e(1)).insert(&Entity::new("q", "2"));
         assert!(b.validate().unwrap_err().message().contains("PartitionKey"));
-        let b = Batch::new().insert(&e(1)).delete("p", "1", IfMatch::Any);
+        let b = Batch::new()
+            .insert(&e(1))
+            .delete("p", "1", MatchCondition::Any);
         let err = b.validate().unwrap_err();
         assert_eq!(failed_operation_index(&err), Some(1));
         assert!(Batch::new().validate().is_err());

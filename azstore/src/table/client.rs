@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use futures_util::{Stream, StreamExt, stream};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -12,49 +11,14 @@ use super::edm::{DateTime, Entity};
 use super::names::{validate_entity, validate_key, validate_table_name};
 use super::query::Query;
 use crate::account::{Service, StorageAccount};
-use crate::conditions::ETag;
+use crate::conditions::{ETag, MatchCondition};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{ClientOptions, Method, Pipeline, Request, Response, encode_query_value};
+use crate::paging::{Page, ResultStream, paged};
 
 /// What reads ask for: JSON with type annotations for the types JSON cannot express.
 pub(crate) const ACCEPT: &str = "application/json;odata=minimalmetadata";
 const JSON: &str = "application/json";
-
-/// The `If-Match` of an update, merge or delete. There is no "none": the Table service
-/// requires the header, and azstore makes you say which one you mean.
-///
-/// * `IfMatch::ETag(etag)`: optimistic concurrency — the write fails with 412
-///   `UpdateConditionNotSatisfied` if anyone changed the entity since you read `etag`.
-/// * `IfMatch::Any`: `*`, force the write (last writer wins), but the entity must exist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IfMatch {
-    /// Only if the entity still has this ETag.
-    ETag(ETag),
-    /// `*`: whatever the current version is.
-    Any,
-}
-
-impl IfMatch {
-    /// The header value.
-    pub fn header_value(&self) -> &str {
-        match self {
-            IfMatch::ETag(e) => e.as_str(),
-            IfMatch::Any => "*",
-        }
-    }
-}
-
-impl From<ETag> for IfMatch {
-    fn from(e: ETag) -> IfMatch {
-        IfMatch::ETag(e)
-    }
-}
-
-impl From<&ETag> for IfMatch {
-    fn from(e: &ETag) -> IfMatch {
-        IfMatch::ETag(e.clone())
-    }
-}
 
 /// An entity as stored: the value and the ETag of exactly this version.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,20 +26,10 @@ impl From<&ETag> for IfMatch {
 pub struct Stored<T> {
     /// The entity.
     pub entity: T,
-    /// Its ETag; pass it back in [`IfMatch::ETag`] to update only this version.
+    /// Its ETag; pass it back in [`MatchCondition::ETag`] to update only this version.
     pub etag: ETag,
     /// The service's `Timestamp` of this version.
     pub timestamp: Option<DateTime>,
-}
-
-/// One page of a query and the token for the next.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Page<T> {
-    /// The items of this page (possibly none even when more follow).
-    pub items: Vec<T>,
-    /// Where the next page starts; `None` on the last page.
-    pub continuation: Option<Continuation>,
 }
 
 /// A continuation token of an entity or table query (opaque).
@@ -131,7 +85,7 @@ impl TableServiceClient {
         &self,
         query: &Query,
         continuation: Option<&Continuation>,
-    ) -> Result<Page<TableItem>> {
+    ) -> Result<Page<TableItem, Continuation>> {
         query.validate()?;
         let mut req = Request::new(Method::Get, "Tables").header("accept", ACCEPT);
         for (k, v) in query.params() {
@@ -160,52 +114,18 @@ impl TableServiceClient {
             .headers
             .get("x-ms-continuation-nexttablename")
             .map(|n| Continuation(vec![("NextTableName", n.to_string())]));
-        Ok(Page {
-            items,
-            continuation,
-        })
+        Ok(Page::new(items, continuation))
     }
 
     /// Query Tables as a stream following continuation tokens: every table exactly once.
-    pub fn list_tables(
-        &self,
-        query: Query,
-    ) -> impl Stream<Item = Result<TableItem>> + Send + 'static {
+    pub fn list_tables(&self, query: Query) -> ResultStream<TableItem> {
         let this = self.clone();
-        paged(move |c| {
+        paged(move |c: Option<Continuation>| {
             let this = this.clone();
             let query = query.clone();
             async move { this.list_tables_page(&query, c.as_ref()).await }
         })
     }
-}
-
-/// Turns a page fetcher into a stream of items that follows continuation tokens.
-fn paged<T, F, Fut>(fetch: F) -> impl Stream<Item = Result<T>> + Send + 'static
-where
-    T: Send + 'static,
-    F: Fn(Option<Continuation>) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = Result<Page<T>>> + Send + 'static,
-{
-    stream::unfold(
-        (Some(None::<Continuation>), fetch),
-        |(next, fetch)| async move {
-            let cont = next?;
-            match fetch(cont).await {
-                Ok(page) => {
-                    let next = page.continuation.map(Some);
-                    Some((Ok(page.items), (next, fetch)))
-                }
-                Err(e) => Some((Err(e), (None, fetch))),
-            }
-        },
-    )
-    .flat_map(|r| {
-        stream::iter(match r {
-            Ok(items) => items.into_iter().map(Ok).collect::<Vec<_>>(),
-            Err(e) => vec![Err(e)],
-        })
-    })
 }
 
 fn json_values(resp: &Response) -> Result<Vec<Value>> {
@@ -231,8 +151,8 @@ fn json_object(v: &Value) -> Result<&Map<String, Value>> {
 /// | operation | returns ETag | If-Match |
 /// |---|---|---|
 /// | [`insert`](Self::insert) | yes | none (409 `EntityAlreadyExists` if it exists) |
-/// | [`replace`](Self::replace), [`merge`](Self::merge) | yes | required: [`IfMatch`] |
-/// | [`delete_entity`](Self::delete_entity) | no | required: [`IfMatch`] |
+/// | [`replace`](Self::replace), [`merge`](Self::merge) | yes | required: [`MatchCondition`] |
+/// | [`delete_entity`](Self::delete_entity) | no | required: [`MatchCondition`] |
 /// | [`insert_or_replace`](Self::insert_or_replace), [`insert_or_merge`](Self::insert_or_merge) | yes | never sent: last writer wins |
 /// | [`get`](Self::get), [`query`](Self::query) | yes | — |
 #[derive(Debug, Clone)]
@@ -292,7 +212,12 @@ impl TableClient {
         Ok(())
     }
 
-    fn write_request(&self, method: Method, e: &Entity, if_match: Option<&IfMatch>) -> Request {
+    fn write_request(
+        &self,
+        method: Method,
+        e: &Entity,
+        if_match: Option<&MatchCondition>,
+    ) -> Request {
         let body = Value::Object(e.to_json()).to_string();
         let path = entity_path(&self.name, &e.partition_key, &e.row_key);
         raw_request(method, path)
@@ -325,18 +250,22 @@ impl TableClient {
 
     /// Update Entity: replaces the whole entity (properties not in `entity` are removed).
     /// `if_match` is required: an ETag for an optimistic update (412
-    /// `UpdateConditionNotSatisfied` if it changed), or [`IfMatch::Any`] to force it.
+    /// `UpdateConditionNotSatisfied` if it changed), or [`MatchCondition::Any`] to force it.
     /// Fails with 404 if the entity does not exist.
     pub async fn replace<T: Serialize + ?Sized>(
         &self,
         entity: &T,
-        if_match: impl Into<IfMatch>,
+        if_match: impl Into<MatchCondition>,
     ) -> Result<ETag> {
         self.replace_entity(&to_entity(entity)?, &if_match.into())
             .await
     }
 
-    pub(crate) async fn replace_entity(&self, e: &Entity, if_match: &IfMatch) -> Result<ETag> {
+    pub(crate) async fn replace_entity(
+        &self,
+        e: &Entity,
+        if_match: &MatchCondition,
+    ) -> Result<ETag> {
         validate_entity(e)?;
         self.send_write(self.write_request(Method::Put, e, Some(if_match)))
             .await
@@ -347,7 +276,7 @@ impl TableClient {
     pub async fn merge<T: Serialize + ?Sized>(
         &self,
         entity: &T,
-        if_match: impl Into<IfMatch>,
+        if_match: impl Into<MatchCondition>,
     ) -> Result<ETag> {
         let e = to_entity(entity)?;
         validate_entity(&e)?;
@@ -373,12 +302,12 @@ impl TableClient {
             .await
     }
 
-    /// Delete Entity. `if_match` is required (an ETag, or [`IfMatch::Any`]).
+    /// Delete Entity. `if_match` is required (an ETag, or [`MatchCondition::Any`]).
     pub async fn delete_entity(
         &self,
         partition_key: &str,
         row_key: &str,
-        if_match: impl Into<IfMatch>,
+        if_match: impl Into<MatchCondition>,
     ) -> Result<()> {
         validate_key("PartitionKey", partition_key)?;
         validate_key("RowKey", row_key)?;
@@ -445,7 +374,7 @@ impl TableClient {
         &self,
         query: &Query,
         continuation: Option<&Continuation>,
-    ) -> Result<Page<Stored<T>>> {
+    ) -> Result<Page<Stored<T>, Continuation>> {
         query.validate()?;
         let mut req = raw_request(Method::Get, format!("{}()", self.name)).header("accept", ACCEPT);
         for (k, v) in query.params() {
@@ -482,10 +411,7 @@ impl TableClient {
                 Some(Continuation(c))
             }
         };
-        Ok(Page {
-            items,
-            continuation,
-        })
+        Ok(Page::new(items, continuation))
     }
 
     /// Query Entities as a stream that follows continuation tokens, yielding every matching
@@ -502,9 +428,9 @@ impl TableClient {
     pub fn query<T: DeserializeOwned + Send + 'static>(
         &self,
         query: Query,
-    ) -> impl Stream<Item = Result<Stored<T>>> + Send + 'static {
+    ) -> ResultStream<Stored<T>> {
         let this = self.clone();
-        paged(move |c| {
+        paged(move |c: Option<Continuation>| {
             let this = this.clone();
             let query = query.clone();
             async move { this.query_page::<T>(&query, c.as_ref()).await }
@@ -522,6 +448,5 @@ mod tests {
             entity_path("t", "a'b", "c d&"),
             "t(PartitionKey='a%27%27b',RowKey='c%20d%26')"
         );
-        assert_eq!(IfMatch::Any.header_value(), "*");
     }
 }

@@ -267,33 +267,64 @@ impl fmt::Debug for DateTime {
     }
 }
 
-impl Serialize for DateTime {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_newtype_struct(DATETIME, &self.to_string())
+/// `Serialize`/`Deserialize` of a wrapper type ([`DateTime`], [`Guid`]): its string form
+/// inside a newtype struct whose name (`$name`) tells the table codec which EDM type it is.
+macro_rules! wrapper_serde {
+    ($ty:ident, $name:expr, $expecting:literal, $what:literal, $parse:expr) => {
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                s: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_newtype_struct($name, &self.to_string())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(
+                d: D,
+            ) -> std::result::Result<Self, D::Error> {
+                let visitor = Wrapped {
+                    expecting: $expecting,
+                    what: $what,
+                    parse: $parse,
+                };
+                d.deserialize_newtype_struct($name, visitor)
+            }
+        }
+    };
+}
+
+/// Reads a wrapper type from its string form (see `wrapper_serde!`).
+struct Wrapped<T> {
+    expecting: &'static str,
+    what: &'static str,
+    parse: fn(&str) -> Option<T>,
+}
+
+impl<'de, T> serde::de::Visitor<'de> for Wrapped<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<T, E> {
+        (self.parse)(s).ok_or_else(|| E::custom(format!("bad {} {s:?}", self.what)))
+    }
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<T, D::Error> {
+        d.deserialize_str(self)
     }
 }
 
-impl<'de> Deserialize<'de> for DateTime {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = DateTime;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an ISO 8601 timestamp")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<DateTime, E> {
-                DateTime::parse(s).ok_or_else(|| E::custom(format!("bad timestamp {s:?}")))
-            }
-            fn visit_newtype_struct<D: serde::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> std::result::Result<DateTime, D::Error> {
-                d.deserialize_str(self)
-            }
-        }
-        d.deserialize_newtype_struct(DATETIME, V)
-    }
-}
+wrapper_serde!(
+    DateTime,
+    DATETIME,
+    "an ISO 8601 timestamp",
+    "timestamp",
+    DateTime::parse
+);
 
 /// An `Edm.Guid`. Use it as a field type in a typed entity; a plain `String` field would be
 /// stored as `Edm.String`.
@@ -312,35 +343,9 @@ impl From<uuid::Uuid> for Guid {
     }
 }
 
-impl Serialize for Guid {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_newtype_struct(GUID, &self.to_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for Guid {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Guid;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a GUID")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<Guid, E> {
-                uuid::Uuid::parse_str(s)
-                    .map(Guid)
-                    .map_err(|_| E::custom(format!("bad GUID {s:?}")))
-            }
-            fn visit_newtype_struct<D: serde::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> std::result::Result<Guid, D::Error> {
-                d.deserialize_str(self)
-            }
-        }
-        d.deserialize_newtype_struct(GUID, V)
-    }
-}
+wrapper_serde!(Guid, GUID, "a GUID", "GUID", |s| uuid::Uuid::parse_str(s)
+    .ok()
+    .map(Guid));
 
 /// A schemaless entity: keys plus a map of typed properties.
 ///

@@ -10,14 +10,15 @@
 //!
 //! # Concurrency
 //! The Table service makes optimistic concurrency the default: [`TableClient::replace`],
-//! [`TableClient::merge`] and [`TableClient::delete_entity`] take a required [`IfMatch`] —
-//! the ETag you read, or an explicit [`IfMatch::Any`] to force the write. Only
+//! [`TableClient::merge`] and [`TableClient::delete_entity`] take a required
+//! [`MatchCondition`](crate::MatchCondition) — the ETag you read, or an explicit
+//! [`MatchCondition::Any`](crate::MatchCondition::Any) to force the write. Only
 //! [`TableClient::insert_or_replace`] and [`TableClient::insert_or_merge`] are last writer
 //! wins, and they never send an `If-Match`.
 //!
 //! ```no_run
 //! # async fn demo() -> azstore::Result<()> {
-//! use azstore::table::{IfMatch, TableServiceClient};
+//! use azstore::table::TableServiceClient;
 //! #[derive(serde::Serialize, serde::Deserialize)]
 //! #[serde(rename_all = "PascalCase")]
 //! struct Customer { partition_key: String, row_key: String, email: String }
@@ -49,7 +50,7 @@ mod query;
 mod versioned;
 
 pub use batch::{Batch, BatchResponse, failed_operation_index};
-pub use client::{Continuation, IfMatch, Page, Stored, TableClient, TableItem, TableServiceClient};
+pub use client::{Continuation, Stored, TableClient, TableItem, TableServiceClient};
 pub use codec::{from_entity, to_entity};
 pub use edm::{DateTime, EdmValue, Entity, Guid};
 pub use names::{

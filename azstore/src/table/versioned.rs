@@ -5,11 +5,11 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::client::{IfMatch, TableClient};
+use super::client::TableClient;
 use super::codec::{from_entity, to_entity};
 use super::edm::{EdmValue, Entity};
 use super::names::validate_key;
-use crate::conditions::ETag;
+use crate::conditions::{ETag, MatchCondition};
 use crate::error::{Error, Result};
 use crate::update::{Current, Versioned};
 
@@ -120,7 +120,7 @@ where
     async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
         let e = self.entity_with_write_id(value, write_id)?;
         self.table
-            .replace_entity(&e, &IfMatch::ETag(etag.clone()))
+            .replace_entity(&e, &MatchCondition::ETag(etag.clone()))
             .await
     }
 

@@ -1,6 +1,7 @@
 //! Recorded XML request bodies turned back into the azstore values that produce them.
 
-use azstore::blob::{BlockId, BlockRef, ContainerAcl, PublicAccess, SignedIdentifier};
+use azstore::access_policy::SignedIdentifier;
+use azstore::blob::{BlockId, BlockRef, ContainerAcl, PublicAccess};
 
 use crate::compare::xml_items;
 use crate::req::Req;
@@ -33,12 +34,9 @@ pub fn identifiers(body: &[u8]) -> Result<Vec<SignedIdentifier>, String> {
         .map(|si| {
             let id = field(si, "Id").ok_or("SignedIdentifier without Id")?;
             let perm = field(si, "Permission");
-            let mut s = SignedIdentifier::new(
-                id,
-                perm.clone().unwrap_or_default(),
-                iso(&field(si, "Start").unwrap_or_default())?,
-                iso(&field(si, "Expiry").unwrap_or_default())?,
-            );
+            let mut s = SignedIdentifier::new(id, perm.clone().unwrap_or_default());
+            s.start = iso(&field(si, "Start").unwrap_or_default())?;
+            s.expiry = iso(&field(si, "Expiry").unwrap_or_default())?;
             s.permission = perm;
             Ok(s)
         })

@@ -178,20 +178,17 @@ async fn table_continuation_headers() -> Check {
         .query_page::<Entity>(&q, None)
         .await
         .map_err(|e| e.to_string())?;
-    let c1 = p1.continuation.ok_or("first page lost its continuation")?;
+    let c1 = p1.next_marker.ok_or("first page lost its continuation")?;
     let p2 = table
         .query_page::<Entity>(&q, Some(&c1))
         .await
         .map_err(|e| e.to_string())?;
-    let c2 = p2.continuation.ok_or("second page lost its continuation")?;
+    let c2 = p2.next_marker.ok_or("second page lost its continuation")?;
     let p3 = table
         .query_page::<Entity>(&q, Some(&c2))
         .await
         .map_err(|e| e.to_string())?;
-    ensure!(
-        p3.continuation.is_none(),
-        "the last page has a continuation"
-    );
+    ensure!(p3.next_marker.is_none(), "the last page has a continuation");
     let sent: Vec<CapturedRequest> = server.take_captured();
     for (k, it) in rec.interactions[2..5].iter().enumerate() {
         crate::compare::compare_request(&it.request, &sent[k])?;

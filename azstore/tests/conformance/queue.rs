@@ -91,14 +91,14 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                     .await;
                 let resp = &it.response;
                 if let Some(page) = outcome(got, resp)? {
-                    let names: Vec<String> = page.queues.iter().map(|q| q.name.clone()).collect();
+                    let names: Vec<String> = page.items.iter().map(|q| q.name.clone()).collect();
                     let want = xml_texts(&resp.body, &["Queues", "Queue", "Name"]);
                     if names != want {
                         return Err(format!("names {names:?} != recorded {want:?}"));
                     }
                     let metas = crate::compare::xml_metadata(&resp.body, "Queue");
                     let got: Vec<std::collections::BTreeMap<String, String>> = page
-                        .queues
+                        .items
                         .iter()
                         .map(|q| {
                             q.metadata
@@ -195,22 +195,7 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
         }
         ("PUT", 1, "acl") => {
             let name = segs[0].clone();
-            let ids = crate::acl::identifiers(&req.body())?
-                .into_iter()
-                .map(|s| {
-                    let mut q = azstore::queue::SignedIdentifier::new(
-                        s.id,
-                        s.permission.unwrap_or_default(),
-                    );
-                    if let Some(t) = s.start {
-                        q = q.start(t);
-                    }
-                    if let Some(t) = s.expiry {
-                        q = q.expiry(t);
-                    }
-                    q
-                })
-                .collect::<Vec<_>>();
+            let ids = crate::acl::identifiers(&req.body())?;
             Ok(one(move |cx, it| async move {
                 let got = queue(&cx, &name, MessageEncoding::Raw)?
                     .set_access_policy(&ids)

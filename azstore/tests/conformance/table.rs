@@ -1,7 +1,7 @@
 //! Table service: recorded requests -> `TableServiceClient` / `TableClient`.
 
-use azstore::TableClient;
-use azstore::table::{Batch, DateTime, EdmValue, Entity, Filter, Guid, IfMatch, Query};
+use azstore::table::{Batch, DateTime, EdmValue, Entity, Filter, Guid, Query};
+use azstore::{MatchCondition, TableClient};
 use base64::Engine;
 use serde_json::{Map, Value};
 use testkit::replay::{Interaction, RecordedResponse};
@@ -234,11 +234,11 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                         return Err(format!("tables {names:?} != recorded {want:?}"));
                     }
                     check_continuation(
-                        page.continuation.is_some(),
+                        page.next_marker.is_some(),
                         resp,
                         &["x-ms-continuation-NextTableName"],
                     )?;
-                    *cx.table_continuation.lock().unwrap() = page.continuation;
+                    *cx.table_continuation.lock().unwrap() = page.next_marker;
                 }
                 Ok(())
             }))
@@ -277,9 +277,9 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             let entity = entity_from_json(&json_object(&req.body())?)?;
             let if_match = req.h("if-match").map(|v| {
                 if v == "*" {
-                    IfMatch::Any
+                    MatchCondition::Any
                 } else {
-                    IfMatch::ETag(azstore::ETag::new(v))
+                    MatchCondition::ETag(azstore::ETag::new(v))
                 }
             });
             let merge = req.method == "MERGE";
@@ -301,8 +301,8 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
         ("DELETE", s) => {
             let (name, pk, rk) = entity_address(s).ok_or("entity address")?;
             let if_match = match req.h("if-match") {
-                Some("*") => IfMatch::Any,
-                Some(v) => IfMatch::ETag(azstore::ETag::new(v)),
+                Some("*") => MatchCondition::Any,
+                Some(v) => MatchCondition::ETag(azstore::ETag::new(v)),
                 None => return Err("Delete Entity without If-Match".into()),
             };
             Ok(one(move |cx, it| async move {
@@ -348,14 +348,14 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                         }
                     }
                     check_continuation(
-                        page.continuation.is_some(),
+                        page.next_marker.is_some(),
                         resp,
                         &[
                             "x-ms-continuation-NextPartitionKey",
                             "x-ms-continuation-NextRowKey",
                         ],
                     )?;
-                    *cx.table_continuation.lock().unwrap() = page.continuation;
+                    *cx.table_continuation.lock().unwrap() = page.next_marker;
                 }
                 Ok(())
             }))
@@ -516,9 +516,9 @@ fn plan_batch(req: &Req) -> Result<Plan, String> {
         }
         let if_match = op.if_match.as_deref().map(|v| {
             if v == "*" {
-                IfMatch::Any
+                MatchCondition::Any
             } else {
-                IfMatch::ETag(azstore::ETag::new(v))
+                MatchCondition::ETag(azstore::ETag::new(v))
             }
         });
         batch = match (op.method.as_str(), &op.body, if_match) {

@@ -7,7 +7,8 @@ use testkit::blob as blob_support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use azstore::blob::{BlobListItem, ContainerAcl, ListOptions, PublicAccess, SignedIdentifier};
+use azstore::access_policy::SignedIdentifier;
+use azstore::blob::{BlobListItem, ContainerAcl, ListOptions, PublicAccess};
 use azstore::{Conditions, ErrorKind, OffsetDateTime};
 use futures_util::TryStreamExt;
 
@@ -52,8 +53,10 @@ async fn access_policies_round_trip() {
     let start = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
     let expiry = start + Duration::from_secs(3600);
     let mut acl = ContainerAcl::new(vec![
-        SignedIdentifier::new("readers", "rl", Some(start), Some(expiry)),
-        SignedIdentifier::new("writers", "rw", None, Some(expiry)),
+        SignedIdentifier::new("readers", "rl")
+            .start(start)
+            .expiry(expiry),
+        SignedIdentifier::new("writers", "rw").expiry(expiry),
     ]);
     acl.public_access = PublicAccess::Blob;
     let w = c
@@ -93,7 +96,7 @@ async fn access_policies_round_trip() {
     // More than five policies: refused before sending.
     let six = ContainerAcl::new(
         (0..6)
-            .map(|i| SignedIdentifier::new(format!("p{i}"), "r", None, None))
+            .map(|i| SignedIdentifier::new(format!("p{i}"), "r"))
             .collect(),
     );
     let e = c.set_acl(&six, &Conditions::none()).await.unwrap_err();

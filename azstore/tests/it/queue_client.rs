@@ -7,7 +7,7 @@ use testkit::queue as queue_support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use azstore::queue::SignedIdentifier;
+use azstore::access_policy::SignedIdentifier;
 use azstore::{ErrorCode, ErrorKind, RequestSent};
 use futures_util::TryStreamExt;
 use queue_support::{fresh_queue, service};
@@ -84,7 +84,7 @@ async fn list_queues_pages_through_everything() {
         .list_queues_page(Some(&prefix), None, Some(3))
         .await
         .unwrap();
-    assert_eq!(page.queues.len(), 3);
+    assert_eq!(page.items.len(), 3);
     assert!(
         page.next_marker.is_some(),
         "7 queues do not fit in a page of 3"

@@ -4,8 +4,8 @@
 use testkit as support;
 use testkit::table as table_support;
 
-use azstore::table::{Batch, EdmValue, Entity, IfMatch, Query, Stored, failed_operation_index};
-use azstore::{ErrorCode, ErrorKind, RequestSent};
+use azstore::table::{Batch, EdmValue, Entity, Query, Stored, failed_operation_index};
+use azstore::{ErrorCode, ErrorKind, MatchCondition, RequestSent};
 use futures_util::TryStreamExt;
 use table_support::{fresh_table, service};
 
@@ -51,7 +51,7 @@ async fn mixed_operations_each_with_their_own_if_match() {
         .replace(&row("p", 1, 10), &e1)
         .merge(&Entity::new("p", "002").with("M", "merged"), &e2)
         .delete("p", "003", &e3)
-        .replace(&row("p", 4, 40), IfMatch::Any)
+        .replace(&row("p", 4, 40), MatchCondition::Any)
         .insert_or_replace(&row("p", 5, 50))
         .insert_or_merge(&row("p", 6, 60))
         .insert(&row("p", 7, 70));
@@ -82,7 +82,9 @@ async fn one_stale_etag_fails_the_whole_batch_and_names_the_operation() {
         etags.push(t.insert(&row("p", i, 0)).await.unwrap());
     }
     // Someone else updates entity 2 after we read it.
-    t.replace(&row("p", 2, 99), IfMatch::Any).await.unwrap();
+    t.replace(&row("p", 2, 99), MatchCondition::Any)
+        .await
+        .unwrap();
     let before = all(&t).await;
 
     let mut b = Batch::new();
@@ -141,11 +143,11 @@ async fn bad_batches_are_refused_before_sending() {
     check(e, "two partition keys");
     let b = Batch::new()
         .insert(&row("p", 1, 0))
-        .delete("p", "001", IfMatch::Any);
+        .delete("p", "001", MatchCondition::Any);
     check(t.submit(&b).await.unwrap_err(), "duplicate row key");
     let b = Batch::new().insert(&Entity::new("p", "a/b"));
     check(t.submit(&b).await.unwrap_err(), "bad key");
-    let b = Batch::new().delete("p", "a#b", IfMatch::Any);
+    let b = Batch::new().delete("p", "a#b", MatchCondition::Any);
     check(t.submit(&b).await.unwrap_err(), "bad key in delete");
     check(t.submit(&Batch::new()).await.unwrap_err(), "empty");
     let big = "x".repeat(500 * 1024);

@@ -4,8 +4,8 @@
 use testkit as support;
 use testkit::table as table_support;
 
-use azstore::table::{DateTime, EdmValue, Entity, Guid, IfMatch, Query, Stored};
-use azstore::{ErrorCode, ErrorKind, RequestSent};
+use azstore::table::{DateTime, EdmValue, Entity, Guid, Query, Stored};
+use azstore::{ErrorCode, ErrorKind, MatchCondition, RequestSent};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 use table_support::{fresh_table, service};
@@ -64,7 +64,7 @@ async fn list_tables_follows_continuation_with_small_pages() {
     .top(2);
     let first = svc.list_tables_page(&q, None).await.unwrap();
     assert_eq!(first.items.len(), 2);
-    assert!(first.continuation.is_some(), "5 tables, page size 2");
+    assert!(first.next_marker.is_some(), "5 tables, page size 2");
     let mut got: Vec<String> = svc
         .list_tables(q)
         .map_ok(|t| t.name)
@@ -86,7 +86,7 @@ async fn table_names_are_validated_before_sending() {
 }
 
 /// The seed's walkthrough: read, a third party updates, the stale replace gets 412; with
-/// `IfMatch::Any` the replace wins.
+/// `MatchCondition::Any` the replace wins.
 #[tokio::test]
 async fn customer_email_scenario() {
     let t = fresh_table("cust").await;
@@ -115,7 +115,7 @@ async fn customer_email_scenario() {
     assert_eq!(now.etag, their_etag);
 
     // Forcing it: `*` replaces whatever is there.
-    let forced = t.replace(&mine.entity, IfMatch::Any).await.unwrap();
+    let forced = t.replace(&mine.entity, MatchCondition::Any).await.unwrap();
     let now: Stored<Customer> = t.get("Smith", "John").await.unwrap();
     assert_eq!(now.entity, mine.entity);
     assert_eq!(
@@ -167,7 +167,7 @@ async fn etag_contract_matrix() {
         ("2", Some("555"))
     );
     assert_eq!(got.etag, v3);
-    let v4 = t.merge(&phone, IfMatch::Any).await.unwrap();
+    let v4 = t.merge(&phone, MatchCondition::Any).await.unwrap();
 
     // Insert-or-replace / insert-or-merge send no If-Match: they succeed although the
     // entity changed since any ETag we hold (v1..v3 are all stale now), and return an ETag.
@@ -191,13 +191,13 @@ async fn etag_contract_matrix() {
     let mut missing = e("m");
     missing.row_key = "Nobody".into();
     assert!(
-        t.replace(&missing, IfMatch::Any)
+        t.replace(&missing, MatchCondition::Any)
             .await
             .unwrap_err()
             .is_not_found()
     );
     assert!(
-        t.merge(&missing, IfMatch::Any)
+        t.merge(&missing, MatchCondition::Any)
             .await
             .unwrap_err()
             .is_not_found()
@@ -216,11 +216,11 @@ async fn etag_contract_matrix() {
             .unwrap()
             .is_none()
     );
-    t.delete_entity("Smith", "Jane", IfMatch::Any)
+    t.delete_entity("Smith", "Jane", MatchCondition::Any)
         .await
         .unwrap();
     assert!(
-        t.delete_entity("Smith", "Jane", IfMatch::Any)
+        t.delete_entity("Smith", "Jane", MatchCondition::Any)
             .await
             .unwrap_err()
             .is_not_found()
@@ -338,7 +338,11 @@ async fn bad_keys_and_entities_are_refused_before_sending() {
     for bad in ["a/b", "a\\b", "a#b", "a?b", "tab\there", "\u{7f}"] {
         invalid(t.insert(&Entity::new(bad, "r")).await.unwrap_err());
         invalid(t.insert(&Entity::new("p", bad)).await.unwrap_err());
-        invalid(t.delete_entity("p", bad, IfMatch::Any).await.unwrap_err());
+        invalid(
+            t.delete_entity("p", bad, MatchCondition::Any)
+                .await
+                .unwrap_err(),
+        );
         invalid(t.get::<Entity>(bad, "r").await.unwrap_err());
     }
     invalid(
@@ -386,7 +390,7 @@ async fn if_match_on_the_wire_for_every_operation() {
     let old = azstore::ETag::new("W/\"datetime'old'\"");
     t.insert(&c).await.unwrap();
     t.replace(&c, &old).await.unwrap();
-    t.merge(&c, IfMatch::Any).await.unwrap();
+    t.merge(&c, MatchCondition::Any).await.unwrap();
     t.insert_or_replace(&c).await.unwrap();
     t.insert_or_merge(&c).await.unwrap();
     t.delete_entity("Smith", "John", &old).await.unwrap();

@@ -26,7 +26,7 @@ async fn paging_returns_every_entity_exactly_once() {
         .await
         .unwrap();
     assert_eq!(first.items.len(), 7);
-    assert!(first.continuation.is_some(), "120 entities, pages of 7");
+    assert!(first.next_marker.is_some(), "120 entities, pages of 7");
 
     let got: Vec<Stored<Entity>> = t.query(Query::all().top(7)).try_collect().await.unwrap();
     let mut seen = BTreeMap::new();

@@ -1,0 +1,241 @@
+//! Stored access policies: the `<SignedIdentifiers>` of a container, queue or table ACL.
+//!
+//! A stored access policy names a validity window and a set of permissions under an id; a
+//! service SAS that references the id (`si=`) can be revoked by editing or removing the
+//! policy. One [`SignedIdentifier`] type serves every service; what differs per service is the
+//! set of permission letters it accepts. Policies are written **last writer wins**: Set ACL
+//! replaces the whole list (containers also accept date conditions).
+//!
+//! ```
+//! use azstore::access_policy::SignedIdentifier;
+//! let start = time::macros::datetime!(2026-01-01 00:00:00 UTC);
+//! let readers = SignedIdentifier::new("readers", "r")
+//!     .start(start)
+//!     .expiry(start + std::time::Duration::from_secs(86400));
+//! assert_eq!(readers.permission.as_deref(), Some("r"));
+//! ```
+
+use serde::Deserialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::error::{Error, Result};
+
+/// How many stored access policies a container, queue, table or share holds at most.
+pub(crate) const MAX_POLICIES: usize = 5;
+
+/// One stored access policy (a `<SignedIdentifier>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SignedIdentifier {
+    /// The policy id (1–64 characters), referenced by a service SAS as `si=`.
+    pub id: String,
+    /// When the policy starts to apply (sent in whole seconds, UTC).
+    pub start: Option<OffsetDateTime>,
+    /// When it stops applying (sent in whole seconds, UTC).
+    pub expiry: Option<OffsetDateTime>,
+    /// Permission letters in the service's order, e.g. `"rwdl"` for a container or `"raup"`
+    /// (read, add, update, process) for a queue; `None` when the policy grants none.
+    pub permission: Option<String>,
+}
+
+impl SignedIdentifier {
+    /// A policy `id` granting `permission` (an empty string grants none), with no start or
+    /// expiry.
+    pub fn new(id: impl Into<String>, permission: impl Into<String>) -> SignedIdentifier {
+        let permission = permission.into();
+        SignedIdentifier {
+            id: id.into(),
+            start: None,
+            expiry: None,
+            permission: Some(permission).filter(|p| !p.is_empty()),
+        }
+    }
+
+    /// Sets the start of validity.
+    #[must_use]
+    pub fn start(mut self, t: OffsetDateTime) -> SignedIdentifier {
+        self.start = Some(t);
+        self
+    }
+
+    /// Sets the end of validity.
+    #[must_use]
+    pub fn expiry(mut self, t: OffsetDateTime) -> SignedIdentifier {
+        self.expiry = Some(t);
+        self
+    }
+}
+
+/// Which policies a resource accepts: its name in messages and, when the service defines
+/// them strictly, the permission letters allowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PolicyRules {
+    /// "a container", "a queue", ... (for error messages).
+    pub resource: &'static str,
+    /// The permission letters accepted; `None`: not checked here (the service checks).
+    pub letters: Option<&'static str>,
+}
+
+fn iso(t: OffsetDateTime) -> Result<String> {
+    t.to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .map_err(|e| Error::invalid_input(e.to_string()))?
+        .format(&Rfc3339)
+        .map_err(|e| Error::invalid_input(format!("cannot format {t}: {e}")))
+}
+
+/// The Set ACL body for `policies`, refusing (with `InvalidInput`, before anything is sent)
+/// more than five policies, an id that is empty or longer than 64 characters, and permission
+/// letters the resource does not accept.
+pub(crate) fn to_xml(policies: &[SignedIdentifier], rules: PolicyRules) -> Result<String> {
+    if policies.len() > MAX_POLICIES {
+        return Err(Error::invalid_input(format!(
+            "{} has at most {MAX_POLICIES} stored access policies, got {}",
+            rules.resource,
+            policies.len()
+        )));
+    }
+    let escape = |s: &str| quick_xml::escape::escape(s).into_owned();
+    let mut body = String::from(r#"<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers>"#);
+    for p in policies {
+        if p.id.is_empty() || p.id.chars().count() > 64 {
+            return Err(Error::invalid_input(
+                "a stored access policy id has 1-64 characters",
+            ));
+        }
+        let permission = p.permission.as_deref().unwrap_or_default();
+        if let Some(letters) = rules.letters
+            && let Some(c) = permission.chars().find(|c| !letters.contains(*c))
+        {
+            return Err(Error::invalid_input(format!(
+                "permission {c:?} of {} is not one of {letters:?}",
+                rules.resource
+            )));
+        }
+        body.push_str("<SignedIdentifier><Id>");
+        body.push_str(&escape(&p.id));
+        body.push_str("</Id><AccessPolicy>");
+        if let Some(t) = p.start {
+            body.push_str(&format!("<Start>{}</Start>", iso(t)?));
+        }
+        if let Some(t) = p.expiry {
+            body.push_str(&format!("<Expiry>{}</Expiry>", iso(t)?));
+        }
+        // No permissions: no element (as Azure itself answers such a policy).
+        if !permission.is_empty() {
+            body.push_str(&format!("<Permission>{}</Permission>", escape(permission)));
+        }
+        body.push_str("</AccessPolicy></SignedIdentifier>");
+    }
+    body.push_str("</SignedIdentifiers>");
+    Ok(body)
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct RawSignedIdentifiers {
+    #[serde(rename = "SignedIdentifier", default)]
+    items: Vec<RawSignedIdentifier>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawSignedIdentifier {
+    id: String,
+    #[serde(default)]
+    access_policy: Option<RawAccessPolicy>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "PascalCase")]
+struct RawAccessPolicy {
+    #[serde(default)]
+    start: Option<String>,
+    #[serde(default)]
+    expiry: Option<String>,
+    #[serde(default)]
+    permission: Option<String>,
+}
+
+/// Parses a Get ACL answer. An empty body means no policies; anything that is not a
+/// `<SignedIdentifiers>` document, or a policy with a malformed date, is a decode error
+/// naming `operation`.
+pub(crate) fn parse(body: &[u8], operation: &str) -> Result<Vec<SignedIdentifier>> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Vec::new());
+    }
+    crate::http::checks::expect_xml_root(body, "SignedIdentifiers", operation)?;
+    let text = std::str::from_utf8(body)
+        .map_err(|_| Error::decode(format!("{operation} response is not UTF-8")))?;
+    let raw: RawSignedIdentifiers = quick_xml::de::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| Error::decode(format!("{operation} response is malformed: {e}")))?;
+    let date = |name: &str, s: Option<String>| -> Result<Option<OffsetDateTime>> {
+        match s.as_deref().map(str::trim) {
+            None | Some("") => Ok(None),
+            Some(s) => crate::time_fmt::parse_iso8601(s).map(Some).ok_or_else(|| {
+                Error::decode(format!(
+                    "{operation} response is malformed: bad <{name}> {s:?}"
+                ))
+            }),
+        }
+    };
+    raw.items
+        .into_iter()
+        .map(|si| {
+            let p = si.access_policy.unwrap_or_default();
+            Ok(SignedIdentifier {
+                id: si.id,
+                start: date("Start", p.start)?,
+                expiry: date("Expiry", p.expiry)?,
+                permission: p.permission.filter(|p| !p.is_empty()),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUEUE: PolicyRules = PolicyRules {
+        resource: "a queue",
+        letters: Some("raup"),
+    };
+
+    #[test]
+    fn round_trip_and_refusals() {
+        let start = time::macros::datetime!(2026-01-01 00:00:00.25 UTC);
+        let ids = vec![
+            SignedIdentifier::new("r<1>", "rp").start(start),
+            SignedIdentifier::new("empty", ""),
+        ];
+        let xml = to_xml(&ids, QUEUE).unwrap();
+        assert!(xml.contains("<Id>r&lt;1&gt;</Id>"), "{xml}");
+        assert!(xml.contains("<Start>2026-01-01T00:00:00Z</Start>"), "{xml}");
+        assert!(
+            xml.contains("<Id>empty</Id><AccessPolicy></AccessPolicy>"),
+            "{xml}"
+        );
+        let back = parse(xml.as_bytes(), "Get ACL").unwrap();
+        assert_eq!(back[0].start, Some(start.replace_nanosecond(0).unwrap()));
+        assert_eq!(back[1], ids[1]);
+        assert_eq!(back[0].permission.as_deref(), Some("rp"));
+
+        assert!(parse(b"  ", "Get ACL").unwrap().is_empty());
+        assert!(parse(b"<html/>", "Get ACL").is_err());
+        let bad_date = b"<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>soon</Start></AccessPolicy></SignedIdentifier></SignedIdentifiers>";
+        assert!(parse(bad_date, "Get ACL").is_err());
+
+        let six: Vec<_> = (0..6)
+            .map(|i| SignedIdentifier::new(format!("p{i}"), "r"))
+            .collect();
+        assert!(to_xml(&six, QUEUE).is_err());
+        assert!(to_xml(&[SignedIdentifier::new("x", "rwd")], QUEUE).is_err());
+        assert!(to_xml(&[SignedIdentifier::new("", "r")], QUEUE).is_err());
+        let unchecked = PolicyRules {
+            resource: "a container",
+            letters: None,
+        };
+        assert!(to_xml(&[SignedIdentifier::new("x", "rwd")], unchecked).is_ok());
+    }
+}

@@ -1,0 +1,97 @@
+//! Listings, one shape for every service: a [`Page`] at a time, or every item as a
+//! [`ResultStream`] that follows the continuation to the end.
+//!
+//! Each listing has a `..._page` method that fetches one page (pass the previous page's
+//! [`Page::next_marker`] to continue) and a method without the suffix that returns a stream
+//! of every item, issuing one request per page as the stream is polled. The marker is a
+//! `String` for the XML listings (blobs, containers, queues) and a
+//! [`Continuation`](crate::table::Continuation) for the Table service.
+//!
+//! ```no_run
+//! # async fn f(queues: azstore::QueueServiceClient) -> azstore::Result<()> {
+//! use futures_util::TryStreamExt;
+//! let mut all = queues.list_queues(Some("orders-"), None);
+//! while let Some(queue) = all.try_next().await? {
+//!     println!("{}", queue.name);
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+
+use futures_util::{Stream, StreamExt, TryStreamExt, stream};
+
+use crate::error::Result;
+
+/// A boxed, `Send` stream of results, as returned by the listing and download methods.
+pub type ResultStream<T> = Pin<Box<dyn Stream<Item = Result<T>> + Send + 'static>>;
+
+/// One page of a listing and where the next page starts.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Page<T, M = String> {
+    /// Items of this page (possibly none even when more follow).
+    pub items: Vec<T>,
+    /// Pass to the next call to continue; `None` when the listing is complete.
+    pub next_marker: Option<M>,
+}
+
+impl<T, M> Page<T, M> {
+    pub(crate) fn new(items: Vec<T>, next_marker: Option<M>) -> Page<T, M> {
+        Page { items, next_marker }
+    }
+}
+
+/// Turns a page fetcher into a stream of items that follows markers to the end. `fetch`
+/// gets `None` for the first page, then each page's `next_marker`; an error ends the stream.
+pub(crate) fn paged<T, M, F, Fut>(fetch: F) -> ResultStream<T>
+where
+    T: Send + 'static,
+    M: Send + 'static,
+    F: Fn(Option<M>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Page<T, M>>> + Send + 'static,
+{
+    // State: Some(marker) = fetch next with this marker (None marker = first page);
+    // None = done.
+    let pages = stream::try_unfold(Some(None::<M>), move |state| {
+        let fut = state.map(&fetch);
+        async move {
+            let Some(fut) = fut else { return Ok(None) };
+            let page = fut.await?;
+            Ok(Some((page.items, page.next_marker.map(Some))))
+        }
+    });
+    pages
+        .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[tokio::test]
+    async fn follows_markers_and_stops_at_an_error() {
+        let all: Vec<u32> = paged(|m: Option<u32>| async move {
+            let at = m.unwrap_or(0);
+            Ok(Page::new(vec![at, at + 1], (at < 4).then_some(at + 2)))
+        })
+        .try_collect()
+        .await
+        .unwrap();
+        assert_eq!(all, [0, 1, 2, 3, 4, 5]);
+
+        let mut failing = paged(|m: Option<u32>| async move {
+            match m {
+                None => Ok(Page::new(vec![1], Some(1))),
+                Some(_) => Err(Error::decode("page two is broken")),
+            }
+        });
+        assert_eq!(failing.next().await.unwrap().unwrap(), 1);
+        assert!(failing.next().await.unwrap().is_err());
+        assert!(failing.next().await.is_none());
+    }
+}

@@ -1,0 +1,52 @@
+//! Queue properties and metadata (no ETag: **last writer wins**).
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::http::Method;
+use crate::queue::client::QueueClient;
+
+/// Get Queue Properties: the approximate message count and the metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct QueueProperties {
+    /// Approximate number of messages (may lag; includes invisible ones).
+    pub approximate_message_count: u64,
+    /// Queue metadata.
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl QueueClient {
+    /// Get Queue Metadata: approximate message count and metadata.
+    pub async fn get_properties(&self) -> Result<QueueProperties> {
+        let resp = self
+            .pipeline
+            .send(self.request(Method::Get).query("comp", "metadata"))
+            .await?;
+        Ok(QueueProperties {
+            approximate_message_count: resp
+                .headers
+                .parse("x-ms-approximate-messages-count")?
+                .unwrap_or(0),
+            metadata: resp.headers.metadata(),
+        })
+    }
+
+    /// Whether the queue exists.
+    pub async fn exists(&self) -> Result<bool> {
+        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+    }
+
+    /// Set Queue Metadata, replacing all metadata. **Last writer wins**: there is no
+    /// condition to make this safe against a concurrent writer.
+    pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<()> {
+        self.pipeline
+            .send(
+                self.request(Method::Put)
+                    .query("comp", "metadata")
+                    .metadata(metadata),
+            )
+            .await?;
+        Ok(())
+    }
+}
