@@ -57,6 +57,7 @@ mod reads;
 mod service;
 mod soft_delete;
 mod upload;
+mod user_delegation;
 mod verified;
 mod versions;
 mod write_options;

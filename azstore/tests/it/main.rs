@@ -10,6 +10,7 @@ mod blob_integrity;
 mod blob_kinds;
 mod blob_sequence_lifecycle;
 mod blob_transfer;
+mod blob_user_delegation;
 mod blob_versions_service;
 mod blob_write_options;
 mod ergonomics;
