@@ -98,7 +98,7 @@ impl BlobClient {
             .conditions
             .check(Allowed::ALL, "Put Blob (append)")?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Create Append Blob")?
             .header("x-ms-blob-type", "AppendBlob")
             .conditions(&options.conditions);
         let req = options
@@ -124,7 +124,7 @@ impl BlobClient {
         }
         let checksum = options.checksum.header(&body);
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Append Block")?
             .query("comp", "appendblock")
             .conditions(&options.conditions)
             .header_opt(

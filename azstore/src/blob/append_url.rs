@@ -62,7 +62,7 @@ impl BlobClient {
             None => None,
         };
         let mut req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Append Block From URL")?
             .query("comp", "appendblock")
             .header("x-ms-copy-source", source_url)
             .header_opt("x-ms-source-range", range)

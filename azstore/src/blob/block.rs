@@ -173,7 +173,7 @@ impl BlobClient {
         }
         let checksum = options.checksum.header(&body);
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Block")?
             .query("comp", "block")
             .query("blockid", id.as_str())
             .conditions(&options.conditions)
@@ -219,7 +219,7 @@ impl BlobClient {
         }
         body.push_str("</BlockList>");
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Block List")?
             .query("comp", "blocklist")
             .conditions(&options.conditions);
         let req = options

@@ -114,7 +114,7 @@ impl BlobClient {
             "Seal Append Blob",
         )?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Seal Append Blob")?
             .query("comp", "seal")
             .conditions(conditions)
             .header_opt(

@@ -159,7 +159,7 @@ impl BlobClient {
     ) -> Result<WriteResult> {
         conditions.check(Allowed::ALL, "Set Blob Properties")?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
             .conditions(conditions)
             .header_opt("x-ms-blob-content-type", headers.content_type.clone())
@@ -211,7 +211,7 @@ impl BlobClient {
         let resp = self
             .pipeline
             .send(
-                self.request(Method::Put)
+                self.write_request(Method::Put, "Set Blob Metadata")?
                     .query("comp", "metadata")
                     .conditions(conditions)
                     .metadata(metadata),
@@ -227,7 +227,7 @@ impl BlobClient {
         let resp = self
             .pipeline
             .send(
-                self.request(Method::Put)
+                self.write_request(Method::Put, "Snapshot Blob")?
                     .query("comp", "snapshot")
                     .conditions(conditions),
             )
@@ -261,6 +261,16 @@ impl BlobClient {
         conditions: &Conditions,
     ) -> Result<()> {
         conditions.check(Allowed::ALL, "Delete Blob")?;
+        if let (Some((kind, id)), DeleteSnapshots::Include | DeleteSnapshots::Only) =
+            (&self.at, snapshots)
+        {
+            // A snapshot or version is deleted alone; the service refuses the header there.
+            return Err(crate::blob::client::read_only(
+                "Delete Blob with x-ms-delete-snapshots",
+                kind,
+                id,
+            ));
+        }
         let value = match snapshots {
             DeleteSnapshots::Include => Some("include"),
             DeleteSnapshots::Only => Some("only"),
@@ -280,7 +290,7 @@ impl BlobClient {
     pub async fn delete_snapshot(&self, snapshot: &SnapshotId) -> Result<()> {
         self.pipeline
             .send(
-                self.request(Method::Delete)
+                self.write_request(Method::Delete, "Delete Blob")?
                     .query("snapshot", snapshot.as_str()),
             )
             .await?;
@@ -308,9 +318,18 @@ impl BlobClient {
     }
 
     /// Set Blob Tags, replacing all tags. Does not change the ETag. Accepts `x-ms-if-tags`
-    /// and a lease id only; the tags are validated before sending.
+    /// and a lease id only; the tags are validated before sending. Works on the base blob
+    /// and on a version (`at_version`); a snapshot's tags cannot be set (refused before
+    /// sending: the service takes no `snapshot=` here).
     pub async fn set_tags(&self, tags: &Tags, conditions: &Conditions) -> Result<()> {
         conditions.check(TAGS_ONLY, "Set Blob Tags")?;
+        if let Some(("snapshot", id)) = &self.at {
+            return Err(crate::blob::client::read_only(
+                "Set Blob Tags",
+                "snapshot",
+                id,
+            ));
+        }
         validate_tags(tags)?;
         let mut body = String::from(r#"<?xml version="1.0" encoding="utf-8"?><Tags><TagSet>"#);
         for (k, v) in tags {

@@ -8,6 +8,7 @@ mod blob_from_url;
 mod blob_from_url_scripted;
 mod blob_integrity;
 mod blob_kinds;
+mod blob_read_only;
 mod blob_sequence_lifecycle;
 mod blob_transfer;
 mod blob_user_delegation;
