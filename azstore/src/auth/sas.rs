@@ -80,16 +80,33 @@ impl SasBuilder {
 
     /// A service SAS for one blob (`sr=b`).
     pub fn blob(&self, key: &SharedKeyCredential, container: &str, blob: &str) -> Result<SasToken> {
-        let perms = order_permissions(&self.permissions, BLOB_PERMS, "blob")?;
-        let resource = format!("/blob/{}/{}/{}", key.account(), container, blob);
+        let (perms, resource) = self.blob_scope(key.account(), container, Some(blob))?;
         self.blob_like(key, perms, resource, "b")
     }
 
     /// A service SAS for a container and its blobs (`sr=c`).
     pub fn container(&self, key: &SharedKeyCredential, container: &str) -> Result<SasToken> {
-        let perms = order_permissions(&self.permissions, CONTAINER_PERMS, "container")?;
-        let resource = format!("/blob/{}/{}", key.account(), container);
+        let (perms, resource) = self.blob_scope(key.account(), container, None)?;
         self.blob_like(key, perms, resource, "c")
+    }
+
+    /// The ordered permissions and the canonical resource of a blob (`Some`) or container SAS.
+    fn blob_scope(
+        &self,
+        account: &str,
+        container: &str,
+        blob: Option<&str>,
+    ) -> Result<(String, String)> {
+        Ok(match blob {
+            Some(b) => (
+                order_permissions(&self.permissions, BLOB_PERMS, "blob")?,
+                format!("/blob/{account}/{container}/{b}"),
+            ),
+            None => (
+                order_permissions(&self.permissions, CONTAINER_PERMS, "container")?,
+                format!("/blob/{account}/{container}"),
+            ),
+        })
     }
 
     fn blob_like(
@@ -173,8 +190,7 @@ impl SasBuilder {
         container: &str,
         blob: &str,
     ) -> Result<SasToken> {
-        let perms = order_permissions(&self.permissions, BLOB_PERMS, "blob")?;
-        let resource = format!("/blob/{}/{}/{}", key.account, container, blob);
+        let (perms, resource) = self.blob_scope(&key.account, container, Some(blob))?;
         self.user_delegation(key, perms, resource, "b")
     }
 
@@ -185,8 +201,7 @@ impl SasBuilder {
         key: &UserDelegationKey,
         container: &str,
     ) -> Result<SasToken> {
-        let perms = order_permissions(&self.permissions, CONTAINER_PERMS, "container")?;
-        let resource = format!("/blob/{}/{}", key.account, container);
+        let (perms, resource) = self.blob_scope(&key.account, container, None)?;
         self.user_delegation(key, perms, resource, "c")
     }
 

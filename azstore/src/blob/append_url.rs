@@ -80,16 +80,6 @@ impl BlobClient {
             req = req.header(k, v);
         }
         let resp = self.pipeline.send(req).await?;
-        Ok(AppendResult {
-            etag: resp.headers.require_etag()?,
-            last_modified: resp.headers.last_modified(),
-            append_offset: resp
-                .headers
-                .parse("x-ms-blob-append-offset")?
-                .ok_or_else(|| {
-                    Error::decode("Append Block From URL response lacks x-ms-blob-append-offset")
-                })?,
-            committed_block_count: resp.headers.parse("x-ms-blob-committed-block-count")?,
-        })
+        AppendResult::from_response(&resp, "Append Block From URL")
     }
 }

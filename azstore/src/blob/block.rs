@@ -237,16 +237,7 @@ impl BlobClient {
         which: BlockListType,
         conditions: &Conditions,
     ) -> Result<BlockList> {
-        conditions.check(
-            Allowed {
-                etag: false,
-                dates: false,
-                if_modified_since_only: false,
-                tags: true,
-                lease: true,
-            },
-            "Get Block List",
-        )?;
+        conditions.check(crate::blob::properties::TAGS_ONLY, "Get Block List")?;
         let t = match which {
             BlockListType::Committed => "committed",
             BlockListType::Uncommitted => "uncommitted",

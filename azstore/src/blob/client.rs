@@ -118,6 +118,22 @@ impl ContainerClient {
     }
 }
 
+/// Set Container Metadata / Set Blob Metadata: `req` addresses the container or blob; the
+/// metadata is validated before sending.
+pub(crate) async fn set_metadata_with(
+    pipeline: &Pipeline,
+    req: Request,
+    metadata: &std::collections::BTreeMap<String, String>,
+    conditions: &Conditions,
+) -> Result<WriteResult> {
+    crate::blob::names::validate_metadata(metadata)?;
+    let req = req
+        .query("comp", "metadata")
+        .conditions(conditions)
+        .metadata(metadata);
+    WriteResult::from_response(&pipeline.send(req).await?)
+}
+
 /// Checks the conditions of a blob read: everything is accepted except `If-None-Match: *`,
 /// which no read can satisfy (the service answers 400 `UnsatisfiableCondition`).
 pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {

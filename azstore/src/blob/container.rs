@@ -6,7 +6,6 @@ use time::OffsetDateTime;
 
 use crate::blob::client::{ContainerClient, WriteResult};
 use crate::blob::models::{LeaseDurationType, LeaseState, LeaseStatus};
-use crate::blob::names::validate_metadata;
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
@@ -236,17 +235,8 @@ impl ContainerClient {
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         conditions.check(SET_CONTAINER_METADATA, "Set Container Metadata")?;
-        validate_metadata(metadata)?;
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "metadata")
-                    .conditions(conditions)
-                    .metadata(metadata),
-            )
-            .await?;
-        WriteResult::from_response(&resp)
+        let req = self.request(Method::Put);
+        crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, conditions).await
     }
 
     /// Get Container ACL: public access level and stored access policies. Accepts only a

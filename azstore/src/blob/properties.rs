@@ -6,7 +6,6 @@ use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, Download, WriteResult};
 use crate::blob::models::BlobProperties;
-use crate::blob::names::validate_metadata;
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
@@ -119,7 +118,7 @@ pub struct SnapshotResult {
 pub type Tags = BTreeMap<String, String>;
 
 /// Tags accept only `x-ms-if-tags` and a lease id.
-const TAGS_ONLY: Allowed = Allowed {
+pub(crate) const TAGS_ONLY: Allowed = Allowed {
     etag: false,
     dates: false,
     if_modified_since_only: false,
@@ -207,17 +206,8 @@ impl BlobClient {
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         conditions.check(Allowed::ALL, "Set Blob Metadata")?;
-        validate_metadata(metadata)?;
-        let resp = self
-            .pipeline
-            .send(
-                self.write_request(Method::Put, "Set Blob Metadata")?
-                    .query("comp", "metadata")
-                    .conditions(conditions)
-                    .metadata(metadata),
-            )
-            .await?;
-        WriteResult::from_response(&resp)
+        let req = self.write_request(Method::Put, "Set Blob Metadata")?;
+        crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, conditions).await
     }
 
     /// Snapshot Blob: a read-only copy of the blob as it is now. The base blob's ETag does
@@ -309,12 +299,7 @@ impl BlobClient {
             )
             .await?;
         let raw: xml::RawTags = xml::parse(&resp.body, "Get Blob Tags")?;
-        Ok(raw
-            .tag_set
-            .items
-            .into_iter()
-            .map(|t| (t.key, t.value))
-            .collect())
+        Ok(raw.into_tags())
     }
 
     /// Set Blob Tags, replacing all tags. Does not change the ETag. Accepts `x-ms-if-tags`
