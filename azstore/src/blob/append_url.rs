@@ -18,6 +18,9 @@ pub struct AppendFromUrlOptions {
     pub source_conditions: Conditions,
     /// The byte range of the source to append (half-open); `None` appends the whole source.
     pub source_range: Option<Range<u64>>,
+    /// The base64 MD5 the source bytes must have (`x-ms-source-content-md5`); the service
+    /// answers 400 `Md5Mismatch` otherwise.
+    pub source_content_md5: Option<String>,
 }
 
 impl BlobClient {
@@ -66,6 +69,10 @@ impl BlobClient {
             .query("comp", "appendblock")
             .header("x-ms-copy-source", source_url)
             .header_opt("x-ms-source-range", range)
+            .header_opt(
+                "x-ms-source-content-md5",
+                options.source_content_md5.clone(),
+            )
             .conditions(&options.append.conditions)
             .header_opt(
                 "x-ms-blob-condition-appendpos",

@@ -41,6 +41,31 @@ impl PublicAccess {
     }
 }
 
+/// Options of Create Container: metadata and anonymous access level.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+#[must_use]
+pub struct CreateContainerOptions {
+    /// User metadata (validated before sending).
+    pub metadata: BTreeMap<String, String>,
+    /// Anonymous access level; the default is none (private).
+    pub public_access: PublicAccess,
+}
+
+impl CreateContainerOptions {
+    /// Sets one metadata pair.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the anonymous access level (`x-ms-blob-public-access`).
+    pub fn public_access(mut self, access: PublicAccess) -> Self {
+        self.public_access = access;
+        self
+    }
+}
+
 /// What Get Container Properties / Get Container Metadata return.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -194,6 +219,17 @@ const SET_CONTAINER_ACL: Allowed = Allowed {
 };
 
 impl ContainerClient {
+    /// Create Container with metadata and an anonymous access level. Fails with 409
+    /// `ContainerAlreadyExists` when it exists.
+    pub async fn create_with(&self, options: &CreateContainerOptions) -> Result<WriteResult> {
+        crate::blob::names::validate_metadata(&options.metadata)?;
+        let req = self
+            .request(Method::Put)
+            .metadata(&options.metadata)
+            .header_opt("x-ms-blob-public-access", options.public_access.header());
+        WriteResult::from_response(&self.pipeline.send(req).await?)
+    }
+
     /// Get Container Properties. Accepts only a lease id (no conditional headers).
     ///
     /// Sent as `GET` (the REST API allows GET and HEAD): a GET's error answers carry the

@@ -73,7 +73,10 @@ pub use checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use client::{
     BlobClient, BlobServiceClient, ContainerClient, Download, PutOptions, WriteResult,
 };
-pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess, SignedIdentifier};
+pub use container::{
+    AclResult, ContainerAcl, ContainerProperties, CreateContainerOptions, PublicAccess,
+    SignedIdentifier,
+};
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};

@@ -90,6 +90,7 @@ const SEMANTIC: &[&str] = &[
     "x-ms-sequence-number-action",
     "x-ms-access-tier",
     "x-ms-popreceipt",
+    "content-md5",
 ];
 
 /// Headers that azstore must not add when the recording does not have them: sending a
@@ -529,6 +530,7 @@ pub fn expected_kind(status: u16, code: Option<&str>) -> ErrorKind {
         409 => ErrorKind::Conflict,
         404 => ErrorKind::NotFound,
         401 | 403 => ErrorKind::Auth,
+        400 if matches!(code, Some("Md5Mismatch" | "Crc64Mismatch")) => ErrorKind::Integrity,
         _ => ErrorKind::Service,
     }
 }
