@@ -10,69 +10,12 @@ use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::http_headers::HttpHeaders;
 
-/// The standard HTTP headers stored with a blob (Set Blob Properties). Set Blob Properties
-/// replaces all of them: a field left `None` is cleared on the blob.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[must_use]
-pub struct BlobHttpHeaders {
-    /// `Content-Type`.
-    pub content_type: Option<String>,
-    /// `Content-Encoding`.
-    pub content_encoding: Option<String>,
-    /// `Content-Language`.
-    pub content_language: Option<String>,
-    /// `Cache-Control`.
-    pub cache_control: Option<String>,
-    /// `Content-Disposition`.
-    pub content_disposition: Option<String>,
-    /// `Content-MD5` (base64 of the 16-byte digest).
-    pub content_md5: Option<String>,
-}
+/// Blob services name the stored HTTP headers `x-ms-blob-content-type` and so on.
+pub(crate) const BLOB_HEADER_PREFIX: &str = "x-ms-blob-";
 
-impl BlobHttpHeaders {
-    /// Sets `Content-Type`.
-    pub fn content_type(mut self, v: impl Into<String>) -> Self {
-        self.content_type = Some(v.into());
-        self
-    }
-
-    /// Sets `Cache-Control`.
-    pub fn cache_control(mut self, v: impl Into<String>) -> Self {
-        self.cache_control = Some(v.into());
-        self
-    }
-
-    /// Sets `Content-Encoding`.
-    pub fn content_encoding(mut self, v: impl Into<String>) -> Self {
-        self.content_encoding = Some(v.into());
-        self
-    }
-
-    /// Sets `Content-Language`.
-    pub fn content_language(mut self, v: impl Into<String>) -> Self {
-        self.content_language = Some(v.into());
-        self
-    }
-
-    /// Sets `Content-Disposition`.
-    pub fn content_disposition(mut self, v: impl Into<String>) -> Self {
-        self.content_disposition = Some(v.into());
-        self
-    }
-
-    /// The headers of a blob as read by Get Blob Properties (to change one and keep the rest).
-    pub fn from_properties(p: &BlobProperties) -> BlobHttpHeaders {
-        BlobHttpHeaders {
-            content_type: p.content_type.clone(),
-            content_encoding: p.content_encoding.clone(),
-            content_language: p.content_language.clone(),
-            cache_control: p.cache_control.clone(),
-            content_disposition: p.content_disposition.clone(),
-            content_md5: p.content_md5.clone(),
-        }
-    }
-}
+crate::http_headers::from_properties!(BlobProperties);
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -150,32 +93,18 @@ pub(crate) fn validate_tags(tags: &Tags) -> Result<()> {
 
 impl BlobClient {
     /// Set Blob Properties: replaces the blob's HTTP headers (all of them; see
-    /// [`BlobHttpHeaders`]). Changes the ETag. Accepts every condition.
+    /// [`HttpHeaders`]). Changes the ETag. Accepts every condition.
     pub async fn set_http_headers(
         &self,
-        headers: &BlobHttpHeaders,
+        headers: &HttpHeaders,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         conditions.check(Allowed::ALL, "Set Blob Properties")?;
         let req = self
             .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
-            .conditions(conditions)
-            .header_opt("x-ms-blob-content-type", headers.content_type.clone())
-            .header_opt(
-                "x-ms-blob-content-encoding",
-                headers.content_encoding.clone(),
-            )
-            .header_opt(
-                "x-ms-blob-content-language",
-                headers.content_language.clone(),
-            )
-            .header_opt("x-ms-blob-cache-control", headers.cache_control.clone())
-            .header_opt(
-                "x-ms-blob-content-disposition",
-                headers.content_disposition.clone(),
-            )
-            .header_opt("x-ms-blob-content-md5", headers.content_md5.clone());
+            .conditions(conditions);
+        let req = headers.apply(req, BLOB_HEADER_PREFIX);
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }

@@ -399,7 +399,7 @@ pub struct CreateFileOptions {
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
     /// The other stored HTTP headers (encoding, language, cache control, disposition, MD5).
-    pub headers: crate::file::FileHttpHeaders,
+    pub headers: crate::http_headers::HttpHeaders,
 }
 
 /// Options of the parallel transfers ([`FileClient::upload`], [`FileClient::upload_file`],
@@ -573,7 +573,9 @@ impl FileClient {
                 "give the content type in CreateFileOptions::content_type or in headers, not both",
             ));
         }
-        let req = options.headers.apply(req);
+        let req = options
+            .headers
+            .apply(req, crate::file::http_headers::FILE_HEADER_PREFIX);
         let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }

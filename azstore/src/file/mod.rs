@@ -32,7 +32,7 @@
 
 mod client;
 mod handles;
-mod http_headers;
+pub(crate) mod http_headers;
 mod lease;
 mod list_shares;
 mod models;
@@ -47,7 +47,6 @@ pub use client::{
     MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
 };
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
-pub use http_headers::FileHttpHeaders;
 pub use lease::FileLeaseGuard;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{

@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 
 use azstore::blob::{
-    AppendOptions, BlobClient, BlobHttpHeaders, BlockId, BlockRef, CommitOptions, CopyOptions,
-    CopySource, CreateOptions, DeleteSnapshots, PageWriteOptions, PutFromUrlOptions, PutOptions,
+    AppendOptions, BlobClient, BlockId, BlockRef, CommitOptions, CopyOptions, CopySource,
+    CreateOptions, DeleteSnapshots, PageWriteOptions, PutFromUrlOptions, PutOptions,
     SequenceNumberAction, Tags, UploadOptions, VersionId,
 };
+use azstore::http_headers::HttpHeaders;
 use azstore::{Conditions, Error, ErrorKind, RequestSent};
 use testkit::blob as blob_support;
 
@@ -77,11 +78,8 @@ async fn every_write_is_refused(b: &BlobClient, source_url: &str) {
     );
     refused(
         "set_http_headers",
-        b.set_http_headers(
-            &BlobHttpHeaders::default().content_type("text/plain"),
-            &none,
-        )
-        .await,
+        b.set_http_headers(&HttpHeaders::default().content_type("text/plain"), &none)
+            .await,
     );
     let mut md = BTreeMap::new();
     md.insert("k".to_string(), "v".to_string());

@@ -218,7 +218,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                     Ok(())
                 }));
             }
-            let mut headers = azstore::blob::BlobHttpHeaders::default();
+            let mut headers = azstore::http_headers::HttpHeaders::default();
             if let Some(v) = req.h("x-ms-blob-content-type") {
                 headers = headers.content_type(v);
             }
