@@ -125,33 +125,25 @@ trait TagScope: Clone + Send + Sync + 'static {
     ) -> BoxFuture<'static, Result<Page<TaggedBlob>>>;
 }
 
-impl TagScope for BlobServiceClient {
-    fn page(
-        &self,
-        expr: String,
-        marker: Option<String>,
-    ) -> BoxFuture<'static, Result<Page<TaggedBlob>>> {
-        let this = self.clone();
-        Box::pin(async move {
-            this.find_blobs_by_tags_page(&expr, None, marker.as_deref())
-                .await
-        })
-    }
+macro_rules! tag_scope {
+    ($($ty:ty),*) => {$(
+        impl TagScope for $ty {
+            fn page(
+                &self,
+                expr: String,
+                marker: Option<String>,
+            ) -> BoxFuture<'static, Result<Page<TaggedBlob>>> {
+                let this = self.clone();
+                Box::pin(async move {
+                    this.find_blobs_by_tags_page(&expr, None, marker.as_deref())
+                        .await
+                })
+            }
+        }
+    )*};
 }
 
-impl TagScope for ContainerClient {
-    fn page(
-        &self,
-        expr: String,
-        marker: Option<String>,
-    ) -> BoxFuture<'static, Result<Page<TaggedBlob>>> {
-        let this = self.clone();
-        Box::pin(async move {
-            this.find_blobs_by_tags_page(&expr, None, marker.as_deref())
-                .await
-        })
-    }
-}
+tag_scope!(BlobServiceClient, ContainerClient);
 
 /// Every page of a Find Blobs by Tags for `expr` in `scope`.
 fn filter_stream(scope: impl TagScope, expr: &str) -> ResultStream<TaggedBlob> {
