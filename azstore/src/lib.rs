@@ -115,6 +115,7 @@ pub mod conditions;
 pub mod credential;
 pub mod error;
 pub mod http;
+pub mod http_headers;
 mod names;
 pub mod paging;
 pub mod service_properties;

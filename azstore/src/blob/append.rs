@@ -6,7 +6,7 @@ use time::OffsetDateTime;
 use crate::blob::client::{BlobClient, WriteResult};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
-use crate::http::Method;
+use crate::http::{Method, Response};
 
 /// Options of creating an append or page blob.
 #[derive(Debug, Clone, Default)]
@@ -88,6 +88,26 @@ pub struct AppendResult {
     pub committed_block_count: Option<u64>,
 }
 
+impl AppendResult {
+    /// Reads the answer of Append Block (`operation` names it in the error when the append
+    /// offset is missing).
+    pub(crate) fn from_response(resp: &Response, operation: &str) -> Result<AppendResult> {
+        Ok(AppendResult {
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+            append_offset: resp
+                .headers
+                .parse("x-ms-blob-append-offset")?
+                .ok_or_else(|| {
+                    Error::decode(format!(
+                        "{operation} response lacks x-ms-blob-append-offset"
+                    ))
+                })?,
+            committed_block_count: resp.headers.parse("x-ms-blob-committed-block-count")?,
+        })
+    }
+}
+
 /// Largest Append Block body (100 MiB).
 pub const MAX_APPEND_BLOCK: usize = 100 * 1024 * 1024;
 
@@ -98,7 +118,7 @@ impl BlobClient {
             .conditions
             .check(Allowed::ALL, "Put Blob (append)")?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Create Append Blob")?
             .header("x-ms-blob-type", "AppendBlob")
             .conditions(&options.conditions);
         let req = options
@@ -124,7 +144,7 @@ impl BlobClient {
         }
         let checksum = options.checksum.header(&body);
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Append Block")?
             .query("comp", "appendblock")
             .conditions(&options.conditions)
             .header_opt(
@@ -142,16 +162,6 @@ impl BlobClient {
             None => req,
         };
         let resp = self.pipeline.send(req).await?;
-        Ok(AppendResult {
-            etag: resp.headers.require_etag()?,
-            last_modified: resp.headers.last_modified(),
-            append_offset: resp
-                .headers
-                .parse("x-ms-blob-append-offset")?
-                .ok_or_else(|| {
-                    Error::decode("Append Block response lacks x-ms-blob-append-offset")
-                })?,
-            committed_block_count: resp.headers.parse("x-ms-blob-committed-block-count")?,
-        })
+        AppendResult::from_response(&resp, "Append Block")
     }
 }

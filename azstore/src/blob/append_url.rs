@@ -18,6 +18,9 @@ pub struct AppendFromUrlOptions {
     pub source_conditions: Conditions,
     /// The byte range of the source to append (half-open); `None` appends the whole source.
     pub source_range: Option<Range<u64>>,
+    /// The base64 MD5 the source bytes must have (`x-ms-source-content-md5`); the service
+    /// answers 400 `Md5Mismatch` otherwise.
+    pub source_content_md5: Option<String>,
 }
 
 impl BlobClient {
@@ -62,10 +65,14 @@ impl BlobClient {
             None => None,
         };
         let mut req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Append Block From URL")?
             .query("comp", "appendblock")
             .header("x-ms-copy-source", source_url)
             .header_opt("x-ms-source-range", range)
+            .header_opt(
+                "x-ms-source-content-md5",
+                options.source_content_md5.clone(),
+            )
             .conditions(&options.append.conditions)
             .header_opt(
                 "x-ms-blob-condition-appendpos",
@@ -80,16 +87,6 @@ impl BlobClient {
             req = req.header(k, v);
         }
         let resp = self.pipeline.send(req).await?;
-        Ok(AppendResult {
-            etag: resp.headers.require_etag()?,
-            last_modified: resp.headers.last_modified(),
-            append_offset: resp
-                .headers
-                .parse("x-ms-blob-append-offset")?
-                .ok_or_else(|| {
-                    Error::decode("Append Block From URL response lacks x-ms-blob-append-offset")
-                })?,
-            committed_block_count: resp.headers.parse("x-ms-blob-committed-block-count")?,
-        })
+        AppendResult::from_response(&resp, "Append Block From URL")
     }
 }

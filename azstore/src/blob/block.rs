@@ -173,7 +173,7 @@ impl BlobClient {
         }
         let checksum = options.checksum.header(&body);
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Block")?
             .query("comp", "block")
             .query("blockid", id.as_str())
             .conditions(&options.conditions)
@@ -219,7 +219,7 @@ impl BlobClient {
         }
         body.push_str("</BlockList>");
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Block List")?
             .query("comp", "blocklist")
             .conditions(&options.conditions);
         let req = options
@@ -237,16 +237,7 @@ impl BlobClient {
         which: BlockListType,
         conditions: &Conditions,
     ) -> Result<BlockList> {
-        conditions.check(
-            Allowed {
-                etag: false,
-                dates: false,
-                if_modified_since_only: false,
-                tags: true,
-                lease: true,
-            },
-            "Get Block List",
-        )?;
+        conditions.check(crate::blob::properties::TAGS_ONLY, "Get Block List")?;
         let t = match which {
             BlockListType::Committed => "committed",
             BlockListType::Uncommitted => "uncommitted",

@@ -118,6 +118,22 @@ impl ContainerClient {
     }
 }
 
+/// Set Container Metadata / Set Blob Metadata: `req` addresses the container or blob; the
+/// metadata is validated before sending.
+pub(crate) async fn set_metadata_with(
+    pipeline: &Pipeline,
+    req: Request,
+    metadata: &std::collections::BTreeMap<String, String>,
+    conditions: &Conditions,
+) -> Result<WriteResult> {
+    crate::blob::names::validate_metadata(metadata)?;
+    let req = req
+        .query("comp", "metadata")
+        .conditions(conditions)
+        .metadata(metadata);
+    WriteResult::from_response(&pipeline.send(req).await?)
+}
+
 /// Checks the conditions of a blob read: everything is accepted except `If-None-Match: *`,
 /// which no read can satisfy (the service answers 400 `UnsatisfiableCondition`).
 pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {
@@ -128,6 +144,19 @@ pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()>
         )));
     }
     Ok(())
+}
+
+/// The error for a write to a snapshot or version (`kind` is the query key).
+pub(crate) fn read_only(operation: &str, kind: &str, id: &str) -> crate::error::Error {
+    let what = if kind == "snapshot" {
+        "snapshot"
+    } else {
+        "version"
+    };
+    crate::error::Error::invalid_input(format!(
+        "{operation} cannot act on the {what} {id}: snapshots and versions are read-only \
+         (address the base blob with BlobClient::base)"
+    ))
 }
 
 /// One blob. Cheap to clone.
@@ -239,6 +268,18 @@ impl BlobClient {
         }
     }
 
+    /// A request that writes to the base blob. Snapshots and versions are read-only: when
+    /// this client addresses one, the write is refused with
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before sending. (Delete Blob,
+    /// Set Blob Tier and, for versions, Set Blob Tags act on a snapshot or version and use
+    /// [`BlobClient::request`] instead.)
+    pub(crate) fn write_request(&self, method: Method, operation: &str) -> Result<Request> {
+        match &self.at {
+            None => Ok(Request::new(method, &self.path())),
+            Some((kind, id)) => Err(read_only(operation, kind, id)),
+        }
+    }
+
     /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
     /// above that blocks staged in parallel and committed with the conditions (see
     /// [`BlobClient::upload_with`](crate::BlobClient::upload_with) to tune this).
@@ -273,7 +314,7 @@ impl BlobClient {
             .unwrap_or_else(|| "application/octet-stream".into());
         let checksum = options.checksum.header(&body);
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Blob")?
             .header("x-ms-blob-type", "BlockBlob")
             .conditions(&options.conditions);
         let req = options

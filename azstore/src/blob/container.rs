@@ -7,7 +7,6 @@ use time::OffsetDateTime;
 use crate::access_policy::{self, PolicyRules, SignedIdentifier};
 use crate::blob::client::{ContainerClient, WriteResult};
 use crate::blob::models::{LeaseDurationType, LeaseState, LeaseStatus};
-use crate::blob::names::validate_metadata;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::Result;
 use crate::http::{Headers, Method};
@@ -39,6 +38,31 @@ impl PublicAccess {
             PublicAccess::Blob => Some("blob"),
             PublicAccess::Container => Some("container"),
         }
+    }
+}
+
+/// Options of Create Container: metadata and anonymous access level.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+#[must_use]
+pub struct CreateContainerOptions {
+    /// User metadata (validated before sending).
+    pub metadata: BTreeMap<String, String>,
+    /// Anonymous access level; the default is none (private).
+    pub public_access: PublicAccess,
+}
+
+impl CreateContainerOptions {
+    /// Sets one metadata pair.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the anonymous access level (`x-ms-blob-public-access`).
+    pub fn public_access(mut self, access: PublicAccess) -> Self {
+        self.public_access = access;
+        self
     }
 }
 
@@ -137,6 +161,17 @@ const SET_CONTAINER_ACL: Allowed = Allowed {
 };
 
 impl ContainerClient {
+    /// Create Container with metadata and an anonymous access level. Fails with 409
+    /// `ContainerAlreadyExists` when it exists.
+    pub async fn create_with(&self, options: &CreateContainerOptions) -> Result<WriteResult> {
+        crate::blob::names::validate_metadata(&options.metadata)?;
+        let req = self
+            .request(Method::Put)
+            .metadata(&options.metadata)
+            .header_opt("x-ms-blob-public-access", options.public_access.header());
+        WriteResult::from_response(&self.pipeline.send(req).await?)
+    }
+
     /// Get Container Properties. Accepts only a lease id (no conditional headers).
     ///
     /// Sent as `GET` (the REST API allows GET and HEAD): a GET's error answers carry the
@@ -178,17 +213,8 @@ impl ContainerClient {
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         conditions.check(SET_CONTAINER_METADATA, "Set Container Metadata")?;
-        validate_metadata(metadata)?;
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "metadata")
-                    .conditions(conditions)
-                    .metadata(metadata),
-            )
-            .await?;
-        WriteResult::from_response(&resp)
+        let req = self.request(Method::Put);
+        crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, conditions).await
     }
 
     /// Get Container ACL: public access level and stored access policies. Accepts only a

@@ -180,7 +180,7 @@ impl BlobClient {
             WriteKind::CopyBlob
         };
         let mut req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Copy Blob")?
             .header("x-ms-copy-source", source_url)
             .conditions(&options.conditions);
         req = options.write.apply(req, kind)?;
@@ -298,7 +298,7 @@ impl BlobClient {
         }
         self.pipeline
             .send(
-                self.request(Method::Put)
+                self.write_request(Method::Put, "Abort Copy Blob")?
                     .query("comp", "copy")
                     .query("copyid", copy_id)
                     .header("x-ms-copy-action", "abort")

@@ -314,7 +314,7 @@ impl BlobClient {
             .check(Allowed::ALL, "Put Blob From URL")?;
         check_tags_mode(options.tags, &options.write)?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Blob From URL")?
             .header("x-ms-blob-type", "BlockBlob")
             .conditions(&options.conditions)
             .header_opt(
@@ -346,7 +346,7 @@ impl BlobClient {
             }
         }
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Block From URL")?
             .query("comp", "block")
             .query("blockid", id.as_str())
             .conditions(conditions);
@@ -395,7 +395,7 @@ impl BlobClient {
             ));
         }
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Page From URL")?
             .query("comp", "page")
             .header("x-ms-page-write", "update")
             .header(

@@ -67,16 +67,9 @@ impl BlobClient {
     /// page blob between `P*` tiers). Does not change the ETag. Leaving Archive is
     /// asynchronous: the answer is then [`TierChange::Pending`].
     pub async fn set_tier(&self, tier: AccessTier, options: &SetTierOptions) -> Result<TierChange> {
-        options.conditions.check(
-            Allowed {
-                etag: false,
-                dates: false,
-                if_modified_since_only: false,
-                tags: true,
-                lease: true,
-            },
-            "Set Blob Tier",
-        )?;
+        options
+            .conditions
+            .check(crate::blob::properties::TAGS_ONLY, "Set Blob Tier")?;
         tier.validate()?;
         let req = self
             .request(Method::Put)
@@ -114,7 +107,7 @@ impl BlobClient {
             "Seal Append Blob",
         )?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Seal Append Blob")?
             .query("comp", "seal")
             .conditions(conditions)
             .header_opt(

@@ -378,16 +378,7 @@ impl ContainerClient {
                         is_current_version: b.is_current_version,
                         deleted: b.deleted.unwrap_or(false),
                         has_versions_only: b.has_versions_only.unwrap_or(false),
-                        tags: b
-                            .tags
-                            .map(|t| {
-                                t.tag_set
-                                    .items
-                                    .into_iter()
-                                    .map(|t| (t.key, t.value))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
+                        tags: b.tags.map(xml::RawTags::into_tags).unwrap_or_default(),
                         tag_count: p.tag_count,
                         access_tier: p
                             .access_tier

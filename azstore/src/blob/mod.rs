@@ -58,6 +58,7 @@ mod reads;
 mod service;
 mod soft_delete;
 mod upload;
+mod user_delegation;
 mod verified;
 mod versions;
 mod write_options;
@@ -73,7 +74,9 @@ pub use checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use client::{
     BlobClient, BlobServiceClient, ContainerClient, Download, PutOptions, WriteResult,
 };
-pub use container::{AclResult, ContainerAcl, ContainerProperties, PublicAccess};
+pub use container::{
+    AclResult, ContainerAcl, ContainerProperties, CreateContainerOptions, PublicAccess,
+};
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
@@ -86,7 +89,7 @@ pub use page::{
     MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
     PageWriteResult, SequenceNumberAction,
 };
-pub use properties::{BlobHttpHeaders, DeleteSnapshots, SnapshotId, SnapshotResult, Tags};
+pub use properties::{DeleteSnapshots, SnapshotId, SnapshotResult, Tags};
 pub use service::{AccountInfo, TaggedBlob};
 pub use upload::UploadOptions;
 pub use verified::MAX_VERIFIED_RANGE;

@@ -230,7 +230,7 @@ impl BlobClient {
         options.conditions.check(Allowed::ALL, "Put Blob (page)")?;
         check_aligned("size", size)?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Create Page Blob")?
             .header("x-ms-blob-type", "PageBlob")
             .header("x-ms-blob-content-length", size.to_string())
             .conditions(&options.conditions);
@@ -279,7 +279,7 @@ impl BlobClient {
         }
         let checksum = options.checksum.header(&body);
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Put Page")?
             .query("comp", "page")
             .header("x-ms-page-write", "update")
             .header(
@@ -334,7 +334,7 @@ impl BlobClient {
             return Err(Error::invalid_input("clear length must not be 0"));
         }
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Clear Pages")?
             .query("comp", "page")
             .header("x-ms-page-write", "clear")
             .header(
@@ -365,7 +365,7 @@ impl BlobClient {
             ));
         }
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
             .header("x-ms-sequence-number-action", name)
             .header_opt("x-ms-blob-sequence-number", value.map(|n| n.to_string()))
@@ -381,7 +381,7 @@ impl BlobClient {
         conditions.check(Allowed::ALL, "Set Blob Properties (resize)")?;
         check_aligned("size", size)?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
             .header("x-ms-blob-content-length", size.to_string())
             .conditions(conditions);

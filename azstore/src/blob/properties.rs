@@ -6,74 +6,16 @@ use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, Download, WriteResult};
 use crate::blob::models::BlobProperties;
-use crate::blob::names::validate_metadata;
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::http_headers::HttpHeaders;
 
-/// The standard HTTP headers stored with a blob (Set Blob Properties). Set Blob Properties
-/// replaces all of them: a field left `None` is cleared on the blob.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[must_use]
-pub struct BlobHttpHeaders {
-    /// `Content-Type`.
-    pub content_type: Option<String>,
-    /// `Content-Encoding`.
-    pub content_encoding: Option<String>,
-    /// `Content-Language`.
-    pub content_language: Option<String>,
-    /// `Cache-Control`.
-    pub cache_control: Option<String>,
-    /// `Content-Disposition`.
-    pub content_disposition: Option<String>,
-    /// `Content-MD5` (base64 of the 16-byte digest).
-    pub content_md5: Option<String>,
-}
+/// Blob services name the stored HTTP headers `x-ms-blob-content-type` and so on.
+pub(crate) const BLOB_HEADER_PREFIX: &str = "x-ms-blob-";
 
-impl BlobHttpHeaders {
-    /// Sets `Content-Type`.
-    pub fn content_type(mut self, v: impl Into<String>) -> Self {
-        self.content_type = Some(v.into());
-        self
-    }
-
-    /// Sets `Cache-Control`.
-    pub fn cache_control(mut self, v: impl Into<String>) -> Self {
-        self.cache_control = Some(v.into());
-        self
-    }
-
-    /// Sets `Content-Encoding`.
-    pub fn content_encoding(mut self, v: impl Into<String>) -> Self {
-        self.content_encoding = Some(v.into());
-        self
-    }
-
-    /// Sets `Content-Language`.
-    pub fn content_language(mut self, v: impl Into<String>) -> Self {
-        self.content_language = Some(v.into());
-        self
-    }
-
-    /// Sets `Content-Disposition`.
-    pub fn content_disposition(mut self, v: impl Into<String>) -> Self {
-        self.content_disposition = Some(v.into());
-        self
-    }
-
-    /// The headers of a blob as read by Get Blob Properties (to change one and keep the rest).
-    pub fn from_properties(p: &BlobProperties) -> BlobHttpHeaders {
-        BlobHttpHeaders {
-            content_type: p.content_type.clone(),
-            content_encoding: p.content_encoding.clone(),
-            content_language: p.content_language.clone(),
-            cache_control: p.cache_control.clone(),
-            content_disposition: p.content_disposition.clone(),
-            content_md5: p.content_md5.clone(),
-        }
-    }
-}
+crate::http_headers::from_properties!(BlobProperties);
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -119,7 +61,7 @@ pub struct SnapshotResult {
 pub type Tags = BTreeMap<String, String>;
 
 /// Tags accept only `x-ms-if-tags` and a lease id.
-const TAGS_ONLY: Allowed = Allowed {
+pub(crate) const TAGS_ONLY: Allowed = Allowed {
     etag: false,
     dates: false,
     if_modified_since_only: false,
@@ -151,32 +93,18 @@ pub(crate) fn validate_tags(tags: &Tags) -> Result<()> {
 
 impl BlobClient {
     /// Set Blob Properties: replaces the blob's HTTP headers (all of them; see
-    /// [`BlobHttpHeaders`]). Changes the ETag. Accepts every condition.
+    /// [`HttpHeaders`]). Changes the ETag. Accepts every condition.
     pub async fn set_http_headers(
         &self,
-        headers: &BlobHttpHeaders,
+        headers: &HttpHeaders,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         conditions.check(Allowed::ALL, "Set Blob Properties")?;
         let req = self
-            .request(Method::Put)
+            .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
-            .conditions(conditions)
-            .header_opt("x-ms-blob-content-type", headers.content_type.clone())
-            .header_opt(
-                "x-ms-blob-content-encoding",
-                headers.content_encoding.clone(),
-            )
-            .header_opt(
-                "x-ms-blob-content-language",
-                headers.content_language.clone(),
-            )
-            .header_opt("x-ms-blob-cache-control", headers.cache_control.clone())
-            .header_opt(
-                "x-ms-blob-content-disposition",
-                headers.content_disposition.clone(),
-            )
-            .header_opt("x-ms-blob-content-md5", headers.content_md5.clone());
+            .conditions(conditions);
+        let req = headers.apply(req, BLOB_HEADER_PREFIX);
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
@@ -207,17 +135,8 @@ impl BlobClient {
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         conditions.check(Allowed::ALL, "Set Blob Metadata")?;
-        validate_metadata(metadata)?;
-        let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Put)
-                    .query("comp", "metadata")
-                    .conditions(conditions)
-                    .metadata(metadata),
-            )
-            .await?;
-        WriteResult::from_response(&resp)
+        let req = self.write_request(Method::Put, "Set Blob Metadata")?;
+        crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, conditions).await
     }
 
     /// Snapshot Blob: a read-only copy of the blob as it is now. The base blob's ETag does
@@ -227,7 +146,7 @@ impl BlobClient {
         let resp = self
             .pipeline
             .send(
-                self.request(Method::Put)
+                self.write_request(Method::Put, "Snapshot Blob")?
                     .query("comp", "snapshot")
                     .conditions(conditions),
             )
@@ -261,6 +180,16 @@ impl BlobClient {
         conditions: &Conditions,
     ) -> Result<()> {
         conditions.check(Allowed::ALL, "Delete Blob")?;
+        if let (Some((kind, id)), DeleteSnapshots::Include | DeleteSnapshots::Only) =
+            (&self.at, snapshots)
+        {
+            // A snapshot or version is deleted alone; the service refuses the header there.
+            return Err(crate::blob::client::read_only(
+                "Delete Blob with x-ms-delete-snapshots",
+                kind,
+                id,
+            ));
+        }
         let value = match snapshots {
             DeleteSnapshots::Include => Some("include"),
             DeleteSnapshots::Only => Some("only"),
@@ -280,7 +209,7 @@ impl BlobClient {
     pub async fn delete_snapshot(&self, snapshot: &SnapshotId) -> Result<()> {
         self.pipeline
             .send(
-                self.request(Method::Delete)
+                self.write_request(Method::Delete, "Delete Blob")?
                     .query("snapshot", snapshot.as_str()),
             )
             .await?;
@@ -299,18 +228,22 @@ impl BlobClient {
             )
             .await?;
         let raw: xml::RawTags = xml::parse(&resp.body, "Get Blob Tags")?;
-        Ok(raw
-            .tag_set
-            .items
-            .into_iter()
-            .map(|t| (t.key, t.value))
-            .collect())
+        Ok(raw.into_tags())
     }
 
     /// Set Blob Tags, replacing all tags. Does not change the ETag. Accepts `x-ms-if-tags`
-    /// and a lease id only; the tags are validated before sending.
+    /// and a lease id only; the tags are validated before sending. Works on the base blob
+    /// and on a version (`at_version`); a snapshot's tags cannot be set (refused before
+    /// sending: the service takes no `snapshot=` here).
     pub async fn set_tags(&self, tags: &Tags, conditions: &Conditions) -> Result<()> {
         conditions.check(TAGS_ONLY, "Set Blob Tags")?;
+        if let Some(("snapshot", id)) = &self.at {
+            return Err(crate::blob::client::read_only(
+                "Set Blob Tags",
+                "snapshot",
+                id,
+            ));
+        }
         validate_tags(tags)?;
         let mut body = String::from(r#"<?xml version="1.0" encoding="utf-8"?><Tags><TagSet>"#);
         for (k, v) in tags {

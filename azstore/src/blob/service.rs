@@ -109,20 +109,46 @@ fn filter_page(body: &[u8]) -> Result<Page<TaggedBlob>> {
             .map(|b| TaggedBlob {
                 name: b.name.decoded(),
                 container: b.container_name,
-                tags: b
-                    .tags
-                    .map(|t| {
-                        t.tag_set
-                            .items
-                            .into_iter()
-                            .map(|t| (t.key, t.value))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                tags: b.tags.map(xml::RawTags::into_tags).unwrap_or_default(),
             })
             .collect(),
         next_marker: raw.next_marker.filter(|m| !m.is_empty()),
     })
+}
+
+/// The account or a container: where Find Blobs by Tags searches.
+trait TagScope: Clone + Send + Sync + 'static {
+    fn page(
+        &self,
+        expr: String,
+        marker: Option<String>,
+    ) -> BoxFuture<'static, Result<Page<TaggedBlob>>>;
+}
+
+macro_rules! tag_scope {
+    ($($ty:ty),*) => {$(
+        impl TagScope for $ty {
+            fn page(
+                &self,
+                expr: String,
+                marker: Option<String>,
+            ) -> BoxFuture<'static, Result<Page<TaggedBlob>>> {
+                let this = self.clone();
+                Box::pin(async move {
+                    this.find_blobs_by_tags_page(&expr, None, marker.as_deref())
+                        .await
+                })
+            }
+        }
+    )*};
+}
+
+tag_scope!(BlobServiceClient, ContainerClient);
+
+/// Every page of a Find Blobs by Tags for `expr` in `scope`.
+fn filter_stream(scope: impl TagScope, expr: &str) -> ResultStream<TaggedBlob> {
+    let expr = expr.to_string();
+    paged(move |marker: Option<String>| scope.page(expr.clone(), marker))
 }
 
 impl BlobServiceClient {
@@ -165,18 +191,7 @@ impl BlobServiceClient {
     /// # let _ = done; Ok(()) }
     /// ```
     pub fn find_blobs_by_tags(&self, expr: &str) -> ResultStream<TaggedBlob> {
-        let this = self.clone();
-        let expr = expr.to_string();
-        paged(
-            move |marker: Option<String>| -> BoxFuture<'static, Result<Page<TaggedBlob>>> {
-                let this = this.clone();
-                let expr = expr.clone();
-                Box::pin(async move {
-                    this.find_blobs_by_tags_page(&expr, None, marker.as_deref())
-                        .await
-                })
-            },
-        )
+        filter_stream(self.clone(), expr)
     }
 
     /// Restore Container (Undelete): brings back the soft-deleted container `deleted_name`
@@ -218,18 +233,7 @@ impl ContainerClient {
 
     /// Find Blobs by Tags within this container, following `NextMarker` to the end.
     pub fn find_blobs_by_tags(&self, expr: &str) -> ResultStream<TaggedBlob> {
-        let this = self.clone();
-        let expr = expr.to_string();
-        paged(
-            move |marker: Option<String>| -> BoxFuture<'static, Result<Page<TaggedBlob>>> {
-                let this = this.clone();
-                let expr = expr.clone();
-                Box::pin(async move {
-                    this.find_blobs_by_tags_page(&expr, None, marker.as_deref())
-                        .await
-                })
-            },
-        )
+        filter_stream(self.clone(), expr)
     }
 }
 

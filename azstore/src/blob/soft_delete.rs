@@ -20,7 +20,10 @@ impl BlobClient {
     /// ```
     pub async fn undelete(&self) -> Result<()> {
         self.pipeline
-            .send(self.request(Method::Put).query("comp", "undelete"))
+            .send(
+                self.write_request(Method::Put, "Undelete Blob")?
+                    .query("comp", "undelete"),
+            )
             .await?;
         Ok(())
     }

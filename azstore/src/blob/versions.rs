@@ -35,7 +35,10 @@ impl VersionId {
 }
 
 impl BlobClient {
-    /// A client for the snapshot `snapshot` of this blob (no request sent).
+    /// A client for the snapshot `snapshot` of this blob (no request sent). It reads
+    /// (download, properties, metadata, tags, block list, page ranges), deletes, and sets the
+    /// tier; every other write is refused with
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before sending.
     pub fn at_snapshot(&self, snapshot: &SnapshotId) -> BlobClient {
         BlobClient {
             at: Some(("snapshot", Arc::from(snapshot.as_str()))),
@@ -44,7 +47,9 @@ impl BlobClient {
     }
 
     /// A client for the version `version` of this blob (accounts with versioning; no
-    /// request sent).
+    /// request sent). Like a snapshot client it reads, deletes and sets the tier, and it can
+    /// also set the version's tags; every other write is refused with
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before sending.
     pub fn at_version(&self, version: &VersionId) -> BlobClient {
         BlobClient {
             at: Some(("versionid", Arc::from(version.as_str()))),

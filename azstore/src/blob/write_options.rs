@@ -27,10 +27,11 @@
 use std::collections::BTreeMap;
 
 use crate::blob::names::validate_metadata;
-use crate::blob::properties::{BlobHttpHeaders, Tags, validate_tags};
+use crate::blob::properties::{BLOB_HEADER_PREFIX, Tags, validate_tags};
 use crate::error::{Error, Result};
 use crate::http::Request;
 use crate::http::request::encode_query_value;
+use crate::http_headers::HttpHeaders;
 
 /// An access tier (`x-ms-access-tier`). Block blobs take the standard tiers, page blobs on
 /// premium accounts the `P*` tiers; azstore refuses the wrong kind before sending.
@@ -108,7 +109,7 @@ pub struct BlobWriteOptions {
     /// Standard HTTP headers stored with the blob (`x-ms-blob-content-*`,
     /// `x-ms-blob-cache-control`); `content_md5` is the *stored* MD5, not a transfer check
     /// (see [`Checksum`](crate::blob::Checksum) for that).
-    pub headers: BlobHttpHeaders,
+    pub headers: HttpHeaders,
     /// User metadata (`x-ms-meta-*`), replacing any existing metadata.
     pub metadata: BTreeMap<String, String>,
     /// Access tier (`x-ms-access-tier`).
@@ -165,7 +166,7 @@ impl BlobWriteOptions {
     pub(crate) fn apply(&self, mut req: Request, kind: WriteKind) -> Result<Request> {
         let op = kind.name();
         validate_metadata(&self.metadata)?;
-        if self.headers != BlobHttpHeaders::default()
+        if self.headers != HttpHeaders::default()
             && matches!(kind, WriteKind::CopyBlob | WriteKind::CopyFromUrl)
         {
             return Err(Error::invalid_input(format!(
@@ -206,18 +207,9 @@ impl BlobWriteOptions {
             }
             req = req.header("x-ms-encryption-scope", scope.clone());
         }
-        let h = &self.headers;
-        Ok(req
-            .metadata(&self.metadata)
-            .header_opt("x-ms-blob-content-type", h.content_type.clone())
-            .header_opt("x-ms-blob-content-encoding", h.content_encoding.clone())
-            .header_opt("x-ms-blob-content-language", h.content_language.clone())
-            .header_opt("x-ms-blob-cache-control", h.cache_control.clone())
-            .header_opt(
-                "x-ms-blob-content-disposition",
-                h.content_disposition.clone(),
-            )
-            .header_opt("x-ms-blob-content-md5", h.content_md5.clone()))
+        Ok(self
+            .headers
+            .apply(req.metadata(&self.metadata), BLOB_HEADER_PREFIX))
     }
 }
 
@@ -231,7 +223,7 @@ macro_rules! write_builders {
                 self
             }
             /// Replaces the stored HTTP headers.
-            pub fn http_headers(mut self, headers: $crate::blob::BlobHttpHeaders) -> Self {
+            pub fn http_headers(mut self, headers: $crate::http_headers::HttpHeaders) -> Self {
                 self.write.headers = headers;
                 self
             }
@@ -301,7 +293,7 @@ mod tests {
     #[test]
     fn headers_and_refusals() {
         let w = BlobWriteOptions {
-            headers: BlobHttpHeaders::default().cache_control("no-cache"),
+            headers: HttpHeaders::default().cache_control("no-cache"),
             tier: Some(AccessTier::Cool),
             tags: Some(Tags::from([
                 ("a b".into(), "x/y".into()),

@@ -227,6 +227,17 @@ pub(crate) struct RawTags {
     pub tag_set: RawTagSet,
 }
 
+impl RawTags {
+    /// The tags as a map.
+    pub(crate) fn into_tags(self) -> crate::blob::Tags {
+        self.tag_set
+            .items
+            .into_iter()
+            .map(|t| (t.key, t.value))
+            .collect()
+    }
+}
+
 #[derive(Debug, Deserialize, Default)]
 pub(crate) struct RawTagSet {
     #[serde(rename = "Tag", default)]

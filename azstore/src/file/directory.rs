@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::paging::{Page, ResultStream, paged};
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::file_client::FileClient;
 use crate::file::models::{DirectoryProperties, FileWrite, ListItem, ListPage};
 use crate::file::names::{validate_name, validate_path};
 use crate::http::{Method, Pipeline, Request};
+use crate::paging::{Page, ResultStream, paged};
 
 /// One directory (the root directory has the empty path). Cheap to clone.
 #[derive(Debug, Clone)]

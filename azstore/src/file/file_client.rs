@@ -138,7 +138,11 @@ impl FileClient {
             ));
         }
         options.smb.check(true)?;
-        let req = options.smb.apply(options.headers.apply(req));
+        let req = options.smb.apply(
+            options
+                .headers
+                .apply(req, crate::file::http_headers::FILE_HEADER_PREFIX),
+        );
         let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }

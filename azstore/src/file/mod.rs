@@ -75,7 +75,7 @@ mod copy;
 mod directory;
 mod file_client;
 mod handles;
-mod http_headers;
+pub(crate) mod http_headers;
 mod lease;
 mod list_shares;
 mod models;
@@ -95,7 +95,6 @@ pub use copy::{CopyFileOptions, FileCopy};
 pub use directory::{DirectoryClient, ListOptions};
 pub use file_client::{FileClient, FileDownload, FileStream};
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
-pub use http_headers::FileHttpHeaders;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
     DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage,

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use crate::error::{Error, Result};
 #[cfg(doc)]
 use crate::file::FileClient;
-use crate::file::http_headers::FileHttpHeaders;
 use crate::file::smb_properties::SmbProperties;
+use crate::http_headers::HttpHeaders;
 use crate::transfer::{OnChange, Progress};
 
 /// The largest range one Put Range may write: 4 MiB.
@@ -23,7 +23,7 @@ pub struct CreateFileOptions {
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
     /// The other stored HTTP headers (encoding, language, cache control, disposition, MD5).
-    pub headers: FileHttpHeaders,
+    pub headers: HttpHeaders,
     /// SMB attributes, times and permission (unset: Azure's defaults for a new file).
     pub smb: SmbProperties,
 }
@@ -37,7 +37,7 @@ impl CreateFileOptions {
         metadata => set metadata: BTreeMap<String, String>;
 
         /// Sets the stored HTTP headers.
-        headers => set headers: FileHttpHeaders;
+        headers => set headers: HttpHeaders;
 
         /// Sets the SMB properties.
         smb => set smb: SmbProperties;

@@ -3,10 +3,10 @@
 //!
 //! ```no_run
 //! # async fn f(file: azstore::file::FileClient) -> azstore::Result<()> {
-//! use azstore::file::{FileAttributes, FileHttpHeaders, SetFileProperties, SmbProperties};
+//! use azstore::file::{FileAttributes, HttpHeaders, SetFileProperties, SmbProperties};
 //! let change = SetFileProperties::default()
 //!     .size(4096) // truncate or zero-extend
-//!     .headers(FileHttpHeaders::default().content_type("text/csv"))
+//!     .headers(HttpHeaders::default().content_type("text/csv"))
 //!     .smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
 //! file.set_properties_with(&change, None).await?;
 //! # Ok(()) }
@@ -18,10 +18,10 @@ use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::directory::DirectoryClient;
 use crate::file::file_client::{FileClient, lease_header};
-use crate::file::http_headers::FileHttpHeaders;
 use crate::file::models::FileWrite;
 use crate::file::smb_properties::SmbProperties;
 use crate::http::Method;
+use crate::http_headers::HttpHeaders;
 
 /// What one Set File Properties changes. Everything left `None` / default is not sent;
 /// note that when `headers` is given, Azure replaces **all** stored HTTP headers with it
@@ -33,7 +33,7 @@ pub struct SetFileProperties {
     /// New size in bytes (`x-ms-content-length`): truncates or zero-extends.
     pub size: Option<u64>,
     /// New stored HTTP headers (all of them).
-    pub headers: Option<FileHttpHeaders>,
+    pub headers: Option<HttpHeaders>,
     /// SMB properties to change (unset fields are preserved).
     pub smb: SmbProperties,
 }
@@ -44,7 +44,7 @@ impl SetFileProperties {
         size => some size: u64;
 
         /// Replaces the stored HTTP headers.
-        headers => some headers: FileHttpHeaders;
+        headers => some headers: HttpHeaders;
 
         /// Changes SMB properties.
         smb => set smb: SmbProperties;
@@ -65,7 +65,7 @@ impl FileClient {
             .query("comp", "properties")
             .header_opt("x-ms-content-length", change.size.map(|s| s.to_string()));
         if let Some(h) = &change.headers {
-            req = h.apply(req);
+            req = h.apply(req, crate::file::http_headers::FILE_HEADER_PREFIX);
         }
         let req = lease_header(change.smb.apply(req), lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)

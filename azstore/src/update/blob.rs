@@ -15,7 +15,7 @@ use super::{Current, Versioned};
 use crate::blob::{BlobClient, WriteResult};
 use crate::conditions::{Conditions, ETag};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{Method, Request};
+use crate::http::Method;
 
 /// The metadata name under which the write id is stored (`x-ms-meta-azstorewriteid`).
 pub const WRITE_ID_METADATA: &str = "azstorewriteid";
@@ -50,7 +50,8 @@ async fn put_raw(
     if let Some(id) = write_id {
         metadata.insert(WRITE_ID_METADATA.to_string(), id.to_string());
     }
-    let req = Request::new(Method::Put, &blob.path())
+    let req = blob
+        .write_request(Method::Put, "Put Blob")?
         .header("x-ms-blob-type", "BlockBlob")
         .conditions(&conditions)
         .metadata(&metadata)

@@ -559,6 +559,7 @@ pub fn expected_kind(status: u16, code: Option<&str>) -> ErrorKind {
         409 => ErrorKind::Conflict,
         404 => ErrorKind::NotFound,
         401 | 403 => ErrorKind::Auth,
+        400 if matches!(code, Some("Md5Mismatch" | "Crc64Mismatch")) => ErrorKind::Integrity,
         _ => ErrorKind::Service,
     }
 }

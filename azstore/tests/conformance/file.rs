@@ -3,9 +3,10 @@
 
 use azstore::blob::Checksum;
 use azstore::file::{
-    CreateFileOptions, FileAttributes, FileHttpHeaders, FilePermission, ListItem, ListOptions,
-    SetFileProperties, ShareOptions, SmbProperties, SmbTime,
+    CreateFileOptions, FileAttributes, FilePermission, ListItem, ListOptions, SetFileProperties,
+    ShareOptions, SmbProperties, SmbTime,
 };
+use azstore::http_headers::HttpHeaders;
 use azstore::{DirectoryClient, FileClient, LeaseId, ShareClient};
 use bytes::Bytes;
 use testkit::replay::{Interaction, RecordedResponse};
@@ -129,7 +130,7 @@ fn check_smb(smb: &SmbProperties, resp: &RecordedResponse) -> Result<(), String>
 }
 
 /// Sets one stored HTTP header.
-type SetHeader = fn(FileHttpHeaders, String) -> FileHttpHeaders;
+type SetHeader = fn(HttpHeaders, String) -> HttpHeaders;
 
 /// The stored HTTP headers of Create File / Set File Properties.
 const HTTP_HEADERS: [(&str, SetHeader); 6] = [
@@ -141,14 +142,12 @@ const HTTP_HEADERS: [(&str, SetHeader); 6] = [
     ("x-ms-content-md5", |h, v| h.content_md5(v)),
 ];
 
-fn http_headers_of(req: &Req) -> FileHttpHeaders {
+fn http_headers_of(req: &Req) -> HttpHeaders {
     HTTP_HEADERS
         .iter()
-        .fold(FileHttpHeaders::default(), |h, (name, set)| {
-            match req.h(name) {
-                Some(v) => set(h, v.to_string()),
-                None => h,
-            }
+        .fold(HttpHeaders::default(), |h, (name, set)| match req.h(name) {
+            Some(v) => set(h, v.to_string()),
+            None => h,
         })
 }
 

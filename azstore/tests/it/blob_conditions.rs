@@ -8,9 +8,8 @@ use testkit::blob as blob_support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use azstore::blob::{
-    AppendOptions, BlobHttpHeaders, BlockId, BlockRef, CommitOptions, CreateOptions, Tags,
-};
+use azstore::blob::{AppendOptions, BlockId, BlockRef, CommitOptions, CreateOptions, Tags};
+use azstore::http_headers::HttpHeaders;
 use azstore::{BlobClient, Conditions, ContainerClient, ETag, ErrorKind, OffsetDateTime};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -208,7 +207,7 @@ async fn run(op: Op, blob: &BlobClient, c: &Conditions) -> azstore::Result<()> {
             blob.set_metadata(&m, c).await.map(drop)
         }
         Op::SetHttpHeaders => blob
-            .set_http_headers(&BlobHttpHeaders::default().content_type("text/plain"), c)
+            .set_http_headers(&HttpHeaders::default().content_type("text/plain"), c)
             .await
             .map(drop),
         Op::Snapshot => blob.snapshot(c).await.map(drop),

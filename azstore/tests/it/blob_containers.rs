@@ -243,3 +243,32 @@ async fn names_are_validated_before_sending_and_odd_names_round_trip() {
     }
     c.delete(&Conditions::none()).await.unwrap();
 }
+
+#[tokio::test]
+async fn create_with_metadata_and_public_access() {
+    let c = blob_support::service()
+        .container(&support::unique("cwith"))
+        .unwrap();
+    let options = azstore::blob::CreateContainerOptions::default()
+        .metadata("owner", "ops")
+        .public_access(PublicAccess::Blob);
+    c.create_with(&options).await.unwrap();
+    let p = c.get_properties().await.unwrap();
+    assert_eq!(p.metadata.get("owner").map(String::as_str), Some("ops"));
+    assert_eq!(p.public_access, PublicAccess::Blob);
+    // A second create fails as Create Container does, and changes nothing.
+    let e = c
+        .create_with(&azstore::blob::CreateContainerOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert_eq!(c.get_properties().await.unwrap().etag, p.etag);
+    // Bad metadata is refused before sending.
+    let bad = azstore::blob::CreateContainerOptions::default().metadata("not a name", "v");
+    let other = blob_support::service()
+        .container(&support::unique("cbad"))
+        .unwrap();
+    let e = other.create_with(&bad).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert!(!other.exists().await.unwrap());
+}

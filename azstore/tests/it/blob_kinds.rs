@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use azstore::blob::{
-    AppendOptions, BlobHttpHeaders, BlobType, BlockId, BlockListType, BlockRef, CommitOptions,
-    CopyOptions, CopyStatus, CreateOptions, DeleteSnapshots, ListOptions, Tags,
+    AppendOptions, BlobType, BlockId, BlockListType, BlockRef, CommitOptions, CopyOptions,
+    CopyStatus, CreateOptions, DeleteSnapshots, ListOptions, Tags,
 };
+use azstore::http_headers::HttpHeaders;
 use azstore::{Conditions, ETag, ErrorCode, ErrorKind};
 use futures_util::TryStreamExt;
 
@@ -18,7 +19,7 @@ async fn http_headers_and_metadata_change_the_etag() {
     let c = blob_support::container("hdrs").await;
     let b = c.blob("doc.json").unwrap();
     let v1 = b.upload("{}", &Conditions::none()).await.unwrap();
-    let h = BlobHttpHeaders::default()
+    let h = HttpHeaders::default()
         .content_type("application/json")
         .cache_control("max-age=60")
         .content_disposition("attachment")
@@ -29,7 +30,7 @@ async fn http_headers_and_metadata_change_the_etag() {
         .unwrap();
     assert_ne!(v2.etag, v1.etag);
     let p = b.get_properties().await.unwrap();
-    assert_eq!(BlobHttpHeaders::from_properties(&p), h);
+    assert_eq!(HttpHeaders::from_properties(&p), h);
     assert_eq!(p.etag, v2.etag);
 
     let meta = BTreeMap::from([("stage".to_string(), "draft".to_string())]);

@@ -5,13 +5,13 @@
 use testkit::blob as blob_support;
 
 use azstore::blob::{
-    AccessTier, BlobHttpHeaders, CommitOptions, CopyOptions, CreateOptions, PutOptions, Tags,
-    UploadOptions,
+    AccessTier, CommitOptions, CopyOptions, CreateOptions, PutOptions, Tags, UploadOptions,
 };
+use azstore::http_headers::HttpHeaders;
 use azstore::{BlobClient, Conditions, ErrorKind};
 
-fn expected_headers() -> BlobHttpHeaders {
-    BlobHttpHeaders::default()
+fn expected_headers() -> HttpHeaders {
+    HttpHeaders::default()
         .content_type("text/html; charset=utf-8")
         .cache_control("max-age=3600")
         .content_encoding("identity")
@@ -21,7 +21,7 @@ fn expected_headers() -> BlobHttpHeaders {
 
 async fn assert_stored(b: &BlobClient, tags: &[(&str, &str)], tier: Option<AccessTier>) {
     let p = b.get_properties().await.unwrap();
-    let mut h = BlobHttpHeaders::from_properties(&p);
+    let mut h = HttpHeaders::from_properties(&p);
     h.content_md5 = None; // the service may store an MD5 of its own
     assert_eq!(h, expected_headers(), "{}", b.name());
     assert_eq!(p.metadata.get("author").map(String::as_str), Some("ada"));

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use azstore::blob::{Checksum, CopyStatus};
 use azstore::file::{
-    CopyFileOptions, CreateFileOptions, FileAttributes, FileHttpHeaders, FilePermission,
-    ListSharesOptions, SetFileProperties, ShareClient, ShareOptions, ShareServiceClient,
-    SmbProperties, SmbTime,
+    CopyFileOptions, CreateFileOptions, FileAttributes, FilePermission, ListSharesOptions,
+    SetFileProperties, ShareClient, ShareOptions, ShareServiceClient, SmbProperties, SmbTime,
 };
+use azstore::http_headers::HttpHeaders;
 use azstore::{ErrorCode, ErrorKind};
 use bytes::Bytes;
 use testkit::file_server::FileServer;
@@ -207,7 +207,7 @@ async fn set_file_properties_resizes_and_replaces_headers() {
     file.put_range_with(0, Bytes::from(vec![7u8; 1024]), Checksum::Md5, None)
         .await
         .unwrap();
-    let headers = FileHttpHeaders::default()
+    let headers = HttpHeaders::default()
         .content_type("text/plain")
         .content_language("spanish")
         .content_disposition("inline");

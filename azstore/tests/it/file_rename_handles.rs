@@ -247,11 +247,12 @@ async fn force_closing_handles_ends_a_lasting_sharing_violation() {
 
 #[tokio::test]
 async fn http_headers_on_create_file_and_set_file_properties() {
-    use azstore::file::{CreateFileOptions, FileHttpHeaders};
+    use azstore::file::CreateFileOptions;
+    use azstore::http_headers::HttpHeaders;
     let server = FileServer::start().await;
     let share = share(&server).await;
     let f = share.file("page.html").unwrap();
-    let created = FileHttpHeaders::default()
+    let created = HttpHeaders::default()
         .content_type("text/html")
         .content_encoding("identity")
         .content_language("fr")
@@ -261,17 +262,17 @@ async fn http_headers_on_create_file_and_set_file_properties() {
     let opts = CreateFileOptions::default().headers(created.clone());
     f.create_with(3, &opts, None).await.unwrap();
     let p = f.get_properties().await.unwrap();
-    assert_eq!(FileHttpHeaders::from_properties(&p), created);
+    assert_eq!(HttpHeaders::from_properties(&p), created);
 
     // Set File Properties replaces all of them.
-    let replaced = FileHttpHeaders::default()
+    let replaced = HttpHeaders::default()
         .content_type("text/plain")
         .cache_control("no-store");
     let before = p.etag.clone();
     let w = f.set_http_headers(&replaced, None).await.unwrap();
     assert_ne!(w.etag, before);
     let p = f.get_properties().await.unwrap();
-    assert_eq!(FileHttpHeaders::from_properties(&p), replaced);
+    assert_eq!(HttpHeaders::from_properties(&p), replaced);
 
     // A leased file needs the lease id; content type given twice is refused before sending.
     let lease = LeaseGuard::acquire(f.clone(), LeaseDuration::Infinite)
@@ -284,7 +285,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
         .unwrap();
     let twice = CreateFileOptions::default()
         .content_type("a/b")
-        .headers(FileHttpHeaders::default().content_type("c/d"));
+        .headers(HttpHeaders::default().content_type("c/d"));
     let e = share
         .file("other")
         .unwrap()

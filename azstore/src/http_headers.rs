@@ -1,0 +1,103 @@
+//! The standard HTTP headers stored with a blob or a file: one type for both services, each
+//! service writing them under its own header names (`x-ms-blob-content-type` for Set Blob
+//! Properties and blob writes, `x-ms-content-type` for Create File and Set File Properties).
+//!
+//! ```
+//! use azstore::http_headers::HttpHeaders;
+//! let h = HttpHeaders::default()
+//!     .content_type("text/csv")
+//!     .cache_control("no-cache")
+//!     .content_disposition("attachment; filename=report.csv");
+//! assert_eq!(h.content_type.as_deref(), Some("text/csv"));
+//! ```
+
+use crate::http::Request;
+
+/// HTTP headers stored with a blob or a file. Set Blob Properties and Set File Properties
+/// replace all of them: a field left `None` is cleared.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct HttpHeaders {
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// `Content-Encoding`.
+    pub content_encoding: Option<String>,
+    /// `Content-Language`.
+    pub content_language: Option<String>,
+    /// `Cache-Control`.
+    pub cache_control: Option<String>,
+    /// `Content-Disposition`.
+    pub content_disposition: Option<String>,
+    /// The stored `Content-MD5` (base64 of the 16-byte digest), kept as given: not a check of
+    /// the bytes sent (see `Checksum` for that).
+    pub content_md5: Option<String>,
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
+        $($(#[$doc])*
+        pub fn $name(mut self, v: impl Into<String>) -> Self {
+            self.$name = Some(v.into());
+            self
+        })*
+    };
+}
+
+impl HttpHeaders {
+    setters! {
+        /// Sets `Content-Type`.
+        content_type,
+        /// Sets `Content-Encoding`.
+        content_encoding,
+        /// Sets `Content-Language`.
+        content_language,
+        /// Sets `Cache-Control`.
+        cache_control,
+        /// Sets `Content-Disposition`.
+        content_disposition,
+        /// Sets the stored `Content-MD5`.
+        content_md5,
+    }
+
+    /// The headers as read by Get Blob Properties or Get File Properties (to change one and
+    /// keep the rest).
+    pub fn from_properties(properties: impl Into<HttpHeaders>) -> HttpHeaders {
+        properties.into()
+    }
+
+    /// Adds the set headers to `req`, each named `prefix` + its name (`x-ms-blob-` for
+    /// blobs, `x-ms-` for files).
+    pub(crate) fn apply(&self, req: Request, prefix: &str) -> Request {
+        [
+            ("content-type", &self.content_type),
+            ("content-encoding", &self.content_encoding),
+            ("content-language", &self.content_language),
+            ("cache-control", &self.cache_control),
+            ("content-disposition", &self.content_disposition),
+            ("content-md5", &self.content_md5),
+        ]
+        .into_iter()
+        .fold(req, |req, (name, value)| {
+            req.header_opt(&format!("{prefix}{name}"), value.clone())
+        })
+    }
+}
+
+/// The six stored headers of a properties type (`BlobProperties`, `FileProperties`).
+macro_rules! from_properties {
+    ($ty:ty) => {
+        impl From<&$ty> for $crate::http_headers::HttpHeaders {
+            fn from(p: &$ty) -> Self {
+                $crate::http_headers::HttpHeaders {
+                    content_type: p.content_type.clone(),
+                    content_encoding: p.content_encoding.clone(),
+                    content_language: p.content_language.clone(),
+                    cache_control: p.cache_control.clone(),
+                    content_disposition: p.content_disposition.clone(),
+                    content_md5: p.content_md5.clone(),
+                }
+            }
+        }
+    };
+}
+pub(crate) use from_properties;
