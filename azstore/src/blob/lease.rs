@@ -62,24 +62,25 @@ impl Target<'_> {
 }
 
 impl BlobClient {
-    fn lease(&self) -> Target<'_> {
-        Target {
+    /// A snapshot or version cannot be leased: refused before sending.
+    fn lease(&self) -> Result<Target<'_>> {
+        Ok(Target {
             pipeline: &self.pipeline,
-            base: self.request(Method::Put),
+            base: self.write_request(Method::Put, "Lease Blob")?,
             operation: "Lease Blob",
             allowed: BLOB_LEASE,
-        }
+        })
     }
 }
 
 impl ContainerClient {
-    fn lease(&self) -> Target<'_> {
-        Target {
+    fn lease(&self) -> Result<Target<'_>> {
+        Ok(Target {
             pipeline: &self.pipeline,
             base: self.request(Method::Put),
             operation: "Lease Container",
             allowed: CONTAINER_LEASE,
-        }
+        })
     }
 }
 
@@ -101,7 +102,7 @@ macro_rules! lease_methods {
                 proposed: Option<&LeaseId>,
                 conditions: &Conditions,
             ) -> Result<LeaseResult> {
-                self.lease().acquire(duration, proposed, conditions).await
+                self.lease()?.acquire(duration, proposed, conditions).await
             }
 
             $(#[$renew])*
@@ -110,7 +111,7 @@ macro_rules! lease_methods {
                 id: &LeaseId,
                 conditions: &Conditions,
             ) -> Result<LeaseResult> {
-                self.lease().send(LeaseOp::Renew(id), conditions).await
+                self.lease()?.send(LeaseOp::Renew(id), conditions).await
             }
 
             $(#[$change])*
@@ -121,7 +122,7 @@ macro_rules! lease_methods {
                 conditions: &Conditions,
             ) -> Result<LeaseResult> {
                 let op = LeaseOp::Change { id, proposed };
-                self.lease().send(op, conditions).await
+                self.lease()?.send(op, conditions).await
             }
 
             $(#[$release])*
@@ -130,7 +131,7 @@ macro_rules! lease_methods {
                 id: &LeaseId,
                 conditions: &Conditions,
             ) -> Result<LeaseReleased> {
-                self.lease().send(LeaseOp::Release(id), conditions).await
+                self.lease()?.send(LeaseOp::Release(id), conditions).await
             }
 
             $(#[$brk])*
@@ -139,7 +140,7 @@ macro_rules! lease_methods {
                 period: Option<BreakPeriod>,
                 conditions: &Conditions,
             ) -> Result<LeaseBroken> {
-                self.lease().send(LeaseOp::Break(period), conditions).await
+                self.lease()?.send(LeaseOp::Break(period), conditions).await
             }
         }
     };

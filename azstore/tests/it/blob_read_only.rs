@@ -100,6 +100,12 @@ async fn every_write_is_refused(b: &BlobClient, source_url: &str) {
         "delete_with(Include)",
         b.delete_with(DeleteSnapshots::Include, &none).await,
     );
+    // A snapshot or version cannot be leased (Lease Blob takes neither parameter).
+    refused(
+        "acquire_lease",
+        b.acquire_lease(azstore::lease::LeaseDuration::Infinite, None, &none)
+            .await,
+    );
 }
 
 #[tokio::test]
