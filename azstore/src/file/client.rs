@@ -407,6 +407,7 @@ pub struct CreateFileOptions {
 /// [`FileClient::download_into`], [`FileClient::download_stream`]).
 #[derive(Debug, Clone)]
 #[must_use]
+#[non_exhaustive]
 pub struct TransferOptions {
     /// Bytes per range request (1 byte – 4 MiB; default 4 MiB).
     pub range_size: u64,
@@ -443,6 +444,12 @@ impl TransferOptions {
     /// Sets the parallelism.
     pub fn parallelism(mut self, n: usize) -> TransferOptions {
         self.parallelism = n;
+        self
+    }
+
+    /// Sets the content type and metadata of the file an upload creates.
+    pub fn create(mut self, create: CreateFileOptions) -> TransferOptions {
+        self.create = create;
         self
     }
 
