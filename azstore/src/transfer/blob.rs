@@ -46,15 +46,17 @@ impl RangeSource for BlobSource {
     type Props = BlobProperties;
 
     async fn open(&self, len: u64) -> Result<(BlobProperties, Version, StreamingResponse)> {
-        let get = || self.blob.request(Method::Get).conditions(&self.first);
-        let ranged = get().header("x-ms-range", range_header(&(0..len)));
-        let resp = open_first(&self.blob.pipeline, ranged, get).await?;
-        let props = BlobProperties::from_headers(&resp.headers)?;
-        let version = Version {
-            etag: props.etag.clone(),
-            total: props.content_length,
-        };
-        Ok((props, version, resp))
+        open_first(
+            &self.blob.pipeline,
+            || self.blob.request(Method::Get).conditions(&self.first),
+            len,
+            |h| {
+                let p = BlobProperties::from_headers(h)?;
+                let (etag, total) = (p.etag.clone(), p.content_length);
+                Ok((p, etag, total))
+            },
+        )
+        .await
     }
 
     async fn range(&self, range: Range<u64>, version: &Version) -> Result<StreamingResponse> {

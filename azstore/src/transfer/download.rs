@@ -75,19 +75,24 @@ pub(crate) fn range_header(range: &Range<u64>) -> String {
     format!("bytes={}-{}", range.start, range.end - 1)
 }
 
-/// Sends `ranged` (the first range); when the object is empty (a range of it is answered with
-/// 416) sends `whole`, a plain GET, instead.
-pub(crate) async fn open_first(
+/// The first request of a download: `get()` with `x-ms-range: 0..len`, or `get()` alone when
+/// the object is empty (a range of it is answered with 416). `parse` reads the properties,
+/// the ETag and the size from the response's headers.
+pub(crate) async fn open_first<P>(
     pipeline: &Pipeline,
-    ranged: Request,
-    whole: impl FnOnce() -> Request,
-) -> Result<StreamingResponse> {
-    match pipeline.send_streaming(ranged).await {
+    get: impl Fn() -> Request,
+    len: u64,
+    parse: impl FnOnce(&Headers) -> Result<(P, ETag, u64)>,
+) -> Result<(P, Version, StreamingResponse)> {
+    let ranged = get().header("x-ms-range", range_header(&(0..len)));
+    let resp = match pipeline.send_streaming(ranged).await {
         Err(e) if e.status() == Some(416) || e.error_code() == Some(&ErrorCode::InvalidRange) => {
-            pipeline.send_streaming(whole()).await
+            pipeline.send_streaming(get()).await
         }
         r => r,
-    }
+    }?;
+    let (props, etag, total) = parse(&resp.headers)?;
+    Ok((props, Version { etag, total }, resp))
 }
 
 /// How a download runs.

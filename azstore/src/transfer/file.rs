@@ -26,15 +26,17 @@ impl RangeSource for FileClient {
     type Props = FileProperties;
 
     async fn open(&self, len: u64) -> Result<(FileProperties, Version, StreamingResponse)> {
-        let get = || self.request(Method::Get);
-        let ranged = get().header("x-ms-range", range_header(&(0..len)));
-        let resp = open_first(&self.pipeline, ranged, get).await?;
-        let props = FileProperties::from_headers(&resp.headers)?;
-        let version = Version {
-            etag: props.etag.clone(),
-            total: props.content_length,
-        };
-        Ok((props, version, resp))
+        open_first(
+            &self.pipeline,
+            || self.request(Method::Get),
+            len,
+            |h| {
+                let p = FileProperties::from_headers(h)?;
+                let (etag, total) = (p.etag.clone(), p.content_length);
+                Ok((p, etag, total))
+            },
+        )
+        .await
     }
 
     async fn range(&self, range: Range<u64>, _version: &Version) -> Result<StreamingResponse> {

@@ -103,7 +103,11 @@ mod tests {
         pool.put(vec![1, 2, 3]);
         pool.put(vec![0; 8]);
         assert_eq!(pool.free.lock().unwrap().len(), 1, "keeps at most `keep`");
-        assert_eq!(pool.take_filled(2), [1, 2], "a reused buffer is not cleared");
+        assert_eq!(
+            pool.take_filled(2),
+            [1, 2],
+            "a reused buffer is not cleared"
+        );
         assert_eq!(pool.take_filled(2), [0, 0], "a fresh one is zeroed");
     }
 }
