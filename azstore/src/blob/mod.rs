@@ -47,6 +47,7 @@ mod container;
 mod copy;
 mod download;
 mod from_url;
+mod lease;
 mod lifecycle;
 mod list;
 mod models;

@@ -8,9 +8,11 @@
 //!   [`Conditions`](crate::Conditions) at all — asking for a condition the service cannot
 //!   honour does not compile (see [`FileClient`]), instead of being silently ignored.
 //! * **File leases** are the lock for REST writers: infinite only, no renew
-//!   ([`FileClient::acquire_lease`] → [`FileLeaseGuard`]). While held, every write and delete
+//!   ([`FileClient::acquire_lease`], or held by a
+//!   [`LeaseGuard<FileClient>`](crate::lease::LeaseGuard)). While held, every write and delete
 //!   must carry the lease id (`Option<&LeaseId>` on each write); others get 412.
-//! * **Share leases** (15–60 s or infinite, renewable) guard deleting the share.
+//! * **Share leases** (15–60 s or infinite, renewable) guard deleting the share; a
+//!   [`LeaseGuard<ShareClient>`](crate::lease::LeaseGuard) renews one in the background.
 //! * **SMB handles** lock files for REST callers too: 409 `SharingViolation`,
 //!   `FileLockConflict` or `DeletePending` ([`Error::smb_conflict`](crate::Error::smb_conflict)),
 //!   waited out by [`retry_smb_conflicts`].
@@ -19,13 +21,13 @@
 //! # async fn demo() -> azstore::Result<()> {
 //! use azstore::StorageAccount;
 //! use azstore::file::{ShareServiceClient, TransferOptions};
-//! use azstore::lease::LeaseDuration;
+//! use azstore::lease::{LeaseDuration, LeaseGuard};
 //!
 //! let share = ShareServiceClient::new(&StorageAccount::from_env()?)?.share("reports")?;
 //! share.create_if_not_exists().await?;
 //! let file = share.file("q3.csv")?;
-//! let lease = file.acquire_lease(LeaseDuration::Infinite, None).await?;
-//! file.upload(bytes::Bytes::from_static(b"a,b\n1,2\n"), &TransferOptions::default(), Some(lease.id())).await?;
+//! let lease = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite).await?;
+//! file.upload(bytes::Bytes::from_static(b"a,b\n1,2\n"), &TransferOptions::default(), Some(lease.lease_id())).await?;
 //! lease.release().await?;
 //! # Ok(()) }
 //! ```
@@ -48,7 +50,6 @@ pub use client::{
 };
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use http_headers::FileHttpHeaders;
-pub use lease::FileLeaseGuard;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
     DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
