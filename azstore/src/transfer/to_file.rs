@@ -139,7 +139,10 @@ async fn file_attempt<S: RangeSource>(
     .map_err(task_error)?
     .map_err(write_error)?;
     plan.tracker.start(Some(total));
-    let (tx, rx) = mpsc::channel(2 * plan.concurrency);
+    // Room for half of the ranges in flight: the network reads go on while the writer thread
+    // waits for a core (memory stays within `concurrency × chunk`).
+    let room = (plan.concurrency as u64 * plan.chunk / 2 / BATCH as u64) as usize;
+    let (tx, rx) = mpsc::channel(room.max(2 * plan.concurrency));
     let tracker = plan.tracker.clone();
     let writer = tokio::task::spawn_blocking(move || write_all(&file, rx, &tracker));
     let fetched = stream::iter(plan.jobs(&version, first))
