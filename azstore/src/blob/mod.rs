@@ -79,6 +79,7 @@ pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptio
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
+pub(crate) use list::paged;
 pub use list::{
     BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions, Page, ResultStream,
 };

@@ -32,32 +32,86 @@
 //! # Ok(()) }
 //! ```
 
+/// Builder setters of the options structs (each returns `self`): `into` stores
+/// `Some(v.into())` of a string, `some` stores `Some(v)`, `set` stores `v`, `flag` sets a bool.
+macro_rules! setters {
+    () => {};
+    ($(#[$d:meta])* $name:ident => into $field:ident; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: impl Into<String>) -> Self {
+            self.$field = Some(v.into());
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => some $field:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: $ty) -> Self {
+            self.$field = Some(v);
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => set $field:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: $ty) -> Self {
+            self.$field = v;
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => flag $field:ident; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self) -> Self {
+            self.$field = true;
+            self
+        }
+        setters!($($rest)*);
+    };
+}
+
 mod client;
+mod copy;
+mod directory;
+mod file_client;
 mod handles;
 mod http_headers;
 mod lease;
 mod list_shares;
 mod models;
 mod names;
+mod options;
 mod range_from_url;
 mod rename;
+mod service;
+mod set_properties;
+mod share;
+mod share_properties;
 mod smb;
+mod smb_properties;
 mod snapshots;
 
-pub use client::{
-    CreateFileOptions, DirectoryClient, FileClient, FileDownload, FileStream, ListOptions,
-    MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
-};
+pub use copy::{CopyFileOptions, FileCopy};
+pub use directory::{DirectoryClient, ListOptions};
+pub use file_client::{FileClient, FileDownload, FileStream};
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use http_headers::FileHttpHeaders;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
-    DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
-    ShareProperties,
+    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage,
+    RangeList, ShareProperties,
 };
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
+pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
 pub use rename::RenameOptions;
+pub use service::ShareServiceClient;
+pub use set_properties::SetFileProperties;
+pub use share::ShareClient;
+pub use share_properties::ShareOptions;
 pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};
+pub use smb_properties::{
+    FileAttributes, FilePermission, MAX_INLINE_PERMISSION, SmbProperties, SmbTime,
+};
 pub use snapshots::ShareSnapshot;

@@ -258,10 +258,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
         .cache_control("max-age=60")
         .content_disposition("inline")
         .content_md5(azstore::blob::md5_base64(b"<p>"));
-    let opts = CreateFileOptions {
-        headers: created.clone(),
-        ..CreateFileOptions::default()
-    };
+    let opts = CreateFileOptions::default().headers(created.clone());
     f.create_with(3, &opts, None).await.unwrap();
     let p = f.get_properties().await.unwrap();
     assert_eq!(FileHttpHeaders::from_properties(&p), created);
@@ -285,11 +282,9 @@ async fn http_headers_on_create_file_and_set_file_properties() {
     f.set_http_headers(&created, Some(lease.lease_id()))
         .await
         .unwrap();
-    let twice = CreateFileOptions {
-        content_type: Some("a/b".into()),
-        headers: FileHttpHeaders::default().content_type("c/d"),
-        ..CreateFileOptions::default()
-    };
+    let twice = CreateFileOptions::default()
+        .content_type("a/b")
+        .headers(FileHttpHeaders::default().content_type("c/d"));
     let e = share
         .file("other")
         .unwrap()
