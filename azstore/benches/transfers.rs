@@ -1,6 +1,8 @@
 //! Large transfers against Azurite: every azstore transfer mode beside a hand-written parallel
 //! reqwest loop (the floor), in the same run. Each mode runs in a child process of its own so
-//! that its peak RSS is its own; the parent prints, per mode, the median of `REPS` runs:
+//! that its peak RSS is its own; the repetitions interleave the modes (so a change of the
+//! machine's load falls on all of them alike); the parent prints, per mode, the median of
+//! `REPS` runs:
 //!
 //! ```text
 //! transfer: MODE, X MB/s, Y cpu-s, Z MiB rss
@@ -126,14 +128,23 @@ fn main() {
     println!(
         "transfers: {mib} MiB against Azurite, median of {reps} runs, each mode in its own process"
     );
-    for mode in MODES {
-        if only
-            .as_deref()
-            .is_some_and(|o| !o.split(',').any(|o| mode.contains(o)))
-        {
-            continue;
+    let modes: Vec<&str> = MODES
+        .iter()
+        .copied()
+        .filter(|mode| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|o| mode.contains(o)))
+        })
+        .collect();
+    // Repetitions interleave the modes (rep 1 of every mode, then rep 2, ...), so a change of
+    // the machine's load during the run falls on every mode alike.
+    let mut runs: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); modes.len()];
+    for _ in 0..reps {
+        for (mode, runs) in modes.iter().zip(&mut runs) {
+            runs.push(run_child(mode, &env));
         }
-        let runs: Vec<(f64, f64, f64)> = (0..reps).map(|_| run_child(mode, &env)).collect();
+    }
+    for (mode, runs) in modes.iter().zip(&runs) {
         let median = |i: usize| {
             let mut v: Vec<f64> = runs.iter().map(|r| [r.0, r.1, r.2][i]).collect();
             v.sort_by(|a, b| a.total_cmp(b));

@@ -49,6 +49,7 @@ pub enum OnChange {
 /// [`BlobClient::download_stream_with`]).
 #[derive(Debug, Clone)]
 #[must_use]
+#[non_exhaustive]
 pub struct DownloadOptions {
     /// Conditions for the first request (e.g. `if_match` to read a known version only).
     pub conditions: Conditions,

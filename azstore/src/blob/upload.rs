@@ -15,6 +15,7 @@ use crate::transfer::Progress;
 /// Options of [`BlobClient::upload_with`] and [`BlobClient::upload_stream`].
 #[derive(Debug, Clone)]
 #[must_use]
+#[non_exhaustive]
 pub struct UploadOptions {
     /// Conditions, applied to the single Put Blob or to the final Put Block List.
     pub conditions: Conditions,
@@ -75,6 +76,13 @@ impl UploadOptions {
     /// Sets the number of blocks staged at once.
     pub fn max_concurrency(mut self, n: usize) -> Self {
         self.max_concurrency = n;
+        self
+    }
+
+    /// Sets whether an `If-Match` ETag is checked before staging (see
+    /// [`UploadOptions::precheck`](#structfield.precheck)).
+    pub fn precheck(mut self, precheck: bool) -> Self {
+        self.precheck = precheck;
         self
     }
 

@@ -17,10 +17,10 @@ use crate::blob::{
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::http::{Method, StreamingResponse};
-use crate::transfer::download::{self, Plan, RangeSource, Version};
+use crate::transfer::download::{self, Plan, RangeSource, Version, open_first, range_header};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
-    BlockSink, Blocks, Chain, FileBlocks, ReaderBlocks, SliceBlocks, StreamBlocks, read_error,
+    BlockSink, Blocks, Chain, FileBlocks, ReaderBlocks, SliceBlocks, StreamBlocks,
 };
 
 /// Ranged reads of one blob: the first with the caller's conditions, the rest pinned.
@@ -42,36 +42,21 @@ impl BlobSource {
     }
 }
 
-fn range_header(range: &Range<u64>) -> String {
-    format!("bytes={}-{}", range.start, range.end - 1)
-}
-
 impl RangeSource for BlobSource {
     type Props = BlobProperties;
 
     async fn open(&self, len: u64) -> Result<(BlobProperties, Version, StreamingResponse)> {
-        let ranged = self
-            .blob
-            .request(Method::Get)
-            .header("x-ms-range", range_header(&(0..len)))
-            .conditions(&self.first);
-        let resp = match self.blob.pipeline.send_streaming(ranged).await {
-            Ok(r) => r,
-            // A range of an empty blob is answered with 416: read it whole.
-            Err(e)
-                if e.status() == Some(416) || e.error_code() == Some(&ErrorCode::InvalidRange) =>
-            {
-                let whole = self.blob.request(Method::Get).conditions(&self.first);
-                self.blob.pipeline.send_streaming(whole).await?
-            }
-            Err(e) => return Err(e),
-        };
-        let props = BlobProperties::from_headers(&resp.headers)?;
-        let version = Version {
-            etag: props.etag.clone(),
-            total: props.content_length,
-        };
-        Ok((props, version, resp))
+        open_first(
+            &self.blob.pipeline,
+            || self.blob.request(Method::Get).conditions(&self.first),
+            len,
+            |h| {
+                let p = BlobProperties::from_headers(h)?;
+                let (etag, total) = (p.etag.clone(), p.content_length);
+                Ok((p, etag, total))
+            },
+        )
+        .await
     }
 
     async fn range(&self, range: Range<u64>, version: &Version) -> Result<StreamingResponse> {
@@ -195,15 +180,8 @@ impl BlobClient {
         options: &UploadOptions,
     ) -> Result<WriteResult> {
         options.validate()?;
-        let path = path.as_ref().to_path_buf();
-        let file = tokio::task::spawn_blocking(move || std::fs::File::open(path))
-            .await
-            .map_err(|e| Error::new(ErrorKind::Service, format!("a file task failed: {e}")))?
-            .map_err(read_error)?;
-        let file = Arc::new(file);
-        let meta = file.metadata().map_err(read_error)?;
-        let size = meta.len();
-        let bs = options.block_size;
+        let mut blocks = FileBlocks::open(path.as_ref(), options.block_size).await?;
+        let (size, bs) = (blocks.end, options.block_size);
         if size > options.single_put_limit as u64 && size.div_ceil(bs as u64) > MAX_BLOCKS as u64 {
             return Err(Error::invalid_input(format!(
                 "{size} bytes in blocks of {bs} needs more than 50,000 blocks"
@@ -211,17 +189,8 @@ impl BlobClient {
         }
         let tracker = Tracker::new(options.progress.as_ref());
         tracker.start(Some(size));
-        let mut blocks = FileBlocks {
-            file,
-            offset: 0,
-            end: size,
-            size: if size <= options.single_put_limit as u64 {
-                size.max(1) as usize
-            } else {
-                bs
-            },
-        };
         if size <= options.single_put_limit as u64 {
+            blocks.size = size.max(1) as usize;
             let body = blocks.next_block().await?.unwrap_or_default();
             let w = self.put(body, &options.put_options()).await?;
             tracker.add(size);

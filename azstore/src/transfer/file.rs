@@ -11,46 +11,32 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::conditions::LeaseId;
-use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::file::{
     FileClient, FileDownload, FileProperties, FileStream, FileWrite, TransferOptions,
 };
 use crate::http::{Method, StreamingResponse};
-use crate::transfer::download::{self, Plan, RangeSource, Version};
+use crate::transfer::download::{self, Plan, RangeSource, Version, open_first, range_header};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, FileBlocks, ReaderBlocks, SliceBlocks, read_error, stage_all,
 };
 
-fn range_header(range: &Range<u64>) -> String {
-    format!("bytes={}-{}", range.start, range.end - 1)
-}
-
 impl RangeSource for FileClient {
     type Props = FileProperties;
 
     async fn open(&self, len: u64) -> Result<(FileProperties, Version, StreamingResponse)> {
-        let ranged = self
-            .request(Method::Get)
-            .header("x-ms-range", range_header(&(0..len)));
-        let resp = match self.pipeline.send_streaming(ranged).await {
-            Ok(r) => r,
-            // A range of an empty file is answered with 416: read it whole.
-            Err(e)
-                if e.status() == Some(416) || e.error_code() == Some(&ErrorCode::InvalidRange) =>
-            {
-                self.pipeline
-                    .send_streaming(self.request(Method::Get))
-                    .await?
-            }
-            Err(e) => return Err(e),
-        };
-        let props = FileProperties::from_headers(&resp.headers)?;
-        let version = Version {
-            etag: props.etag.clone(),
-            total: props.content_length,
-        };
-        Ok((props, version, resp))
+        open_first(
+            &self.pipeline,
+            || self.request(Method::Get),
+            len,
+            |h| {
+                let p = FileProperties::from_headers(h)?;
+                let (etag, total) = (p.etag.clone(), p.content_length);
+                Ok((p, etag, total))
+            },
+        )
+        .await
     }
 
     async fn range(&self, range: Range<u64>, _version: &Version) -> Result<StreamingResponse> {
@@ -192,21 +178,8 @@ impl FileClient {
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
         options.check()?;
-        let path = path.as_ref().to_path_buf();
-        let (file, size) = tokio::task::spawn_blocking(move || {
-            let f = std::fs::File::open(path)?;
-            let size = f.metadata()?.len();
-            Ok::<_, std::io::Error>((f, size))
-        })
-        .await
-        .map_err(|e| Error::new(ErrorKind::Service, format!("a file task failed: {e}")))?
-        .map_err(read_error)?;
-        let blocks = FileBlocks {
-            file: Arc::new(file),
-            offset: 0,
-            end: size,
-            size: options.range_size as usize,
-        };
+        let blocks = FileBlocks::open(path.as_ref(), options.range_size as usize).await?;
+        let size = blocks.end;
         self.upload_ranges(blocks, size, options, lease).await
     }
 

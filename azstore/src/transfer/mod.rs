@@ -51,7 +51,11 @@
 pub(crate) mod blob;
 pub(crate) mod download;
 mod file;
+mod memory;
+mod pool;
 pub(crate) mod progress;
+mod stream;
+mod to_file;
 pub(crate) mod upload;
 
 pub use crate::blob::OnChange;

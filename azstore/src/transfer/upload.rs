@@ -3,6 +3,7 @@
 //! `max_concurrency` blocks are in flight, so at most `max_concurrency` blocks are held.
 
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -11,7 +12,12 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinSet;
 
 use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::transfer::pool::Pool;
 use crate::transfer::progress::Tracker;
+
+/// Free block buffers an upload keeps for its next blocks (it never holds more than are in
+/// flight at once).
+const KEEP_FREE: usize = 16;
 
 /// Where the blocks of an upload come from.
 pub(crate) trait Blocks: Send {
@@ -57,6 +63,7 @@ pub(crate) struct ReaderBlocks<R> {
     pub(crate) reader: R,
     pub(crate) size: usize,
     pub(crate) ended: bool,
+    pool: Arc<Pool>,
 }
 
 impl<R: AsyncRead + Unpin + Send> ReaderBlocks<R> {
@@ -65,6 +72,7 @@ impl<R: AsyncRead + Unpin + Send> ReaderBlocks<R> {
             reader,
             size,
             ended: false,
+            pool: Pool::new(KEEP_FREE),
         }
     }
 }
@@ -74,20 +82,22 @@ impl<R: AsyncRead + Unpin + Send> Blocks for ReaderBlocks<R> {
         if self.ended {
             return Ok(None);
         }
-        let mut buf = BytesMut::with_capacity(self.size);
-        while buf.len() < self.size {
-            let want = self.size - buf.len();
-            let n = (&mut self.reader)
-                .take(want as u64)
-                .read_buf(&mut buf)
+        let mut buf = self.pool.take_filled(self.size);
+        let mut got = 0;
+        while got < self.size {
+            let n = self
+                .reader
+                .read(&mut buf[got..])
                 .await
                 .map_err(read_error)?;
             if n == 0 {
                 self.ended = true;
                 break;
             }
+            got += n;
         }
-        Ok((!buf.is_empty()).then(|| buf.freeze()))
+        buf.truncate(got);
+        Ok((got > 0).then(|| self.pool.bytes(buf)))
     }
 }
 
@@ -142,10 +152,39 @@ impl<S: Stream<Item = Result<Bytes>> + Send + Unpin> Blocks for StreamBlocks<S> 
 
 /// Blocks read from a file with positioned reads, each into its own buffer.
 pub(crate) struct FileBlocks {
-    pub(crate) file: Arc<std::fs::File>,
-    pub(crate) offset: u64,
+    file: Arc<std::fs::File>,
+    offset: u64,
+    /// The file's size.
     pub(crate) end: u64,
+    /// The block size.
     pub(crate) size: usize,
+    pool: Arc<Pool>,
+}
+
+fn task_error(e: tokio::task::JoinError) -> Error {
+    Error::new(ErrorKind::Service, format!("a file task failed: {e}"))
+}
+
+impl FileBlocks {
+    /// Opens the file at `path` to read it in blocks of `size` bytes.
+    pub(crate) async fn open(path: &Path, size: usize) -> Result<FileBlocks> {
+        let path = path.to_path_buf();
+        let (file, end) = tokio::task::spawn_blocking(move || {
+            let f = std::fs::File::open(path)?;
+            let size = f.metadata()?.len();
+            Ok::<_, std::io::Error>((f, size))
+        })
+        .await
+        .map_err(task_error)?
+        .map_err(read_error)?;
+        Ok(FileBlocks {
+            file: Arc::new(file),
+            offset: 0,
+            end,
+            size,
+            pool: Pool::new(KEEP_FREE),
+        })
+    }
 }
 
 #[cfg(unix)]
@@ -173,16 +212,14 @@ impl Blocks for FileBlocks {
         }
         let len = (self.end - self.offset).min(self.size as u64) as usize;
         let (file, offset) = (self.file.clone(), self.offset);
-        let block = tokio::task::spawn_blocking(move || {
-            // Zeroed pages come from the allocator without a memset (calloc / fresh mmap).
-            let mut buf = vec![0u8; len];
-            read_at(&file, &mut buf, offset).map(|()| buf)
-        })
-        .await
-        .map_err(|e| Error::new(ErrorKind::Service, format!("a file task failed: {e}")))?
-        .map_err(read_error)?;
+        let mut buf = self.pool.take_filled(len);
+        let block =
+            tokio::task::spawn_blocking(move || read_at(&file, &mut buf, offset).map(|()| buf))
+                .await
+                .map_err(task_error)?
+                .map_err(read_error)?;
         self.offset += len as u64;
-        Ok(Some(Bytes::from(block)))
+        Ok(Some(self.pool.bytes(block)))
     }
 }
 

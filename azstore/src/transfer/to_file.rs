@@ -1,0 +1,201 @@
+//! Downloads into a file: the ranges' bodies go, as they arrive and without a copy, to one
+//! writer thread that writes each batch of pieces at its offset (positioned writes), so the
+//! async threads never block on the disk and the hand-offs are one per batch, not one per
+//! piece.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt, stream};
+use tokio::sync::mpsc;
+
+use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::transfer::download::{Failure, Pieces, Plan, RangeSource, Spawned, fetch};
+use crate::transfer::progress::Tracker;
+
+/// Bytes of one range gathered before they go to the writer: few hand-offs, and the pieces
+/// are still in the CPU cache when the kernel copies them.
+const BATCH: usize = 256 * 1024;
+
+/// Pieces to write from offset `at` on; `done`: the bytes of a range this batch completes.
+struct Batch {
+    at: u64,
+    pieces: Vec<Bytes>,
+    done: u64,
+}
+
+fn write_error(e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Service, "writing the download failed")
+        .with_source(e)
+        .with_sent(RequestSent::Yes)
+}
+
+fn task_error(e: tokio::task::JoinError) -> Error {
+    Error::new(ErrorKind::Service, format!("a file task failed: {e}"))
+}
+
+#[cfg(unix)]
+fn write_at(file: &std::fs::File, data: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, data, offset)
+}
+
+#[cfg(windows)]
+fn write_at(file: &std::fs::File, mut data: &[u8], mut offset: u64) -> std::io::Result<()> {
+    while !data.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(file, data, offset)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        data = &data[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+/// The writer thread: writes every batch until all senders are gone; reports each completed
+/// range to `tracker` once it is written.
+fn write_all(
+    file: &std::fs::File,
+    mut batches: mpsc::Receiver<Batch>,
+    tracker: &Tracker,
+) -> std::io::Result<()> {
+    while let Some(batch) = batches.blocking_recv() {
+        let mut at = batch.at;
+        for piece in &batch.pieces {
+            write_at(file, piece, at)?;
+            at += piece.len() as u64;
+        }
+        if batch.done > 0 {
+            tracker.add(batch.done);
+        }
+    }
+    Ok(())
+}
+
+/// One range on its way to the writer.
+struct ToWriter {
+    batches: mpsc::Sender<Batch>,
+    range: Range<u64>,
+    /// Offset of the first piece in `pieces`.
+    at: u64,
+    pieces: Vec<Bytes>,
+    len: usize,
+}
+
+impl ToWriter {
+    async fn send(&mut self, done: u64) -> Result<()> {
+        let batch = Batch {
+            at: self.at,
+            pieces: std::mem::take(&mut self.pieces),
+            done,
+        };
+        self.at += self.len as u64;
+        self.len = 0;
+        self.batches.send(batch).await.map_err(|_| {
+            // The writer stopped on an error; the download reports that error.
+            Error::new(ErrorKind::Service, "the file writer stopped")
+        })
+    }
+}
+
+impl Pieces for ToWriter {
+    async fn put(&mut self, at: u64, piece: Bytes) -> Result<()> {
+        if at == self.range.start {
+            // (Again) from the range's start: positioned writes make a rewrite harmless.
+            self.pieces.clear();
+            self.at = at;
+            self.len = 0;
+        }
+        self.len += piece.len();
+        self.pieces.push(piece);
+        if self.len >= BATCH {
+            self.send(0).await?;
+        }
+        Ok(())
+    }
+
+    async fn end(&mut self) -> Result<()> {
+        let n = self.range.end - self.range.start;
+        self.send(n).await
+    }
+}
+
+/// One attempt of a download to `partial`.
+async fn file_attempt<S: RangeSource>(
+    src: &S,
+    plan: &Plan,
+    partial: &Path,
+) -> Result<S::Props, Failure> {
+    let (props, version, first) = src.open(plan.chunk).await?;
+    let total = version.total;
+    let path = partial.to_path_buf();
+    let file = tokio::task::spawn_blocking(move || {
+        let f = std::fs::File::create(&path)?;
+        f.set_len(total)?;
+        Ok(f)
+    })
+    .await
+    .map_err(task_error)?
+    .map_err(write_error)?;
+    plan.tracker.start(Some(total));
+    // Room for half of the ranges in flight: the network reads go on while the writer thread
+    // waits for a core (memory stays within `concurrency × chunk`).
+    let room = (plan.concurrency as u64 * plan.chunk / 2 / BATCH as u64) as usize;
+    let (tx, rx) = mpsc::channel(room.max(2 * plan.concurrency));
+    let tracker = plan.tracker.clone();
+    let writer = tokio::task::spawn_blocking(move || write_all(&file, rx, &tracker));
+    let fetched = stream::iter(plan.jobs(&version, first))
+        .map(|(range, first)| {
+            let (src, version) = (src.clone(), version.clone());
+            let mut sink = ToWriter {
+                batches: tx.clone(),
+                at: range.start,
+                range: range.clone(),
+                pieces: Vec::new(),
+                len: 0,
+            };
+            Spawned::spawn(async move { fetch(&src, &version, range, first, &mut sink).await })
+        })
+        .buffer_unordered(plan.concurrency)
+        .try_collect::<()>()
+        .await;
+    // The writer ends when every sender is gone (those of aborted ranges go with them).
+    drop(tx);
+    writer.await.map_err(task_error)?.map_err(write_error)?;
+    fetched.map(|()| props)
+}
+
+/// `path` with `.partial` appended.
+pub(crate) fn partial_path(path: &Path) -> PathBuf {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    PathBuf::from(partial)
+}
+
+/// Downloads into `path` + `.partial` with positioned writes, renamed into place when
+/// complete; on failure the partial file is removed, so `path` never holds a torn or partial
+/// copy.
+pub(crate) async fn to_file<S: RangeSource>(src: &S, plan: &Plan, path: &Path) -> Result<S::Props> {
+    plan.check()?;
+    let partial = partial_path(path);
+    let mut restarts = 0;
+    let result = loop {
+        let attempt = file_attempt(src, plan, &partial).await;
+        if let Some(r) = plan.settle(attempt, &mut restarts) {
+            break r;
+        }
+    };
+    match result {
+        Ok(p) => {
+            tokio::fs::rename(&partial, path)
+                .await
+                .map_err(write_error)?;
+            Ok(p)
+        }
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&partial).await;
+            Err(e)
+        }
+    }
+}
