@@ -294,7 +294,7 @@ impl Error {
     pub(crate) fn duplicate(&self) -> Error {
         let mut message = self.inner.message.clone();
         if let Some(s) = &self.inner.source {
-            message = format!("{message}: {}", crate::credential::redact(&s.to_string()));
+            message = format!("{message}: {}", crate::redact::redact(&s.to_string()));
         }
         Error {
             inner: Box::new(Inner {
@@ -458,7 +458,7 @@ impl fmt::Debug for Error {
         }
         d.field("sent", &self.inner.sent);
         if let Some(s) = &self.inner.source {
-            d.field("source", &crate::credential::redact(&s.to_string()));
+            d.field("source", &crate::redact::redact(&s.to_string()));
         }
         d.finish()
     }

@@ -113,6 +113,7 @@ pub mod credential;
 pub mod error;
 pub mod http;
 mod names;
+mod redact;
 pub mod service_properties;
 mod shortcuts;
 mod time_fmt;

@@ -99,12 +99,14 @@ pub struct Current<T> {
 /// verbatim with the value and returned by [`read`](Versioned::read) in
 /// [`Current::write_id`]; this is what lets [`update`] recognise its own ambiguous writes.
 ///
-/// Send `replace` and `create` as non-idempotent requests
-/// ([`Request::non_idempotent`](crate::http::Request::non_idempotent)): then a write whose
-/// response was lost comes back as an error with [`RequestSent::Maybe`] and `update`
-/// re-reads at once, instead of the pipeline repeating the write, meeting our own first try
-/// as a 412, and `update` recognising it only after its backoff (when, under heavy
-/// contention, more than [`WRITE_ID_HISTORY`]` - 1` other writes may have landed on top).
+/// Send `replace` and `create` as conditional (or non-idempotent) writes
+/// ([`Intent::ConditionalWrite`](crate::http::Intent::ConditionalWrite), which
+/// [`Request::conditions`](crate::http::Request::conditions) makes of an ETag or create-only
+/// condition): then a write whose response was lost comes back as an error with
+/// [`RequestSent::Maybe`] and `update` re-reads at once, instead of the pipeline repeating
+/// the write, meeting our own first try as a 412, and `update` recognising it only after its
+/// backoff (when, under heavy contention, more than [`WRITE_ID_HISTORY`]` - 1` other writes
+/// may have landed on top).
 pub trait Versioned: Send + Sync {
     /// The value type.
     type Value: Send + Sync;
