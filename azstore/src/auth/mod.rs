@@ -1,4 +1,4 @@
-//! Request authorization in one step: [`Authorizer::authorize`] turns a stamped request into
+//! Request authorization in one step: `Authorizer::authorize` turns a stamped request into
 //! what the credential requires (a SharedKey signature in the Blob/Queue/File or the Table
 //! dialect, SAS query pairs, a bearer token, or nothing). The pipeline stamps, authorizes,
 //! sends and classifies; only this module knows how each credential signs. SAS generation

@@ -249,11 +249,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn query_string_and_intent() {
-        let r = Request::new(Method::Get, "c")
-            .query("restype", "container")
-            .query("prefix", "x y");
+    fn query_string() {
+        let r = Request::new(Method::Get, "c").query("restype", "container");
+        let r = r.query("prefix", "x y");
         assert_eq!(r.query_string(&[]), "restype=container&prefix=x%20y");
+    }
+
+    #[test]
+    fn intent_from_method_conditions_and_declaration() {
         let repeatable = |r: &Request| r.intent.repeatable_after_ambiguous_failure();
         assert!(!repeatable(&Request::new(Method::Post, "q")));
         let put = Request::new(Method::Put, "c/b");

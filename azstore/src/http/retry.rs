@@ -39,6 +39,7 @@ pub enum Jitter {
 /// assert_eq!(n, 5);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 #[must_use]
 pub struct RetryPolicy {
     max_retries: u32,
