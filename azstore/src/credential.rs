@@ -7,6 +7,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use base64::Engine;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use crate::error::{Error, Result};
 use crate::redact::redact;
@@ -24,7 +26,7 @@ pub struct SharedKeyCredential {
     account: String,
     /// HMAC-SHA256 already keyed with the account key (the key's inner and outer pads are
     /// hashed once here instead of on every request); cloned per signature.
-    mac: Arc<crate::auth::KeyedMac>,
+    mac: Arc<KeyedMac>,
 }
 
 impl SharedKeyCredential {
@@ -43,7 +45,7 @@ impl SharedKeyCredential {
         }
         Ok(SharedKeyCredential {
             account: account.into(),
-            mac: Arc::new(crate::auth::KeyedMac::new(&key)),
+            mac: Arc::new(KeyedMac::new(&key)),
         })
     }
 
@@ -64,6 +66,23 @@ impl fmt::Debug for SharedKeyCredential {
             .field("account", &self.account)
             .field("key", &"<redacted>")
             .finish()
+    }
+}
+
+/// HMAC-SHA256 keyed once with an account key.
+#[derive(Clone)]
+struct KeyedMac(Hmac<Sha256>);
+
+impl KeyedMac {
+    fn new(key: &[u8]) -> KeyedMac {
+        KeyedMac(Hmac::<Sha256>::new_from_slice(key).expect("HMAC accepts any key length"))
+    }
+
+    /// HMAC-SHA256 of `data`, base64 encoded.
+    fn sign_base64(&self, data: &[u8]) -> String {
+        let mut mac = self.0.clone();
+        mac.update(data);
+        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
     }
 }
 
