@@ -11,7 +11,7 @@
 //! ```
 
 use azstore::file::{ShareServiceClient, SmbRetry, TransferOptions, retry_smb_conflicts};
-use azstore::lease::LeaseDuration;
+use azstore::lease::{LeaseDuration, LeaseGuard};
 use azstore::{Service, StorageAccount};
 use bytes::Bytes;
 
@@ -42,17 +42,21 @@ async fn run(share: &azstore::file::ShareClient) -> azstore::Result<()> {
     //    holding the file open would answer 409 SharingViolation: wait that out.
     report.create(0, None).await?;
     let lease = retry_smb_conflicts(&SmbRetry::default(), || {
-        report.acquire_lease(LeaseDuration::Infinite, None)
+        LeaseGuard::acquire(report.clone(), LeaseDuration::Infinite)
     })
     .await?;
-    println!("writer A holds lease {}", lease.id());
+    println!("writer A holds lease {}", lease.lease_id());
     let body = Bytes::from(
         (1..=50_000)
             .map(|i| format!("{i},{}\n", i * 7))
             .collect::<String>(),
     );
     let written = report
-        .upload(body.clone(), &TransferOptions::default(), Some(lease.id()))
+        .upload(
+            body.clone(),
+            &TransferOptions::default(),
+            Some(lease.lease_id()),
+        )
         .await?;
     println!(
         "writer A uploaded {} bytes (ranges of up to 4 MiB), ETag {}",

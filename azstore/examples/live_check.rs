@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use azstore::file::ShareServiceClient;
 use azstore::http::TransportOptions;
-use azstore::lease::{Leasable, LeaseDuration};
+use azstore::lease::{Leasable, LeaseDuration, LeaseGuard};
 use azstore::{
     BlobServiceClient, ClientOptions, Conditions, ErrorCode, ErrorKind, LeaseId,
     QueueServiceClient, Service, StorageAccount, TableServiceClient,
@@ -354,8 +354,7 @@ async fn file(account: &StorageAccount, options: &ClientOptions, r: &mut Report)
     let file = share.file("check.bin").expect("valid name");
     r.run("file", "lease: writes need the lease id", || async {
         file.create(4, None).await.map_err(s)?;
-        let lease = file
-            .acquire_lease(LeaseDuration::Infinite, None)
+        let lease = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite)
             .await
             .map_err(s)?;
         expect_err(
@@ -364,10 +363,14 @@ async fn file(account: &StorageAccount, options: &ClientOptions, r: &mut Report)
             ErrorKind::Lease,
             Some(ErrorCode::LeaseIdMissing),
         )?;
-        file.put_range(0, bytes::Bytes::from_static(b"mine"), Some(lease.id()))
-            .await
-            .map_err(s)?;
-        lease.release().await.map_err(s)
+        file.put_range(
+            0,
+            bytes::Bytes::from_static(b"mine"),
+            Some(lease.lease_id()),
+        )
+        .await
+        .map_err(s)?;
+        lease.release().await.map(drop).map_err(s)
     })
     .await;
     r.run("file", "cleanup", || async {

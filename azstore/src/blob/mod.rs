@@ -47,6 +47,7 @@ mod container;
 mod copy;
 mod download;
 mod from_url;
+mod lease;
 mod lifecycle;
 mod list;
 mod models;
@@ -78,6 +79,7 @@ pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptio
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
+pub(crate) use list::paged;
 pub use list::{
     BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions, Page, ResultStream,
 };

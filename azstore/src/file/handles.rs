@@ -17,7 +17,7 @@ use serde::Deserialize;
 use time::OffsetDateTime;
 
 use crate::error::{Error, Result};
-use crate::file::client::{DirectoryClient, FileClient};
+use crate::file::{DirectoryClient, FileClient};
 use crate::http::{Method, Request};
 
 /// An open SMB handle.

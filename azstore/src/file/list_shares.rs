@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use crate::conditions::ETag;
 use crate::error::{Error, Result};
-use crate::file::client::ShareServiceClient;
+use crate::file::ShareServiceClient;
 use crate::http::{Method, Request};
 
 /// A share as listed.
@@ -26,6 +26,12 @@ pub struct ShareItem {
     pub quota_gib: Option<u64>,
     /// Metadata (when asked for).
     pub metadata: BTreeMap<String, String>,
+    /// A soft-deleted share (listed only when asked for), restorable by its `version`.
+    pub deleted: bool,
+    /// The version of a deleted share.
+    pub version: Option<String>,
+    /// Access tier.
+    pub access_tier: Option<String>,
 }
 
 /// One page of List Shares.
@@ -40,14 +46,51 @@ pub struct SharePage {
 
 /// Options of List Shares.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 #[must_use]
 pub struct ListSharesOptions {
     /// Only shares whose name starts with this.
     pub prefix: Option<String>,
     /// Page size, 1–5000.
     pub max_results: Option<u32>,
-    /// Include each share's metadata.
+    /// Include each share's metadata (`include=metadata`).
     pub include_metadata: bool,
+    /// Include share snapshots (`include=snapshots`; [`ShareItem::snapshot`] is set).
+    pub include_snapshots: bool,
+    /// Include soft-deleted shares (`include=deleted`; [`ShareItem::deleted`] is set).
+    pub include_deleted: bool,
+}
+
+impl ListSharesOptions {
+    setters! {
+        /// Only shares whose name starts with `prefix`.
+        prefix => into prefix;
+
+        /// Sets the page size.
+        max_results => some max_results: u32;
+
+        /// Lists each share's metadata.
+        with_metadata => flag include_metadata;
+
+        /// Lists share snapshots too.
+        with_snapshots => flag include_snapshots;
+
+        /// Lists soft-deleted shares too.
+        with_deleted => flag include_deleted;
+    }
+
+    fn include(&self) -> Option<String> {
+        let parts: Vec<&str> = [
+            (self.include_snapshots, "snapshots"),
+            (self.include_metadata, "metadata"),
+            (self.include_deleted, "deleted"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(","))
+    }
 }
 
 #[derive(Deserialize)]
@@ -75,6 +118,10 @@ struct RawShare {
     properties: RawShareProperties,
     #[serde(default)]
     metadata: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    deleted: Option<bool>,
+    #[serde(default)]
+    version: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -85,6 +132,8 @@ struct RawShareProperties {
     etag: Option<String>,
     #[serde(rename = "Quota", default)]
     quota: Option<u64>,
+    #[serde(rename = "AccessTier", default)]
+    access_tier: Option<String>,
 }
 
 impl SharePage {
@@ -109,6 +158,9 @@ impl SharePage {
                         .and_then(crate::time_fmt::parse_http_date),
                     quota_gib: s.properties.quota,
                     metadata: s.metadata.unwrap_or_default(),
+                    deleted: s.deleted.unwrap_or(false),
+                    version: s.version.filter(|v| !v.is_empty()),
+                    access_tier: s.properties.access_tier,
                 })
                 .collect(),
             next_marker: raw.next_marker.filter(|m| !m.is_empty()),
@@ -122,7 +174,7 @@ impl ShareServiceClient {
     /// ```no_run
     /// # async fn f(files: azstore::ShareServiceClient) -> azstore::Result<()> {
     /// use azstore::file::ListSharesOptions;
-    /// let options = ListSharesOptions { prefix: Some("logs".into()), ..Default::default() };
+    /// let options = ListSharesOptions::default().prefix("logs");
     /// let mut marker = None;
     /// loop {
     ///     let page = files.list_shares_page(&options, marker.as_deref()).await?;
@@ -156,8 +208,8 @@ impl ShareServiceClient {
             }
             req = req.query("maxresults", n.to_string());
         }
-        if options.include_metadata {
-            req = req.query("include", "metadata");
+        if let Some(include) = options.include() {
+            req = req.query("include", include);
         }
         let resp = self.pipeline().send(req).await?;
         SharePage::parse(&resp.body)

@@ -8,9 +8,11 @@
 //!   [`Conditions`](crate::Conditions) at all — asking for a condition the service cannot
 //!   honour does not compile (see [`FileClient`]), instead of being silently ignored.
 //! * **File leases** are the lock for REST writers: infinite only, no renew
-//!   ([`FileClient::acquire_lease`] → [`FileLeaseGuard`]). While held, every write and delete
+//!   ([`FileClient::acquire_lease`], or held by a
+//!   [`LeaseGuard<FileClient>`](crate::lease::LeaseGuard)). While held, every write and delete
 //!   must carry the lease id (`Option<&LeaseId>` on each write); others get 412.
-//! * **Share leases** (15–60 s or infinite, renewable) guard deleting the share.
+//! * **Share leases** (15–60 s or infinite, renewable) guard deleting the share; a
+//!   [`LeaseGuard<ShareClient>`](crate::lease::LeaseGuard) renews one in the background.
 //! * **SMB handles** lock files for REST callers too: 409 `SharingViolation`,
 //!   `FileLockConflict` or `DeletePending` ([`Error::smb_conflict`](crate::Error::smb_conflict)),
 //!   waited out by [`retry_smb_conflicts`].
@@ -19,44 +21,97 @@
 //! # async fn demo() -> azstore::Result<()> {
 //! use azstore::StorageAccount;
 //! use azstore::file::{ShareServiceClient, TransferOptions};
-//! use azstore::lease::LeaseDuration;
+//! use azstore::lease::{LeaseDuration, LeaseGuard};
 //!
 //! let share = ShareServiceClient::new(&StorageAccount::from_env()?)?.share("reports")?;
 //! share.create_if_not_exists().await?;
 //! let file = share.file("q3.csv")?;
-//! let lease = file.acquire_lease(LeaseDuration::Infinite, None).await?;
-//! file.upload(bytes::Bytes::from_static(b"a,b\n1,2\n"), &TransferOptions::default(), Some(lease.id())).await?;
+//! let lease = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite).await?;
+//! file.upload(bytes::Bytes::from_static(b"a,b\n1,2\n"), &TransferOptions::default(), Some(lease.lease_id())).await?;
 //! lease.release().await?;
 //! # Ok(()) }
 //! ```
 
+/// Builder setters of the options structs (each returns `self`): `into` stores
+/// `Some(v.into())` of a string, `some` stores `Some(v)`, `set` stores `v`, `flag` sets a bool.
+macro_rules! setters {
+    () => {};
+    ($(#[$d:meta])* $name:ident => into $field:ident; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: impl Into<String>) -> Self {
+            self.$field = Some(v.into());
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => some $field:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: $ty) -> Self {
+            self.$field = Some(v);
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => set $field:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: $ty) -> Self {
+            self.$field = v;
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => flag $field:ident; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self) -> Self {
+            self.$field = true;
+            self
+        }
+        setters!($($rest)*);
+    };
+}
+
 mod client;
+mod copy;
+mod directory;
+mod file_client;
 mod handles;
 mod http_headers;
 mod lease;
 mod list_shares;
 mod models;
 mod names;
+mod options;
 mod range_from_url;
 mod rename;
+mod service;
+mod set_properties;
+mod share;
+mod share_properties;
 mod smb;
+mod smb_properties;
 mod snapshots;
 
-pub use client::{
-    CreateFileOptions, DirectoryClient, FileClient, FileDownload, FileStream, ListOptions,
-    MAX_RANGE_SIZE, ShareClient, ShareServiceClient, TransferOptions,
-};
+pub use copy::{CopyFileOptions, FileCopy};
+pub use directory::{DirectoryClient, ListOptions};
+pub use file_client::{FileClient, FileDownload, FileStream};
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use http_headers::FileHttpHeaders;
-pub use lease::FileLeaseGuard;
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
-    DirectoryProperties, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage, RangeList,
-    ShareProperties,
+    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage,
+    RangeList, ShareProperties,
 };
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
+pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
 pub use rename::RenameOptions;
+pub use service::ShareServiceClient;
+pub use set_properties::SetFileProperties;
+pub use share::ShareClient;
+pub use share_properties::ShareOptions;
 pub use smb::{SmbConflict, SmbRetry, retry_smb_conflicts};
+pub use smb_properties::{
+    FileAttributes, FilePermission, MAX_INLINE_PERMISSION, SmbProperties, SmbTime,
+};
 pub use snapshots::ShareSnapshot;

@@ -8,7 +8,8 @@ use time::OffsetDateTime;
 use crate::blob::{LeaseDurationType, LeaseState, LeaseStatus};
 use crate::conditions::ETag;
 use crate::error::{Error, Result};
-use crate::http::{Headers, Response};
+use crate::file::smb_properties::SmbProperties;
+use crate::http::{Headers, Request, Response};
 
 /// Lease information as sent in `x-ms-lease-*` headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,6 +58,20 @@ pub struct FileWrite {
 }
 
 impl FileWrite {
+    /// Sends a write and reads the new version.
+    pub(crate) async fn send(pipeline: &crate::http::Pipeline, req: Request) -> Result<FileWrite> {
+        FileWrite::from_response(&pipeline.send(req).await?)
+    }
+
+    /// Set Metadata of the share, directory or file `req` (a PUT) addresses.
+    pub(crate) async fn set_metadata(
+        pipeline: &crate::http::Pipeline,
+        req: Request,
+        metadata: &BTreeMap<String, String>,
+    ) -> Result<FileWrite> {
+        FileWrite::send(pipeline, req.query("comp", "metadata").metadata(metadata)).await
+    }
+
     pub(crate) fn from_response(resp: &Response) -> Result<FileWrite> {
         Ok(FileWrite {
             etag: resp.headers.require_etag()?,
@@ -79,16 +94,26 @@ pub struct ShareProperties {
     pub metadata: BTreeMap<String, String>,
     /// Share lease.
     pub lease: LeaseInfo,
+    /// Access tier (`x-ms-access-tier`: `TransactionOptimized`, `Hot`, `Cool`, `Premium`).
+    pub access_tier: Option<String>,
+    /// Enabled protocols (`x-ms-enabled-protocols`: `SMB` or `NFS`).
+    pub enabled_protocols: Option<String>,
+    /// NFS root squash (`x-ms-root-squash`: `NoRootSquash`, `RootSquash`, `AllSquash`).
+    pub root_squash: Option<String>,
 }
 
 impl ShareProperties {
     pub(crate) fn from_headers(h: &Headers) -> Result<ShareProperties> {
+        let text = |n: &str| h.get(n).map(str::to_string);
         Ok(ShareProperties {
             etag: h.require_etag()?,
             last_modified: h.last_modified(),
             quota_gib: h.parse("x-ms-share-quota")?,
             metadata: h.metadata(),
             lease: LeaseInfo::from_headers(h),
+            access_tier: text("x-ms-access-tier"),
+            enabled_protocols: text("x-ms-enabled-protocols"),
+            root_squash: text("x-ms-root-squash"),
         })
     }
 }
@@ -103,6 +128,8 @@ pub struct DirectoryProperties {
     pub last_modified: Option<OffsetDateTime>,
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
+    /// SMB attributes, times, permission key and ids.
+    pub smb: SmbProperties,
 }
 
 impl DirectoryProperties {
@@ -111,6 +138,7 @@ impl DirectoryProperties {
             etag: h.require_etag()?,
             last_modified: h.last_modified(),
             metadata: h.metadata(),
+            smb: SmbProperties::from_headers(h)?,
         })
     }
 }
@@ -141,6 +169,43 @@ pub struct FileProperties {
     pub metadata: BTreeMap<String, String>,
     /// File lease.
     pub lease: LeaseInfo,
+    /// SMB attributes, times, permission key and ids.
+    pub smb: SmbProperties,
+    /// The last copy into this file (Copy File), if any.
+    pub copy: Option<FileCopyInfo>,
+}
+
+/// The state of the last Copy File into a file (`x-ms-copy-*` headers).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct FileCopyInfo {
+    /// `x-ms-copy-id`: pass it to [`FileClient::abort_copy`](crate::file::FileClient::abort_copy).
+    pub id: String,
+    /// `x-ms-copy-status`.
+    pub status: crate::blob::CopyStatus,
+    /// `x-ms-copy-source`.
+    pub source: Option<String>,
+    /// `x-ms-copy-progress` (`copied/total` bytes).
+    pub progress: Option<String>,
+    /// `x-ms-copy-completion-time`.
+    pub completion_time: Option<OffsetDateTime>,
+    /// `x-ms-copy-status-description` (why a copy failed).
+    pub status_description: Option<String>,
+}
+
+impl FileCopyInfo {
+    pub(crate) fn from_headers(h: &Headers) -> Option<FileCopyInfo> {
+        Some(FileCopyInfo {
+            id: h.get("x-ms-copy-id")?.to_string(),
+            status: crate::blob::CopyStatus::parse(h.get("x-ms-copy-status").unwrap_or("")),
+            source: h.get("x-ms-copy-source").map(str::to_string),
+            progress: h.get("x-ms-copy-progress").map(str::to_string),
+            completion_time: h
+                .get("x-ms-copy-completion-time")
+                .and_then(crate::time_fmt::parse_http_date),
+            status_description: h.get("x-ms-copy-status-description").map(str::to_string),
+        })
+    }
 }
 
 impl FileProperties {
@@ -166,6 +231,8 @@ impl FileProperties {
             content_md5: h.get("content-md5").map(str::to_string),
             metadata: h.metadata(),
             lease: LeaseInfo::from_headers(h),
+            smb: SmbProperties::from_headers(h)?,
+            copy: FileCopyInfo::from_headers(h),
         })
     }
 }

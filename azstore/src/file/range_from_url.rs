@@ -11,7 +11,7 @@
 use crate::blob::CopySource;
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
-use crate::file::client::FileClient;
+use crate::file::FileClient;
 use crate::file::models::FileWrite;
 use crate::http::Method;
 

@@ -15,12 +15,13 @@
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
-use crate::file::client::{DirectoryClient, FileClient};
 use crate::file::models::FileWrite;
+use crate::file::{DirectoryClient, FileClient};
 use crate::http::{Method, Request};
 
 /// Options of [`FileClient::rename`] and [`DirectoryClient::rename`].
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 #[must_use]
 pub struct RenameOptions {
     /// Replace an existing file at the destination (`x-ms-file-rename-replace-if-exists`);
@@ -36,16 +37,12 @@ pub struct RenameOptions {
 }
 
 impl RenameOptions {
-    /// Sets whether an existing destination is replaced.
-    pub fn replace_if_exists(mut self, yes: bool) -> RenameOptions {
-        self.replace_if_exists = yes;
-        self
-    }
+    setters! {
+        /// Sets whether an existing destination is replaced.
+        replace_if_exists => set replace_if_exists: bool;
 
-    /// Sets whether a read-only destination is replaced too.
-    pub fn ignore_read_only(mut self, yes: bool) -> RenameOptions {
-        self.ignore_read_only = yes;
-        self
+        /// Sets whether a read-only destination is replaced too.
+        ignore_read_only => set ignore_read_only: bool;
     }
 
     /// The source's lease id.

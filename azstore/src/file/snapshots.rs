@@ -7,8 +7,8 @@ use time::OffsetDateTime;
 
 use crate::conditions::ETag;
 use crate::error::{Error, Result};
-use crate::file::client::{DirectoryClient, FileClient, ShareClient};
 use crate::file::models::ShareProperties;
+use crate::file::{DirectoryClient, FileClient, ShareClient};
 use crate::http::{Method, Response};
 
 /// What Snapshot Share returns.

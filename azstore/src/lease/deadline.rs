@@ -121,7 +121,11 @@ impl Deadline {
     /// `publish(time since the last confirmation)` under the lock and closes the deadline.
     /// Returns whether the deadline is closed (now or before).
     pub(crate) fn expire_if_due(&self, publish: impl FnOnce(Duration)) -> bool {
-        let mut t = self.times();
+        self.close_if_due(&mut self.times(), publish)
+    }
+
+    /// [`expire_if_due`](Self::expire_if_due) on times already locked.
+    fn close_if_due(&self, t: &mut Times, publish: impl FnOnce(Duration)) -> bool {
         if t.closed {
             return true;
         }
@@ -156,13 +160,7 @@ impl Deadline {
         publish: impl FnOnce(Duration),
     ) -> bool {
         let mut t = self.times();
-        if t.closed {
-            return false;
-        }
-        let (now, now_tokio) = (self.clock.now(), Instant::now());
-        if t.expired(now, now_tokio) {
-            t.closed = true;
-            publish(t.since(now, now_tokio));
+        if self.close_if_due(&mut t, publish) {
             return false;
         }
         t.confirmed_at = sent_at;

@@ -2,187 +2,21 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
-use crate::lease::deadline::{CLOCK_POLL, Deadline};
+use crate::lease::deadline::Deadline;
+use crate::lease::keepalive::{
+    self, Extend, Extended, GuardOptions, GuardState, Keeper, Kept, LeaseLoss, Plan,
+};
 use crate::lease::{Leasable, LeaseDuration};
-
-/// How a [`LeaseGuard`] renews. The defaults suit almost everyone: renew every third of the
-/// duration, give up vouching for the lease one sixth of the duration before it would expire,
-/// and retry a transient renew failure after 250 ms (doubling up to the renew interval).
-/// Deadlines are measured on [`Clock::system`] (which counts through suspend on Linux).
-#[derive(Debug, Clone, PartialEq)]
-#[must_use]
-pub struct GuardOptions {
-    renew_fraction: f64,
-    safety_margin: Option<Duration>,
-    retry_delay: Duration,
-    clock: Clock,
-}
-
-impl Default for GuardOptions {
-    fn default() -> Self {
-        GuardOptions {
-            renew_fraction: 1.0 / 3.0,
-            safety_margin: None,
-            retry_delay: Duration::from_millis(250),
-            clock: Clock::system(),
-        }
-    }
-}
-
-impl GuardOptions {
-    /// Renew after this fraction of the lease duration (0 < f < 1; default 1/3).
-    pub fn renew_fraction(mut self, fraction: f64) -> GuardOptions {
-        self.renew_fraction = fraction;
-        self
-    }
-
-    /// Report the lease as lost when no renew has succeeded for the duration minus this
-    /// margin (default: one sixth of the duration). The margin absorbs request latency and
-    /// clock-rate differences so the holder stops *before* another client can acquire.
-    pub fn safety_margin(mut self, margin: Duration) -> GuardOptions {
-        self.safety_margin = Some(margin);
-        self
-    }
-
-    /// First delay before retrying a transient renew failure (default 250 ms; doubles up to
-    /// the renew interval, never past the loss deadline).
-    pub fn retry_delay(mut self, delay: Duration) -> GuardOptions {
-        self.retry_delay = delay;
-        self
-    }
-
-    /// The clock the loss deadline is measured on (default [`Clock::system`]). Renewals are
-    /// still scheduled on tokio's clock, and the guard also reports the loss when tokio's clock
-    /// says the window has passed (in a running program the system clock is never behind it;
-    /// under tokio's paused test time, tokio's clock moves and this one does not). Pass a
-    /// [`ManualClock`](crate::clock::ManualClock)'s clock to make "the deadline passed while
-    /// the renew task did not run" happen in a test.
-    pub fn clock(mut self, clock: Clock) -> GuardOptions {
-        self.clock = clock;
-        self
-    }
-
-    /// The schedule for a lease of `duration`; `InvalidInput` when the options cannot keep it.
-    pub(crate) fn plan(&self, duration: Duration) -> Result<Plan> {
-        let f = self.renew_fraction;
-        if !(f > 0.0 && f < 1.0) {
-            return Err(Error::invalid_input(format!(
-                "renew fraction must be between 0 and 1 (got {f})"
-            )));
-        }
-        let interval = duration.mul_f64(f);
-        let margin = self.safety_margin.unwrap_or(duration / 6);
-        let window = duration.checked_sub(margin).unwrap_or_default();
-        if window.is_zero() || interval >= window {
-            return Err(Error::invalid_input(format!(
-                "renew interval {interval:?} must be shorter than the lease duration {duration:?} \
-                 minus the safety margin {margin:?}"
-            )));
-        }
-        if self.retry_delay.is_zero() {
-            return Err(Error::invalid_input("retry delay must be positive"));
-        }
-        Ok(Plan {
-            interval,
-            window,
-            retry_delay: self.retry_delay,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Plan {
-    interval: Duration,
-    /// Time after the last successful renew (as sent) at which the lease counts as lost.
-    window: Duration,
-    retry_delay: Duration,
-}
-
-/// Why a [`LeaseGuard`] no longer vouches for its lease.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LeaseLoss {
-    /// The service refused a renew: the lease was broken, released, changed, or expired and
-    /// taken by someone else.
-    Refused {
-        /// HTTP status of the refusal, when the service answered.
-        status: Option<u16>,
-        /// The service error code (e.g. `LeaseIsBrokenAndCannotBeRenewed`).
-        code: Option<ErrorCode>,
-        /// The message.
-        message: String,
-    },
-    /// No renew succeeded for too long (the service unreachable, or this process was paused):
-    /// the lease may have expired and been taken by now.
-    Unconfirmed {
-        /// Time since the last renew that succeeded (measured from when it was sent).
-        since_last_renew: Duration,
-    },
-}
-
-impl LeaseLoss {
-    /// This loss as an [`Error`] of kind [`ErrorKind::Lease`] and code
-    /// [`ErrorCode::LeaseLost`], so `err.lease_lost()` is true.
-    pub fn to_error(&self) -> Error {
-        Error::new(ErrorKind::Lease, self.to_string()).with_code(ErrorCode::LeaseLost)
-    }
-
-    fn refused(e: &Error) -> LeaseLoss {
-        LeaseLoss::Refused {
-            status: e.status(),
-            code: e.error_code().cloned(),
-            message: e.message().to_string(),
-        }
-    }
-}
-
-impl fmt::Display for LeaseLoss {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LeaseLoss::Refused {
-                status,
-                code,
-                message,
-            } => {
-                write!(f, "lease renew refused")?;
-                match (status, code) {
-                    (Some(s), Some(c)) => write!(f, " ({s} {c})")?,
-                    (Some(s), None) => write!(f, " ({s})")?,
-                    (None, Some(c)) => write!(f, " ({c})")?,
-                    (None, None) => {}
-                }
-                write!(f, ": {message}")
-            }
-            LeaseLoss::Unconfirmed { since_last_renew } => write!(
-                f,
-                "no lease renew succeeded for {:.1} s; the lease may have expired",
-                since_last_renew.as_secs_f64()
-            ),
-        }
-    }
-}
-
-/// What a [`LeaseGuard`] knows about its lease, as published on its watch channel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum GuardState {
-    /// Held and renewed on schedule.
-    Held,
-    /// Possibly or certainly lost; stop acting as the holder.
-    Lost(LeaseLoss),
-    /// Released (or the guard dropped).
-    Released,
-}
 
 /// The result of [`LeaseGuard::release`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,7 +51,10 @@ pub enum ReleaseOutcome {
 ///   releases in the background (best effort).
 ///
 /// Infinite leases need no renewing; their guard runs no task and can only learn of a break
-/// when a write carrying its lease id is refused.
+/// when a write carrying its lease id is refused. That is how a `LeaseGuard<FileClient>` holds
+/// a file lease (infinite only: [`Leasable::lease_capabilities`] refuses any other duration
+/// before anything is sent), while a `LeaseGuard<ShareClient>` renews a fixed share lease like
+/// a blob's.
 ///
 /// ```no_run
 /// # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
@@ -234,15 +71,14 @@ pub struct LeaseGuard<T: Leasable> {
     target: T,
     lease_id: LeaseId,
     duration: LeaseDuration,
-    /// Written by the renew task (Held → Lost), by any caller that finds the deadline passed
-    /// (Held → Lost) and by release/drop (→ Released). Lost and Released are final.
-    state_tx: Arc<watch::Sender<GuardState>>,
-    state_rx: watch::Receiver<GuardState>,
-    /// The loss deadline, moved forward by the renew task after each successful renew (never
-    /// expires for an infinite lease).
-    deadline: Arc<Deadline>,
-    /// Dropping or sending stops the renew task.
-    stop: Option<oneshot::Sender<()>>,
+    /// The loss deadline (moved forward by the renew task after each successful renew; never
+    /// expires for an infinite lease) and the published state: Held → Lost by the renew task
+    /// or any caller that finds the deadline passed, → Released by release/drop.
+    keeper: Arc<Keeper>,
+    /// The renew schedule (`None`: infinite, nothing to renew).
+    plan: Option<Plan>,
+    /// Sending `true` (or dropping) stops the renew task.
+    stop: Option<watch::Sender<bool>>,
     task: Option<JoinHandle<()>>,
     done: bool,
 }
@@ -253,7 +89,7 @@ impl<T: Leasable> fmt::Debug for LeaseGuard<T> {
             .field("target", &self.target.lease_target())
             .field("lease_id", &self.lease_id)
             .field("duration", &self.duration)
-            .field("state", &*self.state_rx.borrow())
+            .field("state", &self.keeper.state())
             .finish()
     }
 }
@@ -264,14 +100,15 @@ impl<T: Leasable> LeaseGuard<T> {
         LeaseGuard::acquire_with(target, duration, GuardOptions::default()).await
     }
 
-    /// Acquires a lease on `target` and starts renewing it. Invalid options are refused before
-    /// anything is sent. Fails like the acquire itself (e.g. 409 `LeaseAlreadyPresent`).
+    /// Acquires a lease on `target` and starts renewing it. Invalid options, and a duration the
+    /// target's leases cannot have (a fixed one on a file), are refused before anything is
+    /// sent. Fails like the acquire itself (e.g. 409 `LeaseAlreadyPresent`).
     pub async fn acquire_with(
         target: T,
         duration: LeaseDuration,
         options: GuardOptions,
     ) -> Result<LeaseGuard<T>> {
-        check_renewable(&target, duration, &options)?;
+        plan(&target, duration, &options)?;
         let proposed = LeaseId::random();
         let sent_at = Instant::now();
         let lease = target.lease_acquire(duration, &proposed).await?;
@@ -287,45 +124,44 @@ impl<T: Leasable> LeaseGuard<T> {
         acquired_at: Instant,
         options: GuardOptions,
     ) -> Result<LeaseGuard<T>> {
-        check_renewable(&target, duration, &options)?;
-        let (state_tx, state_rx) = watch::channel(GuardState::Held);
-        let state_tx = Arc::new(state_tx);
+        let plan = plan(&target, duration, &options)?;
         // `acquired_at` on the guard's clock: as long before its `now` as it is before tokio's.
-        let clock = options.clock.clone();
-        let clock_now = clock.now();
-        let acquired_clock =
-            clock_now.saturating_sub(Instant::now().saturating_duration_since(acquired_at));
-        let window = match duration.as_duration() {
-            Some(d) => Some(options.plan(d)?.window),
-            None => None,
-        };
-        let deadline = Arc::new(Deadline::new(clock, acquired_clock, acquired_at, window));
+        let clock = options.clock_ref().clone();
+        let acquired_clock = clock
+            .now()
+            .saturating_sub(Instant::now().saturating_duration_since(acquired_at));
+        let window = plan.map(|p| p.window);
+        let deadline = Deadline::new(clock, acquired_clock, acquired_at, window);
         let mut guard = LeaseGuard {
+            keeper: Keeper::new(target.lease_target(), deadline),
             target,
             lease_id,
             duration,
-            state_tx,
-            state_rx,
-            deadline,
+            plan,
             stop: None,
             task: None,
             done: false,
         };
-        if let Some(d) = duration.as_duration() {
-            let plan = options.plan(d)?;
-            let (stop_tx, stop_rx) = oneshot::channel();
-            let task = tokio::spawn(renew_loop(
-                guard.target.clone(),
-                guard.lease_id.clone(),
-                plan,
-                guard.state_tx.clone(),
-                guard.deadline.clone(),
-                stop_rx,
-            ));
-            guard.stop = Some(stop_tx);
-            guard.task = Some(task);
-        }
+        guard.start_task();
         Ok(guard)
+    }
+
+    /// Starts the renew task (for a fixed lease), the first renew an interval after the last.
+    fn start_task(&mut self) {
+        let Some(plan) = self.plan else {
+            return;
+        };
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let first = self.keeper.deadline().confirmed_tokio() + plan.interval;
+        let keeper = self.keeper.clone();
+        let mut renew = Renew {
+            target: self.target.clone(),
+            id: self.lease_id.clone(),
+        };
+        self.task = Some(tokio::spawn(async move {
+            keepalive::run(keeper, plan, first, stop_rx, &mut renew).await;
+        }));
+        self.stop = Some(stop_tx);
     }
 
     /// The lease id. Send it with writes ([`conditions`](Self::conditions)) so that the
@@ -351,7 +187,7 @@ impl<T: Leasable> LeaseGuard<T> {
 
     /// When the last successful renew (or the acquire) was sent.
     pub fn last_renewed(&self) -> Instant {
-        self.deadline.confirmed_tokio()
+        self.keeper.deadline().confirmed_tokio()
     }
 
     /// The loss deadline as a reading of the guard's [`clock`](Self::clock): the moment the
@@ -360,19 +196,18 @@ impl<T: Leasable> LeaseGuard<T> {
     /// reading of [`Clock::system`] on Linux is comparable across processes (`azlock` hands
     /// it to its sentinel process).
     pub fn deadline(&self) -> Option<Duration> {
-        self.deadline.until()
+        self.keeper.deadline().until()
     }
 
     /// The clock the loss deadline is measured on.
     pub fn clock(&self) -> &Clock {
-        self.deadline.clock()
+        self.keeper.deadline().clock()
     }
 
     /// The current state, deciding from the deadline as well: past it, the loss is published
     /// (so [`lost`](Self::lost) and [`subscribe`](Self::subscribe) wake) and returned.
     pub fn state(&self) -> GuardState {
-        self.refresh();
-        self.state_rx.borrow().clone()
+        self.keeper.state()
     }
 
     /// True while the guard still vouches for the lease: no renew was refused and the last
@@ -380,15 +215,13 @@ impl<T: Leasable> LeaseGuard<T> {
     /// that counts pauses and suspend. Checks the deadline itself, so it is right even when
     /// the renew task has not run yet after a pause (and publishes the loss then).
     pub fn is_held(&self) -> bool {
-        self.refresh();
-        matches!(*self.state_rx.borrow(), GuardState::Held)
+        matches!(self.keeper.state(), GuardState::Held)
     }
 
     /// `Ok(())` while held (see [`is_held`](Self::is_held)); otherwise an error with
     /// `lease_lost() == true` explaining why.
     pub fn check(&self) -> Result<()> {
-        self.refresh();
-        match &*self.state_rx.borrow() {
+        match self.keeper.state() {
             GuardState::Held => Ok(()),
             GuardState::Lost(loss) => Err(loss.to_error()),
             GuardState::Released => Err(Error::new(ErrorKind::Lease, "the lease was released")
@@ -401,8 +234,7 @@ impl<T: Leasable> LeaseGuard<T> {
     /// wake-up); any [`is_held`](Self::is_held)/[`check`](Self::check)/[`state`](Self::state)
     /// that finds the deadline passed publishes it at once.
     pub fn subscribe(&self) -> watch::Receiver<GuardState> {
-        self.refresh();
-        self.state_rx.clone()
+        self.keeper.subscribe()
     }
 
     /// Completes when the lease is (possibly) lost, with the reason. It does not borrow the
@@ -410,24 +242,20 @@ impl<T: Leasable> LeaseGuard<T> {
     /// polled it also checks the deadline itself. If the guard is released or dropped first,
     /// it never completes.
     pub fn lost(&self) -> impl Future<Output = LeaseLoss> + Send + 'static {
-        let mut rx = self.state_rx.clone();
-        let state = Arc::downgrade(&self.state_tx);
-        let deadline = self.deadline.clone();
-        let name = self.target.lease_target();
-        async move {
-            loop {
-                if let Some(state) = Weak::upgrade(&state) {
-                    refresh(&state, &deadline, || name.clone());
-                }
-                let current = rx.borrow_and_update().clone();
-                if let GuardState::Lost(loss) = current {
-                    return loss;
-                }
-                if rx.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
+        self.keeper.lost()
+    }
+
+    /// Changes the lease id into `proposed` (the service's change operation) and keeps
+    /// renewing under the new id. The loss deadline is not moved: a change does not renew.
+    /// On error the guard keeps the old id (and keeps renewing it).
+    pub async fn change(&mut self, proposed: &LeaseId) -> Result<()> {
+        self.stop_task().await;
+        let changed = self.target.lease_change(&self.lease_id, proposed).await;
+        if let Ok(lease) = &changed {
+            self.lease_id = lease.lease_id.clone();
         }
+        self.start_task();
+        changed.map(drop)
     }
 
     /// Stops renewing and releases the lease. A lease that already ended (expired and taken,
@@ -437,7 +265,7 @@ impl<T: Leasable> LeaseGuard<T> {
         self.stop_task().await;
         self.done = true;
         let result = self.target.lease_release(&self.lease_id).await;
-        self.state_tx.send_replace(GuardState::Released);
+        self.keeper.release();
         match result {
             Ok(_) => Ok(ReleaseOutcome::Released),
             Err(e) if e.kind() == ErrorKind::Lease || e.is_not_found() => {
@@ -454,20 +282,13 @@ impl<T: Leasable> LeaseGuard<T> {
     pub async fn forget(mut self) -> LeaseId {
         self.stop_task().await;
         self.done = true;
-        self.state_tx.send_replace(GuardState::Released);
+        self.keeper.release();
         self.lease_id.clone()
-    }
-
-    /// Publishes the loss if the deadline has passed while the state still says held.
-    fn refresh(&self) {
-        refresh(&self.state_tx, &self.deadline, || {
-            self.target.lease_target()
-        });
     }
 
     async fn stop_task(&mut self) {
         if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+            let _ = stop.send(true);
         }
         if let Some(task) = self.task.take() {
             let _ = task.await;
@@ -484,7 +305,7 @@ impl<T: Leasable> Drop for LeaseGuard<T> {
         if let Some(task) = self.task.take() {
             task.abort();
         }
-        self.state_tx.send_replace(GuardState::Released);
+        self.keeper.release();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let target = self.target.clone();
             let id = self.lease_id.clone();
@@ -494,143 +315,49 @@ impl<T: Leasable> Drop for LeaseGuard<T> {
                         "best-effort lease release on drop failed");
                 }
             });
+        } else {
+            tracing::warn!(target = %self.target.lease_target(),
+                "lease guard dropped outside a Tokio runtime: the lease is not released");
         }
     }
 }
 
-fn check_renewable<T: Leasable>(
+/// The renew schedule of a lease of `duration` on `target` (`None`: infinite, no renewing);
+/// `InvalidInput` when the target's leases cannot have that duration or the options cannot
+/// keep it.
+fn plan<T: Leasable>(
     target: &T,
     duration: LeaseDuration,
     options: &GuardOptions,
-) -> Result<()> {
-    if let Some(d) = duration.as_duration() {
-        if !target.supports_renew() {
-            return Err(Error::invalid_input(format!(
-                "{} supports only infinite leases",
-                target.lease_target()
-            )));
-        }
-        options.plan(d)?;
+) -> Result<Option<Plan>> {
+    let caps = target.lease_capabilities();
+    caps.check(&target.lease_target(), duration)?;
+    let Some(d) = duration.as_duration() else {
+        return Ok(None);
+    };
+    if !caps.renew {
+        return Err(Error::invalid_input(format!(
+            "{}: leases cannot be renewed, so only an infinite lease can be guarded",
+            target.lease_target()
+        )));
     }
-    Ok(())
+    options.plan(d, Kept::Lease).map(Some)
 }
 
-/// Publishes `loss` unless the state already left `Held` (Lost and Released are final).
-fn publish_loss(state: &watch::Sender<GuardState>, target: &str, loss: LeaseLoss) {
-    let published = state.send_if_modified(|s| {
-        if matches!(s, GuardState::Held) {
-            *s = GuardState::Lost(loss.clone());
-            true
-        } else {
-            false
-        }
-    });
-    if published {
-        tracing::warn!(target = %target, %loss, "lease lost");
-    }
-}
-
-/// If the state says held but the deadline has passed, publishes the loss (`Unconfirmed`).
-fn refresh(
-    state: &watch::Sender<GuardState>,
-    deadline: &Deadline,
-    target: impl FnOnce() -> String,
-) {
-    let held = matches!(*state.borrow(), GuardState::Held);
-    if held {
-        deadline.expire_if_due(|since| {
-            publish_loss(
-                state,
-                &target(),
-                LeaseLoss::Unconfirmed {
-                    since_last_renew: since,
-                },
-            );
-        });
-    }
-}
-
-/// The renew task. Ends when told to stop (or the guard is dropped), or after publishing a
-/// loss (or finding one published by a caller that saw the deadline pass).
-///
-/// Renewals are scheduled on tokio's clock; the deadline is a reading of the guard's clock
-/// (which counts suspend). The task wakes at the next renew, at the deadline, and at least
-/// every [`CLOCK_POLL`], so time spent suspended is noticed soon after the wake-up.
-async fn renew_loop<T: Leasable>(
+/// A lease's renew, as the keep-alive core repeats it.
+struct Renew<T> {
     target: T,
     id: LeaseId,
-    plan: Plan,
-    state: Arc<watch::Sender<GuardState>>,
-    deadline: Arc<Deadline>,
-    mut stop: oneshot::Receiver<()>,
-) {
-    let name = target.lease_target();
-    let unconfirmed = |since: Duration| {
-        publish_loss(
-            &state,
-            &name,
-            LeaseLoss::Unconfirmed {
-                since_last_renew: since,
-            },
-        );
-    };
-    let mut next = deadline.confirmed_tokio() + plan.interval;
-    let mut retry_delay = plan.retry_delay;
-    loop {
-        let wake = next.min(Instant::now() + deadline.remaining().min(CLOCK_POLL));
-        tokio::select! {
-            biased;
-            _ = &mut stop => return,
-            _ = tokio::time::sleep_until(wake) => {}
-        }
-        // Past the safe window (e.g. this process was paused) we report the loss without even
-        // trying to renew: Azure would refuse a renew once someone else leased or modified the
-        // blob, but Azurite accepts renewing an expired lease even after the blob was modified,
-        // so "the renew succeeded" would not prove that nobody else held the lease meanwhile.
-        if deadline.expire_if_due(unconfirmed) {
-            return;
-        }
-        if Instant::now() < next {
-            continue;
-        }
-        let sent_at = deadline.now();
-        let sent_tokio = Instant::now();
-        let budget = deadline.remaining();
-        let outcome = tokio::select! {
-            biased;
-            _ = &mut stop => return,
-            r = tokio::time::timeout(budget, target.lease_renew(&id)) => r,
-        };
-        match outcome {
-            Ok(Ok(_)) => {
-                // Not recorded if the deadline passed meanwhile: a caller may already have
-                // stopped on the loss, which stays final.
-                if !deadline.confirm(sent_at, sent_tokio, plan.window, unconfirmed) {
-                    return;
-                }
-                next = sent_tokio + plan.interval;
-                retry_delay = plan.retry_delay;
-                tracing::trace!(target = %name, "lease renewed");
-            }
-            Ok(Err(e)) if e.is_retryable() => {
-                tracing::debug!(target = %name, error = %e, ?retry_delay,
-                    "transient lease renew failure, retrying");
-                next = Instant::now() + retry_delay;
-                retry_delay = (retry_delay * 2).min(plan.interval);
-            }
-            Ok(Err(e)) => {
-                let loss = LeaseLoss::refused(&e);
-                deadline.close(|| publish_loss(&state, &name, loss));
-                return;
-            }
-            Err(_) => {
-                // The renew took the whole remaining window (on tokio's clock).
-                let since = deadline.since_confirmed();
-                if !deadline.expire_if_due(unconfirmed) {
-                    deadline.close(|| unconfirmed(since));
-                }
-                return;
-            }
+}
+
+impl<T: Leasable> Extend for Renew<T> {
+    const INTERRUPTIBLE: bool = true;
+
+    async fn extend(&mut self) -> Extended {
+        match self.target.lease_renew(&self.id).await {
+            Ok(_) => Extended::Done,
+            Err(e) if e.is_retryable() => Extended::Transient(e),
+            Err(e) => Extended::Refused(e),
         }
     }
 }

@@ -5,10 +5,15 @@
 //! duration is refused before a request is sent.
 //!
 //! * The five lease operations (acquire, renew, change, release, break) are methods of
-//!   [`BlobClient`](crate::BlobClient) (`acquire_lease`, …) and
-//!   [`ContainerClient`](crate::ContainerClient), returning typed results.
-//! * [`Leasable`] abstracts over "something that can be leased" so that one [`LeaseGuard`]
-//!   serves blobs, containers, shares and files.
+//!   [`BlobClient`](crate::BlobClient) (`acquire_lease`, …),
+//!   [`ContainerClient`](crate::ContainerClient), [`ShareClient`](crate::file::ShareClient)
+//!   and [`FileClient`](crate::file::FileClient) (each service's in its own folder), returning
+//!   the same typed results.
+//! * [`Leasable`] is the one contract for "something that can be leased", capability
+//!   differences included ([`LeaseCapabilities`]: file leases are infinite only and cannot be
+//!   renewed), so that one [`LeaseGuard`] serves blobs, containers, shares, files (and Redis
+//!   keys): `LeaseGuard<ShareClient>` renews a share lease, `LeaseGuard<FileClient>` holds a
+//!   file lease and releases it when dropped.
 //! * [`LeaseGuard`] holds a lease and renews it from a background task, and tells you — through
 //!   [`LeaseGuard::lost`] or a [`watch`](tokio::sync::watch) channel — the moment it can no
 //!   longer be sure it still holds it.
@@ -118,13 +123,17 @@ use time::OffsetDateTime;
 
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 
-mod blob;
 pub(crate) mod deadline;
 mod guard;
+pub(crate) mod keepalive;
+mod op;
 
-pub use guard::{GuardOptions, GuardState, LeaseGuard, LeaseLoss, ReleaseOutcome};
+pub(crate) use op::{LeaseOp, LeaseReply, send};
+
+pub use guard::{LeaseGuard, ReleaseOutcome};
+pub use keepalive::{GuardOptions, GuardState, LeaseLoss};
 
 /// How long a lease lasts: 15–60 seconds, or infinite.
 ///
@@ -345,65 +354,71 @@ impl LeaseBroken {
     }
 }
 
-/// One lease operation, as the headers every leasable resource shares (`comp=lease`,
-/// `x-ms-lease-action`, …). The service modules add their own path and `restype`; this turns
-/// a base request into a lease request. Used for blobs and containers here, and for shares and
-/// files by the file module.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum LeaseOp<'a> {
-    /// Acquire for `duration`, proposing `proposed`.
-    Acquire {
-        duration: LeaseDuration,
-        proposed: &'a LeaseId,
-    },
-    /// Renew `id`.
-    Renew(&'a LeaseId),
-    /// Change `id` into `proposed`.
-    Change {
-        id: &'a LeaseId,
-        proposed: &'a LeaseId,
-    },
-    /// Release `id`.
-    Release(&'a LeaseId),
-    /// Break, after `period` (None: the service default).
-    Break(Option<BreakPeriod>),
+/// What a resource's leases can do: the differences between services, as part of the
+/// [`Leasable`] contract. Blobs, containers and shares can do everything; file leases are
+/// infinite only, cannot be renewed, and break at once.
+///
+/// ```
+/// use azstore::lease::{LeaseCapabilities, LeaseDuration};
+/// let file = LeaseCapabilities::INFINITE_ONLY;
+/// assert!(file.check("file a.txt", LeaseDuration::Infinite).is_ok());
+/// assert!(file.check("file a.txt", LeaseDuration::seconds(15)?).is_err());
+/// # Ok::<(), azstore::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LeaseCapabilities {
+    /// Fixed 15–60 s leases can be acquired (else infinite only).
+    pub fixed_duration: bool,
+    /// A lease can be renewed.
+    pub renew: bool,
+    /// A break can wait for a period (else it breaks at once).
+    pub break_period: bool,
 }
 
-impl LeaseOp<'_> {
-    /// The `x-ms-lease-action` value.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            LeaseOp::Acquire { .. } => "acquire",
-            LeaseOp::Renew(_) => "renew",
-            LeaseOp::Change { .. } => "change",
-            LeaseOp::Release(_) => "release",
-            LeaseOp::Break(_) => "break",
+impl LeaseCapabilities {
+    /// Everything: fixed and infinite leases, renew, a break period (blobs, containers, shares).
+    pub const ALL: LeaseCapabilities = LeaseCapabilities {
+        fixed_duration: true,
+        renew: true,
+        break_period: true,
+    };
+
+    /// Infinite leases only, no renew, immediate break (files).
+    pub const INFINITE_ONLY: LeaseCapabilities = LeaseCapabilities {
+        fixed_duration: false,
+        renew: false,
+        break_period: false,
+    };
+
+    /// `InvalidInput` when a lease of `duration` cannot be had on `target` (its name, for the
+    /// message).
+    pub fn check(self, target: &str, duration: LeaseDuration) -> Result<()> {
+        if duration != LeaseDuration::Infinite && !self.fixed_duration {
+            return Err(Error::invalid_input(format!(
+                "{target} supports only infinite leases (got {duration:?}); use LeaseDuration::Infinite"
+            )));
         }
+        Ok(())
     }
 
-    /// Adds `comp=lease` and the lease headers to `req`.
-    pub(crate) fn apply(&self, req: Request) -> Request {
-        let req = req
-            .query("comp", "lease")
-            .header("x-ms-lease-action", self.name());
-        match self {
-            LeaseOp::Acquire { duration, proposed } => req
-                .header("x-ms-lease-duration", duration.header_value())
-                .header("x-ms-proposed-lease-id", proposed.as_str()),
-            LeaseOp::Renew(id) | LeaseOp::Release(id) => req.header("x-ms-lease-id", id.as_str()),
-            LeaseOp::Change { id, proposed } => req
-                .header("x-ms-lease-id", id.as_str())
-                .header("x-ms-proposed-lease-id", proposed.as_str()),
-            LeaseOp::Break(period) => req.header_opt(
-                "x-ms-lease-break-period",
-                period.map(|p| p.as_secs().to_string()),
-            ),
+    /// `InvalidInput` when `period` cannot be asked of a break on `target` (an immediate break
+    /// is always possible).
+    pub fn check_break(self, target: &str, period: Option<BreakPeriod>) -> Result<()> {
+        match period {
+            Some(p) if p.as_secs() > 0 && !self.break_period => Err(Error::invalid_input(format!(
+                "{target} leases break at once; a break period cannot be given"
+            ))),
+            _ => Ok(()),
         }
     }
 }
 
-/// A resource that can be leased: a blob, a container, and (in the file module) a share or a
-/// file. [`LeaseGuard`] is generic over it.
+/// A resource that can be leased: a blob, a container, a share, a file (each implemented in its
+/// service's folder) or a Redis key. [`LeaseGuard`] is generic over it. What the resource's
+/// leases cannot do is said by [`lease_capabilities`](Self::lease_capabilities): the guard
+/// refuses a fixed duration on a file before anything is sent, and never renews an infinite
+/// lease.
 ///
 /// The methods return `Send` futures so that a guard can renew from a spawned task. Errors
 /// follow azstore's conventions: a refusal carries an [`ErrorCode`](crate::ErrorCode) such as
@@ -413,9 +428,10 @@ pub trait Leasable: Clone + Send + Sync + 'static {
     /// A short human-readable name of the resource, for messages (e.g. `blob locks/nightly`).
     fn lease_target(&self) -> String;
 
-    /// Whether the lease can be renewed (file leases are infinite and cannot).
-    fn supports_renew(&self) -> bool {
-        true
+    /// What this resource's leases can do (default: everything). Files answer
+    /// [`LeaseCapabilities::INFINITE_ONLY`].
+    fn lease_capabilities(&self) -> LeaseCapabilities {
+        LeaseCapabilities::ALL
     }
 
     /// Acquires a lease for `duration` with the proposed id `proposed`. Proposing the id makes
@@ -462,32 +478,5 @@ mod tests {
         assert_eq!(LeaseDuration::Infinite.header_value(), "-1");
         assert!(BreakPeriod::seconds(61).is_err());
         assert_eq!(BreakPeriod::seconds(60).unwrap().as_secs(), 60);
-    }
-
-    #[test]
-    fn lease_op_headers() {
-        use crate::http::Method;
-        let id = LeaseId::random();
-        let p = LeaseId::random();
-        let r = LeaseOp::Acquire {
-            duration: LeaseDuration::Infinite,
-            proposed: &p,
-        }
-        .apply(Request::new(Method::Put, "c/b"));
-        assert_eq!(r.header_value("x-ms-lease-action"), Some("acquire"));
-        assert_eq!(r.header_value("x-ms-lease-duration"), Some("-1"));
-        assert_eq!(r.header_value("x-ms-proposed-lease-id"), Some(p.as_str()));
-        assert_eq!(r.query_string(&[]), "comp=lease");
-        let r = LeaseOp::Change {
-            id: &id,
-            proposed: &p,
-        }
-        .apply(Request::new(Method::Put, "c/b"));
-        assert_eq!(r.header_value("x-ms-lease-id"), Some(id.as_str()));
-        let r = LeaseOp::Break(None).apply(Request::new(Method::Put, "c/b"));
-        assert_eq!(r.header_value("x-ms-lease-break-period"), None);
-        let r =
-            LeaseOp::Break(Some(BreakPeriod::immediate())).apply(Request::new(Method::Put, "c"));
-        assert_eq!(r.header_value("x-ms-lease-break-period"), Some("0"));
     }
 }

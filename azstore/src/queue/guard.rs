@@ -8,62 +8,18 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
-use crate::lease::deadline::{CLOCK_POLL, Deadline};
+use crate::lease::GuardOptions;
+use crate::lease::deadline::Deadline;
+use crate::lease::keepalive::{self, Extend, Extended, Keeper, Kept, Plan};
 use crate::queue::client::QueueClient;
 use crate::queue::message::{QueueMessage, ReceivedMessage, check_range};
 
-/// Options of a [`MessageGuard`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use]
-pub struct GuardOptions {
-    /// The visibility timeout each extension sets (1 s – 7 days). Default 30 s.
-    pub visibility: Duration,
-    /// How often to extend; default a third of `visibility`, so two extensions can fail
-    /// transiently before the message could reappear.
-    pub extend_every: Option<Duration>,
-}
-
-impl Default for GuardOptions {
-    fn default() -> Self {
-        GuardOptions {
-            visibility: Duration::from_secs(30),
-            extend_every: None,
-        }
-    }
-}
-
-impl GuardOptions {
-    /// Options with this visibility timeout.
-    pub fn visibility(visibility: Duration) -> GuardOptions {
-        GuardOptions {
-            visibility,
-            extend_every: None,
-        }
-    }
-
-    /// Sets the extension interval (must be shorter than the visibility timeout).
-    pub fn extend_every(mut self, every: Duration) -> GuardOptions {
-        self.extend_every = Some(every);
-        self
-    }
-
-    fn interval(&self) -> Duration {
-        self.extend_every.unwrap_or(self.visibility / 3)
-    }
-
-    pub(crate) fn check(&self) -> Result<()> {
-        check_range(self.visibility, 1, "guard visibility timeout")?;
-        let every = self.interval();
-        if every.is_zero() || every >= self.visibility {
-            return Err(Error::invalid_input(format!(
-                "the guard must extend more often than its visibility timeout ({every:?} >= {:?})",
-                self.visibility
-            )));
-        }
-        Ok(())
-    }
+/// Checks `options` for a [`MessageGuard`] and returns its schedule: the visibility timeout
+/// within 1 s – 7 days, extensions more often than it.
+pub(crate) fn message_plan(options: &GuardOptions) -> Result<Plan> {
+    check_range(options.visibility, 1, "guard visibility timeout")?;
+    options.plan(options.visibility, Kept::Message)
 }
 
 /// A signal that flips once a [`MessageGuard`] can no longer be sure the message is still
@@ -74,9 +30,7 @@ impl GuardOptions {
 /// and not commit side effects it cannot repeat. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct LostSignal {
-    rx: watch::Receiver<bool>,
-    tx: Arc<watch::Sender<bool>>,
-    deadline: Arc<Deadline>,
+    keeper: Arc<Keeper>,
 }
 
 impl LostSignal {
@@ -84,24 +38,12 @@ impl LostSignal {
     /// invisibility itself (and publishes the loss when it has passed), so it is right at once
     /// after a pause, before the guard's task has run.
     pub fn is_lost(&self) -> bool {
-        self.deadline.expire_if_due(|since| {
-            tracing::warn!(since_last_extension = ?since,
-                "message guard: the message's invisibility ran out without an extension");
-            self.tx.send_replace(true);
-        });
-        *self.rx.borrow()
+        self.keeper.is_lost()
     }
 
     /// Resolves when the message is lost; never resolves if the guard ends normally.
     pub async fn lost(&mut self) {
-        loop {
-            if self.is_lost() {
-                return;
-            }
-            if self.rx.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
+        self.keeper.lost().await;
     }
 }
 
@@ -120,7 +62,8 @@ impl LostSignal {
 /// ```no_run
 /// # async fn f(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
 /// use std::time::Duration;
-/// use azstore::queue::{GuardOptions, MessageGuard};
+/// use azstore::lease::GuardOptions;
+/// use azstore::queue::MessageGuard;
 ///
 /// if let Some(msg) = queue.receive_message(Duration::from_secs(30)).await? {
 ///     let guard = MessageGuard::start(&queue, msg, GuardOptions::visibility(Duration::from_secs(30)))?;
@@ -140,61 +83,52 @@ pub struct MessageGuard {
 }
 
 impl MessageGuard {
-    /// Starts guarding `message` (must run inside a tokio runtime). The first extension
-    /// happens after `extend_every`, or sooner if the message's current timeout (as
+    /// Starts guarding `message` (must run inside a tokio runtime), extending it by the
+    /// options' [`visibility`](GuardOptions::visibility) each time. The first extension
+    /// happens after the renew interval, or sooner if the message's current timeout (as
     /// received) ends before. If extensions keep failing transiently, the loss is signalled
-    /// once the message may have become visible again.
+    /// once the message may have become visible again. The end of the message's invisibility
+    /// is measured on the options' [`clock`](GuardOptions::clock) (extensions are still
+    /// scheduled on tokio's clock).
     pub fn start(
         queue: &QueueClient,
         message: ReceivedMessage,
         options: GuardOptions,
     ) -> Result<MessageGuard> {
-        MessageGuard::start_with_clock(queue, message, options, Clock::system())
-    }
-
-    /// [`start`](Self::start), measuring the end of the message's invisibility on `clock`
-    /// instead of [`Clock::system`] (extensions are still scheduled on tokio's clock): for
-    /// tests, with a [`ManualClock`](crate::clock::ManualClock).
-    pub fn start_with_clock(
-        queue: &QueueClient,
-        message: ReceivedMessage,
-        options: GuardOptions,
-        clock: Clock,
-    ) -> Result<MessageGuard> {
-        options.check()?;
+        let plan = message_plan(&options)?;
         require_runtime("MessageGuard::start")?;
         let (stop_tx, stop_rx) = watch::channel(false);
-        let (lost_tx, lost_rx) = watch::channel(false);
-        let lost_tx = Arc::new(lost_tx);
-        // The deadline on `clock`: when the request that last hid the message was sent, plus
+        // The deadline on the clock: when the request that last hid the message was sent, plus
         // the timeout it asked for. Unknown (a message built by hand): assume only one
         // interval of slack.
         let now = Instant::now();
+        let clock = options.clock_ref().clone();
         let clock_now = clock.now();
         let left = message
             .hidden_until
-            .map_or(options.interval(), |h| h.saturating_duration_since(now));
-        let deadline = Arc::new(Deadline::new(clock, clock_now, now, Some(left)));
+            .map_or(plan.interval, |h| h.saturating_duration_since(now));
+        let deadline = Deadline::new(clock, clock_now, now, Some(left));
+        let keeper = Keeper::new(format!("message {}", message.id), deadline);
         let extensions = Arc::new(AtomicU64::new(0));
         let snapshot = message.message.clone();
-        let task = tokio::spawn(keep_hidden(
-            queue.clone(),
-            message,
-            options,
-            stop_rx,
-            lost_tx.clone(),
-            deadline.clone(),
-            extensions.clone(),
-        ));
+        // Extend early enough even if the message was received with a shorter timeout.
+        let first = now + plan.interval.min(left / 2);
+        let mut extend = Extension {
+            queue: queue.clone(),
+            msg: message,
+            visibility: options.visibility,
+            extensions: extensions.clone(),
+        };
+        let task_keeper = keeper.clone();
+        let task = tokio::spawn(async move {
+            keepalive::run(task_keeper, plan, first, stop_rx, &mut extend).await;
+            extend.msg
+        });
         Ok(MessageGuard {
             queue: queue.clone(),
             message: snapshot,
             stop: stop_tx,
-            lost: LostSignal {
-                rx: lost_rx,
-                tx: lost_tx,
-                deadline,
-            },
+            lost: LostSignal { keeper },
             extensions,
             task: Some(task),
         })
@@ -234,7 +168,7 @@ impl MessageGuard {
             )
         });
         // The guard's work is over: no loss is published after this.
-        self.lost.deadline.close(|| {});
+        self.lost.keeper.close();
         result
     }
 
@@ -269,7 +203,7 @@ impl Drop for MessageGuard {
         // The task sees this at its next wait and ends; the message then reappears when its
         // current visibility timeout runs out.
         let _ = self.stop.send(true);
-        self.lost.deadline.close(|| {});
+        self.lost.keeper.close();
     }
 }
 
@@ -290,70 +224,30 @@ fn is_definitive_loss(e: &Error) -> bool {
     ) || e.status() == Some(400)
 }
 
-async fn keep_hidden(
+/// A message's extension (Update Message), as the keep-alive core repeats it; keeps the
+/// newest pop receipt.
+struct Extension {
     queue: QueueClient,
-    mut msg: ReceivedMessage,
-    options: GuardOptions,
-    mut stop: watch::Receiver<bool>,
-    lost: Arc<watch::Sender<bool>>,
-    deadline: Arc<Deadline>,
+    msg: ReceivedMessage,
+    visibility: Duration,
     extensions: Arc<AtomicU64>,
-) -> ReceivedMessage {
-    let every = options.interval();
-    let id = msg.id.clone();
-    let ran_out = |since: Duration| {
-        tracing::warn!(message_id = %id, since_last_extension = ?since,
-            "message guard could not extend visibility in time; message may reappear");
-        lost.send_replace(true);
-    };
-    // Extend early enough even if the message was received with a shorter timeout.
-    let mut next = Instant::now() + every.min(deadline.remaining() / 2);
-    loop {
-        if *stop.borrow() {
-            return msg;
-        }
-        // Wake for the next extension, at the deadline, and at least every CLOCK_POLL (time
-        // spent suspended is not on tokio's clock).
-        let wake = next.min(Instant::now() + deadline.remaining().min(CLOCK_POLL));
-        tokio::select! {
-            _ = stop.changed() => return msg,
-            _ = tokio::time::sleep_until(wake) => {}
-        }
-        // Past the deadline (e.g. this process was paused) the message may have been received
-        // by another consumer meanwhile: report the loss rather than extend.
-        if deadline.expire_if_due(ran_out) {
-            return msg;
-        }
-        if Instant::now() < next {
-            continue;
-        }
-        let sent_at = deadline.now();
-        let sent_tokio = Instant::now();
-        match queue
-            .update_message(&mut msg, options.visibility, None)
+}
+
+impl Extend for Extension {
+    const INTERRUPTIBLE: bool = false;
+
+    async fn extend(&mut self) -> Extended {
+        match self
+            .queue
+            .update_message(&mut self.msg, self.visibility, None)
             .await
         {
             Ok(()) => {
-                extensions.fetch_add(1, Ordering::Relaxed);
-                if !deadline.confirm(sent_at, sent_tokio, options.visibility, ran_out) {
-                    return msg;
-                }
-                next = sent_tokio + every;
+                self.extensions.fetch_add(1, Ordering::Relaxed);
+                Extended::Done
             }
-            Err(e) if is_definitive_loss(&e) => {
-                deadline.close(|| {
-                    tracing::warn!(message_id = %msg.id, error = %e, "message guard lost the message");
-                    lost.send_replace(true);
-                });
-                return msg;
-            }
-            Err(e) => {
-                if deadline.expire_if_due(ran_out) {
-                    return msg;
-                }
-                tracing::debug!(message_id = %msg.id, error = %e, "visibility extension failed, retrying");
-                next = Instant::now() + (every / 4).max(Duration::from_millis(50));
-            }
+            Err(e) if is_definitive_loss(&e) => Extended::Refused(e),
+            Err(e) => Extended::Transient(e),
         }
     }
 }
@@ -370,20 +264,12 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
-        assert!(
-            GuardOptions::visibility(Duration::from_secs(30))
-                .check()
-                .is_ok()
-        );
-        assert!(GuardOptions::visibility(Duration::ZERO).check().is_err());
-        assert!(
-            GuardOptions::visibility(Duration::from_secs(2))
-                .extend_every(Duration::from_secs(2))
-                .check()
-                .is_err()
-        );
+        let vis = |secs| GuardOptions::default().visibility(Duration::from_secs(secs));
+        assert!(message_plan(&vis(30)).is_ok());
+        assert!(message_plan(&vis(0)).is_err());
+        assert!(message_plan(&vis(2).renew_every(Duration::from_secs(2))).is_err());
         assert_eq!(
-            GuardOptions::visibility(Duration::from_secs(3)).interval(),
+            message_plan(&vis(3)).unwrap().interval,
             Duration::from_secs(1)
         );
     }

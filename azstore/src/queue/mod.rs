@@ -47,7 +47,7 @@ mod xml;
 pub use client::{
     QueueClient, QueueItem, QueuePage, QueueProperties, QueueServiceClient, SignedIdentifier,
 };
-pub use guard::{GuardOptions, LostSignal, MessageGuard};
+pub use guard::{LostSignal, MessageGuard};
 pub use message::{
     MAX_MESSAGE_SIZE, MAX_MESSAGES_PER_CALL, MAX_VISIBILITY_TIMEOUT, MessageEncoding, MessageId,
     PopReceipt, PutMessageOptions, QueueMessage, ReceivedMessage, SentMessage, TimeToLive,

@@ -11,8 +11,9 @@ use tokio::sync::{OnceCell, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lease::GuardOptions;
 use crate::queue::client::QueueClient;
-use crate::queue::guard::{GuardOptions, LostSignal, MessageGuard};
+use crate::queue::guard::{LostSignal, MessageGuard, message_plan};
 use crate::queue::message::{
     MAX_MESSAGES_PER_CALL, MessageEncoding, PutMessageOptions, QueueMessage, ReceivedMessage,
     TimeToLive,
@@ -244,7 +245,7 @@ where
     if options.max_dequeue_count == 0 {
         return Err(Error::invalid_input("max_dequeue_count must be at least 1"));
     }
-    GuardOptions::visibility(options.visibility).check()?;
+    message_plan(&GuardOptions::default().visibility(options.visibility))?;
     crate::queue::guard::require_runtime("queue::process")?;
     let poison_name = options
         .poison_queue
@@ -363,7 +364,7 @@ where
     let guard = match MessageGuard::start(
         &shared.queue,
         msg,
-        GuardOptions::visibility(opts.visibility),
+        GuardOptions::default().visibility(opts.visibility),
     ) {
         Ok(g) => g,
         Err(e) => {

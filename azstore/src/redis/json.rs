@@ -247,24 +247,33 @@ impl<T> RedisJson<T> {
 }
 
 impl<T: Serialize> RedisJson<T> {
+    /// `SET key body` (with `NX` when `only_if_absent`); whether it was set. Never repeated
+    /// after a lost reply.
+    async fn set(&self, what: &'static str, body: Vec<u8>, only_if_absent: bool) -> Result<bool> {
+        let key = self.key.clone();
+        let set: Option<String> = self
+            .client
+            .run(what, Idempotent::No, move |mut con| {
+                let (key, body) = (key.clone(), body.clone());
+                async move {
+                    let mut cmd = ::redis::cmd("SET");
+                    cmd.arg(key).arg(body);
+                    if only_if_absent {
+                        cmd.arg("NX");
+                    }
+                    cmd.query_async(&mut con).await
+                }
+            })
+            .await?;
+        Ok(set.is_some())
+    }
+
     /// Last writer wins: `SET` without any condition (and without a write id). Returns the
     /// new ETag.
     pub async fn overwrite(&self, value: &T) -> Result<ETag> {
         let etag = random_hex();
         let body = encode(value, &etag, None)?;
-        let key = self.key.clone();
-        self.client
-            .run("SET", Idempotent::No, move |mut con| {
-                let (key, body) = (key.clone(), body.clone());
-                async move {
-                    ::redis::cmd("SET")
-                        .arg(key)
-                        .arg(body)
-                        .query_async::<()>(&mut con)
-                        .await
-                }
-            })
-            .await?;
+        self.set("SET", body, false).await?;
         Ok(ETag::new(etag))
     }
 }
@@ -299,24 +308,10 @@ where
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {
         let new_etag = random_hex();
         let body = encode(value, &new_etag, Some(write_id))?;
-        let key = self.key.clone();
-        let created: Option<String> = self
-            .client
-            .run("create", Idempotent::No, move |mut con| {
-                let (key, body) = (key.clone(), body.clone());
-                async move {
-                    ::redis::cmd("SET")
-                        .arg(key)
-                        .arg(body)
-                        .arg("NX")
-                        .query_async(&mut con)
-                        .await
-                }
-            })
-            .await?;
+        let created = self.set("create", body, true).await?;
         match created {
-            Some(_) => Ok(ETag::new(new_etag)),
-            None => Err(Error::new(
+            true => Ok(ETag::new(new_etag)),
+            false => Err(Error::new(
                 ErrorKind::Conflict,
                 format!("Redis key {} already exists", self.key),
             )

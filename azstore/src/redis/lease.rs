@@ -9,24 +9,43 @@ use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased, LeaseResult};
 
-/// Acquire: `SET key id NX PX ms` (no `PX` when ARGV[2] is 0: infinite). Acquiring again with
-/// the id that holds the lease succeeds and restarts its time, as a repeated Azure acquire with
-/// the same proposed id does — so an acquire whose reply was lost can be repeated safely.
-/// Returns 1 when acquired, 0 when someone else holds the key.
-pub(super) const ACQUIRE: &str = r"
-local ok
+/// The Lua that takes the lease key KEYS[1] for the id ARGV[1] with `SET NX` (`PX ARGV[2]`
+/// unless ARGV[2] is 0: infinite); `ok` says whether it was free. Shared by the lease's and
+/// the lock's acquire scripts.
+macro_rules! set_lease {
+    () => {
+        "local ok
 if ARGV[2] == '0' then
   ok = redis.call('SET', KEYS[1], ARGV[1], 'NX')
 else
   ok = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 end
-if ok then return 1 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  if ARGV[2] == '0' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-  return 1
-end
-return 0
-";
+"
+    };
+}
+
+/// The Lua that restarts the time of a lease key already ours (a repeated acquire).
+macro_rules! restart_lease {
+    () => {
+        "  if ARGV[2] == '0' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end\n"
+    };
+}
+
+pub(super) use {restart_lease, set_lease};
+
+/// Acquire: `SET key id NX PX ms` (no `PX` when ARGV[2] is 0: infinite). Acquiring again with
+/// the id that holds the lease succeeds and restarts its time, as a repeated Azure acquire with
+/// the same proposed id does — so an acquire whose reply was lost can be repeated safely.
+/// Returns 1 when acquired, 0 when someone else holds the key.
+const ACQUIRE: &str = concat!(
+    set_lease!(),
+    "if ok then return 1 end\n",
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n",
+    restart_lease!(),
+    "  return 1\n",
+    "end\n",
+    "return 0\n",
+);
 
 /// Renew (ARGV[2] = ms), change (ARGV[2] = new id) and release share one shape: act only
 /// when the key holds our id. Returns 1 when done, 0 when the key is absent, -1 when another
@@ -187,16 +206,16 @@ impl RedisLease {
     }
 
     /// Runs one of the compare-and-act scripts; maps 0 / -1 to lease errors.
-    async fn script(
+    /// Runs the Lua `src` on this key with `args`; its integer answer.
+    async fn eval(
         &self,
         what: &'static str,
         src: &'static str,
         idem: Idempotent,
         args: Vec<String>,
-    ) -> Result<()> {
+    ) -> Result<i64> {
         let key = self.key.clone();
-        let answer: i64 = self
-            .client
+        self.client
             .run(what, idem, move |mut con| {
                 let (key, args) = (key.clone(), args.clone());
                 async move {
@@ -209,7 +228,18 @@ impl RedisLease {
                         .await
                 }
             })
-            .await?;
+            .await
+    }
+
+    /// Runs a renew/change/release script: 1 done, 0 no lease, else another id holds it.
+    async fn script(
+        &self,
+        what: &'static str,
+        src: &'static str,
+        idem: Idempotent,
+        args: Vec<String>,
+    ) -> Result<()> {
+        let answer = self.eval(what, src, idem, args).await?;
         match answer {
             1 => Ok(()),
             0 => Err(lease_error(
@@ -246,24 +276,10 @@ impl Leasable for RedisLease {
     ) -> Result<LeaseResult> {
         let ms = duration_ms(duration);
         self.duration_ms.store(ms, Ordering::SeqCst);
-        let key = self.key.clone();
-        let id = proposed.as_str().to_string();
         let px = if ms == INFINITE { 0 } else { ms };
-        let acquired: i64 = self
-            .client
-            .run("acquire lease", Idempotent::Yes, move |mut con| {
-                let (key, id) = (key.clone(), id.clone());
-                async move {
-                    ::redis::cmd("EVAL")
-                        .arg(ACQUIRE)
-                        .arg(1)
-                        .arg(key)
-                        .arg(id)
-                        .arg(px)
-                        .query_async(&mut con)
-                        .await
-                }
-            })
+        let args = vec![proposed.as_str().to_string(), px.to_string()];
+        let acquired = self
+            .eval("acquire lease", ACQUIRE, Idempotent::Yes, args)
             .await?;
         if acquired == 1 {
             Ok(LeaseResult::new(proposed.clone(), None))
@@ -318,22 +334,9 @@ impl Leasable for RedisLease {
 
     async fn lease_break(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
         let period_ms = period.map_or(-1, |p| i64::from(p.as_secs()) * 1000);
-        let key = self.key.clone();
-        let remaining: i64 = self
-            .client
-            .run("break lease", Idempotent::Yes, move |mut con| {
-                let key = key.clone();
-                async move {
-                    ::redis::cmd("EVAL")
-                        .arg(BREAK)
-                        .arg(1)
-                        .arg(key)
-                        .arg(period_ms)
-                        .arg(BREAKING)
-                        .query_async(&mut con)
-                        .await
-                }
-            })
+        let args = vec![period_ms.to_string(), BREAKING.to_string()];
+        let remaining = self
+            .eval("break lease", BREAK, Idempotent::Yes, args)
             .await?;
         if remaining < 0 {
             return Err(lease_error(

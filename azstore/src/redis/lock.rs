@@ -2,24 +2,19 @@
 //! [`BlobLock`](crate::lock::BlobLock).
 
 use std::collections::HashMap;
-use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rand::Rng;
 use time::OffsetDateTime;
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::lease::{BREAKING, RedisLease};
+use super::lease::{BREAKING, RedisLease, restart_lease, set_lease};
 use super::{Idempotent, RedisClient, validate_key};
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::{
-    BreakPeriod, GuardState, Leasable, LeaseBroken, LeaseGuard, LeaseLoss, ReleaseOutcome,
-};
-use crate::lock::{LockOptions, LockOwner};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseGuard};
+use crate::lock::{Held, LockOptions, LockOwner, PollSleep};
 
 /// KEYS: lease, fence, owner. ARGV: id, ms (0: infinite), host, pid, label, acquired_at.
 /// Takes the lease with `SET NX PX`; on success `INCR`s the fence key in the same script, so
@@ -27,24 +22,19 @@ use crate::lock::{LockOptions, LockOwner};
 /// token, 0 when someone else holds the lock, -1 when the lock is ours but the fence key was
 /// lost. Repeating it with the holder's own id restarts the lease time and returns the same
 /// token (an acquire whose reply was lost can be repeated).
-const ACQUIRE: &str = r"
-local ok
-if ARGV[2] == '0' then
-  ok = redis.call('SET', KEYS[1], ARGV[1], 'NX')
-else
-  ok = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-end
-if not ok then
-  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-  if ARGV[2] == '0' then redis.call('PERSIST', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-  return tonumber(redis.call('GET', KEYS[2])) or -1
-end
-local token = redis.call('INCR', KEYS[2])
-redis.call('DEL', KEYS[3])
-redis.call('HSET', KEYS[3], 'host', ARGV[3], 'pid', ARGV[4], 'acquired_at', ARGV[6], 'fencing_token', token)
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], 'label', ARGV[5]) end
-return token
-";
+const ACQUIRE: &str = concat!(
+    set_lease!(),
+    "if not ok then\n",
+    "  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n",
+    restart_lease!(),
+    "  return tonumber(redis.call('GET', KEYS[2])) or -1\n",
+    "end\n",
+    "local token = redis.call('INCR', KEYS[2])\n",
+    "redis.call('DEL', KEYS[3])\n",
+    "redis.call('HSET', KEYS[3], 'host', ARGV[3], 'pid', ARGV[4], 'acquired_at', ARGV[6], 'fencing_token', token)\n",
+    "if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], 'label', ARGV[5]) end\n",
+    "return token\n",
+);
 
 /// The name of a key that lives in the same Redis Cluster slot as `key`, so that one script
 /// may touch both: `key` with a hash tag (`{…}`) keeps it; a key without braces becomes the
@@ -187,11 +177,8 @@ impl RedisLock {
                     sent_at,
                     self.options.guard.clone(),
                 )?;
-                Ok(Some(HeldRedisLock {
-                    guard: Some(guard),
-                    fencing_token: t as u64,
-                    wake: self.options.local_wakeup.then(|| self.wakeup()),
-                }))
+                let wake = self.options.local_wakeup.then(|| self.wakeup());
+                Ok(Some(Held::new(guard, t as u64, wake)))
             }
             _ => {
                 let _ = self.lease.lease_release(proposed).await;
@@ -230,32 +217,12 @@ impl RedisLock {
             return Ok(Some(held));
         }
         let wake = self.options.local_wakeup.then(|| self.wakeup());
-        let mut ceiling = self.options.poll_min;
+        let mut poll = PollSleep::new(&self.options);
         loop {
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(None);
             }
-            let delay = {
-                let mut rng = rand::thread_rng();
-                let lo = self.options.poll_min.as_secs_f64();
-                let hi = ceiling.as_secs_f64();
-                Duration::from_secs_f64(if hi > lo { rng.gen_range(lo..=hi) } else { lo })
-            };
-            ceiling = (ceiling * 2).min(self.options.poll_max);
-            let until = match deadline {
-                Some(d) => (now + delay).min(d),
-                None => now + delay,
-            };
-            match &wake {
-                Some(w) => {
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(until) => {}
-                        _ = w.notified() => {}
-                    }
-                }
-                None => tokio::time::sleep_until(until).await,
-            }
+            poll.sleep(deadline, wake.as_deref()).await;
             match self.try_acquire_as(&proposed).await {
                 Ok(Some(held)) => return Ok(Some(held)),
                 Ok(None) => {}
@@ -337,75 +304,8 @@ pub struct RedisLockStatus {
 }
 
 /// A held [`RedisLock`]: the renewed lease plus the fencing token of this acquisition.
-/// Release it with [`release`](Self::release); dropping it releases in the background.
-pub struct HeldRedisLock {
-    guard: Option<LeaseGuard<RedisLease>>,
-    fencing_token: u64,
-    wake: Option<Arc<Notify>>,
-}
-
-impl fmt::Debug for HeldRedisLock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HeldRedisLock")
-            .field("guard", &self.guard)
-            .field("fencing_token", &self.fencing_token)
-            .finish()
-    }
-}
-
-impl HeldRedisLock {
-    fn guard(&self) -> &LeaseGuard<RedisLease> {
-        // Only `release` and `drop` take the guard out, and both consume the lock.
-        self.guard.as_ref().expect("guard present until release")
-    }
-
-    /// The fencing token of this acquisition: larger than every earlier holder's.
-    pub fn fencing_token(&self) -> u64 {
-        self.fencing_token
-    }
-
-    /// The lease id (the value of the lock key while held).
-    pub fn lease_id(&self) -> &LeaseId {
-        self.guard().lease_id()
-    }
-
-    /// The lease guard.
-    pub fn lease(&self) -> &LeaseGuard<RedisLease> {
-        self.guard()
-    }
-
-    /// True while the lock is (certainly) held.
-    pub fn is_held(&self) -> bool {
-        self.guard().is_held()
-    }
-
-    /// `Ok(())` while held, else an error with `lease_lost() == true`.
-    pub fn check(&self) -> Result<()> {
-        self.guard().check()
-    }
-
-    /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].
-    pub fn lost(&self) -> impl Future<Output = LeaseLoss> + Send + 'static {
-        self.guard().lost()
-    }
-
-    /// State changes of the lease.
-    pub fn subscribe(&self) -> watch::Receiver<GuardState> {
-        self.guard().subscribe()
-    }
-
-    /// Releases the lock. A lease that already ended is [`ReleaseOutcome::AlreadyGone`].
-    pub async fn release(mut self) -> Result<ReleaseOutcome> {
-        let guard = self.guard.take().expect("guard present until release");
-        crate::lock::release_held(guard, self.wake.take()).await
-    }
-}
-
-impl Drop for HeldRedisLock {
-    fn drop(&mut self) {
-        crate::lock::release_on_drop(self.guard.take(), self.wake.take());
-    }
-}
+/// Release it with [`release`](Held::release); dropping it releases in the background.
+pub type HeldRedisLock = Held<RedisLease>;
 
 #[cfg(test)]
 mod tests {

@@ -90,6 +90,15 @@ const SEMANTIC: &[&str] = &[
     "x-ms-sequence-number-action",
     "x-ms-access-tier",
     "x-ms-popreceipt",
+    // File: stored HTTP headers, transactional MD5 (and every `x-ms-file-*` header, see
+    // `is_semantic`).
+    "x-ms-content-type",
+    "x-ms-content-encoding",
+    "x-ms-content-language",
+    "x-ms-cache-control",
+    "x-ms-content-disposition",
+    "x-ms-content-md5",
+    "content-md5",
 ];
 
 /// Headers that azstore must not add when the recording does not have them: sending a
@@ -138,6 +147,10 @@ fn header_values_equal(name: &str, recorded: &str, sent: &str) -> bool {
     }
     if name == "x-ms-range" {
         return recorded.trim() == sent.trim();
+    }
+    if name.starts_with("x-ms-file-") {
+        // Keywords and attribute names are case-insensitive (`Inherit` / `inherit`).
+        return recorded.eq_ignore_ascii_case(sent);
     }
     if name == "x-ms-requires-sync" {
         // A boolean: Python sends `True`, azstore `true`.
@@ -197,16 +210,33 @@ pub fn compare_request(rec: &RecordedRequest, got: &CapturedRequest) -> Result<(
     if rq != gq {
         diffs.push(format!("query {gq:?} != recorded {rq:?}"));
     }
-    for name in SEMANTIC {
+    // Every File SMB / copy header (`x-ms-file-attributes`, `-creation-time`, `-permission`,
+    // `-permission-key`, ...) is semantic too.
+    let file_headers: Vec<String> = rec
+        .headers
+        .iter()
+        .chain(got.headers.iter())
+        .map(|(k, _)| k.to_ascii_lowercase())
+        .filter(|k| k.starts_with("x-ms-file-"))
+        .collect();
+    let names = SEMANTIC
+        .iter()
+        .copied()
+        .chain(file_headers.iter().map(String::as_str));
+    let mut seen = std::collections::BTreeSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            continue;
+        }
         let r = rec.header(name);
         let mut g = got.header(name);
-        if *name == "x-ms-range" && g.is_none() {
+        if name == "x-ms-range" && g.is_none() {
             g = got.header("range");
         }
         match (r, g) {
             (Some(r), Some(g)) if header_values_equal(name, r, g) => {}
             (Some(r), g) => diffs.push(format!("header {name}: {g:?} != recorded {r:?}")),
-            (None, Some(g)) if MUST_NOT_ADD.contains(name) => {
+            (None, Some(g)) if MUST_NOT_ADD.contains(&name) => {
                 diffs.push(format!("header {name}: sent {g:?}, recorded none"))
             }
             _ => {}

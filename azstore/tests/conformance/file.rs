@@ -1,7 +1,11 @@
 //! File service: recorded requests -> `ShareServiceClient` / `ShareClient` /
 //! `DirectoryClient` / `FileClient`.
 
-use azstore::file::{CreateFileOptions, ListItem, ListOptions};
+use azstore::blob::Checksum;
+use azstore::file::{
+    CreateFileOptions, FileAttributes, FileHttpHeaders, FilePermission, ListItem, ListOptions,
+    SetFileProperties, ShareOptions, SmbProperties, SmbTime,
+};
 use azstore::{DirectoryClient, FileClient, LeaseId, ShareClient};
 use bytes::Bytes;
 use testkit::replay::{Interaction, RecordedResponse};
@@ -32,6 +36,120 @@ fn lease(req: &Req) -> Result<Option<LeaseId>, String> {
     req.h("x-ms-lease-id")
         .map(|l| LeaseId::new(l).map_err(|e| e.to_string()))
         .transpose()
+}
+
+/// The SMB headers of a recorded request.
+const SMB_HEADERS: &[&str] = &[
+    "x-ms-file-attributes",
+    "x-ms-file-creation-time",
+    "x-ms-file-last-write-time",
+    "x-ms-file-change-time",
+    "x-ms-file-permission",
+    "x-ms-file-permission-key",
+];
+
+/// The recorded SMB headers as azstore's `SmbProperties` (`Preserve`, `Inherit`, `now` as the
+/// keywords they are).
+fn smb_of(req: &Req) -> Result<SmbProperties, String> {
+    let keyword = |v: &str, k: &str| v.eq_ignore_ascii_case(k);
+    let mut smb = SmbProperties::default();
+    if let Some(a) = req.h("x-ms-file-attributes") {
+        smb = if keyword(a, "preserve") {
+            smb.preserve_attributes()
+        } else {
+            smb.attributes(FileAttributes::parse(a).map_err(|e| e.to_string())?)
+        };
+    }
+    let time = |h: &str| -> Result<Option<SmbTime>, String> {
+        Ok(match req.h(h) {
+            None => None,
+            Some(v) if keyword(v, "preserve") => Some(SmbTime::Preserve),
+            Some(v) if keyword(v, "now") => Some(SmbTime::Now),
+            Some(v) => Some(SmbTime::At(
+                time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
+                    .map_err(|_| format!("{h}: {v}"))?,
+            )),
+        })
+    };
+    if let Some(t) = time("x-ms-file-creation-time")? {
+        smb = smb.creation_time(t);
+    }
+    if let Some(t) = time("x-ms-file-last-write-time")? {
+        smb = smb.last_write_time(t);
+    }
+    if let Some(t) = time("x-ms-file-change-time")? {
+        smb = smb.change_time(t);
+    }
+    match (
+        req.h("x-ms-file-permission"),
+        req.h("x-ms-file-permission-key"),
+    ) {
+        (Some(p), _) if keyword(p, "inherit") => smb = smb.permission(FilePermission::Inherit),
+        (Some(p), _) if keyword(p, "preserve") => smb = smb.permission(FilePermission::Preserve),
+        (Some(p), _) => smb = smb.permission(FilePermission::Sddl(p.to_string())),
+        (None, Some(k)) => smb = smb.permission(FilePermission::Key(k.to_string())),
+        (None, None) => {}
+    }
+    Ok(smb)
+}
+
+/// The SMB properties read back agree with the recorded response headers.
+fn check_smb(smb: &SmbProperties, resp: &RecordedResponse) -> Result<(), String> {
+    eq_header(
+        "file attributes",
+        smb.attributes.map(|a| a.to_string()),
+        resp,
+        "x-ms-file-attributes",
+    )?;
+    let t = |t: Option<SmbTime>| SmbProperties::time_of(t).map(|t| SmbTime::At(t).to_string());
+    eq_header(
+        "creation time",
+        t(smb.creation_time),
+        resp,
+        "x-ms-file-creation-time",
+    )?;
+    eq_header(
+        "last-write time",
+        t(smb.last_write_time),
+        resp,
+        "x-ms-file-last-write-time",
+    )?;
+    eq_header(
+        "change time",
+        t(smb.change_time),
+        resp,
+        "x-ms-file-change-time",
+    )?;
+    let key = match &smb.permission {
+        Some(FilePermission::Key(k)) => Some(k.clone()),
+        _ => None,
+    };
+    eq_header("permission key", key, resp, "x-ms-file-permission-key")?;
+    eq_header("file id", smb.file_id.clone(), resp, "x-ms-file-id")
+}
+
+/// Sets one stored HTTP header.
+type SetHeader = fn(FileHttpHeaders, String) -> FileHttpHeaders;
+
+/// The stored HTTP headers of Create File / Set File Properties.
+const HTTP_HEADERS: [(&str, SetHeader); 6] = [
+    ("x-ms-content-type", |h, v| h.content_type(v)),
+    ("x-ms-content-encoding", |h, v| h.content_encoding(v)),
+    ("x-ms-content-language", |h, v| h.content_language(v)),
+    ("x-ms-cache-control", |h, v| h.cache_control(v)),
+    ("x-ms-content-disposition", |h, v| h.content_disposition(v)),
+    ("x-ms-content-md5", |h, v| h.content_md5(v)),
+];
+
+fn http_headers_of(req: &Req) -> FileHttpHeaders {
+    HTTP_HEADERS
+        .iter()
+        .fold(FileHttpHeaders::default(), |h, (name, set)| {
+            match req.h(name) {
+                Some(v) => set(h, v.to_string()),
+                None => h,
+            }
+        })
 }
 
 fn no_conditions(req: &Req) -> Result<(), String> {
@@ -117,9 +235,18 @@ fn plan_service(req: &Req) -> Result<Plan, String> {
     for (k, v) in &req.q {
         match k.as_str() {
             "comp" | "marker" => {}
-            "prefix" => options.prefix = Some(v.clone()),
-            "maxresults" => options.max_results = Some(v.parse().map_err(|_| "maxresults")?),
-            "include" if v == "metadata" => options.include_metadata = true,
+            "prefix" => options = options.prefix(v.clone()),
+            "maxresults" => options = options.max_results(v.parse().map_err(|_| "maxresults")?),
+            "include" => {
+                for part in v.split(',') {
+                    match part {
+                        "metadata" => options = options.with_metadata(),
+                        "snapshots" => options = options.with_snapshots(),
+                        "deleted" => options = options.with_deleted(),
+                        other => return Err(format!("List Shares include={other}")),
+                    }
+                }
+            }
             other => return Err(format!("List Shares parameter {other}={v}")),
         }
     }
@@ -273,8 +400,25 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             }))
         }
         ("PUT", "share", "properties") => {
-            req.only(&["x-ms-share-quota"])?;
-            Err("Set Share Properties (quota) (pending issue 20)".into())
+            req.only(&["x-ms-share-quota", "x-ms-access-tier", "x-ms-root-squash"])?;
+            let mut options = ShareOptions::default();
+            if let Some(q) = req.h("x-ms-share-quota") {
+                options = options.quota_gib(q.parse().map_err(|_| "quota")?);
+            }
+            if let Some(t) = req.h("x-ms-access-tier") {
+                options = options.access_tier(t);
+            }
+            if let Some(r) = req.h("x-ms-root-squash") {
+                options = options.root_squash(r);
+            }
+            let l = lease(&req)?;
+            Ok(one(move |cx, it| async move {
+                let got = share(&cx, &s)?.set_properties(&options, l.as_ref()).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
         }
         ("PUT", "share", "snapshot") => {
             req.only(&[])?;
@@ -317,10 +461,11 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             }))
         }
         ("PUT", "directory", "") => {
-            req.only(&[])?;
+            req.only(SMB_HEADERS)?;
             let meta = req.metadata();
+            let smb = smb_of(&req)?;
             Ok(one(move |cx, it| async move {
-                let got = dir(&cx, &s, &path)?.create_with(&meta).await;
+                let got = dir(&cx, &s, &path)?.create_with_smb(&meta, &smb).await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }
@@ -342,6 +487,18 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 if let Some(p) = outcome(got, resp)? {
                     check_version(Some(&p.etag), p.last_modified, resp)?;
                     check_metadata(&p.metadata, resp)?;
+                    check_smb(&p.smb, resp)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "directory", "properties") => {
+            req.only(SMB_HEADERS)?;
+            let smb = smb_of(&req)?;
+            Ok(one(move |cx, it| async move {
+                let got = dir(&cx, &s, &path)?.set_properties(&smb).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }
                 Ok(())
             }))
@@ -369,15 +526,18 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             }))
         }
         ("PUT", "", "") => {
-            req.only(&["x-ms-type", "x-ms-content-length"])?;
+            let mut known = vec!["x-ms-type", "x-ms-content-length"];
+            known.extend_from_slice(SMB_HEADERS);
+            known.extend_from_slice(&HTTP_HEADERS.map(|(h, _)| h));
+            req.only(&known)?;
             let size: u64 = req
                 .h("x-ms-content-length")
                 .and_then(|v| v.parse().ok())
                 .ok_or("Create File without x-ms-content-length")?;
-            let options = CreateFileOptions {
-                metadata: req.metadata(),
-                ..CreateFileOptions::default()
-            };
+            let options = CreateFileOptions::default()
+                .metadata(req.metadata())
+                .headers(http_headers_of(&req))
+                .smb(smb_of(&req)?);
             let l = lease(&req)?;
             Ok(one(move |cx, it| async move {
                 let got = file(&cx, &s, &path)?
@@ -390,7 +550,12 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             }))
         }
         ("PUT", "", "range") => {
-            req.only(&["x-ms-range", "x-ms-write"])?;
+            req.only(&["x-ms-range", "x-ms-write", "content-md5"])?;
+            let checksum = if req.h("content-md5").is_some() {
+                Checksum::Md5
+            } else {
+                Checksum::None
+            };
             let range = req.range()?.ok_or("Put Range without a range")?;
             let write = req.h("x-ms-write").unwrap_or_default().to_string();
             let body = Bytes::from(req.body());
@@ -398,7 +563,10 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             Ok(one(move |cx, it| async move {
                 let f = file(&cx, &s, &path)?;
                 let got = match write.as_str() {
-                    "update" => f.put_range(range.start, body, l.as_ref()).await,
+                    "update" => {
+                        f.put_range_with(range.start, body, checksum, l.as_ref())
+                            .await
+                    }
                     "clear" => f.clear_range(range, l.as_ref()).await,
                     other => return Err(format!("x-ms-write {other}")),
                 };
@@ -446,6 +614,13 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                         resp,
                         "content-length",
                     )?;
+                    check_smb(&p.smb, resp)?;
+                    for (got, header) in [
+                        (&p.content_disposition, "content-disposition"),
+                        (&p.content_language, "content-language"),
+                    ] {
+                        eq_header(header, got.clone(), resp, header)?;
+                    }
                 }
                 Ok(())
             }))
@@ -474,6 +649,29 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             let meta = req.metadata();
             Ok(one(move |cx, it| async move {
                 let got = file(&cx, &s, &path)?.set_metadata(&meta, None).await;
+                if let Some(w) = outcome(got, &it.response)? {
+                    check_version(Some(&w.etag), w.last_modified, &it.response)?;
+                }
+                Ok(())
+            }))
+        }
+        ("PUT", "", "properties") => {
+            let mut known = vec!["x-ms-content-length"];
+            known.extend_from_slice(SMB_HEADERS);
+            known.extend_from_slice(&HTTP_HEADERS.map(|(h, _)| h));
+            req.only(&known)?;
+            let mut change = SetFileProperties::default().smb(smb_of(&req)?);
+            if let Some(n) = req.h("x-ms-content-length") {
+                change = change.size(n.parse().map_err(|_| "x-ms-content-length")?);
+            }
+            if HTTP_HEADERS.iter().any(|(h, _)| req.h(h).is_some()) {
+                change = change.headers(http_headers_of(&req));
+            }
+            let l = lease(&req)?;
+            Ok(one(move |cx, it| async move {
+                let got = file(&cx, &s, &path)?
+                    .set_properties_with(&change, l.as_ref())
+                    .await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }

@@ -6,7 +6,7 @@ use testkit::file_server;
 use std::time::Duration;
 
 use azstore::file::{FileClient, ShareClient, ShareServiceClient};
-use azstore::lease::{BreakPeriod, LeaseDuration};
+use azstore::lease::{BreakPeriod, LeaseDuration, LeaseGuard};
 use azstore::{ErrorCode, ErrorKind, LeaseId};
 use bytes::Bytes;
 use file_server::FileServer;
@@ -30,8 +30,7 @@ async fn file_lease_guards_writes() {
     let server = FileServer::start().await;
     let (share, file) = setup(&server).await;
 
-    let lease = file
-        .acquire_lease(LeaseDuration::Infinite, None)
+    let lease = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite)
         .await
         .unwrap();
     let p = file.get_properties().await.unwrap();
@@ -89,7 +88,7 @@ async fn file_lease_guards_writes() {
     assert_eq!(&file.get().await.unwrap().body[..], b"hello world");
 
     // The holder writes.
-    file.put_range(0, Bytes::from_static(b"HELLO"), Some(lease.id()))
+    file.put_range(0, Bytes::from_static(b"HELLO"), Some(lease.lease_id()))
         .await
         .unwrap();
     assert_eq!(&file.get().await.unwrap().body[..], b"HELLO world");
@@ -102,7 +101,7 @@ async fn file_lease_guards_writes() {
     assert_eq!(err.error_code(), Some(&ErrorCode::LeaseAlreadyPresent));
 
     // Break (immediate for files): the old id no longer writes, anyone can acquire again.
-    let old = lease.detach();
+    let old = lease.forget().await;
     file.break_lease().await.unwrap();
     let err = file
         .put_range(0, Bytes::from_static(b"x"), Some(&old))
@@ -115,11 +114,10 @@ async fn file_lease_guards_writes() {
     file.put_range(0, Bytes::from_static(b"h"), None)
         .await
         .unwrap();
-    let again = file
-        .acquire_lease(LeaseDuration::Infinite, None)
+    let again = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite)
         .await
         .unwrap();
-    assert_ne!(again.id(), &old);
+    assert_ne!(again.lease_id(), &old);
     assert!(file.get_properties().await.unwrap().lease.is_locked());
     again.release().await.unwrap();
     assert!(!file.get_properties().await.unwrap().lease.is_locked());
@@ -131,14 +129,22 @@ async fn change_proposed_id_and_release_on_drop() {
     let server = FileServer::start().await;
     let (_share, file) = setup(&server).await;
     let mine = LeaseId::random();
-    let mut lease = file
+    let lease = file
         .acquire_lease(LeaseDuration::Infinite, Some(&mine))
         .await
         .unwrap();
-    assert_eq!(lease.id(), &mine);
+    let mut lease = LeaseGuard::adopt(
+        file.clone(),
+        lease.lease_id,
+        LeaseDuration::Infinite,
+        tokio::time::Instant::now(),
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!(lease.lease_id(), &mine);
     let next = LeaseId::random();
     lease.change(&next).await.unwrap();
-    assert_eq!(lease.id(), &next);
+    assert_eq!(lease.lease_id(), &next);
     let err = file
         .put_range(0, Bytes::from_static(b"x"), Some(&mine))
         .await
@@ -194,7 +200,8 @@ async fn share_lease_renew_change_break() {
     let id = share
         .acquire_lease(LeaseDuration::seconds(15).unwrap(), None)
         .await
-        .unwrap();
+        .unwrap()
+        .lease_id;
     let p = share.get_properties().await.unwrap();
     assert!(p.lease.is_locked());
     assert_eq!(
@@ -220,7 +227,11 @@ async fn share_lease_renew_change_break() {
     );
     assert!(share.get_properties().await.is_ok());
 
-    let id2 = share.change_lease(&id, &LeaseId::random()).await.unwrap();
+    let id2 = share
+        .change_lease(&id, &LeaseId::random())
+        .await
+        .unwrap()
+        .lease_id;
     assert_ne!(id2, id);
     assert!(share.renew_lease(&id).await.is_err());
     share.renew_lease(&id2).await.unwrap();
@@ -229,7 +240,8 @@ async fn share_lease_renew_change_break() {
     let left = share
         .break_lease(Some(BreakPeriod::seconds(10).unwrap()))
         .await
-        .unwrap();
+        .unwrap()
+        .remaining;
     assert_eq!(left, Duration::from_secs(10));
     let err = share
         .acquire_lease(LeaseDuration::Infinite, None)
@@ -249,9 +261,111 @@ async fn share_lease_renew_change_break() {
     let inf = share
         .acquire_lease(LeaseDuration::Infinite, None)
         .await
-        .unwrap();
-    assert_eq!(share.break_lease(None).await.unwrap(), Duration::ZERO);
+        .unwrap()
+        .lease_id;
+    assert_eq!(
+        share.break_lease(None).await.unwrap().remaining,
+        Duration::ZERO
+    );
     assert!(!share.get_properties().await.unwrap().lease.is_locked());
     assert!(share.renew_lease(&inf).await.is_err());
     share.delete(None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_lease_guard_renews_past_its_duration() {
+    let server = FileServer::start().await;
+    let (share, _file) = setup(&server).await;
+    let guard = LeaseGuard::acquire(share.clone(), LeaseDuration::seconds(15).unwrap())
+        .await
+        .unwrap();
+    // Without renewals the 15 s lease would have expired and anyone could acquire it.
+    tokio::time::sleep(Duration::from_secs(21)).await;
+    assert!(guard.is_held(), "{:?}", guard.state());
+    assert!(guard.last_renewed().elapsed() < Duration::from_secs(10));
+    let err = share
+        .acquire_lease(LeaseDuration::Infinite, None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.error_code(), Some(&ErrorCode::LeaseAlreadyPresent));
+    let err = share.delete(None).await.unwrap_err();
+    assert_eq!(err.status(), Some(412));
+    assert!(share.get_properties().await.unwrap().lease.is_locked());
+
+    assert_eq!(
+        guard.release().await.unwrap(),
+        azstore::lease::ReleaseOutcome::Released
+    );
+    assert!(!share.get_properties().await.unwrap().lease.is_locked());
+    share.delete(None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_lease_guard_reports_a_break() {
+    let server = FileServer::start().await;
+    let (share, _file) = setup(&server).await;
+    let guard = LeaseGuard::acquire_with(
+        share.clone(),
+        LeaseDuration::seconds(15).unwrap(),
+        azstore::lease::GuardOptions::default().renew_every(Duration::from_millis(200)),
+    )
+    .await
+    .unwrap();
+    share
+        .break_lease(Some(BreakPeriod::immediate()))
+        .await
+        .unwrap();
+    let loss = tokio::time::timeout(Duration::from_secs(5), guard.lost())
+        .await
+        .expect("the guard noticed the break");
+    assert!(
+        matches!(loss, azstore::lease::LeaseLoss::Refused { .. }),
+        "{loss}"
+    );
+    assert!(!guard.is_held());
+    assert!(matches!(
+        guard.release().await.unwrap(),
+        azstore::lease::ReleaseOutcome::AlreadyGone { .. }
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_lease_guard_acquires_and_releases() {
+    let server = FileServer::start().await;
+    let (_share, file) = setup(&server).await;
+    // A fixed duration is refused before anything is sent: file leases are infinite only.
+    let before = server.request_count();
+    let err = LeaseGuard::acquire(file.clone(), LeaseDuration::seconds(15).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.message().contains("infinite"), "{err}");
+    assert_eq!(server.request_count(), before, "nothing was sent");
+
+    let guard = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite)
+        .await
+        .unwrap();
+    assert!(guard.is_held());
+    assert_eq!(
+        guard.deadline(),
+        None,
+        "an infinite lease has no loss deadline"
+    );
+    assert!(file.get_properties().await.unwrap().lease.is_locked());
+    let err = file
+        .put_range(0, Bytes::from_static(b"x"), None)
+        .await
+        .unwrap_err();
+    assert!(err.is_file_lease_refusal());
+    file.put_range(0, Bytes::from_static(b"x"), Some(guard.lease_id()))
+        .await
+        .unwrap();
+    assert_eq!(
+        guard.release().await.unwrap(),
+        azstore::lease::ReleaseOutcome::Released
+    );
+    assert!(!file.get_properties().await.unwrap().lease.is_locked());
+    file.put_range(0, Bytes::from_static(b"y"), None)
+        .await
+        .unwrap();
 }

@@ -8,7 +8,7 @@ use testkit::file_server::{FileServer, SmbLock};
 use std::time::Duration;
 
 use azstore::file::{HandleSelector, RenameOptions, ShareClient, ShareServiceClient, SmbRetry};
-use azstore::lease::LeaseDuration;
+use azstore::lease::{LeaseDuration, LeaseGuard};
 use azstore::{ErrorCode, ErrorKind, Jitter, RetryPolicy};
 use bytes::Bytes;
 
@@ -54,8 +54,7 @@ async fn rename_file_moves_it_and_respects_replace_and_leases() {
     assert_eq!(&published.get().await.unwrap().body[..], b"a,b\n");
 
     // A leased destination is replaced only with its lease id.
-    let lease = published
-        .acquire_lease(LeaseDuration::Infinite, None)
+    let lease = LeaseGuard::acquire(published.clone(), LeaseDuration::Infinite)
         .await
         .unwrap();
     let replace = RenameOptions::default().replace_if_exists(true);
@@ -63,7 +62,7 @@ async fn rename_file_moves_it_and_respects_replace_and_leases() {
     assert_eq!(e.status(), Some(412), "{e}");
     next.rename(
         "out/report.csv",
-        &replace.clone().destination_lease(lease.id()),
+        &replace.clone().destination_lease(lease.lease_id()),
     )
     .await
     .unwrap();
@@ -97,8 +96,7 @@ async fn rename_file_needs_the_source_lease() {
     let share = share(&server).await;
     let f = share.file("leased.bin").unwrap();
     f.create(3, None).await.unwrap();
-    let lease = f
-        .acquire_lease(LeaseDuration::Infinite, None)
+    let lease = LeaseGuard::acquire(f.clone(), LeaseDuration::Infinite)
         .await
         .unwrap();
     let e = f
@@ -110,7 +108,7 @@ async fn rename_file_needs_the_source_lease() {
     let moved = f
         .rename(
             "moved.bin",
-            &RenameOptions::default().source_lease(lease.id()),
+            &RenameOptions::default().source_lease(lease.lease_id()),
         )
         .await
         .unwrap();
@@ -260,10 +258,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
         .cache_control("max-age=60")
         .content_disposition("inline")
         .content_md5(azstore::blob::md5_base64(b"<p>"));
-    let opts = CreateFileOptions {
-        headers: created.clone(),
-        ..CreateFileOptions::default()
-    };
+    let opts = CreateFileOptions::default().headers(created.clone());
     f.create_with(3, &opts, None).await.unwrap();
     let p = f.get_properties().await.unwrap();
     assert_eq!(FileHttpHeaders::from_properties(&p), created);
@@ -279,20 +274,17 @@ async fn http_headers_on_create_file_and_set_file_properties() {
     assert_eq!(FileHttpHeaders::from_properties(&p), replaced);
 
     // A leased file needs the lease id; content type given twice is refused before sending.
-    let lease = f
-        .acquire_lease(LeaseDuration::Infinite, None)
+    let lease = LeaseGuard::acquire(f.clone(), LeaseDuration::Infinite)
         .await
         .unwrap();
     let e = f.set_http_headers(&created, None).await.unwrap_err();
     assert_eq!(e.status(), Some(412), "{e}");
-    f.set_http_headers(&created, Some(lease.id()))
+    f.set_http_headers(&created, Some(lease.lease_id()))
         .await
         .unwrap();
-    let twice = CreateFileOptions {
-        content_type: Some("a/b".into()),
-        headers: FileHttpHeaders::default().content_type("c/d"),
-        ..CreateFileOptions::default()
-    };
+    let twice = CreateFileOptions::default()
+        .content_type("a/b")
+        .headers(FileHttpHeaders::default().content_type("c/d"));
     let e = share
         .file("other")
         .unwrap()
@@ -336,14 +328,13 @@ async fn put_range_from_url_copies_a_range_of_another_file() {
     assert_eq!(e.error_code(), Some(&ErrorCode::Crc64Mismatch));
 
     // A leased destination needs the lease id.
-    let lease = dst
-        .acquire_lease(LeaseDuration::Infinite, None)
+    let lease = LeaseGuard::acquire(dst.clone(), LeaseDuration::Infinite)
         .await
         .unwrap();
     let plain = CopySource::url(src.url()).unwrap().range(0..512);
     let e = dst.put_range_from_url(0, &plain, None).await.unwrap_err();
     assert_eq!(e.status(), Some(412), "{e}");
-    dst.put_range_from_url(0, &plain, Some(lease.id()))
+    dst.put_range_from_url(0, &plain, Some(lease.lease_id()))
         .await
         .unwrap();
 
@@ -361,7 +352,7 @@ async fn put_range_from_url_copies_a_range_of_another_file() {
         CopySource::url(src.url()).unwrap().range(0..(4 << 20) + 1),
     ] {
         let e = dst
-            .put_range_from_url(0, &bad, Some(lease.id()))
+            .put_range_from_url(0, &bad, Some(lease.lease_id()))
             .await
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");

@@ -5,7 +5,7 @@
 use testkit::file_server;
 
 use azstore::file::{ShareServiceClient, TransferOptions};
-use azstore::lease::LeaseDuration;
+use azstore::lease::{LeaseDuration, LeaseGuard};
 use file_server::FileServer;
 use sha2::Digest;
 
@@ -43,13 +43,16 @@ async fn official_python_sdk_passes_against_the_test_server() {
     let sha = format!("{:x}", sha2::Sha256::digest(&data));
     let file = interop.file("from-rust.bin").unwrap();
     file.create(0, None).await.unwrap();
-    let lease = file
-        .acquire_lease(LeaseDuration::Infinite, None)
+    let lease = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite)
         .await
         .unwrap();
-    file.upload(data.into(), &TransferOptions::default(), Some(lease.id()))
-        .await
-        .unwrap();
+    file.upload(
+        data.into(),
+        &TransferOptions::default(),
+        Some(lease.lease_id()),
+    )
+    .await
+    .unwrap();
 
     let out = tokio::process::Command::new(&python)
         .arg(script)

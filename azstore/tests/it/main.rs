@@ -15,6 +15,7 @@ mod blob_write_options;
 mod ergonomics;
 mod faults;
 mod file_lease;
+mod file_properties;
 mod file_rename_handles;
 mod file_sdk_crosscheck;
 mod file_smb;

@@ -13,7 +13,7 @@ use azstore::lease::{
     GuardOptions, GuardState, LeaseDuration, LeaseGuard, LeaseLoss, ReleaseOutcome,
 };
 use azstore::lock::{BlobLock, LockOptions};
-use azstore::queue::{GuardOptions as MessageGuardOptions, MessageGuard};
+use azstore::queue::MessageGuard;
 use azstore::{Conditions, blob::LeaseState};
 use futures_util::FutureExt;
 
@@ -143,11 +143,12 @@ async fn message_guard_reports_a_passed_deadline_before_its_task_runs() {
     let vis = Duration::from_secs(30);
     let msg = q.receive_message(vis).await.unwrap().expect("message");
     let manual = ManualClock::new();
-    let guard = MessageGuard::start_with_clock(
+    let guard = MessageGuard::start(
         &q,
         msg,
-        MessageGuardOptions::visibility(vis),
-        manual.clock(),
+        GuardOptions::default()
+            .visibility(vis)
+            .clock(manual.clock()),
     )
     .unwrap();
     let mut signal = guard.lost_signal();

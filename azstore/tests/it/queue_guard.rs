@@ -7,7 +7,8 @@ use testkit::queue as queue_support;
 use std::time::{Duration, Instant};
 
 use azstore::ErrorCode;
-use azstore::queue::{GuardOptions, MessageGuard, QueueClient, ReceivedMessage};
+use azstore::lease::GuardOptions;
+use azstore::queue::{MessageGuard, QueueClient, ReceivedMessage};
 use queue_support::fresh_queue;
 
 const VIS: Duration = Duration::from_secs(2);
@@ -31,7 +32,7 @@ async fn assert_stays_hidden(q: &QueueClient, d: Duration) {
 async fn keeps_message_hidden_for_three_timeouts_then_deletes() {
     let q = fresh_queue("qgk").await;
     let msg = one(&q, "slow job").await;
-    let guard = MessageGuard::start(&q, msg, GuardOptions::visibility(VIS)).unwrap();
+    let guard = MessageGuard::start(&q, msg, GuardOptions::default().visibility(VIS)).unwrap();
     assert_eq!(guard.message().content_str().unwrap(), "slow job");
     // The handler "runs" for 3x the visibility timeout.
     assert_stays_hidden(&q, VIS * 3).await;
@@ -57,7 +58,7 @@ async fn after_failure_the_message_reappears() {
     let q = fresh_queue("qgf").await;
     let msg = one(&q, "will fail").await;
     let id = msg.id.clone();
-    let guard = MessageGuard::start(&q, msg, GuardOptions::visibility(VIS)).unwrap();
+    let guard = MessageGuard::start(&q, msg, GuardOptions::default().visibility(VIS)).unwrap();
     assert_stays_hidden(&q, VIS + Duration::from_millis(500)).await;
     guard.abandon().await.unwrap();
     // Hidden for at most one more timeout, then back with dequeue count 2.
@@ -79,7 +80,7 @@ async fn after_failure_the_message_reappears() {
 async fn retry_after_zero_and_drop_release_the_message() {
     let q = fresh_queue("qgr").await;
     let msg = one(&q, "retry me").await;
-    let guard = MessageGuard::start(&q, msg, GuardOptions::visibility(VIS)).unwrap();
+    let guard = MessageGuard::start(&q, msg, GuardOptions::default().visibility(VIS)).unwrap();
     guard.retry_after(Duration::ZERO).await.unwrap();
     let again = q
         .receive_message(VIS)
@@ -89,7 +90,7 @@ async fn retry_after_zero_and_drop_release_the_message() {
     assert_eq!(again.dequeue_count, 2);
 
     // Dropping the guard stops the extensions: the message reappears after its timeout.
-    let guard = MessageGuard::start(&q, again, GuardOptions::visibility(VIS)).unwrap();
+    let guard = MessageGuard::start(&q, again, GuardOptions::default().visibility(VIS)).unwrap();
     drop(guard);
     let start = Instant::now();
     let third = loop {
@@ -110,7 +111,7 @@ async fn retry_after_zero_and_drop_release_the_message() {
 async fn signals_when_the_message_is_lost() {
     let q = fresh_queue("qgl").await;
     let msg = one(&q, "gone soon").await;
-    let guard = MessageGuard::start(&q, msg, GuardOptions::visibility(VIS)).unwrap();
+    let guard = MessageGuard::start(&q, msg, GuardOptions::default().visibility(VIS)).unwrap();
     let mut lost = guard.lost_signal();
     assert!(!lost.is_lost());
     // Someone else removes it behind our back.

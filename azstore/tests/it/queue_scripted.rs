@@ -6,7 +6,8 @@ use testkit as support;
 
 use std::time::{Duration, Instant};
 
-use azstore::queue::{GuardOptions, MessageGuard, QueueClient, QueueServiceClient};
+use azstore::lease::GuardOptions;
+use azstore::queue::{MessageGuard, QueueClient, QueueServiceClient};
 use azstore::{ClientOptions, ErrorCode, RetryPolicy};
 use support::scripted::{Reply, Scripted};
 
@@ -57,7 +58,9 @@ async fn guard_tracks_the_newest_receipt_through_a_transient_failure() {
     let guard = MessageGuard::start(
         &q,
         msg,
-        GuardOptions::visibility(Duration::from_secs(1)).extend_every(Duration::from_millis(150)),
+        GuardOptions::default()
+            .visibility(Duration::from_secs(1))
+            .renew_every(Duration::from_millis(150)),
     )
     .unwrap();
     while server.count() < 5 {
@@ -107,8 +110,12 @@ async fn guard_signals_loss_when_extensions_keep_failing() {
         .unwrap()
         .unwrap();
     let start = Instant::now();
-    let guard =
-        MessageGuard::start(&q, msg, GuardOptions::visibility(Duration::from_secs(1))).unwrap();
+    let guard = MessageGuard::start(
+        &q,
+        msg,
+        GuardOptions::default().visibility(Duration::from_secs(1)),
+    )
+    .unwrap();
     let mut lost = guard.lost_signal();
     tokio::time::timeout(Duration::from_secs(5), lost.lost())
         .await
@@ -141,7 +148,9 @@ async fn guard_signals_loss_at_once_on_a_rejected_receipt() {
     let guard = MessageGuard::start(
         &q,
         msg,
-        GuardOptions::visibility(Duration::from_secs(30)).extend_every(Duration::from_millis(50)),
+        GuardOptions::default()
+            .visibility(Duration::from_secs(30))
+            .renew_every(Duration::from_millis(50)),
     )
     .unwrap();
     let mut lost = guard.lost_signal();

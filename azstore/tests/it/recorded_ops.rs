@@ -212,11 +212,9 @@ async fn share_snapshots_list_shares_metadata_and_directory_exists() {
 
     let page = files
         .list_shares_page(
-            &ListSharesOptions {
-                prefix: Some(name.clone()),
-                include_metadata: true,
-                ..ListSharesOptions::default()
-            },
+            &ListSharesOptions::default()
+                .prefix(name.clone())
+                .with_metadata(),
             None,
         )
         .await

@@ -110,7 +110,46 @@ def main():
     expect_error(bad_share.get_share_properties, 403, "AuthenticationFailed")
 
     small.delete_file()
-    share.delete_share()
+
+    # Share permissions, SMB properties, share properties, Copy File, List Shares include.
+    import datetime
+    from azure.storage.fileshare import ContentSettings, NTFSAttributes
+    sddl = "O:BAG:SYD:(A;;FA;;;BA)"
+    key = share.create_permission_for_share(sddl)
+    assert share.get_permission_for_share(key) == sddl
+    smb = share.get_file_client("smb.txt")
+    created = datetime.datetime(2019, 7, 11, 21, 40, 12, 995301, tzinfo=datetime.timezone.utc)
+    smb.create_file(
+        4,
+        file_attributes=NTFSAttributes(read_only=True, archive=True),
+        file_creation_time=created,
+        permission_key=key,
+    )
+    sp = smb.get_file_properties()
+    assert sp.permission_key == key, sp.permission_key
+    assert "ReadOnly" in sp.file_attributes and "Archive" in sp.file_attributes, sp.file_attributes
+    assert sp.creation_time.replace(tzinfo=datetime.timezone.utc) == created, sp.creation_time
+    smb.set_http_headers(ContentSettings(content_language="fr"), file_attributes="None")
+    sp = smb.get_file_properties()
+    assert sp.file_attributes in ("None", ""), sp.file_attributes
+    assert sp.creation_time.replace(tzinfo=datetime.timezone.utc) == created, "preserved"
+    assert sp.content_settings.content_language == "fr"
+    share.set_share_properties(access_tier="Cool", quota=3)
+    props = share.get_share_properties()
+    assert (props.quota, props.access_tier) == (3, "Cool"), (props.quota, props.access_tier)
+    copy = share.get_file_client("copy.txt")
+    started = copy.start_copy_from_url(smb.url)
+    assert started["copy_status"] == "success", started
+    cp = copy.get_file_properties()
+    assert cp.copy.status == "success" and cp.copy.id == started["copy_id"], cp.copy
+    expect_error(lambda: copy.abort_copy(started["copy_id"]), 409, "NoPendingCopyOperation")
+    snap = share.create_snapshot()
+    listed = [
+        (s.name, s.snapshot)
+        for s in service.list_shares(name_starts_with=share_name, include_snapshots=True)
+    ]
+    assert listed == [(share_name, snap["snapshot"]), (share_name, None)], listed
+    share.delete_share(delete_snapshots=True)
 
     # Interop with azstore: read its upload (leased by azstore: reads stay open, writes not).
     interop = service.get_share_client(sys.argv[3])

@@ -37,24 +37,35 @@
 //! Both are shown, with the details, in
 //! [the lease module's section](crate::lease#pauses-clocks-and-fencing).
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt;
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rand::Rng;
 use time::OffsetDateTime;
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::blob::{BlobClient, ContainerClient, LeaseState};
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
-use crate::lease::{
-    BreakPeriod, GuardOptions, GuardState, LeaseBroken, LeaseDuration, LeaseGuard, LeaseLoss,
-    ReleaseOutcome,
-};
+use crate::lease::keepalive::Kept;
+use crate::lease::{BreakPeriod, GuardOptions, LeaseBroken, LeaseDuration, LeaseGuard};
+
+mod held;
+mod owner;
+mod wake;
+
+pub use held::Held;
+pub(crate) use owner::hostname;
+use owner::validate_label;
+pub use owner::{LockOwner, LockStatus};
+pub(crate) use wake::{PollSleep, wakeup_for};
+
+/// A held [`BlobLock`]: the renewed lease of the lock blob plus the fencing token of this
+/// acquisition. Release it with [`release`](Held::release); dropping it releases in the
+/// background.
+pub type HeldLock = Held<BlobClient>;
 
 /// Metadata key of the fencing token.
 pub const META_FENCING_TOKEN: &str = "fencing_token";
@@ -67,8 +78,9 @@ pub const META_OWNER_LABEL: &str = "owner_label";
 /// Metadata key of the acquisition time (RFC 3339, UTC).
 pub const META_ACQUIRED_AT: &str = "acquired_at";
 
-/// Options of a [`BlobLock`].
+/// Options of a [`BlobLock`] (and of a Redis lock).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 #[must_use]
 pub struct LockOptions {
     pub(crate) duration: LeaseDuration,
@@ -142,19 +154,10 @@ impl LockOptions {
             ));
         }
         if let Some(d) = self.duration.as_duration() {
-            self.guard.plan(d)?;
+            self.guard.plan(d, Kept::Lease)?;
         }
         Ok(())
     }
-}
-
-fn validate_label(label: &str) -> Result<()> {
-    if label.len() > 256 || !label.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-        return Err(Error::invalid_input(
-            "lock label must be at most 256 printable ASCII characters",
-        ));
-    }
-    Ok(())
 }
 
 /// A distributed lock on the lease of one blob. Cheap to clone.
@@ -254,7 +257,7 @@ impl BlobLock {
         let deadline = Instant::now().checked_add(timeout);
         let proposed = LeaseId::random();
         let wake = self.options.local_wakeup.then(|| wakeup(&self.blob));
-        let mut ceiling = self.options.poll_min;
+        let mut poll = PollSleep::new(&self.options);
         // Why the lock is not ours yet: `None` while someone else holds it, or the last
         // transient failure.
         let mut failure: Option<Error> = None;
@@ -268,29 +271,7 @@ impl BlobLock {
                         Some(e) => Err(e),
                     };
                 }
-                let delay = {
-                    let mut rng = rand::thread_rng();
-                    let lo = self.options.poll_min.as_secs_f64();
-                    let hi = ceiling.as_secs_f64();
-                    Duration::from_secs_f64(if hi > lo { rng.gen_range(lo..=hi) } else { lo })
-                };
-                ceiling = (ceiling * 2).min(self.options.poll_max);
-                let until = match deadline {
-                    Some(d) => (now + delay).min(d),
-                    None => now + delay,
-                };
-                let woken = match &wake {
-                    Some(w) => {
-                        tokio::select! {
-                            _ = tokio::time::sleep_until(until) => false,
-                            _ = w.notified() => true,
-                        }
-                    }
-                    None => {
-                        tokio::time::sleep_until(until).await;
-                        false
-                    }
-                };
+                let woken = poll.sleep(deadline, wake.as_deref()).await;
                 if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
                     continue;
                 }
@@ -444,11 +425,8 @@ impl BlobLock {
             sent_at,
             self.options.guard.clone(),
         )?;
-        Ok(HeldLock {
-            guard: Some(guard),
-            fencing_token: token,
-            wake: self.options.local_wakeup.then(|| wakeup(&self.blob)),
-        })
+        let wake = self.options.local_wakeup.then(|| wakeup(&self.blob));
+        Ok(Held::new(guard, token, wake))
     }
 }
 
@@ -477,285 +455,4 @@ fn deadline_error(timeout: Duration) -> Error {
 /// A process-wide wake-up per lock blob, so that a release wakes a local waiter at once.
 fn wakeup(blob: &BlobClient) -> Arc<Notify> {
     wakeup_for(blob.url())
-}
-
-/// The process-wide wake-up of the lock named `key` (a URL-like name unique to the lock).
-pub(crate) fn wakeup_for(key: String) -> Arc<Notify> {
-    static MAP: OnceLock<Mutex<HashMap<String, Weak<Notify>>>> = OnceLock::new();
-    let mut map = MAP
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(n) = map.get(&key).and_then(Weak::upgrade) {
-        return n;
-    }
-    map.retain(|_, w| w.strong_count() > 0);
-    let n = Arc::new(Notify::new());
-    map.insert(key, Arc::downgrade(&n));
-    n
-}
-
-pub(crate) fn hostname() -> String {
-    let raw = host_name_raw().unwrap_or_else(|| "unknown".to_string());
-    let clean: String = raw
-        .chars()
-        .map(|c| if c.is_ascii_graphic() { c } else { '?' })
-        .take(255)
-        .collect();
-    if clean.is_empty() {
-        "unknown".to_string()
-    } else {
-        clean
-    }
-}
-
-#[cfg(unix)]
-fn host_name_raw() -> Option<String> {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for `buf.len()` bytes; gethostname writes at most that many
-    // and we stop at the first NUL (or the end).
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return None;
-    }
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
-}
-
-#[cfg(not(unix))]
-fn host_name_raw() -> Option<String> {
-    std::env::var("COMPUTERNAME").ok()
-}
-
-/// A held [`BlobLock`]: the renewed lease plus the fencing token of this acquisition.
-/// Release it with [`release`](Self::release); dropping it releases in the background.
-pub struct HeldLock {
-    guard: Option<LeaseGuard<BlobClient>>,
-    fencing_token: u64,
-    wake: Option<Arc<Notify>>,
-}
-
-impl fmt::Debug for HeldLock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HeldLock")
-            .field("guard", &self.guard)
-            .field("fencing_token", &self.fencing_token)
-            .finish()
-    }
-}
-
-impl HeldLock {
-    fn guard(&self) -> &LeaseGuard<BlobClient> {
-        // Only `release` and `drop` take the guard out, and both consume the lock.
-        self.guard.as_ref().expect("guard present until release")
-    }
-
-    /// The fencing token of this acquisition: larger than every earlier holder's.
-    pub fn fencing_token(&self) -> u64 {
-        self.fencing_token
-    }
-
-    /// The lease id (writes to the lock blob itself must carry it).
-    pub fn lease_id(&self) -> &LeaseId {
-        self.guard().lease_id()
-    }
-
-    /// `Conditions::lease(lease_id)`.
-    pub fn conditions(&self) -> Conditions {
-        self.guard().conditions()
-    }
-
-    /// The lease guard.
-    pub fn lease(&self) -> &LeaseGuard<BlobClient> {
-        self.guard()
-    }
-
-    /// True while the lock is (certainly) held; decides from the lease's loss deadline as well
-    /// as from what the renew task published (see [`LeaseGuard::is_held`]), so it is right
-    /// at once after a pause. It cannot cover a pause *between* this check and your write:
-    /// for that, pass the [fencing token](Self::fencing_token) to the protected resource (see
-    /// [Pauses, clocks and fencing](crate::lock#pauses-clocks-and-fencing)).
-    pub fn is_held(&self) -> bool {
-        self.guard().is_held()
-    }
-
-    /// `Ok(())` while held, else an error with `lease_lost() == true`; decides like
-    /// [`is_held`](Self::is_held).
-    pub fn check(&self) -> Result<()> {
-        self.guard().check()
-    }
-
-    /// The lease state, deciding like [`is_held`](Self::is_held) (see [`LeaseGuard::state`]).
-    pub fn state(&self) -> GuardState {
-        self.guard().state()
-    }
-
-    /// The lease's loss deadline on its clock; see [`LeaseGuard::deadline`].
-    pub fn deadline(&self) -> Option<Duration> {
-        self.guard().deadline()
-    }
-
-    /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].
-    pub fn lost(&self) -> impl Future<Output = LeaseLoss> + Send + 'static {
-        self.guard().lost()
-    }
-
-    /// State changes of the lease.
-    pub fn subscribe(&self) -> watch::Receiver<GuardState> {
-        self.guard().subscribe()
-    }
-
-    /// Releases the lock. A lease that already ended is [`ReleaseOutcome::AlreadyGone`].
-    pub async fn release(mut self) -> Result<ReleaseOutcome> {
-        let guard = self.guard.take().expect("guard present until release");
-        crate::lock::release_held(guard, self.wake.take()).await
-    }
-}
-
-impl Drop for HeldLock {
-    fn drop(&mut self) {
-        crate::lock::release_on_drop(self.guard.take(), self.wake.take());
-    }
-}
-
-/// What [`BlobLock::status`] reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LockStatus {
-    /// Whether the lock blob exists (it is created on first acquire).
-    pub exists: bool,
-    /// The lease state of the lock blob.
-    pub lease_state: Option<LeaseState>,
-    /// The fencing token of the latest acquisition.
-    pub fencing_token: Option<u64>,
-    /// The latest holder (who may have released it since: see `lease_state`).
-    pub owner: Option<LockOwner>,
-}
-
-impl LockStatus {
-    fn from_metadata(
-        lease_state: Option<LeaseState>,
-        meta: &BTreeMap<String, String>,
-    ) -> Result<LockStatus> {
-        let fencing_token = meta
-            .get(META_FENCING_TOKEN)
-            .and_then(|v| v.trim().parse().ok());
-        let owner = meta.get(META_OWNER_HOST).map(|host| LockOwner {
-            host: host.clone(),
-            pid: meta.get(META_OWNER_PID).and_then(|p| p.trim().parse().ok()),
-            label: meta.get(META_OWNER_LABEL).cloned(),
-            acquired_at: meta.get(META_ACQUIRED_AT).and_then(|t| {
-                OffsetDateTime::parse(t.trim(), &time::format_description::well_known::Rfc3339).ok()
-            }),
-        });
-        Ok(LockStatus {
-            exists: true,
-            lease_state,
-            fencing_token,
-            owner,
-        })
-    }
-
-    /// Whether someone holds the lock now (leased or breaking).
-    pub fn is_locked(&self) -> bool {
-        matches!(
-            self.lease_state,
-            Some(LeaseState::Leased | LeaseState::Breaking)
-        )
-    }
-}
-
-/// Who acquired a lock, as recorded in the lock blob's metadata.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LockOwner {
-    /// Host name.
-    pub host: String,
-    /// Process id.
-    pub pid: Option<u32>,
-    /// The label passed in [`LockOptions::label`].
-    pub label: Option<String>,
-    /// When it was acquired.
-    pub acquired_at: Option<OffsetDateTime>,
-}
-
-impl fmt::Display for LockOwner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "host={}", self.host)?;
-        if let Some(p) = self.pid {
-            write!(f, " pid={p}")?;
-        }
-        if let Some(l) = &self.label {
-            write!(f, " label={l:?}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Releases a held lock's lease: the shared end of `release()` and of the `Drop` of every held
-/// lock (blob or Redis). Wakes local waiters afterwards.
-pub(crate) async fn release_held<T: crate::lease::Leasable>(
-    guard: LeaseGuard<T>,
-    wake: Option<Arc<Notify>>,
-) -> Result<ReleaseOutcome> {
-    let outcome = guard.release().await;
-    if let Some(w) = wake {
-        w.notify_one();
-    }
-    outcome
-}
-
-/// The `Drop` of a held lock: release in the background when a runtime is there, else let the
-/// guard's own drop stop renewing (the lease then expires on the service).
-pub(crate) fn release_on_drop<T: crate::lease::Leasable>(
-    guard: Option<LeaseGuard<T>>,
-    wake: Option<Arc<Notify>>,
-) {
-    let Some(guard) = guard else {
-        return;
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => {
-            handle.spawn(async move {
-                let _ = release_held(guard, wake).await;
-            });
-        }
-        Err(_) => drop(guard),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_and_hostnames() {
-        assert!(validate_label("nightly job #3").is_ok());
-        assert!(validate_label("bad\nlabel").is_err());
-        assert!(validate_label("ü").is_err());
-        assert!(validate_label(&"x".repeat(257)).is_err());
-        let h = hostname();
-        assert!(!h.is_empty() && h.chars().all(|c| c.is_ascii_graphic()));
-    }
-
-    #[test]
-    fn status_from_metadata() {
-        let mut m = BTreeMap::new();
-        m.insert(META_FENCING_TOKEN.into(), "7".into());
-        m.insert(META_OWNER_HOST.into(), "h".into());
-        m.insert(META_OWNER_PID.into(), "42".into());
-        m.insert(META_ACQUIRED_AT.into(), "2026-11-22T00:00:00Z".into());
-        let s = LockStatus::from_metadata(Some(LeaseState::Leased), &m).unwrap();
-        assert!(s.is_locked());
-        assert_eq!(s.fencing_token, Some(7));
-        let o = s.owner.unwrap();
-        assert_eq!(o.pid, Some(42));
-        assert!(o.acquired_at.is_some());
-        assert_eq!(o.to_string(), "host=h pid=42");
-        // Garbage never panics.
-        m.insert(META_FENCING_TOKEN.into(), "x".into());
-        m.insert(META_OWNER_PID.into(), "-".into());
-        let s = LockStatus::from_metadata(None, &m).unwrap();
-        assert_eq!(s.fencing_token, None);
-    }
 }

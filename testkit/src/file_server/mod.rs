@@ -21,12 +21,25 @@
 //!   break (immediate). A write to a leased file without a lease id is 412 `LeaseIdMissing`,
 //!   with another id 412 `LeaseIdMismatchWithFileOperation`; a lease id sent for a file without
 //!   an active lease is 412 `LeaseNotPresentWithFileOperation`.
+//! * SMB properties (attributes, creation / last-write / change times, permission and key) on
+//!   create and Set File / Directory Properties, with Azure's defaults and `preserve`;
+//!   Create / Get Share Permission; Set Share Properties (quota, access tier, root squash);
+//!   Copy File within this server (always complete at once) and Abort Copy File; transactional
+//!   `Content-MD5` / `x-ms-content-crc64` on Put Range (smb.rs, copy.rs).
 //! * [`FileServer::lock`] makes every request on a path answer 409 `SharingViolation` (or
 //!   `DeletePending`, `FileLockConflict`) as an SMB client's open handle would, until
 //!   [`FileServer::unlock`].
 //!
 //! Everything is kept in memory and vanishes when the handle is dropped.
 #![allow(dead_code)]
+
+mod copy;
+mod lease;
+mod rename_handles;
+mod smb;
+
+use lease::lease_op;
+use rename_handles::{handles_op, put_range_from_url, rename};
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -219,12 +232,15 @@ struct Share {
     lease: Lease,
     dirs: BTreeMap<String, Node>,
     files: BTreeMap<String, FileNode>,
+    /// Access tier, protocols, root squash and the share's permission store.
+    ext: smb::ShareExt,
 }
 
 struct Node {
     meta: BTreeMap<String, String>,
     etag: String,
     last_modified: String,
+    smb: smb::Smb,
 }
 
 struct FileNode {
@@ -238,6 +254,8 @@ struct FileNode {
     /// `content-md5`).
     http: BTreeMap<String, String>,
     lease: Lease,
+    /// The last Copy File into this file.
+    copy: Option<copy::CopyInfo>,
 }
 
 /// Request header -> stored response header, for the HTTP properties of a file.
@@ -788,7 +806,67 @@ fn handle(st: &mut State, req: &HttpRequest) -> Reply {
             "restype=share or restype=directory is required here.",
         );
     }
-    file_op(st, share_name, &path, m, comp.as_deref(), req)
+    match (m, comp.as_deref()) {
+        ("PUT", None) if req.header("x-ms-copy-source").is_some() => {
+            copy::copy_file(st, share_name, &path, req)
+        }
+        ("PUT", Some("copy")) => copy::abort_copy(st, share_name, &path, req),
+        _ => file_op(st, share_name, &path, m, comp.as_deref(), req),
+    }
+}
+
+/// A transactional `Content-MD5` / `x-ms-content-crc64` that does not match the body.
+fn transactional_mismatch(req: &HttpRequest) -> Option<Reply> {
+    if let Some(want) = req.header("content-md5") {
+        if want != azstore::blob::md5_base64(&req.body) {
+            return Some(Reply::error(
+                400,
+                "Md5Mismatch",
+                "The MD5 value specified in the request did not match with the MD5 value calculated by the server.",
+            ));
+        }
+    }
+    if let Some(want) = req.header("x-ms-content-crc64") {
+        if want != azstore::blob::crc64_base64(&req.body) {
+            return Some(Reply::error(
+                400,
+                "Crc64Mismatch",
+                "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
+            ));
+        }
+    }
+    None
+}
+
+/// The file at `path` for a write: 404 when it does not exist, 412 when its lease refuses
+/// the request's lease id.
+fn writable_file<'a>(
+    share: &'a mut Share,
+    path: &str,
+    req: &HttpRequest,
+) -> Result<&'a mut FileNode, Reply> {
+    let Some(f) = share.files.get_mut(path) else {
+        return Err(Reply::error(
+            404,
+            "ResourceNotFound",
+            "The specified resource does not exist.",
+        ));
+    };
+    f.lease.tick();
+    f.lease.check_write(req.header("x-ms-lease-id"), "file")?;
+    Ok(f)
+}
+
+/// 404 `ParentNotFound` unless the directory holding `path` exists.
+fn parent_missing(share: &Share, path: &str) -> Option<Reply> {
+    let (parent, _) = path.rsplit_once('/')?;
+    (!share.dirs.contains_key(parent)).then(|| {
+        Reply::error(
+            404,
+            "ParentNotFound",
+            "The specified parent path does not exist.",
+        )
+    })
 }
 
 fn not_found_share() -> Reply {
@@ -814,14 +892,32 @@ fn list_shares(st: &State, req: &HttpRequest) -> Reply {
         "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"http://127.0.0.1/{ACCOUNT}\"><Prefix>{}</Prefix><Shares>",
         xml_escape(prefix)
     );
+    let with_snapshots = req.q("include").is_some_and(|i| i.contains("snapshots"));
     for name in names.iter().take(max) {
         let sh = &st.shares[*name];
+        if with_snapshots {
+            // Snapshots come before their share, oldest first, as on Azure.
+            let own = st
+                .snapshots
+                .range(((*name).clone(), String::new())..)
+                .take_while(|((s, _), _)| s == *name);
+            for ((_, id), p) in own {
+                body.push_str(&format!(
+                    "<Share><Name>{}</Name><Snapshot>{id}</Snapshot><Properties><Last-Modified>{}</Last-Modified><Etag>{}</Etag><Quota>{}</Quota></Properties></Share>",
+                    xml_escape(name),
+                    p.last_modified,
+                    p.etag,
+                    p.quota
+                ));
+            }
+        }
         body.push_str(&format!(
-            "<Share><Name>{}</Name><Properties><Last-Modified>{}</Last-Modified><Etag>{}</Etag><Quota>{}</Quota></Properties>",
+            "<Share><Name>{}</Name><Properties><Last-Modified>{}</Last-Modified><Etag>{}</Etag><Quota>{}</Quota><AccessTier>{}</AccessTier></Properties>",
             xml_escape(name),
             sh.last_modified,
             sh.etag,
-            sh.quota
+            sh.quota,
+            sh.ext.access_tier
         ));
         if with_meta {
             body.push_str("<Metadata>");
@@ -953,6 +1049,10 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
                 .header("x-ms-share-quota")
                 .and_then(|q| q.parse().ok())
                 .unwrap_or(102_400);
+            let mut ext = smb::ShareExt::default();
+            if let Err(r) = smb::share_ext_headers(&mut ext, req, true) {
+                return r;
+            }
             st.shares.insert(
                 name.to_string(),
                 Share {
@@ -963,6 +1063,7 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
                     lease: Lease::Available,
                     dirs: BTreeMap::new(),
                     files: BTreeMap::new(),
+                    ext,
                 },
             );
             Reply::new(201).h("etag", etag).h("last-modified", now)
@@ -980,8 +1081,33 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
             share.lease.headers(&mut r.headers);
-            r
+            smb::share_ext_reply(&share.ext, r)
         }
+        ("PUT", Some("properties")) => {
+            let etag = st.next_etag();
+            let Some(share) = st.shares.get_mut(name) else {
+                return not_found_share();
+            };
+            share.lease.tick();
+            if req.header("x-ms-lease-id").is_some() {
+                if let Err(r) = share
+                    .lease
+                    .check_write(req.header("x-ms-lease-id"), "share")
+                {
+                    return r;
+                }
+            }
+            if let Err(r) = smb::set_share_properties(share, req) {
+                return r;
+            }
+            share.etag = etag.clone();
+            share.last_modified = now.clone();
+            Reply::new(200).h("etag", etag).h("last-modified", now)
+        }
+        ("PUT" | "GET", Some("filepermission")) => match st.shares.get_mut(name) {
+            Some(share) => smb::permission_op(share, m, req),
+            None => not_found_share(),
+        },
         ("PUT", Some("metadata")) => {
             let etag = st.next_etag();
             let Some(share) = st.shares.get_mut(name) else {
@@ -1030,210 +1156,6 @@ fn share_op(st: &mut State, name: &str, m: &str, comp: Option<&str>, req: &HttpR
     }
 }
 
-/// Lease File / Lease Share (same state machine; files are infinite-only without renew).
-fn lease_op(lease: &mut Lease, req: &HttpRequest, is_file: bool) -> Reply {
-    lease.tick();
-    let action = req
-        .header("x-ms-lease-action")
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let sent = req.header("x-ms-lease-id").map(str::to_ascii_lowercase);
-    let proposed = req
-        .header("x-ms-proposed-lease-id")
-        .map(str::to_ascii_lowercase);
-    let what = if is_file { "file" } else { "share" };
-    let valid_guid = |s: &Option<String>| {
-        s.as_deref()
-            .is_none_or(|s| uuid::Uuid::parse_str(s).is_ok())
-    };
-    if !valid_guid(&sent) || !valid_guid(&proposed) {
-        return Reply::error(
-            400,
-            "InvalidHeaderValue",
-            "The value for one of the HTTP headers is not in the correct format.",
-        );
-    }
-    let mismatch = || {
-        Reply::error(
-            409,
-            "LeaseIdMismatchWithLeaseOperation",
-            &format!("The lease ID specified did not match the lease ID for the {what}."),
-        )
-    };
-    let not_present = || {
-        Reply::error(
-            409,
-            "LeaseNotPresentWithLeaseOperation",
-            &format!("There is currently no lease on the {what}."),
-        )
-    };
-    match action.as_str() {
-        "acquire" => {
-            let duration = req.header("x-ms-lease-duration").unwrap_or("");
-            let span = match duration.parse::<i64>() {
-                Ok(-1) => None,
-                Ok(s) if !is_file && (15..=60).contains(&s) => Some(Duration::from_secs(s as u64)),
-                _ => {
-                    return Reply::error(
-                        400,
-                        "InvalidHeaderValue",
-                        if is_file {
-                            "The value for x-ms-lease-duration must be -1 (infinite) for a file lease."
-                        } else {
-                            "The value for x-ms-lease-duration must be -1 or 15-60."
-                        },
-                    );
-                }
-            };
-            let id = proposed.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-            match lease.clone() {
-                Lease::Leased { id: cur, .. } if cur != id => {
-                    return Reply::error(
-                        409,
-                        "LeaseAlreadyPresent",
-                        "There is already a lease present.",
-                    );
-                }
-                Lease::Breaking { .. } => {
-                    return Reply::error(
-                        409,
-                        "LeaseIsBreakingAndCannotBeAcquired",
-                        "There is already a breaking lease present.",
-                    );
-                }
-                _ => {}
-            }
-            *lease = Lease::Leased {
-                id: id.clone(),
-                span,
-                expires: span.map(|d| Instant::now() + d),
-            };
-            Reply::new(201).h("x-ms-lease-id", id)
-        }
-        "renew" if !is_file => {
-            let Some(s) = sent else {
-                return Reply::error(400, "MissingRequiredHeader", "x-ms-lease-id is required.");
-            };
-            match lease.clone() {
-                Lease::Leased { id, span, .. } if id == s => {
-                    *lease = Lease::Leased {
-                        id: id.clone(),
-                        span,
-                        expires: span.map(|d| Instant::now() + d),
-                    };
-                    Reply::new(200).h("x-ms-lease-id", id)
-                }
-                // Azure lets the last holder renew an expired lease if nobody acquired it
-                // since; the test server forgets the id at expiry and refuses.
-                Lease::Expired => not_present(),
-                Lease::Breaking { .. } | Lease::Broken => Reply::error(
-                    409,
-                    "LeaseIsBrokenAndCannotBeRenewed",
-                    "The lease ID matched, but the lease has been broken explicitly and cannot be renewed.",
-                ),
-                Lease::Leased { .. } => mismatch(),
-                Lease::Available => not_present(),
-            }
-        }
-        "change" => {
-            let (Some(s), Some(p)) = (sent, proposed) else {
-                return Reply::error(
-                    400,
-                    "MissingRequiredHeader",
-                    "x-ms-lease-id and x-ms-proposed-lease-id are required.",
-                );
-            };
-            match lease.clone() {
-                Lease::Leased { id, span, expires } if id == s || id == p => {
-                    *lease = Lease::Leased {
-                        id: p.clone(),
-                        span,
-                        expires,
-                    };
-                    Reply::new(200).h("x-ms-lease-id", p)
-                }
-                Lease::Leased { .. } => mismatch(),
-                Lease::Breaking { .. } => Reply::error(
-                    409,
-                    "LeaseIsBreakingAndCannotBeChanged",
-                    "The lease ID matched, but the lease is currently in breaking state and cannot be changed.",
-                ),
-                _ => not_present(),
-            }
-        }
-        "release" => {
-            let Some(s) = sent else {
-                return Reply::error(400, "MissingRequiredHeader", "x-ms-lease-id is required.");
-            };
-            match lease.clone() {
-                Lease::Leased { id, .. } | Lease::Breaking { id, .. } if id == s => {
-                    *lease = Lease::Available;
-                    Reply::new(200)
-                }
-                Lease::Leased { .. } | Lease::Breaking { .. } => mismatch(),
-                _ => not_present(),
-            }
-        }
-        "break" => {
-            let period = if is_file {
-                0
-            } else {
-                match req.header("x-ms-lease-break-period") {
-                    None => u64::MAX,
-                    Some(p) => match p.parse::<u64>() {
-                        Ok(p) if p <= 60 => p,
-                        _ => {
-                            return Reply::error(
-                                400,
-                                "InvalidHeaderValue",
-                                "x-ms-lease-break-period must be 0-60.",
-                            );
-                        }
-                    },
-                }
-            };
-            match lease.clone() {
-                Lease::Leased { id, expires, .. } => {
-                    // Infinite leases break at once unless a period is given; fixed ones
-                    // after min(period, remaining).
-                    let remaining = expires
-                        .map(|t| t.saturating_duration_since(Instant::now()).as_secs())
-                        .unwrap_or(0);
-                    let secs = match (expires, period) {
-                        (None, u64::MAX) => 0,
-                        (None, p) => p,
-                        (Some(_), u64::MAX) => remaining,
-                        (Some(_), p) => p.min(remaining),
-                    };
-                    if secs == 0 {
-                        *lease = Lease::Broken;
-                    } else {
-                        *lease = Lease::Breaking {
-                            id,
-                            until: Instant::now() + Duration::from_secs(secs),
-                        };
-                    }
-                    Reply::new(202).h("x-ms-lease-time", secs.to_string())
-                }
-                Lease::Breaking { until, .. } => Reply::new(202).h(
-                    "x-ms-lease-time",
-                    until
-                        .saturating_duration_since(Instant::now())
-                        .as_secs()
-                        .to_string(),
-                ),
-                Lease::Broken => Reply::new(202).h("x-ms-lease-time", "0"),
-                _ => not_present(),
-            }
-        }
-        _ => Reply::error(
-            400,
-            "InvalidHeaderValue",
-            "x-ms-lease-action is missing or not supported here.",
-        ),
-    }
-}
-
 fn dir_op(
     st: &mut State,
     share_name: &str,
@@ -1274,44 +1196,70 @@ fn dir_op(
                     "The specified parent path does not exist.",
                 );
             }
+            let smb = match smb::Smb::create(req, true, &mut share.ext) {
+                Ok(s) => s,
+                Err(r) => return r,
+            };
+            let r = smb.headers(
+                Reply::new(201)
+                    .h("etag", etag.clone())
+                    .h("last-modified", now.clone())
+                    .h("x-ms-request-server-encrypted", "true"),
+            );
             share.dirs.insert(
                 path.to_string(),
                 Node {
                     meta: req.meta(),
-                    etag: etag.clone(),
-                    last_modified: now.clone(),
+                    etag,
+                    last_modified: now,
+                    smb,
                 },
             );
-            Reply::new(201)
-                .h("etag", etag)
-                .h("last-modified", now)
-                .h("x-ms-request-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Directory")
-                .h("x-ms-file-creation-time", iso_now())
-                .h("x-ms-file-last-write-time", iso_now())
-                .h("x-ms-file-change-time", iso_now())
-                .h("x-ms-file-permission-key", "0")
-                .h("x-ms-file-id", "0")
-                .h("x-ms-file-parent-id", "0")
+            r
+        }
+        ("PUT", Some("properties")) => {
+            let Some(d) = share.dirs.get_mut(path) else {
+                return not_found();
+            };
+            if let Err(r) = d.smb.set(req, true, &mut share.ext) {
+                return r;
+            }
+            d.etag = etag.clone();
+            d.last_modified = now.clone();
+            d.smb.headers(
+                Reply::new(200)
+                    .h("etag", etag)
+                    .h("last-modified", now)
+                    .h("x-ms-request-server-encrypted", "true"),
+            )
         }
         ("GET" | "HEAD", None | Some("metadata")) => {
-            let (meta, etag, lm) = if path.is_empty() {
+            let (meta, etag, lm, smb) = if path.is_empty() {
                 (
                     &BTreeMap::new(),
                     share.etag.clone(),
                     share.last_modified.clone(),
+                    None,
                 )
             } else {
                 match share.dirs.get(path) {
-                    Some(d) => (&d.meta, d.etag.clone(), d.last_modified.clone()),
+                    Some(d) => (
+                        &d.meta,
+                        d.etag.clone(),
+                        d.last_modified.clone(),
+                        Some(&d.smb),
+                    ),
                     None => return not_found(),
                 }
             };
             let mut r = Reply::new(200)
                 .h("etag", etag)
                 .h("last-modified", lm)
-                .h("x-ms-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Directory");
+                .h("x-ms-server-encrypted", "true");
+            r = match smb {
+                Some(smb) => smb.headers(r),
+                None => r.h("x-ms-file-attributes", "Directory"),
+            };
             for (k, v) in meta {
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
@@ -1549,14 +1497,8 @@ fn file_op(
                     "The specified resource type does not match.",
                 );
             }
-            if let Some((parent, _)) = path.rsplit_once('/') {
-                if !share.dirs.contains_key(parent) {
-                    return Reply::error(
-                        404,
-                        "ParentNotFound",
-                        "The specified parent path does not exist.",
-                    );
-                }
+            if let Some(r) = parent_missing(share, path) {
+                return r;
             }
             let lease = match share.files.get(path) {
                 Some(f) => {
@@ -1576,6 +1518,11 @@ fn file_op(
                     Lease::Available
                 }
             };
+            let smb = match smb::Smb::create(req, false, &mut share.ext) {
+                Ok(s) => s,
+                Err(r) => return r,
+            };
+            let smb_reply = smb.headers(Reply::new(201));
             share.files.insert(
                 path.to_string(),
                 FileNode {
@@ -1583,6 +1530,7 @@ fn file_op(
                         meta: req.meta(),
                         etag: etag.clone(),
                         last_modified: now.clone(),
+                        smb,
                     },
                     data: vec![0; size as usize],
                     ranges: Vec::new(),
@@ -1592,19 +1540,15 @@ fn file_op(
                         .to_string(),
                     http: file_http_headers(req),
                     lease,
+                    copy: None,
                 },
             );
-            Reply::new(201)
+            let mut r = smb_reply
                 .h("etag", etag)
                 .h("last-modified", now)
-                .h("x-ms-request-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Archive")
-                .h("x-ms-file-creation-time", iso_now())
-                .h("x-ms-file-last-write-time", iso_now())
-                .h("x-ms-file-change-time", iso_now())
-                .h("x-ms-file-permission-key", "0")
-                .h("x-ms-file-id", "0")
-                .h("x-ms-file-parent-id", "0")
+                .h("x-ms-request-server-encrypted", "true");
+            r.status = 201;
+            r
         }
         ("GET" | "HEAD", None | Some("metadata")) => {
             let Some(f) = share.files.get(path) else {
@@ -1660,8 +1604,11 @@ fn file_op(
                 .h("content-type", f.content_type.clone())
                 .h("accept-ranges", "bytes")
                 .h("x-ms-type", "File")
-                .h("x-ms-server-encrypted", "true")
-                .h("x-ms-file-attributes", "Archive");
+                .h("x-ms-server-encrypted", "true");
+            r = f.node.smb.headers(r);
+            if let Some(c) = &f.copy {
+                r = c.headers(r);
+            }
             for (k, v) in &f.node.meta {
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
@@ -1718,6 +1665,9 @@ fn file_op(
                             "Content-Length does not match the size of x-ms-range.",
                         );
                     }
+                    if let Some(r) = transactional_mismatch(req) {
+                        return r;
+                    }
                     f.data[a as usize..=b as usize].copy_from_slice(&req.body);
                     add_range(&mut f.ranges, a, b + 1);
                 }
@@ -1742,11 +1692,15 @@ fn file_op(
             }
             f.node.etag = etag.clone();
             f.node.last_modified = now.clone();
-            Reply::new(201)
+            let mut r = Reply::new(201)
                 .h("etag", etag)
                 .h("last-modified", now)
                 .h("x-ms-request-server-encrypted", "true")
-                .h("x-ms-file-last-write-time", iso_now())
+                .h("x-ms-file-last-write-time", iso_now());
+            if write == "update" {
+                r = r.h("content-md5", azstore::blob::md5_base64(&req.body));
+            }
+            r
         }
         ("PUT", Some("properties")) => {
             let Some(f) = share.files.get_mut(path) else {
@@ -1755,6 +1709,11 @@ fn file_op(
             if let Err(r) = f.lease.check_write(lease_id, "file") {
                 return r;
             }
+            let mut smb = f.node.smb.clone();
+            if let Err(r) = smb.set(req, false, &mut share.ext) {
+                return r;
+            }
+            f.node.smb = smb;
             if let Some(size) = req.header("x-ms-content-length") {
                 let Ok(size) = size.parse::<u64>() else {
                     return Reply::error(
@@ -1787,7 +1746,9 @@ fn file_op(
             }
             f.node.etag = etag.clone();
             f.node.last_modified = now.clone();
-            Reply::new(200).h("etag", etag).h("last-modified", now)
+            f.node
+                .smb
+                .headers(Reply::new(200).h("etag", etag).h("last-modified", now))
         }
         ("PUT", Some("metadata")) => {
             let Some(f) = share.files.get_mut(path) else {
@@ -1863,306 +1824,4 @@ fn file_op(
             "This test server does not implement this file operation.",
         ),
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rename File / Rename Directory
-
-/// The source path (below the share) of `x-ms-file-rename-source`, a URL of the same share.
-fn rename_source(share_name: &str, v: &str) -> Option<String> {
-    let path = match v.split_once("://") {
-        Some((_, rest)) => &rest[rest.find('/')?..],
-        None => v,
-    };
-    let path = path.split('?').next()?;
-    let prefix = format!("/{ACCOUNT}/{share_name}/");
-    let rest = path
-        .strip_prefix(&prefix)
-        .or_else(|| path.strip_prefix(&format!("/{share_name}/")))?;
-    Some(
-        rest.split('/')
-            .map(pct_decode)
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
-}
-
-fn rename(
-    share: &mut Share,
-    share_name: &str,
-    dest: &str,
-    is_dir: bool,
-    req: &HttpRequest,
-    etag: String,
-    now: String,
-) -> Reply {
-    let Some(src) = req
-        .header("x-ms-file-rename-source")
-        .and_then(|v| rename_source(share_name, v))
-    else {
-        return Reply::error(
-            400,
-            "InvalidHeaderValue",
-            "x-ms-file-rename-source must name a file or directory of this share.",
-        );
-    };
-    let replace = req
-        .header("x-ms-file-rename-replace-if-exists")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let exists = |share: &Share, p: &str| share.files.contains_key(p) || share.dirs.contains_key(p);
-    let source_is_dir = share.dirs.contains_key(&src);
-    if !share.files.contains_key(&src) && !source_is_dir || source_is_dir != is_dir {
-        return Reply::error(
-            404,
-            "ResourceNotFound",
-            "The specified resource does not exist.",
-        );
-    }
-    if let Some((parent, _)) = dest.rsplit_once('/') {
-        if !share.dirs.contains_key(parent) {
-            return Reply::error(
-                404,
-                "ParentNotFound",
-                "The specified parent path does not exist.",
-            );
-        }
-    }
-    if let Some(f) = share.files.get_mut(&src) {
-        f.lease.tick();
-        if let Err(r) = f
-            .lease
-            .check_write(req.header("x-ms-source-lease-id"), "file")
-        {
-            return r;
-        }
-    }
-    if exists(share, dest) {
-        if !replace || share.dirs.contains_key(dest) {
-            return Reply::error(
-                409,
-                "ResourceAlreadyExists",
-                "The specified resource already exists.",
-            );
-        }
-        if let Some(f) = share.files.get_mut(dest) {
-            f.lease.tick();
-            if let Err(r) = f
-                .lease
-                .check_write(req.header("x-ms-destination-lease-id"), "file")
-            {
-                return r;
-            }
-        }
-    }
-    if is_dir {
-        let child = format!("{src}/");
-        let moved_dirs: Vec<String> = share
-            .dirs
-            .keys()
-            .filter(|k| **k == src || k.starts_with(&child))
-            .cloned()
-            .collect();
-        for k in moved_dirs {
-            let node = share.dirs.remove(&k).expect("listed");
-            share
-                .dirs
-                .insert(format!("{dest}{}", &k[src.len()..]), node);
-        }
-        let moved_files: Vec<String> = share
-            .files
-            .keys()
-            .filter(|k| k.starts_with(&child))
-            .cloned()
-            .collect();
-        for k in moved_files {
-            let node = share.files.remove(&k).expect("listed");
-            share
-                .files
-                .insert(format!("{dest}{}", &k[src.len()..]), node);
-        }
-        if let Some(d) = share.dirs.get_mut(dest) {
-            d.etag = etag.clone();
-            d.last_modified = now.clone();
-        }
-    } else {
-        let mut f = share.files.remove(&src).expect("checked");
-        f.node.etag = etag.clone();
-        f.node.last_modified = now.clone();
-        share.files.insert(dest.to_string(), f);
-    }
-    Reply::new(200)
-        .h("etag", etag)
-        .h("last-modified", now)
-        .h("x-ms-request-server-encrypted", "true")
-        .h(
-            "x-ms-file-attributes",
-            if is_dir { "Directory" } else { "Archive" },
-        )
-        .h("x-ms-file-creation-time", iso_now())
-        .h("x-ms-file-last-write-time", iso_now())
-        .h("x-ms-file-change-time", iso_now())
-        .h("x-ms-file-permission-key", "0")
-        .h("x-ms-file-id", "0")
-        .h("x-ms-file-parent-id", "0")
-}
-
-// ---------------------------------------------------------------------------------------------
-// List Handles / Force Close Handles: every simulated SMB lock is one open handle.
-
-/// A stable handle id for the lock on `path` (FNV-1a, as a decimal number like Azure's ids).
-fn handle_id(path: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in path.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    (h >> 1).to_string()
-}
-
-fn handles_op(st: &mut State, full: &str, req: &HttpRequest) -> Reply {
-    let recursive = req
-        .header("x-ms-recursive")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let below = format!("{full}/");
-    let mut hit: Vec<String> = st
-        .locks
-        .keys()
-        .filter(|k| *k == full || (recursive && k.starts_with(&below)))
-        .cloned()
-        .collect();
-    hit.sort();
-    match req.method.as_str() {
-        "GET" => {
-            let mut x = String::from(
-                "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults><HandleList>",
-            );
-            for p in &hit {
-                let rel = p.split_once('/').map(|(_, r)| r).unwrap_or("");
-                x.push_str(&format!(
-                    "<Handle><HandleId>{}</HandleId><Path>{}</Path><FileId>0</FileId><ParentId>0</ParentId><SessionId>9223371991856271229</SessionId><ClientIp>10.0.0.4:49730</ClientIp><ClientName>testkit-smb</ClientName><OpenTime>{}</OpenTime><LastReconnectTime /><AccessRightList><AccessRight>Read</AccessRight><AccessRight>Write</AccessRight></AccessRightList></Handle>",
-                    handle_id(p),
-                    xml_escape(rel),
-                    http_now()
-                ));
-            }
-            x.push_str("</HandleList><NextMarker /></EnumerationResults>");
-            Reply::new(200).xml(x)
-        }
-        "PUT" => {
-            let Some(which) = req.header("x-ms-handle-id") else {
-                return Reply::error(400, "MissingRequiredHeader", "x-ms-handle-id is required.");
-            };
-            let mut closed = 0;
-            for p in hit {
-                if which == "*" || which == handle_id(&p) {
-                    st.locks.remove(&p);
-                    closed += 1;
-                }
-            }
-            Reply::new(200)
-                .h("x-ms-number-of-handles-closed", closed.to_string())
-                .h("x-ms-number-of-handles-failed", "0")
-        }
-        _ => Reply::error(
-            400,
-            "UnsupportedHttpVerb",
-            "Handles are listed with GET and closed with PUT.",
-        ),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Put Range From URL, for sources in the same share (this server does not fetch other URLs and
-// does not check the source's SAS or bearer token).
-
-fn put_range_from_url(
-    share: &mut Share,
-    share_name: &str,
-    path: &str,
-    req: &HttpRequest,
-    etag: String,
-    now: String,
-) -> Reply {
-    let cannot_verify = |status| {
-        Reply::error(
-            status,
-            "CannotVerifyCopySource",
-            "The specified resource does not exist.",
-        )
-    };
-    let Some(src) = req
-        .header("x-ms-copy-source")
-        .and_then(|v| rename_source(share_name, v))
-    else {
-        return cannot_verify(404);
-    };
-    let (Some((sa, Some(sb))), Some((a, Some(b)))) = (
-        req.header("x-ms-source-range").and_then(parse_range),
-        req.header("x-ms-range").and_then(parse_range),
-    ) else {
-        return Reply::error(
-            400,
-            "InvalidRange",
-            "x-ms-range and x-ms-source-range must be bytes=start-end.",
-        );
-    };
-    if sb - sa != b - a || b - a + 1 > MAX_RANGE {
-        return Reply::error(
-            400,
-            "InvalidRange",
-            "The source and destination ranges must be equal and at most 4 MiB.",
-        );
-    }
-    if !req.body.is_empty() {
-        return Reply::error(400, "InvalidHeaderValue", "Content-Length must be 0.");
-    }
-    let Some(source) = share.files.get(&src) else {
-        return cannot_verify(404);
-    };
-    if sb >= source.data.len() as u64 {
-        return Reply::error(
-            416,
-            "InvalidRange",
-            "The source range is invalid for the source's size.",
-        );
-    }
-    let bytes = source.data[sa as usize..=sb as usize].to_vec();
-    let crc = azstore::blob::crc64_base64(&bytes);
-    if let Some(want) = req.header("x-ms-source-content-crc64") {
-        if want != crc {
-            return Reply::error(
-                400,
-                "Crc64Mismatch",
-                "The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
-            );
-        }
-    }
-    let Some(f) = share.files.get_mut(path) else {
-        return Reply::error(
-            404,
-            "ResourceNotFound",
-            "The specified resource does not exist.",
-        );
-    };
-    f.lease.tick();
-    if let Err(r) = f.lease.check_write(req.header("x-ms-lease-id"), "file") {
-        return r;
-    }
-    if b >= f.data.len() as u64 {
-        return Reply::error(
-            416,
-            "InvalidRange",
-            "The range specified is invalid for the current size of the resource.",
-        );
-    }
-    f.data[a as usize..=b as usize].copy_from_slice(&bytes);
-    add_range(&mut f.ranges, a, b + 1);
-    f.node.etag = etag.clone();
-    f.node.last_modified = now.clone();
-    Reply::new(201)
-        .h("etag", etag)
-        .h("last-modified", now)
-        .h("x-ms-content-crc64", crc)
-        .h("x-ms-request-server-encrypted", "true")
-        .h("x-ms-file-last-write-time", iso_now())
 }

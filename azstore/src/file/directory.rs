@@ -1,0 +1,208 @@
+//! [`DirectoryClient`]: one directory (create, properties, metadata, delete, list).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::blob::{Page, ResultStream};
+use crate::error::{Error, ErrorCode, Result};
+use crate::file::file_client::FileClient;
+use crate::file::models::{DirectoryProperties, FileWrite, ListItem, ListPage};
+use crate::file::names::{validate_name, validate_path};
+use crate::http::{Method, Pipeline, Request};
+
+/// One directory (the root directory has the empty path). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct DirectoryClient {
+    pub(crate) pipeline: Pipeline,
+    pub(crate) share: Arc<str>,
+    pub(crate) path: Arc<str>,
+}
+
+/// Which entries one List Directories and Files call returns.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+#[must_use]
+pub struct ListOptions {
+    /// Only names starting with this.
+    pub prefix: Option<String>,
+    /// Continue after a previous page ([`ListPage::next_marker`]).
+    pub marker: Option<String>,
+    /// At most this many entries (1–5000; the service default is 5000).
+    pub max_results: Option<u32>,
+}
+
+impl ListOptions {
+    setters! {
+        /// Sets the prefix.
+        prefix => into prefix;
+
+        /// Sets the marker.
+        marker => into marker;
+
+        /// Sets the page size.
+        max_results => some max_results: u32;
+    }
+}
+
+impl DirectoryClient {
+    /// The path below the share (empty for the root).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The share name.
+    pub fn share_name(&self) -> &str {
+        &self.share
+    }
+
+    fn child(&self, name: &str) -> Result<String> {
+        validate_name(name)?;
+        let full = if self.path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.path)
+        };
+        validate_path(&full)?;
+        Ok(full)
+    }
+
+    /// A client for the subdirectory `name` (one component).
+    pub fn directory(&self, name: &str) -> Result<DirectoryClient> {
+        Ok(DirectoryClient {
+            pipeline: self.pipeline.clone(),
+            share: self.share.clone(),
+            path: self.child(name)?.into(),
+        })
+    }
+
+    /// A client for the file `name` (one component) in this directory.
+    pub fn file(&self, name: &str) -> Result<FileClient> {
+        Ok(FileClient {
+            pipeline: self.pipeline.clone(),
+            share: self.share.clone(),
+            path: self.child(name)?.into(),
+        })
+    }
+
+    pub(crate) fn request(&self, method: Method) -> Request {
+        let p = if self.path.is_empty() {
+            self.share.to_string()
+        } else {
+            format!("{}/{}", self.share, self.path)
+        };
+        Request::new(method, &p).query("restype", "directory")
+    }
+
+    /// Create Directory. 409 `ResourceAlreadyExists` when it exists, 404 `ParentNotFound`
+    /// when the parent directory does not.
+    pub async fn create(&self) -> Result<FileWrite> {
+        self.create_with(&BTreeMap::new()).await
+    }
+
+    /// Create Directory with metadata.
+    pub async fn create_with(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
+        self.create_with_smb(metadata, &Default::default()).await
+    }
+
+    /// Creates the directory unless it exists. Returns `true` when this call created it.
+    pub async fn create_if_not_exists(&self) -> Result<bool> {
+        crate::error::succeeded_unless(self.create().await, |e| {
+            e.error_code() == Some(&ErrorCode::ResourceAlreadyExists)
+        })
+    }
+
+    /// Get Directory Properties.
+    pub async fn get_properties(&self) -> Result<DirectoryProperties> {
+        // GET, as for shares.
+        let resp = self.pipeline.send(self.request(Method::Get)).await?;
+        DirectoryProperties::from_headers(&resp.headers)
+    }
+
+    /// Set Directory Metadata, replacing all metadata.
+    pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
+        FileWrite::set_metadata(&self.pipeline, self.request(Method::Put), metadata).await
+    }
+
+    /// Delete Directory. Fails with 409 `DirectoryNotEmpty` unless it is empty.
+    pub async fn delete(&self) -> Result<()> {
+        if self.path.is_empty() {
+            return Err(Error::invalid_input("the root directory cannot be deleted"));
+        }
+        self.pipeline.send(self.request(Method::Delete)).await?;
+        Ok(())
+    }
+
+    /// One page of List Directories and Files (direct children only).
+    pub async fn list(&self, options: &ListOptions) -> Result<ListPage> {
+        if let Some(n) = options.max_results {
+            if !(1..=5000).contains(&n) {
+                return Err(Error::invalid_input(format!(
+                    "max_results must be 1-5000 (got {n})"
+                )));
+            }
+        }
+        let mut req = self.request(Method::Get).query("comp", "list");
+        if let Some(p) = &options.prefix {
+            req = req.query("prefix", p.clone());
+        }
+        if let Some(m) = &options.marker {
+            req = req.query("marker", m.clone());
+        }
+        if let Some(n) = options.max_results {
+            req = req.query("maxresults", n.to_string());
+        }
+        let resp = self.pipeline.send(req).await?;
+        ListPage::parse(&resp.body)
+    }
+
+    /// List Directories and Files as a stream of entries (direct children), following
+    /// markers page by page as the caller polls.
+    ///
+    /// ```no_run
+    /// # async fn f(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use azstore::file::ListOptions;
+    /// let mut entries = dir.list_stream(ListOptions::default().prefix("2026-"));
+    /// while let Some(entry) = entries.try_next().await? {
+    ///     println!("{}", entry.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn list_stream(&self, options: ListOptions) -> ResultStream<ListItem> {
+        let this = self.clone();
+        crate::blob::paged(move |marker| {
+            let this = this.clone();
+            let mut options = options.clone();
+            async move {
+                if marker.is_some() {
+                    options.marker = marker;
+                }
+                let page = this.list(&options).await?;
+                Ok(Page {
+                    items: page.items,
+                    next_marker: page.next_marker,
+                })
+            }
+        })
+    }
+
+    /// All direct children, following markers page by page.
+    pub async fn list_all(&self, prefix: Option<&str>) -> Result<Vec<ListItem>> {
+        let mut options = ListOptions {
+            prefix: prefix.map(str::to_string),
+            ..ListOptions::default()
+        };
+        let mut out = Vec::new();
+        loop {
+            let page = self.list(&options).await?;
+            out.extend(page.items);
+            match page.next_marker {
+                Some(m) if options.marker.as_deref() != Some(m.as_str()) => {
+                    options.marker = Some(m)
+                }
+                Some(_) => return Err(Error::decode("the service repeated a list marker")),
+                None => return Ok(out),
+            }
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! [`FileClient`]: one file (create, ranges, read, properties, metadata, delete).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures_util::Stream;
+
+use crate::blob::Checksum;
+use crate::conditions::LeaseId;
+use crate::error::{Error, Result};
+use crate::file::models::{FileProperties, FileWrite, RangeList};
+use crate::file::options::{CreateFileOptions, MAX_RANGE_SIZE};
+use crate::http::{Method, Pipeline, Request};
+
+/// One file. Cheap to clone.
+///
+/// # Concurrency: last writer wins, or a lease
+///
+/// The File REST API has **no `If-Match`**: a write replaces what is there, whoever wrote it
+/// last wins, and an ETag you read cannot make a later write conditional. That is why no
+/// method of this client takes [`Conditions`](crate::Conditions) — a condition the service
+/// cannot honour is a compile error rather than a silent no-op:
+///
+/// ```compile_fail
+/// # async fn demo(file: azstore::file::FileClient, etag: azstore::ETag) {
+/// // Does not compile: File writes take a lease id, never Conditions.
+/// file.put_range(0, bytes::Bytes::from_static(b"x"), &azstore::Conditions::if_match(&etag)).await;
+/// # }
+/// ```
+///
+/// For exclusive writes, take a file lease ([`FileClient::acquire_lease`]) and pass its id
+/// to every write: other REST writers then get 412 until the lease is released or broken.
+/// SMB clients lock files with open handles instead; those surface as 409
+/// `SharingViolation` (see [`crate::file::retry_smb_conflicts`]).
+#[derive(Debug, Clone)]
+pub struct FileClient {
+    pub(crate) pipeline: Pipeline,
+    pub(crate) share: Arc<str>,
+    pub(crate) path: Arc<str>,
+}
+
+/// A downloaded file (or range) and the properties of the version read.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FileDownload {
+    /// The content.
+    pub body: Bytes,
+    /// Properties; `content_length` is the size of the whole file.
+    pub properties: FileProperties,
+}
+
+/// A download whose body arrives as a stream of chunks.
+#[non_exhaustive]
+pub struct FileStream {
+    /// Properties; `content_length` is the size of the whole file.
+    pub properties: FileProperties,
+    /// The content (or the requested range of it).
+    pub body: Pin<Box<dyn Stream<Item = Result<Bytes>> + Send>>,
+}
+
+impl std::fmt::Debug for FileStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileStream")
+            .field("properties", &self.properties)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn lease_header(req: Request, lease: Option<&LeaseId>) -> Request {
+    req.header_opt("x-ms-lease-id", lease.map(|l| l.as_str().to_string()))
+}
+
+fn range_header(range: &Range<u64>) -> Result<String> {
+    if range.start >= range.end {
+        return Err(Error::invalid_input(format!(
+            "empty or inverted byte range {}..{}",
+            range.start, range.end
+        )));
+    }
+    Ok(format!("bytes={}-{}", range.start, range.end - 1))
+}
+
+impl FileClient {
+    /// The path below the share.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The share name.
+    pub fn share_name(&self) -> &str {
+        &self.share
+    }
+
+    /// The underlying pipeline.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// The file URL (without credentials).
+    pub fn url(&self) -> String {
+        self.pipeline.url_of(&self.full_path())
+    }
+
+    fn full_path(&self) -> String {
+        format!("{}/{}", self.share, self.path)
+    }
+
+    pub(crate) fn request(&self, method: Method) -> Request {
+        Request::new(method, &self.full_path())
+    }
+
+    /// Create File: a new file of `size` bytes (all zero), replacing any existing file
+    /// (last writer wins). A leased file needs the lease id.
+    pub async fn create(&self, size: u64, lease: Option<&LeaseId>) -> Result<FileWrite> {
+        self.create_with(size, &CreateFileOptions::default(), lease)
+            .await
+    }
+
+    /// Create File with content type, metadata, stored HTTP headers and SMB properties.
+    pub async fn create_with(
+        &self,
+        size: u64,
+        options: &CreateFileOptions,
+        lease: Option<&LeaseId>,
+    ) -> Result<FileWrite> {
+        let req = self
+            .request(Method::Put)
+            .header("x-ms-type", "file")
+            .header("x-ms-content-length", size.to_string())
+            .header_opt("x-ms-content-type", options.content_type.clone())
+            .metadata(&options.metadata);
+        if options.content_type.is_some() && options.headers.content_type.is_some() {
+            return Err(Error::invalid_input(
+                "give the content type in CreateFileOptions::content_type or in headers, not both",
+            ));
+        }
+        options.smb.check(true)?;
+        let req = options.smb.apply(options.headers.apply(req));
+        let req = lease_header(req, lease);
+        FileWrite::from_response(&self.pipeline.send(req).await?)
+    }
+
+    /// Put Range (`x-ms-write: update`): writes `data` at `offset`. `data` must be 1 byte to
+    /// 4 MiB (else `InvalidInput`, nothing sent; [`FileClient::upload`] splits larger data)
+    /// and lie within the file's size.
+    pub async fn put_range(
+        &self,
+        offset: u64,
+        data: Bytes,
+        lease: Option<&LeaseId>,
+    ) -> Result<FileWrite> {
+        self.put_range_with(offset, data, Checksum::None, lease)
+            .await
+    }
+
+    /// Put Range with a transactional checksum computed by azstore: `Checksum::Md5` sends
+    /// `Content-MD5`, `Checksum::Crc64` sends `x-ms-content-crc64`. The service refuses
+    /// bytes that do not match with 400 `Md5Mismatch` / `Crc64Mismatch`
+    /// ([`ErrorKind::Integrity`](crate::ErrorKind::Integrity)) and writes nothing.
+    pub async fn put_range_with(
+        &self,
+        offset: u64,
+        data: Bytes,
+        checksum: Checksum,
+        lease: Option<&LeaseId>,
+    ) -> Result<FileWrite> {
+        let len = data.len() as u64;
+        if len == 0 || len > MAX_RANGE_SIZE {
+            return Err(Error::invalid_input(format!(
+                "a range must be 1 byte to 4 MiB (got {len} bytes); use upload() to split larger data"
+            )));
+        }
+        let end = offset
+            .checked_add(len)
+            .ok_or_else(|| Error::invalid_input("range end overflows"))?;
+        let req = self
+            .request(Method::Put)
+            .query("comp", "range")
+            .header("x-ms-range", range_header(&(offset..end))?)
+            .header("x-ms-write", "update");
+        let req = match checksum.header(&data) {
+            Some((name, value)) => req.header(name, value),
+            None => req,
+        };
+        let req = req.body(data, "application/octet-stream");
+        let req = lease_header(req, lease);
+        FileWrite::from_response(&self.pipeline.send(req).await?)
+    }
+
+    /// Put Range with `x-ms-write: clear`: zeroes `range` and frees its storage.
+    pub async fn clear_range(
+        &self,
+        range: Range<u64>,
+        lease: Option<&LeaseId>,
+    ) -> Result<FileWrite> {
+        let req = self
+            .request(Method::Put)
+            .query("comp", "range")
+            .header("x-ms-range", range_header(&range)?)
+            .header("x-ms-write", "clear");
+        let req = lease_header(req, lease);
+        FileWrite::from_response(&self.pipeline.send(req).await?)
+    }
+
+    /// Get File, whole, in one request. See [`FileClient::download`] for large files.
+    pub async fn get(&self) -> Result<FileDownload> {
+        let resp = self.pipeline.send(self.request(Method::Get)).await?;
+        Ok(FileDownload {
+            properties: FileProperties::from_headers(&resp.headers)?,
+            body: resp.body,
+        })
+    }
+
+    /// Get File for one byte range (206). The range may extend past the end of the file; the
+    /// service returns what exists. A range starting at or past the end is a 416 error.
+    pub async fn get_range(&self, range: Range<u64>) -> Result<FileDownload> {
+        let req = self
+            .request(Method::Get)
+            .header("x-ms-range", range_header(&range)?);
+        let resp = self.pipeline.send(req).await?;
+        Ok(FileDownload {
+            properties: FileProperties::from_headers(&resp.headers)?,
+            body: resp.body,
+        })
+    }
+
+    /// Get File as a stream (whole file, or `range`): the properties arrive first, the body
+    /// is read as the caller polls it.
+    pub async fn get_stream(&self, range: Option<Range<u64>>) -> Result<FileStream> {
+        let mut req = self.request(Method::Get);
+        if let Some(r) = &range {
+            req = req.header("x-ms-range", range_header(r)?);
+        }
+        let resp = self.pipeline.send_streaming(req).await?;
+        let properties = FileProperties::from_headers(&resp.headers)?;
+        Ok(FileStream {
+            properties,
+            body: Box::pin(resp.into_stream()),
+        })
+    }
+
+    /// Get File Properties.
+    pub async fn get_properties(&self) -> Result<FileProperties> {
+        let resp = self.pipeline.send(self.request(Method::Head)).await?;
+        FileProperties::from_headers(&resp.headers)
+    }
+
+    /// Whether the file exists.
+    pub async fn exists(&self) -> Result<bool> {
+        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+    }
+
+    /// Set File Properties: resize to `size` (truncating or zero-extending) and/or set the
+    /// content type.
+    pub async fn set_properties(
+        &self,
+        size: Option<u64>,
+        content_type: Option<&str>,
+        lease: Option<&LeaseId>,
+    ) -> Result<FileWrite> {
+        let req = self
+            .request(Method::Put)
+            .query("comp", "properties")
+            .header_opt("x-ms-content-length", size.map(|s| s.to_string()))
+            .header_opt("x-ms-content-type", content_type);
+        let req = lease_header(req, lease);
+        FileWrite::from_response(&self.pipeline.send(req).await?)
+    }
+
+    /// Set File Metadata, replacing all metadata.
+    pub async fn set_metadata(
+        &self,
+        metadata: &BTreeMap<String, String>,
+        lease: Option<&LeaseId>,
+    ) -> Result<FileWrite> {
+        let req = lease_header(self.request(Method::Put), lease);
+        FileWrite::set_metadata(&self.pipeline, req, metadata).await
+    }
+
+    /// Delete File. A leased file needs the lease id.
+    pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
+        let req = lease_header(self.request(Method::Delete), lease);
+        self.pipeline.send(req).await?;
+        Ok(())
+    }
+
+    /// List Ranges: the written ranges of the whole file, or within `range`.
+    pub async fn list_ranges(&self, range: Option<Range<u64>>) -> Result<RangeList> {
+        let mut req = self.request(Method::Get).query("comp", "rangelist");
+        if let Some(r) = &range {
+            req = req.header("x-ms-range", range_header(r)?);
+        }
+        RangeList::parse(&self.pipeline.send(req).await?)
+    }
+}

@@ -1,0 +1,119 @@
+//! [`ShareClient`]: one file share (create, properties, metadata, delete) and the clients of
+//! its directories and files.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::conditions::LeaseId;
+use crate::error::{Error, ErrorCode, Result};
+use crate::file::directory::DirectoryClient;
+use crate::file::file_client::FileClient;
+use crate::file::models::{FileWrite, ShareProperties};
+use crate::file::names::validate_path;
+use crate::http::{Method, Pipeline, Request};
+
+/// One file share. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ShareClient {
+    pub(crate) pipeline: Pipeline,
+    pub(crate) name: Arc<str>,
+}
+
+impl ShareClient {
+    /// The share name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The underlying pipeline.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+
+    /// The share URL (without credentials).
+    pub fn url(&self) -> String {
+        self.pipeline.url_of(&self.name)
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> DirectoryClient {
+        DirectoryClient {
+            pipeline: self.pipeline.clone(),
+            share: self.name.clone(),
+            path: "".into(),
+        }
+    }
+
+    /// A client for the directory at `path` (`a/b`, validated, no request sent).
+    pub fn directory(&self, path: &str) -> Result<DirectoryClient> {
+        validate_path(path)?;
+        Ok(DirectoryClient {
+            pipeline: self.pipeline.clone(),
+            share: self.name.clone(),
+            path: path.into(),
+        })
+    }
+
+    /// A client for the file at `path` (`a/b/c.txt`, validated, no request sent).
+    pub fn file(&self, path: &str) -> Result<FileClient> {
+        if path.is_empty() {
+            return Err(Error::invalid_input("a file path must not be empty"));
+        }
+        validate_path(path)?;
+        Ok(FileClient {
+            pipeline: self.pipeline.clone(),
+            share: self.name.clone(),
+            path: path.into(),
+        })
+    }
+
+    pub(crate) fn request(&self, method: Method) -> Request {
+        Request::new(method, &self.name).query("restype", "share")
+    }
+
+    /// Create Share. Fails with 409 `ShareAlreadyExists` when it exists
+    /// (`ShareBeingDeleted` while a delete is in progress).
+    pub async fn create(&self) -> Result<FileWrite> {
+        self.create_with(&BTreeMap::new(), None).await
+    }
+
+    /// Create Share with metadata and an optional quota in GiB.
+    pub async fn create_with(
+        &self,
+        metadata: &BTreeMap<String, String>,
+        quota_gib: Option<u32>,
+    ) -> Result<FileWrite> {
+        let mut options = crate::file::ShareOptions::default().metadata(metadata.clone());
+        options.quota_gib = quota_gib;
+        self.create_with_options(&options).await
+    }
+
+    /// Creates the share unless it exists. Returns `true` when this call created it.
+    pub async fn create_if_not_exists(&self) -> Result<bool> {
+        crate::error::succeeded_unless(self.create().await, |e| {
+            e.error_code() == Some(&ErrorCode::ShareAlreadyExists)
+        })
+    }
+
+    /// Get Share Properties (metadata, quota, lease state).
+    pub async fn get_properties(&self) -> Result<ShareProperties> {
+        // GET (the REST API allows GET and HEAD): error answers then carry their body, and it
+        // is what the official SDKs send to Azure.
+        let resp = self.pipeline.send(self.request(Method::Get)).await?;
+        ShareProperties::from_headers(&resp.headers)
+    }
+
+    /// Set Share Metadata, replacing all metadata.
+    pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
+        FileWrite::set_metadata(&self.pipeline, self.request(Method::Put), metadata).await
+    }
+
+    /// Delete Share. A leased share needs its lease id (412 otherwise).
+    pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
+        let req = self
+            .request(Method::Delete)
+            .header_opt("x-ms-lease-id", lease.map(|l| l.as_str().to_string()));
+        self.pipeline.send(req).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! [`RedisConfig`]: where and how to connect to Redis (host, TLS, authentication, timeouts,
+//! pool limits).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::credential::TokenProvider;
+use crate::error::{Error, Result};
+
+/// How a connection authenticates.
+#[derive(Clone)]
+pub(super) enum Auth {
+    None,
+    /// `AUTH [username] password`: an Azure access key is the password of the default user.
+    Password {
+        username: Option<String>,
+        password: Arc<str>,
+    },
+    /// `AUTH username token` with a fresh Microsoft Entra ID token per connection.
+    Token {
+        username: String,
+        provider: Arc<dyn TokenProvider>,
+    },
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Auth::None => f.write_str("None"),
+            Auth::Password { username, .. } => f
+                .debug_struct("Password")
+                .field("username", username)
+                .field("password", &"<redacted>")
+                .finish(),
+            Auth::Token { username, .. } => f
+                .debug_struct("EntraId")
+                .field("username", username)
+                .field("token", &"<from provider>")
+                .finish(),
+        }
+    }
+}
+
+/// Where and how to connect to Redis. Secrets (access keys, tokens) never appear in its
+/// `Debug` output nor in any error.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+#[must_use]
+pub struct RedisConfig {
+    pub(super) host: String,
+    pub(super) port: u16,
+    pub(super) tls: bool,
+    pub(super) database: i64,
+    pub(super) auth: Auth,
+    pub(super) connect_timeout: Duration,
+    pub(super) operation_timeout: Duration,
+    pub(super) max_idle: usize,
+    pub(super) max_connection_age: Duration,
+}
+
+impl RedisConfig {
+    /// A plain TCP connection to `host:port`, no authentication.
+    pub fn new(host: impl Into<String>, port: u16) -> RedisConfig {
+        RedisConfig {
+            host: host.into(),
+            port,
+            tls: false,
+            database: 0,
+            auth: Auth::None,
+            connect_timeout: Duration::from_secs(5),
+            operation_timeout: Duration::from_secs(5),
+            max_idle: 16,
+            max_connection_age: Duration::from_secs(10 * 60),
+        }
+    }
+
+    /// Azure Cache for Redis at `host` (e.g. `contoso.redis.cache.windows.net`): TLS on port
+    /// 6380, the only transport Azure accepts by default. Add [`access_key`](Self::access_key)
+    /// or [`entra_id`](Self::entra_id).
+    pub fn azure_cache(host: impl Into<String>) -> RedisConfig {
+        RedisConfig::new(host, 6380).tls(true)
+    }
+
+    /// Parses a `redis://[user[:password]@]host[:port][/db]` or `rediss://…` (TLS) URL. The
+    /// error never repeats the URL (it may hold a password).
+    pub fn from_url(url: &str) -> Result<RedisConfig> {
+        use ::redis::{ConnectionAddr, IntoConnectionInfo};
+        let invalid = || {
+            Error::invalid_input(
+                "invalid Redis URL (expected redis://[user[:password]@]host[:port][/db] or rediss://...)",
+            )
+        };
+        if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+            return Err(invalid());
+        }
+        let info = url.into_connection_info().map_err(|_| invalid())?;
+        let (host, port, tls) = match info.addr {
+            ConnectionAddr::Tcp(host, port) => (host, port, false),
+            ConnectionAddr::TcpTls { host, port, .. } => (host, port, true),
+            _ => return Err(invalid()),
+        };
+        let mut config = RedisConfig::new(host, port).tls(tls);
+        config.database = info.redis.db;
+        if let Some(password) = info.redis.password {
+            config.auth = Auth::Password {
+                username: info.redis.username,
+                password: password.into(),
+            };
+        }
+        Ok(config)
+    }
+
+    /// The port (default 6379, or 6380 for [`azure_cache`](Self::azure_cache); Azure Managed
+    /// Redis uses 10000).
+    pub fn port(mut self, port: u16) -> RedisConfig {
+        self.port = port;
+        self
+    }
+
+    /// TLS on or off (server certificates are verified against the system's and the
+    /// webpki roots).
+    pub fn tls(mut self, on: bool) -> RedisConfig {
+        self.tls = on;
+        self
+    }
+
+    /// The database number (default 0; clustered caches have only 0).
+    pub fn database(mut self, db: u32) -> RedisConfig {
+        self.database = db.into();
+        self
+    }
+
+    /// Authenticates with an Azure access key (primary or secondary): `AUTH key`.
+    pub fn access_key(mut self, key: impl AsRef<str>) -> RedisConfig {
+        self.auth = Auth::Password {
+            username: None,
+            password: key.as_ref().into(),
+        };
+        self
+    }
+
+    /// Authenticates as the ACL user `username` with `password`.
+    pub fn user(mut self, username: impl Into<String>, password: impl AsRef<str>) -> RedisConfig {
+        self.auth = Auth::Password {
+            username: Some(username.into()),
+            password: password.as_ref().into(),
+        };
+        self
+    }
+
+    /// Authenticates with Microsoft Entra ID: `AUTH <object id> <token>`, the token from
+    /// `provider` (scope `https://redis.azure.com/.default`), asked for each new connection.
+    /// Connections are recycled after [`max_connection_age`](Self::max_connection_age)
+    /// (default 10 minutes), well within a token's lifetime.
+    pub fn entra_id(
+        mut self,
+        object_id: impl Into<String>,
+        provider: Arc<dyn TokenProvider>,
+    ) -> RedisConfig {
+        self.auth = Auth::Token {
+            username: object_id.into(),
+            provider,
+        };
+        self
+    }
+
+    /// Time allowed to connect and authenticate (default 5 s).
+    pub fn connect_timeout(mut self, d: Duration) -> RedisConfig {
+        self.connect_timeout = d;
+        self
+    }
+
+    /// Time allowed for one operation's round trips once connected (default 5 s).
+    pub fn operation_timeout(mut self, d: Duration) -> RedisConfig {
+        self.operation_timeout = d;
+        self
+    }
+
+    /// How many idle connections are kept for reuse (default 16).
+    pub fn max_idle(mut self, n: usize) -> RedisConfig {
+        self.max_idle = n;
+        self
+    }
+
+    /// Connections older than this are closed instead of reused (default 10 minutes).
+    pub fn max_connection_age(mut self, d: Duration) -> RedisConfig {
+        self.max_connection_age = d;
+        self
+    }
+
+    /// `host:port` (for messages).
+    pub fn endpoint(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    pub(super) fn validate(&self) -> Result<()> {
+        if self.host.is_empty() || self.host.chars().any(|c| c.is_whitespace() || c == '/') {
+            return Err(Error::invalid_input(
+                "Redis host name is empty or malformed",
+            ));
+        }
+        if self.port == 0 {
+            return Err(Error::invalid_input("Redis port must not be 0"));
+        }
+        if self.connect_timeout.is_zero() || self.operation_timeout.is_zero() {
+            return Err(Error::invalid_input("Redis timeouts must be positive"));
+        }
+        if let Auth::Token { username, .. } = &self.auth {
+            if username.is_empty() {
+                return Err(Error::invalid_input(
+                    "Entra ID authentication needs the object id of the identity as user name",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
