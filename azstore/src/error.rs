@@ -210,6 +210,16 @@ struct Inner {
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
+/// `pub fn name(&self) -> bool`: whether the error is of one [`ErrorKind`].
+macro_rules! kind_predicates {
+    ($($(#[$doc:meta])* $name:ident => $kind:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        pub fn $name(&self) -> bool {
+            self.inner.kind == ErrorKind::$kind
+        }
+    )*};
+}
+
 impl Error {
     /// A new error of `kind` with a message. Mostly for implementors of `Versioned` (see the `update` module) and
     /// for closures that abort a read-modify-write loop.
@@ -294,7 +304,7 @@ impl Error {
     pub(crate) fn duplicate(&self) -> Error {
         let mut message = self.inner.message.clone();
         if let Some(s) = &self.inner.source {
-            message = format!("{message}: {}", crate::credential::redact(&s.to_string()));
+            message = format!("{message}: {}", crate::redact::redact(&s.to_string()));
         }
         Error {
             inner: Box::new(Inner {
@@ -350,36 +360,21 @@ impl Error {
         self.inner.sent
     }
 
-    /// 412 because a condition was not met (stale ETag, date condition, append position).
-    pub fn is_precondition_failed(&self) -> bool {
-        self.inner.kind == ErrorKind::PreconditionFailed
-    }
-
-    /// 409 conflict (already exists, being deleted, sharing violation, …). Lease conflicts are
-    /// [`ErrorKind::Lease`] instead.
-    pub fn is_conflict(&self) -> bool {
-        self.inner.kind == ErrorKind::Conflict
-    }
-
-    /// 404.
-    pub fn is_not_found(&self) -> bool {
-        self.inner.kind == ErrorKind::NotFound
-    }
-
-    /// 304.
-    pub fn is_not_modified(&self) -> bool {
-        self.inner.kind == ErrorKind::NotModified
-    }
-
-    /// A checksum did not match, on the service's side or on a verified read
-    /// ([`ErrorKind::Integrity`]).
-    pub fn is_integrity_mismatch(&self) -> bool {
-        self.inner.kind == ErrorKind::Integrity
-    }
-
-    /// Any lease-related refusal.
-    pub fn is_lease_error(&self) -> bool {
-        self.inner.kind == ErrorKind::Lease
+    kind_predicates! {
+        /// 412 because a condition was not met (stale ETag, date condition, append position).
+        is_precondition_failed => PreconditionFailed,
+        /// 409 conflict (already exists, being deleted, sharing violation, …). Lease conflicts
+        /// are [`ErrorKind::Lease`] instead.
+        is_conflict => Conflict,
+        /// 404.
+        is_not_found => NotFound,
+        /// 304.
+        is_not_modified => NotModified,
+        /// A checksum did not match, on the service's side or on a verified read
+        /// ([`ErrorKind::Integrity`]).
+        is_integrity_mismatch => Integrity,
+        /// Any lease-related refusal.
+        is_lease_error => Lease,
     }
 
     /// The lease the caller used is no longer valid (expired and taken, broken, changed,
@@ -458,7 +453,7 @@ impl fmt::Debug for Error {
         }
         d.field("sent", &self.inner.sent);
         if let Some(s) = &self.inner.source {
-            d.field("source", &crate::credential::redact(&s.to_string()));
+            d.field("source", &crate::redact::redact(&s.to_string()));
         }
         d.finish()
     }

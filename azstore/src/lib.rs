@@ -118,6 +118,7 @@ pub mod http;
 pub mod http_headers;
 mod names;
 pub mod paging;
+mod redact;
 pub mod service_properties;
 mod shortcuts;
 mod time_fmt;

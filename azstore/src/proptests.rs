@@ -64,7 +64,7 @@ proptest! {
         let _ = crate::Endpoint::parse(&text);
         let _ = crate::SasToken::new(&text).map(|t| t.pairs());
         let _ = crate::SharedKeyCredential::new("acct", &text);
-        let _ = crate::credential::redact(&text);
+        let _ = crate::redact::redact(&text);
         let _ = crate::LeaseId::new(text.clone());
     }
 

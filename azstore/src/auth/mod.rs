@@ -1,25 +1,169 @@
-//! Request authorization: SharedKey strings-to-sign and SAS generation. Pure functions, no I/O.
+//! Request authorization in one step: `Authorizer::authorize` turns a stamped request into
+//! what the credential requires (a SharedKey signature in the Blob/Queue/File or the Table
+//! dialect, SAS query pairs, a bearer token, or nothing). The pipeline stamps, authorizes,
+//! sends and classifies; only this module knows how each credential signs. SAS generation
+//! lives in [`sas`].
 
 pub mod sas;
-pub mod shared_key;
+mod shared_key;
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use reqwest::header::HeaderValue;
 
-/// HMAC-SHA256 keyed once with an account key.
-#[derive(Clone)]
-pub(crate) struct KeyedMac(Hmac<Sha256>);
+use crate::account::Service;
+use crate::credential::Credential;
+use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::http::{Method, TransportOptions};
+use shared_key::SignableRequest;
 
-impl KeyedMac {
-    pub(crate) fn new(key: &[u8]) -> KeyedMac {
-        KeyedMac(Hmac::<Sha256>::new_from_slice(key).expect("HMAC accepts any key length"))
+/// Which SharedKey string-to-sign a service uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// Blob, Queue and File: the full string-to-sign.
+    Storage,
+    /// Table: the short one.
+    Table,
+}
+
+/// One attempt's request as it will be sent, borrowed for authorization.
+pub(crate) struct Unsigned<'a> {
+    /// The method.
+    pub method: Method,
+    /// The URL path exactly as sent (percent-encoded), starting with `/`.
+    pub path: &'a str,
+    /// Query parameters, not percent-encoded.
+    pub query: &'a [(String, String)],
+    /// The stamped headers (lower-case names); authorization may add some.
+    pub headers: &'a mut Vec<(String, String)>,
+    /// Body length in bytes.
+    pub content_length: u64,
+}
+
+/// What authorization adds to a request besides headers.
+pub(crate) enum Authorization {
+    /// Nothing (anonymous).
+    None,
+    /// The `Authorization` header (marked sensitive: never shown by `Debug`).
+    Header(HeaderValue),
+    /// Query pairs (a SAS token).
+    Query(Vec<(String, String)>),
+}
+
+/// Authorizes the requests of one pipeline: its credential, account, dialect and whether a
+/// bearer token may go to its endpoint.
+pub(crate) struct Authorizer {
+    credential: Credential,
+    account: String,
+    service: Service,
+    /// Set when the credential is a bearer token the endpoint may not receive.
+    bearer_refusal: Option<String>,
+}
+
+impl Authorizer {
+    pub(crate) fn new(
+        credential: Credential,
+        account: &str,
+        service: Service,
+        origin: &reqwest::Url,
+        transport: &TransportOptions,
+    ) -> Authorizer {
+        Authorizer {
+            bearer_refusal: bearer_refusal(&credential, origin, transport),
+            credential,
+            account: account.to_string(),
+            service,
+        }
     }
 
-    /// HMAC-SHA256 of `data`, base64 encoded.
-    pub(crate) fn sign_base64(&self, data: &[u8]) -> String {
-        use base64::Engine;
-        let mut mac = self.0.clone();
-        mac.update(data);
-        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    pub(crate) fn credential(&self) -> &Credential {
+        &self.credential
     }
+
+    /// Authorizes one attempt (called again for every attempt: signatures carry the date,
+    /// tokens expire).
+    pub(crate) async fn authorize(&self, req: Unsigned<'_>) -> Result<Authorization> {
+        match &self.credential {
+            Credential::SharedKey(key) => {
+                let signable = SignableRequest {
+                    method: req.method.as_str(),
+                    path: req.path,
+                    query: req.query,
+                    headers: req.headers,
+                    content_length: req.content_length,
+                };
+                let sts = match Dialect::of(self.service) {
+                    Dialect::Table => shared_key::table_string_to_sign(&self.account, &signable),
+                    Dialect::Storage => shared_key::string_to_sign(&self.account, &signable),
+                };
+                let value = format!("SharedKey {}:{}", self.account, key.sign(&sts));
+                Ok(Authorization::Header(sensitive(value)?))
+            }
+            Credential::Sas(sas) => Ok(Authorization::Query(sas.pairs())),
+            Credential::Bearer(provider) => {
+                if let Some(why) = &self.bearer_refusal {
+                    return Err(Error::invalid_input(why.clone()));
+                }
+                if self.service == Service::File
+                    && !req
+                        .headers
+                        .iter()
+                        .any(|(k, _)| k == "x-ms-file-request-intent")
+                {
+                    // Azure Files answers OAuth requests without it with 400.
+                    req.headers
+                        .push(("x-ms-file-request-intent".into(), "backup".into()));
+                }
+                let token = provider.token().await?;
+                Ok(Authorization::Header(sensitive(format!(
+                    "Bearer {}",
+                    token.expose_secret()
+                ))?))
+            }
+            Credential::Anonymous => Ok(Authorization::None),
+        }
+    }
+}
+
+impl Dialect {
+    fn of(service: Service) -> Dialect {
+        if service == Service::Table {
+            Dialect::Table
+        } else {
+            Dialect::Storage
+        }
+    }
+}
+
+/// An `Authorization` header value, marked sensitive.
+fn sensitive(value: String) -> Result<HeaderValue> {
+    let mut value = HeaderValue::try_from(value).map_err(|_| {
+        Error::new(ErrorKind::Auth, "the credential cannot be sent in a header")
+            .with_sent(RequestSent::No)
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Why a bearer token may not be sent to `origin`, if it may not: tokens travel only over
+/// TLS, except to a loopback emulator when the caller allowed it.
+fn bearer_refusal(
+    credential: &Credential,
+    origin: &reqwest::Url,
+    t: &TransportOptions,
+) -> Option<String> {
+    use crate::http::transport::is_loopback_host;
+    if !matches!(credential, Credential::Bearer(_)) || origin.scheme() == "https" {
+        return None;
+    }
+    let host = origin.host_str().unwrap_or_default();
+    if t.bearer_over_http_to_loopback_allowed() && is_loopback_host(host) {
+        return None;
+    }
+    Some(format!(
+        "refusing to send a bearer token over plain HTTP to {host}: use an https:// endpoint{}",
+        if is_loopback_host(host) {
+            " (for a local emulator: TransportOptions::allow_bearer_over_http_to_loopback)"
+        } else {
+            ""
+        }
+    ))
 }

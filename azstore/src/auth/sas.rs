@@ -336,7 +336,7 @@ pub struct UserDelegationKey {
     expiry: String,
     service: String,
     version: String,
-    mac: crate::auth::KeyedMac,
+    mac: crate::credential::KeyedMac,
 }
 
 impl UserDelegationKey {
@@ -369,7 +369,7 @@ impl UserDelegationKey {
             expiry,
             service,
             version,
-            mac: crate::auth::KeyedMac::new(&key),
+            mac: crate::credential::KeyedMac::new(&key),
         })
     }
 

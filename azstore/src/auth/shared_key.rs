@@ -6,17 +6,17 @@
 
 /// What the signature covers: a borrowed view of a request.
 #[derive(Debug, Clone, Copy)]
-pub struct SignableRequest<'a> {
+pub(crate) struct SignableRequest<'a> {
     /// HTTP method, upper case.
-    pub method: &'a str,
+    pub(crate) method: &'a str,
     /// The URL path exactly as sent (percent-encoded), starting with `/`.
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// Query parameters, *not* percent-encoded.
-    pub query: &'a [(String, String)],
+    pub(crate) query: &'a [(String, String)],
     /// Headers with lower-case names.
-    pub headers: &'a [(String, String)],
+    pub(crate) headers: &'a [(String, String)],
     /// Body length in bytes.
-    pub content_length: u64,
+    pub(crate) content_length: u64,
 }
 
 impl SignableRequest<'_> {
@@ -36,7 +36,7 @@ impl SignableRequest<'_> {
 /// Content-MD5 \n Content-Type \n Date \n If-Modified-Since \n If-Match \n If-None-Match \n
 /// If-Unmodified-Since \n Range \n CanonicalizedHeaders CanonicalizedResource
 /// ```
-pub fn string_to_sign(account: &str, req: &SignableRequest<'_>) -> String {
+pub(crate) fn string_to_sign(account: &str, req: &SignableRequest<'_>) -> String {
     let len = if req.content_length == 0 {
         String::new()
     } else {
@@ -68,7 +68,7 @@ pub fn string_to_sign(account: &str, req: &SignableRequest<'_>) -> String {
 /// The string-to-sign for the Table service (SharedKey, not SharedKeyLite):
 /// `VERB \n Content-MD5 \n Content-Type \n Date \n CanonicalizedResource`, where Date is the
 /// `x-ms-date` value and the resource keeps only the `comp` query parameter.
-pub fn table_string_to_sign(account: &str, req: &SignableRequest<'_>) -> String {
+pub(crate) fn table_string_to_sign(account: &str, req: &SignableRequest<'_>) -> String {
     let date = match req.header("x-ms-date") {
         "" => req.header("date"),
         d => d,

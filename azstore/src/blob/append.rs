@@ -156,7 +156,7 @@ impl BlobClient {
                 options.max_size.map(|p| p.to_string()),
             )
             .body(body, "application/octet-stream")
-            .non_idempotent();
+            .intent(crate::http::Intent::NonIdempotent);
         let req = match checksum {
             Some((k, v)) => req.header(k, v),
             None => req,

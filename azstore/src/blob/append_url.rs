@@ -82,7 +82,7 @@ impl BlobClient {
                 "x-ms-blob-condition-maxsize",
                 options.append.max_size.map(|p| p.to_string()),
             )
-            .non_idempotent();
+            .intent(crate::http::Intent::NonIdempotent);
         for (k, v) in options.source_conditions.source_headers()? {
             req = req.header(k, v);
         }

@@ -79,7 +79,7 @@ pub struct CopySource {
 impl fmt::Debug for CopySource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CopySource")
-            .field("url", &crate::credential::redact(&self.url))
+            .field("url", &crate::redact::redact(&self.url))
             .field("authorization", &self.authorization)
             .field("conditions", &self.conditions)
             .field("range", &self.range)

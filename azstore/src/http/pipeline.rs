@@ -1,18 +1,19 @@
 //! The pipeline: per attempt, stamp `x-ms-date` / `x-ms-version` / `x-ms-client-request-id`,
-//! authorize (re-signing every attempt), send, classify. The only module that touches reqwest.
+//! authorize (one call to [`Authorizer`], re-signing every attempt), send, classify. The only
+//! module that sends with reqwest.
 //!
 //! Every call has a **total time budget** ([`ClientOptions::total_timeout`], default 60 s): all
 //! attempts and the waits between them end by then, whatever the retry policy says. Each
 //! attempt also has its own limit ([`ClientOptions::timeout`], default 30 s), cut short when
 //! the budget ends first.
 //!
-//! What is retried (each attempt re-signed, delays from [`RetryPolicy`]):
+//! What is retried (each attempt re-signed, delays from [`RetryPolicy`](crate::http::RetryPolicy)):
 //!
 //! | outcome | retried? |
 //! |---|---|
 //! | 408, 429, 500, 502, 503, 504 | yes (`Retry-After` honoured up to the policy's max delay) |
 //! | connection could not be established | yes (nothing was sent) |
-//! | timeout, connection dropped mid-request | only for idempotent requests that are not conditional writes |
+//! | timeout, connection dropped mid-request | only when the request's [`Intent`](crate::http::Intent) is a read or an idempotent write |
 //! | 304, 409, 412 and every other status | never: they are answers, not failures |
 //! | a header that cannot be sent (CR, LF, NUL, empty ETag condition) | never: `InvalidInput` before sending |
 
@@ -25,104 +26,17 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::account::{Endpoint, Service, StorageAccount};
-use crate::auth::shared_key::{self, SignableRequest};
+use crate::auth::{Authorization, Authorizer, Unsigned};
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::checks;
+use crate::http::options::ClientOptions;
 use crate::http::request::{Method, Request};
 use crate::http::response::{Headers, Response, error_from_parts};
-use crate::http::retry::RetryPolicy;
-use crate::http::transport::TransportOptions;
 
 /// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
 /// `--skipApiVersionCheck`).
 pub const API_VERSION: &str = "2025-11-05";
-
-/// Options shared by every client built from them: time limits and retries.
-///
-/// # Timeouts, retries and failure
-/// * Every call ends within [`total_timeout`](Self::total_timeout) (default 60 s): all its
-///   attempts and the waits between them. Each attempt ends within
-///   [`timeout`](Self::timeout) (default 30 s), or sooner when the budget ends first.
-/// * Retried (re-signed each time, delays from [`RetryPolicy`], default 3 retries from 200 ms
-///   doubling to 10 s with full jitter): 408, 429, 500, 502, 503, 504; a connection that
-///   could not be established; a timeout or dropped connection only for an idempotent request
-///   that is not a conditional write. A `Retry-After` raises a delay, never above the
-///   policy's max delay.
-/// * Never retried: 304, 409, 412 and every other answer; a conditional write or a
-///   non-idempotent request whose response was lost; input that cannot be sent (a header
-///   with CR, LF or NUL, an empty ETag), which is
-///   [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before anything is sent.
-/// * An error's [`RequestSent`](crate::RequestSent) tells whether the request may have been
-///   applied: `Maybe` means the response was lost and a write may have happened — find out
-///   before repeating it ([`update`](crate::update::update) does so by itself).
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct ClientOptions {
-    /// Transient-failure retries.
-    pub retry: RetryPolicy,
-    /// Time allowed per attempt until the response body is read (for streamed downloads:
-    /// until the headers arrive, and then between two chunks of the body). Default 30 s.
-    pub timeout: Duration,
-    /// The total time budget of one call: every attempt and every wait between attempts end
-    /// within it (for streamed downloads: until the headers arrive). Default 60 s;
-    /// `Duration::MAX` for none.
-    pub total_timeout: Duration,
-    /// How long an idle pooled connection is kept. Keep it below the server's keep-alive
-    /// timeout (Azurite and Node: 5 s) so a request is never written to a connection the
-    /// server is closing at that moment — a failure that looks ambiguous (`RequestSent::Maybe`)
-    /// and so cannot be retried for non-idempotent writes. Default 4 s.
-    pub pool_idle_timeout: Duration,
-    /// TLS roots, proxy, connect timeout or a client of your own; the bearer-over-HTTP rule.
-    pub transport: TransportOptions,
-}
-
-impl Default for ClientOptions {
-    fn default() -> Self {
-        ClientOptions {
-            retry: RetryPolicy::default(),
-            timeout: Duration::from_secs(30),
-            total_timeout: Duration::from_secs(60),
-            pool_idle_timeout: Duration::from_secs(4),
-            transport: TransportOptions::default(),
-        }
-    }
-}
-
-impl ClientOptions {
-    /// Replaces the retry policy.
-    pub fn retry(mut self, retry: RetryPolicy) -> ClientOptions {
-        self.retry = retry;
-        self
-    }
-
-    /// Replaces the per-attempt timeout.
-    pub fn timeout(mut self, timeout: Duration) -> ClientOptions {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Replaces the transport options (TLS roots, proxy, connect timeout, own client).
-    pub fn transport(mut self, transport: TransportOptions) -> ClientOptions {
-        self.transport = transport;
-        self
-    }
-
-    /// Replaces the total time budget of a call (all attempts and the waits between them).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use azstore::ClientOptions;
-    /// let fail_fast = ClientOptions::default()
-    ///     .timeout(Duration::from_secs(2))
-    ///     .total_timeout(Duration::from_secs(5));
-    /// assert_eq!(fail_fast.total_timeout, Duration::from_secs(5));
-    /// ```
-    pub fn total_timeout(mut self, budget: Duration) -> ClientOptions {
-        self.total_timeout = budget;
-        self
-    }
-}
 
 /// Sends requests to one service of one account. Cheap to clone (one `Arc`); clones share one
 /// connection pool. Use a pipeline (and the clients built on it) within one tokio runtime.
@@ -133,14 +47,12 @@ pub struct Pipeline {
 
 struct Inner {
     http: reqwest::Client,
-    /// Set when the credential is a bearer token and the endpoint is not allowed to receive it.
-    bearer_refusal: Option<String>,
     /// The endpoint's origin, parsed once; each request only sets path and query.
     origin_url: reqwest::Url,
     service: Service,
     account: String,
     endpoint: Endpoint,
-    credential: Credential,
+    authorizer: Authorizer,
     options: ClientOptions,
 }
 
@@ -150,7 +62,7 @@ impl std::fmt::Debug for Pipeline {
             .field("service", &self.inner.service)
             .field("account", &self.inner.account)
             .field("endpoint", &self.inner.endpoint.to_string())
-            .field("credential", &self.inner.credential)
+            .field("credential", self.inner.authorizer.credential())
             .finish()
     }
 }
@@ -161,30 +73,6 @@ impl std::fmt::Debug for Pipeline {
 /// transport error a non-idempotent request (Put Message) must not retry.
 fn new_http(options: &ClientOptions) -> Result<reqwest::Client> {
     options.transport.build(options.pool_idle_timeout)
-}
-
-/// Why a bearer token may not be sent to `endpoint`, if it may not: tokens travel only over
-/// TLS, except to a loopback emulator when the caller allowed it.
-fn bearer_refusal(
-    credential: &Credential,
-    origin: &reqwest::Url,
-    t: &TransportOptions,
-) -> Option<String> {
-    if !matches!(credential, Credential::Bearer(_)) || origin.scheme() == "https" {
-        return None;
-    }
-    let host = origin.host_str().unwrap_or_default();
-    if t.bearer_over_http_to_loopback_allowed() && crate::http::transport::is_loopback_host(host) {
-        return None;
-    }
-    Some(format!(
-        "refusing to send a bearer token over plain HTTP to {host}: use an https:// endpoint{}",
-        if crate::http::transport::is_loopback_host(host) {
-            " (for a local emulator: TransportOptions::allow_bearer_over_http_to_loopback)"
-        } else {
-            ""
-        }
-    ))
 }
 
 /// A response whose body has not been read yet (downloads).
@@ -200,9 +88,7 @@ pub struct StreamingResponse {
 
 impl std::fmt::Debug for StreamingResponse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamingResponse")
-            .field("status", &self.status)
-            .finish_non_exhaustive()
+        write!(f, "StreamingResponse {{ status: {}, .. }}", self.status)
     }
 }
 
@@ -253,8 +139,10 @@ impl Pipeline {
         Ok(Pipeline {
             inner: Arc::new(Inner {
                 http: new_http(&options)?,
-                bearer_refusal: bearer_refusal(
-                    account.credential(),
+                authorizer: Authorizer::new(
+                    account.credential().clone(),
+                    account.name(),
+                    service,
                     &origin_url,
                     &options.transport,
                 ),
@@ -262,7 +150,6 @@ impl Pipeline {
                 service,
                 account: account.name().to_string(),
                 endpoint,
-                credential: account.credential().clone(),
                 options,
             }),
         })
@@ -285,7 +172,7 @@ impl Pipeline {
 
     /// The credential.
     pub fn credential(&self) -> &Credential {
-        &self.inner.credential
+        self.inner.authorizer.credential()
     }
 
     /// The time allowed per attempt (a streamed range's body is read within it too).
@@ -298,7 +185,7 @@ impl Pipeline {
         format!(
             "{}/{}",
             self.inner.endpoint.url(),
-            crate::http::request::encode_path(path)
+            crate::http::encode_path(path)
         )
     }
 
@@ -368,7 +255,7 @@ impl Pipeline {
             let retryable = match err.kind() {
                 ErrorKind::Transport | ErrorKind::Timeout => {
                     err.request_sent() == RequestSent::No
-                        || req.repeatable_after_ambiguous_failure()
+                        || req.intent.repeatable_after_ambiguous_failure()
                 }
                 _ => err.is_retryable(),
             };
@@ -406,16 +293,7 @@ impl Pipeline {
             .map_err(|e| (e, None))?;
         let resp = match tokio::time::timeout_at(limit.until, self.inner.http.execute(built)).await
         {
-            Err(_) => {
-                return Err((
-                    Error::new(
-                        ErrorKind::Timeout,
-                        format!("no response within {}", limit.describe()),
-                    )
-                    .with_sent(RequestSent::Maybe),
-                    None,
-                ));
-            }
+            Err(_) => return Err((limit.timed_out("no response"), None)),
             Ok(Err(e)) => return Err((transport_error(e, false), None)),
             Ok(Ok(r)) => r,
         };
@@ -432,16 +310,7 @@ impl Pipeline {
                 }));
             }
             let body = match tokio::time::timeout_at(limit.until, resp.bytes()).await {
-                Err(_) => {
-                    return Err((
-                        Error::new(
-                            ErrorKind::Timeout,
-                            format!("response body not read within {}", limit.describe()),
-                        )
-                        .with_sent(RequestSent::Maybe),
-                        None,
-                    ));
-                }
+                Err(_) => return Err((limit.timed_out("response body not read"), None)),
                 Ok(Err(e)) => return Err((transport_error(e, true), None)),
                 Ok(Ok(b)) => b,
             };
@@ -483,43 +352,22 @@ impl Pipeline {
             stamp("dataserviceversion", "3.0".to_string());
             stamp("maxdataserviceversion", "3.0;NetFx".to_string());
         }
-        if inner.service == Service::File && matches!(inner.credential, Credential::Bearer(_)) {
-            // Azure Files answers OAuth requests without it with 400.
-            stamp("x-ms-file-request-intent", "backup".to_string());
-        }
         let full_path = format!("{}/{}", inner.endpoint.path_prefix(), req.path);
-        let mut extra_query = Vec::new();
-        let mut bearer = None;
-        match &inner.credential {
-            Credential::SharedKey(key) => {
-                let signable = SignableRequest {
-                    method: req.method.as_str(),
-                    path: &full_path,
-                    query: &req.query,
-                    headers: &headers,
-                    content_length: req.body.len() as u64,
-                };
-                let sts = if inner.service == Service::Table {
-                    shared_key::table_string_to_sign(&inner.account, &signable)
-                } else {
-                    shared_key::string_to_sign(&inner.account, &signable)
-                };
-                let sig = key.sign(&sts);
-                headers.push((
-                    "authorization".to_string(),
-                    format!("SharedKey {}:{}", inner.account, sig),
-                ));
-            }
-            Credential::Sas(sas) => extra_query = sas.pairs(),
-            Credential::Bearer(provider) => {
-                if let Some(why) = &inner.bearer_refusal {
-                    return Err(Error::invalid_input(why.clone()));
-                }
-                let token = provider.token().await?;
-                bearer = Some(token);
-            }
-            Credential::Anonymous => {}
-        }
+        let authorization = inner
+            .authorizer
+            .authorize(Unsigned {
+                method: req.method,
+                path: &full_path,
+                query: &req.query,
+                headers: &mut headers,
+                content_length: req.body.len() as u64,
+            })
+            .await?;
+        let (extra_query, authorization) = match authorization {
+            Authorization::None => (Vec::new(), None),
+            Authorization::Header(value) => (Vec::new(), Some(value)),
+            Authorization::Query(pairs) => (pairs, None),
+        };
         let query = req.query_string(&extra_query);
         let mut url = inner.origin_url.clone();
         url.set_path(&full_path);
@@ -543,17 +391,7 @@ impl Pipeline {
                 }
             }
         }
-        if let Some(token) = bearer {
-            let mut value =
-                reqwest::header::HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
-                    .map_err(|_| {
-                        Error::new(
-                            ErrorKind::Auth,
-                            "the access token cannot be sent in a header",
-                        )
-                        .with_sent(RequestSent::No)
-                    })?;
-            value.set_sensitive(true);
+        if let Some(value) = authorization {
             map.insert(reqwest::header::AUTHORIZATION, value);
         }
         let mut built = reqwest::Request::new(method, url);
@@ -610,12 +448,15 @@ impl AttemptLimit {
         }
     }
 
-    fn describe(&self) -> String {
-        if self.budget {
+    /// The error of an attempt that ran out of time: `what` did not happen within the limit.
+    fn timed_out(&self, what: &str) -> Error {
+        let limit = if self.budget {
             "the call's total time budget".to_string()
         } else {
             format!("the per-attempt timeout of {:?}", self.per_attempt)
-        }
+        };
+        Error::new(ErrorKind::Timeout, format!("{what} within {limit}"))
+            .with_sent(RequestSent::Maybe)
     }
 }
 

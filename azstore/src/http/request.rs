@@ -1,29 +1,9 @@
 //! A plain request value: method, path, query, headers, body. No I/O.
 
 use bytes::Bytes;
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::conditions::Conditions;
-
-/// Characters left as they are in a query value: RFC 3986 unreserved.
-const QUERY: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-/// In paths `/` separates segments and stays as it is.
-const PATH: &AsciiSet = &QUERY.remove(b'/');
-
-/// Percent-encodes a resource path (container/blob name): everything but unreserved
-/// characters and `/`.
-pub fn encode_path(s: &str) -> String {
-    utf8_percent_encode(s, PATH).to_string()
-}
-
-/// Percent-encodes a query value: everything but unreserved characters.
-pub fn encode_query_value(s: &str) -> String {
-    utf8_percent_encode(s, QUERY).to_string()
-}
+pub(crate) use crate::http::encode::{encode_path, encode_query_value};
 
 /// An HTTP method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,12 +58,80 @@ pub struct Request {
     pub(crate) query: Vec<(String, String)>,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Bytes,
-    pub(crate) idempotent: bool,
+    pub(crate) intent: Intent,
+}
+
+/// What an operation does to the resource, declared on its [`Request`]: the pipeline decides
+/// from this alone whether a request whose outcome is unknown (a timeout, a dropped
+/// connection, a lost response) may be sent again.
+///
+/// | intent | repeated after an ambiguous failure? |
+/// |---|---|
+/// | [`Read`](Intent::Read) | yes |
+/// | [`IdempotentWrite`](Intent::IdempotentWrite) | yes: applying it twice leaves the same state |
+/// | [`ConditionalWrite`](Intent::ConditionalWrite) | no: if the first try applied, the repeat meets our own write as a 412 / 409 and turns a success into a false conflict |
+/// | [`NonIdempotent`](Intent::NonIdempotent) | no: applying it twice does it twice |
+///
+/// A failure before anything was sent (the connection could not be established) and a
+/// transient status (408, 429, 500, 502, 503, 504) are retried whatever the intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Intent {
+    /// Reads only (Get Blob, List, Get Properties, a HEAD).
+    Read,
+    /// A write that leaves the same state when applied twice (an unconditional Put Blob, Set
+    /// Metadata, Delete without an ETag).
+    IdempotentWrite,
+    /// A write guarded by an ETag (`If-Match: <etag>`) or create-only (`If-None-Match: *`)
+    /// condition.
+    ConditionalWrite,
+    /// A write that does something again when applied twice (Append Block, Put Message,
+    /// Insert Entity, a dequeue).
+    NonIdempotent,
+}
+
+impl Intent {
+    /// The intent of a write sent with `conditions`: [`ConditionalWrite`](Intent::ConditionalWrite)
+    /// when they hold an ETag (`If-Match` other than `*`) or create-only (`If-None-Match: *`)
+    /// condition, else [`IdempotentWrite`](Intent::IdempotentWrite).
+    pub fn write(conditions: &Conditions) -> Intent {
+        let etag_match = conditions
+            .if_match
+            .as_ref()
+            .is_some_and(|m| m.header_value().trim() != "*");
+        let create_only = conditions
+            .if_none_match
+            .as_ref()
+            .is_some_and(|m| m.header_value().trim() == "*");
+        if etag_match || create_only {
+            Intent::ConditionalWrite
+        } else {
+            Intent::IdempotentWrite
+        }
+    }
+
+    /// The default of a method: GET and HEAD read, PUT and DELETE are idempotent writes,
+    /// POST, PATCH and MERGE are not idempotent.
+    fn of(method: Method) -> Intent {
+        match method {
+            Method::Get | Method::Head => Intent::Read,
+            Method::Put | Method::Delete => Intent::IdempotentWrite,
+            Method::Post | Method::Patch | Method::Merge => Intent::NonIdempotent,
+        }
+    }
+
+    /// Whether a request of this intent may be sent again when the first attempt may have
+    /// been applied.
+    pub(crate) fn repeatable_after_ambiguous_failure(self) -> bool {
+        matches!(self, Intent::Read | Intent::IdempotentWrite)
+    }
 }
 
 impl Request {
     /// A request for `path` (unencoded; `/` separates segments; empty for the service root).
-    /// GET, HEAD, PUT and DELETE count as idempotent; POST and PATCH do not.
+    /// Its [`Intent`] defaults from the method: GET and HEAD read, PUT and DELETE are
+    /// idempotent writes (conditional ones once [`conditions`](Self::conditions) guard them),
+    /// POST, PATCH and MERGE are not idempotent; [`intent`](Self::intent) declares another.
     pub fn new(method: Method, path: &str) -> Request {
         Request {
             method,
@@ -91,10 +139,7 @@ impl Request {
             query: Vec::new(),
             headers: Vec::new(),
             body: Bytes::new(),
-            idempotent: matches!(
-                method,
-                Method::Get | Method::Head | Method::Put | Method::Delete
-            ),
+            intent: Intent::of(method),
         }
     }
 
@@ -120,8 +165,12 @@ impl Request {
         }
     }
 
-    /// Adds the headers of `conditions`.
+    /// Adds the headers of `conditions`. An idempotent write they guard (an ETag or
+    /// create-only condition) becomes a [`Intent::ConditionalWrite`].
     pub fn conditions(mut self, conditions: &Conditions) -> Request {
+        if self.intent == Intent::IdempotentWrite {
+            self.intent = Intent::write(conditions);
+        }
         for (k, v) in conditions.headers() {
             self = self.header(k, v);
         }
@@ -145,9 +194,10 @@ impl Request {
         self.header("content-type", content_type)
     }
 
-    /// Marks the request as not safe to repeat after a timeout (append block, put message).
-    pub fn non_idempotent(mut self) -> Request {
-        self.idempotent = false;
+    /// Declares what the operation does (see [`Intent`]); it decides whether the request is
+    /// sent again after a failure whose outcome is unknown. Replaces the method's default.
+    pub fn intent(mut self, intent: Intent) -> Request {
+        self.intent = intent;
         self
     }
 
@@ -174,25 +224,9 @@ impl Request {
         &self.body
     }
 
-    /// Whether sending this request again is safe when the first attempt may have been applied.
-    /// A conditional write (`If-Match: <etag>` or `If-None-Match: *`) is not: if the first
-    /// attempt applied, the repeat fails with 412/409 against our own write and turns a success
-    /// into a false conflict. Such a failure is returned as `RequestSent::Maybe` instead, for
-    /// the caller (e.g. `update`, which recognises its own write) to resolve.
-    pub(crate) fn repeatable_after_ambiguous_failure(&self) -> bool {
-        if !self.idempotent {
-            return false;
-        }
-        if matches!(self.method, Method::Get | Method::Head) {
-            return true;
-        }
-        let conditional_match = self
-            .header_value("if-match")
-            .is_some_and(|v| v.trim() != "*");
-        let create_only = self
-            .header_value("if-none-match")
-            .is_some_and(|v| v.trim() == "*");
-        !(conditional_match || create_only)
+    /// The declared (or defaulted) intent.
+    pub fn declared_intent(&self) -> Intent {
+        self.intent
     }
 
     /// The encoded query string (without `?`).
@@ -215,34 +249,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn encoding() {
-        assert_eq!(encode_path("a b/c#d?e%f/ü"), "a%20b/c%23d%3Fe%25f/%C3%BC");
-        assert_eq!(encode_query_value("a b&c=d/e"), "a%20b%26c%3Dd%2Fe");
-        let r = Request::new(Method::Get, "c")
-            .query("restype", "container")
-            .query("prefix", "x y");
+    fn query_string() {
+        let r = Request::new(Method::Get, "c").query("restype", "container");
+        let r = r.query("prefix", "x y");
         assert_eq!(r.query_string(&[]), "restype=container&prefix=x%20y");
-        assert!(!Request::new(Method::Post, "q").idempotent);
+    }
+
+    #[test]
+    fn intent_from_method_conditions_and_declaration() {
+        let repeatable = |r: &Request| r.intent.repeatable_after_ambiguous_failure();
+        assert!(!repeatable(&Request::new(Method::Post, "q")));
         let put = Request::new(Method::Put, "c/b");
-        assert!(put.repeatable_after_ambiguous_failure());
-        assert!(
-            !put.clone()
-                .header("if-match", "\"0x1\"")
-                .repeatable_after_ambiguous_failure()
-        );
-        assert!(
-            put.clone()
-                .header("if-match", "*")
-                .repeatable_after_ambiguous_failure()
-        );
-        assert!(
-            !put.header("if-none-match", "*")
-                .repeatable_after_ambiguous_failure()
-        );
-        assert!(
-            Request::new(Method::Get, "c/b")
-                .header("if-match", "\"0x1\"")
-                .repeatable_after_ambiguous_failure()
-        );
+        assert!(repeatable(&put));
+        let etag = crate::conditions::ETag::new("\"0x1\"");
+        assert!(!repeatable(
+            &put.clone().conditions(&Conditions::if_match(&etag))
+        ));
+        let any = Conditions {
+            if_match: Some(crate::conditions::MatchCondition::Any),
+            ..Conditions::default()
+        };
+        assert!(repeatable(&put.clone().conditions(&any)));
+        assert!(!repeatable(
+            &put.clone().conditions(&Conditions::if_not_exists())
+        ));
+        assert!(repeatable(&put.clone().conditions(&Conditions::none())));
+        assert!(repeatable(
+            &Request::new(Method::Get, "c/b").conditions(&Conditions::if_match(&etag))
+        ));
+        let append = Request::new(Method::Put, "c/b").intent(Intent::NonIdempotent);
+        assert!(!repeatable(&append.conditions(&Conditions::none())));
     }
 }

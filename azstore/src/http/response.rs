@@ -123,7 +123,7 @@ pub(crate) fn error_from_parts(status: u16, headers: &Headers, body: &[u8]) -> E
     let (body_code, body_message) = parse_error_body(body);
     let code = header_code.or(body_code).map(|c| ErrorCode::parse(&c));
     let message = body_message
-        .map(|m| crate::credential::redact(&m))
+        .map(|m| crate::redact::redact(&m))
         .unwrap_or_else(|| default_message(status).to_string());
     Error::from_response(
         status,

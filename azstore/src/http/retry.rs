@@ -39,6 +39,7 @@ pub enum Jitter {
 /// assert_eq!(n, 5);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 #[must_use]
 pub struct RetryPolicy {
     max_retries: u32,
@@ -238,5 +239,32 @@ mod tests {
             "a short Retry-After never shortens the schedule"
         );
         assert_eq!(b.next_delay_after(hour), None, "3 retries by default");
+    }
+
+    /// The elapsed-time limit runs on tokio's clock: with time paused, sleeping the delays
+    /// reaches it without waiting.
+    #[tokio::test(start_paused = true)]
+    async fn elapsed_limit_follows_paused_time() {
+        let real = std::time::Instant::now();
+        let p = RetryPolicy::default()
+            .jitter(Jitter::None)
+            .max_retries(100)
+            .initial_delay(Duration::from_secs(1))
+            .max_delay(Duration::from_secs(4))
+            .max_elapsed(Some(Duration::from_secs(10)));
+        let mut b = p.schedule();
+        let mut delays = Vec::new();
+        while let Some(d) = b.next_delay() {
+            delays.push(d.as_secs());
+            tokio::time::sleep(d).await;
+        }
+        // 1 + 2 + 4 = 7 s passed; another 4 s would end after the 10 s limit.
+        assert_eq!(delays, [1, 2, 4]);
+        assert_eq!(b.elapsed(), Duration::from_secs(7));
+        assert!(
+            real.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            real.elapsed()
+        );
     }
 }

@@ -54,6 +54,7 @@ enum ProxyChoice {
 
 /// Network options shared by the clients built from one [`crate::ClientOptions`].
 #[derive(Clone)]
+#[non_exhaustive]
 #[must_use]
 pub struct TransportOptions {
     roots: TlsRoots,

@@ -172,7 +172,10 @@ impl QueueClient {
         }
         let resp = self
             .pipeline
-            .send(req.body(body, "application/xml").non_idempotent())
+            .send(
+                req.body(body, "application/xml")
+                    .intent(crate::http::Intent::NonIdempotent),
+            )
             .await?;
         let root = xml::parse_document(&resp.body, "QueueMessagesList", "Put Message")?;
         let msg = root
@@ -196,7 +199,7 @@ impl QueueClient {
         let req = Request::new(Method::Get, &self.messages_path())
             .query("numofmessages", count.to_string())
             .query("visibilitytimeout", vis.to_string())
-            .non_idempotent();
+            .intent(crate::http::Intent::NonIdempotent);
         let sent_at = tokio::time::Instant::now();
         let resp = self.pipeline.send(req).await?;
         let root = xml::parse_document(&resp.body, "QueueMessagesList", "Get Messages")?;
@@ -277,7 +280,7 @@ impl QueueClient {
         let mut req = Request::new(Method::Put, &self.message_path(id)?)
             .query("popreceipt", receipt.as_str())
             .query("visibilitytimeout", vis.to_string())
-            .non_idempotent();
+            .intent(crate::http::Intent::NonIdempotent);
         if let Some(c) = content {
             req = req.body(self.message_body(c)?, "application/xml");
         }
@@ -305,7 +308,7 @@ impl QueueClient {
     ) -> Result<()> {
         let req = Request::new(Method::Delete, &self.message_path(id)?)
             .query("popreceipt", receipt.as_str())
-            .non_idempotent();
+            .intent(crate::http::Intent::NonIdempotent);
         self.pipeline.send(req).await?;
         Ok(())
     }

@@ -220,10 +220,15 @@ impl TableClient {
     ) -> Request {
         let body = Value::Object(e.to_json()).to_string();
         let path = entity_path(&self.name, &e.partition_key, &e.row_key);
-        raw_request(method, path)
+        let req = raw_request(method, path)
             .header("accept", ACCEPT)
             .header_opt("if-match", if_match.map(|m| m.header_value().to_string()))
-            .body(body, JSON)
+            .body(body, JSON);
+        if let Some(MatchCondition::ETag(_)) = if_match {
+            req.intent(crate::http::Intent::ConditionalWrite)
+        } else {
+            req
+        }
     }
 
     async fn send_write(&self, req: Request) -> Result<ETag> {
@@ -312,9 +317,15 @@ impl TableClient {
         validate_key("PartitionKey", partition_key)?;
         validate_key("RowKey", row_key)?;
         let path = entity_path(&self.name, partition_key, row_key);
+        let if_match = if_match.into();
         let req = raw_request(Method::Delete, path)
             .header("accept", ACCEPT)
-            .header("if-match", if_match.into().header_value().to_string());
+            .header("if-match", if_match.header_value().to_string());
+        let req = if let MatchCondition::ETag(_) = if_match {
+            req.intent(crate::http::Intent::ConditionalWrite)
+        } else {
+            req
+        };
         self.pipeline.send(req).await?;
         Ok(())
     }

@@ -3,7 +3,6 @@
 //! The write id travels in the blob's metadata under [`WRITE_ID_METADATA`]. Put Blob
 //! replaces all metadata, so other metadata on a blob managed this way is not kept.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -12,10 +11,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Current, Versioned};
-use crate::blob::{BlobClient, WriteResult};
+use crate::blob::{BlobClient, PutOptions};
 use crate::conditions::{Conditions, ETag};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::Method;
 
 /// The metadata name under which the write id is stored (`x-ms-meta-azstorewriteid`).
 pub const WRITE_ID_METADATA: &str = "azstorewriteid";
@@ -35,10 +33,11 @@ async fn read_raw(blob: &BlobClient) -> Result<Option<Current<Bytes>>> {
     }
 }
 
-/// Put Blob, conditioned and carrying the write id. Sent as *non-idempotent*: if the
-/// connection drops after the request went out, the pipeline must not repeat it (the repeat
-/// would meet our own write as a 412); the error reaches `update`, which re-reads at once
-/// and recognises the write by its id.
+/// Put Blob through the blob client's normal put path, conditioned and carrying the write
+/// id. A conditioned put is a [`ConditionalWrite`](crate::http::Intent::ConditionalWrite):
+/// if the connection drops after the request went out, the pipeline does not repeat it (the
+/// repeat would meet our own write as a 412); the error reaches `update`, which re-reads at
+/// once and recognises the write by its id.
 async fn put_raw(
     blob: &BlobClient,
     body: Bytes,
@@ -46,19 +45,11 @@ async fn put_raw(
     write_id: Option<&str>,
     content_type: &str,
 ) -> Result<ETag> {
-    let mut metadata = BTreeMap::new();
+    let mut options = PutOptions::conditions(conditions).content_type(content_type);
     if let Some(id) = write_id {
-        metadata.insert(WRITE_ID_METADATA.to_string(), id.to_string());
+        options = options.meta(WRITE_ID_METADATA, id);
     }
-    let req = blob
-        .write_request(Method::Put, "Put Blob")?
-        .header("x-ms-blob-type", "BlockBlob")
-        .conditions(&conditions)
-        .metadata(&metadata)
-        .body(body, content_type)
-        .non_idempotent();
-    let resp = blob.pipeline().send(req).await?;
-    Ok(WriteResult::from_response(&resp)?.etag)
+    Ok(blob.put(body, &options).await?.etag)
 }
 
 /// A block blob holding raw bytes, as a [`Versioned`] resource.

@@ -1,0 +1,96 @@
+//! [`ClientOptions`]: the time limits, retries and transport shared by the clients built
+//! from them.
+
+use std::time::Duration;
+
+use crate::http::retry::RetryPolicy;
+use crate::http::transport::TransportOptions;
+
+/// Options shared by every client built from them: time limits and retries.
+///
+/// # Timeouts, retries and failure
+/// * Every call ends within [`total_timeout`](Self::total_timeout) (default 60 s): all its
+///   attempts and the waits between them. Each attempt ends within
+///   [`timeout`](Self::timeout) (default 30 s), or sooner when the budget ends first.
+/// * Retried (re-signed each time, delays from [`RetryPolicy`], default 3 retries from 200 ms
+///   doubling to 10 s with full jitter): 408, 429, 500, 502, 503, 504; a connection that
+///   could not be established; a timeout or dropped connection only for a request whose
+///   [`Intent`](crate::http::Intent) is a read or an idempotent write. A `Retry-After`
+///   raises a delay, never above the policy's max delay.
+/// * Never retried: 304, 409, 412 and every other answer; a conditional write or a
+///   non-idempotent request whose response was lost; input that cannot be sent (a header
+///   with CR, LF or NUL, an empty ETag), which is
+///   [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before anything is sent.
+/// * An error's [`RequestSent`](crate::RequestSent) tells whether the request may have been
+///   applied: `Maybe` means the response was lost and a write may have happened — find out
+///   before repeating it ([`update`](crate::update::update) does so by itself).
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::ClientOptions;
+/// let fail_fast = ClientOptions::default()
+///     .timeout(Duration::from_secs(2))
+///     .total_timeout(Duration::from_secs(5));
+/// assert_eq!(fail_fast.total_timeout, Duration::from_secs(5));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+#[must_use]
+pub struct ClientOptions {
+    /// Transient-failure retries.
+    pub retry: RetryPolicy,
+    /// Time allowed per attempt until the response body is read (for streamed downloads:
+    /// until the headers arrive, and then between two chunks of the body). Default 30 s.
+    pub timeout: Duration,
+    /// The total time budget of one call: every attempt and every wait between attempts end
+    /// within it (for streamed downloads: until the headers arrive). Default 60 s;
+    /// `Duration::MAX` for none.
+    pub total_timeout: Duration,
+    /// How long an idle pooled connection is kept. Keep it below the server's keep-alive
+    /// timeout (Azurite and Node: 5 s) so a request is never written to a connection the
+    /// server is closing at that moment — a failure that looks ambiguous (`RequestSent::Maybe`)
+    /// and so cannot be retried for non-idempotent writes. Default 4 s.
+    pub pool_idle_timeout: Duration,
+    /// TLS roots, proxy, connect timeout or a client of your own; the bearer-over-HTTP rule.
+    pub transport: TransportOptions,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            retry: RetryPolicy::default(),
+            timeout: Duration::from_secs(30),
+            total_timeout: Duration::from_secs(60),
+            pool_idle_timeout: Duration::from_secs(4),
+            transport: TransportOptions::default(),
+        }
+    }
+}
+
+/// Builder-style setters `fn field(mut self, value) -> Self` that replace one field.
+macro_rules! setters {
+    ($ty:ty { $($(#[$doc:meta])* $field:ident: $value:ty),* $(,)? }) => {
+        impl $ty {
+            $(
+                $(#[$doc])*
+                pub fn $field(mut self, $field: $value) -> $ty {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters!(ClientOptions {
+    /// Replaces the retry policy.
+    retry: RetryPolicy,
+    /// Replaces the per-attempt timeout.
+    timeout: Duration,
+    /// Replaces the total time budget of a call (all attempts and the waits between them).
+    total_timeout: Duration,
+    /// Replaces how long an idle pooled connection is kept.
+    pool_idle_timeout: Duration,
+    /// Replaces the transport options (TLS roots, proxy, connect timeout, own client).
+    transport: TransportOptions,
+});

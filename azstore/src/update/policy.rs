@@ -1,0 +1,187 @@
+//! [`UpdatePolicy`]: the limits and backoff of an [`update`], and the running schedule of one
+//! call.
+
+use std::time::Duration;
+
+#[cfg(doc)]
+use super::update;
+use crate::http::{Jitter, RetryPolicy};
+
+/// Limits and backoff of [`update`]: at most `max_attempts` reads + writes, within
+/// `max_elapsed`, with a jittered, growing delay between attempts.
+///
+/// Two delay schedules:
+///
+/// * **Contention-scaled** (the default): the delay unit is the round trip this `update`
+///   observed for one read + write, so the same policy fits Azurite (~3 ms) and a remote
+///   region (~50 ms). After a conflict it waits *decorrelated jitter*: uniform in
+///   `[s·u, 3·max(s·u, previous delay)]` where `u` is the observed round trip and `s` the
+///   [`scale`](UpdatePolicy::scale) (default 6), capped at the max delay. A writer that lost
+///   steps aside for several round trips: the service's time goes to writers that can
+///   commit rather than to reads and writes that are bound to fail, and contenders come
+///   back one at a time. Measured on one blob (the `update_contention` benchmark, Azurite),
+///   16 writers kept ~100 % of the single-writer commit rate with ~0.2 wasted attempts per
+///   commit at scale 6, ~90 % / ~0.3 at scale 4, ~70 % / ~0.6 at scale 2 and ~57 % / ~1.1
+///   at scale 1. Lower it when the latency of a conflicting update matters more than
+///   throughput under contention.
+/// * **Fixed** ([`UpdatePolicy::new`] / `From<RetryPolicy>`, or [`fixed`](UpdatePolicy::fixed)):
+///   the [`RetryPolicy`] schedule as is — exponential from its initial delay, with its
+///   jitter.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::update::UpdatePolicy;
+/// let p = UpdatePolicy::default()
+///     .max_attempts(20)
+///     .max_elapsed(Duration::from_secs(5))
+///     .max_delay(Duration::from_millis(500));
+/// assert_eq!(p.retry().retries(), 19);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+#[must_use]
+pub struct UpdatePolicy {
+    retry: RetryPolicy,
+    /// `Some(s)`: contention-scaled decorrelated jitter with scale `s`.
+    scale: Option<f64>,
+    max_delay: Duration,
+    max_elapsed: Option<Duration>,
+}
+
+impl Default for UpdatePolicy {
+    /// 100 attempts within 60 s; contention-scaled delays (scale 6) of at most 1 s.
+    fn default() -> Self {
+        let max_delay = Duration::from_secs(1);
+        let max_elapsed = Some(Duration::from_secs(60));
+        UpdatePolicy {
+            retry: RetryPolicy::default()
+                .max_retries(99)
+                .initial_delay(Duration::from_millis(5))
+                .max_delay(max_delay)
+                .multiplier(2.0)
+                .jitter(Jitter::Full)
+                .max_elapsed(max_elapsed),
+            scale: Some(6.0),
+            max_delay,
+            max_elapsed,
+        }
+    }
+}
+
+impl From<RetryPolicy> for UpdatePolicy {
+    fn from(retry: RetryPolicy) -> UpdatePolicy {
+        UpdatePolicy::new(retry)
+    }
+}
+
+impl UpdatePolicy {
+    /// A fixed-schedule policy from a [`RetryPolicy`]: its retries are the retries after the
+    /// first attempt, its delays are used as they are.
+    pub fn new(retry: RetryPolicy) -> UpdatePolicy {
+        UpdatePolicy {
+            retry,
+            scale: None,
+            max_delay: Duration::MAX,
+            max_elapsed: None,
+        }
+    }
+
+    /// At most `n` attempts (at least 1).
+    pub fn max_attempts(mut self, n: u32) -> UpdatePolicy {
+        self.retry = self.retry.max_retries(n.max(1) - 1);
+        self
+    }
+
+    /// Give up once this much time has passed.
+    pub fn max_elapsed(mut self, d: Duration) -> UpdatePolicy {
+        self.retry = self.retry.max_elapsed(Some(d));
+        self.max_elapsed = Some(d);
+        self
+    }
+
+    /// The largest delay between attempts.
+    pub fn max_delay(mut self, d: Duration) -> UpdatePolicy {
+        self.retry = self.retry.max_delay(d);
+        self.max_delay = d;
+        self
+    }
+
+    /// Contention-scaled delays: `scale` times the observed read + write round trip is the
+    /// smallest delay after a conflict (values below 0.1 are raised to 0.1).
+    pub fn scale(mut self, scale: f64) -> UpdatePolicy {
+        self.scale = Some(if scale.is_finite() {
+            scale.max(0.1)
+        } else {
+            2.0
+        });
+        self
+    }
+
+    /// Fixed schedule: exponential from `initial_delay` with `jitter`, not scaled by the
+    /// observed round trip (deterministic with [`Jitter::None`], e.g. in tests).
+    pub fn fixed(mut self, initial_delay: Duration, jitter: Jitter) -> UpdatePolicy {
+        self.retry = self.retry.initial_delay(initial_delay).jitter(jitter);
+        self.scale = None;
+        self
+    }
+
+    /// The underlying attempt/elapsed limits (and, for a fixed policy, the schedule).
+    pub fn retry(&self) -> &RetryPolicy {
+        &self.retry
+    }
+}
+
+/// One running delay schedule of an [`update`] call.
+pub(super) struct Pacer<'a> {
+    policy: &'a UpdatePolicy,
+    backoff: crate::http::Backoff,
+    /// Smoothed duration of one read + write.
+    round_trip: Option<Duration>,
+    previous: Duration,
+}
+
+impl<'a> Pacer<'a> {
+    pub(super) fn new(policy: &'a UpdatePolicy) -> Pacer<'a> {
+        Pacer {
+            policy,
+            backoff: policy.retry.schedule(),
+            round_trip: None,
+            previous: Duration::ZERO,
+        }
+    }
+
+    pub(super) fn observe(&mut self, took: Duration) {
+        let took = took.min(self.policy.max_delay);
+        self.round_trip = Some(match self.round_trip {
+            None => took,
+            Some(rt) => rt.mul_f64(0.7) + took.mul_f64(0.3),
+        });
+    }
+
+    /// The delay before the next attempt, or `None` when the limits are reached.
+    pub(super) fn next_delay(&mut self) -> Option<Duration> {
+        let fixed = self.backoff.next_delay()?;
+        let Some(scale) = self.policy.scale else {
+            return Some(fixed);
+        };
+        let unit = self
+            .round_trip
+            .unwrap_or(Duration::from_millis(5))
+            .mul_f64(scale);
+        let high = self.previous.max(unit) * 3;
+        let delay = unit
+            .saturating_add((high - unit).mul_f64(rand::random::<f64>()))
+            .min(self.policy.max_delay);
+        if let Some(max) = self.policy.max_elapsed {
+            if self.backoff.elapsed() + delay > max {
+                return None;
+            }
+        }
+        self.previous = delay;
+        Some(delay)
+    }
+
+    pub(super) fn elapsed(&self) -> Duration {
+        self.backoff.elapsed()
+    }
+}

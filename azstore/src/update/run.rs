@@ -1,0 +1,433 @@
+//! The [`update`] loop (one [`Run`] per call: read, decide, write, classify the failure) and
+//! [`create_only`].
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::ambiguity::{
+    Pending, is_create_conflict, is_replace_conflict, new_write_id, not_stored, outcome_unknown,
+    position_in, recognise, recovered, write_token,
+};
+use super::policy::Pacer;
+use super::{Change, Current, Decision, Outcome, UpdatePolicy, Versioned};
+use crate::conditions::ETag;
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::error::{Error, RequestSent, Result};
+
+/// Read-modify-write `resource` until a write sticks.
+///
+/// `decide` is shown the current value (`None` when the resource does not exist) and returns
+/// a [`Decision`]. **It may run several times** — once per attempt, each time with the value
+/// as it is then — so it must be free of side effects: compute, don't act.
+///
+/// Conflicts (412, create-race 409, 404 of a concurrently deleted resource) and ambiguous
+/// writes are retried as described in the [module docs](super); every other error is returned
+/// unchanged. When the policy's attempts or time run out, the error has kind
+/// [`ErrorKind::RetriesExhausted`] and carries the last conflict as its source (and its
+/// status and code). A last write of unknown outcome is settled by one more read first: a
+/// write that applied is a success, and the error's [`RequestSent`] says whether the write may
+/// be stored (`Maybe`) or is not (`Yes`) — see [After an ambiguous
+/// failure](super#after-an-ambiguous-failure).
+///
+/// Time: the policy's `max_elapsed` is checked between attempts, on tokio's clock (so a test
+/// with paused time drives it); each read and write is
+/// bounded by its client's time budget ([`ClientOptions::total_timeout`]), so a call ends
+/// within `max_elapsed` plus at most one read, one write and the settling read.
+///
+/// [`ClientOptions::total_timeout`]: crate::ClientOptions::total_timeout
+pub async fn update<R, F>(
+    resource: &R,
+    policy: &UpdatePolicy,
+    mut decide: F,
+) -> Result<Outcome<R::Value>>
+where
+    R: Versioned,
+    F: FnMut(Option<&R::Value>) -> Decision<R::Value>,
+{
+    let mut run = Run {
+        pacer: Pacer::new(policy),
+        pending: Vec::new(),
+        delete_pending: None,
+        attempts: 0,
+        conflicts: 0,
+    };
+    loop {
+        let attempt_started = Instant::now();
+        let unknown = run.unknown();
+        let mut current = resource.read().await.map_err(|e| {
+            if unknown {
+                // The read that was to settle our last write failed: it may have applied.
+                e.context("the last write may have been applied; the read to find out failed")
+                    .with_sent(RequestSent::Maybe)
+            } else {
+                e
+            }
+        })?;
+        // Did one of our earlier, failed-looking writes apply after all?
+        if let Some(done) = run.proven(&mut current) {
+            return Ok(done);
+        }
+        run.delete_pending = None;
+
+        run.attempts += 1;
+        let decision = decide(current.as_ref().map(|c| &c.value));
+        let err = match run.attempt(resource, decision, current).await {
+            Step::Done(result) => return result,
+            Step::Retry(err) => err,
+        };
+        run.pacer.observe(attempt_started.elapsed());
+        let unanswered = err.request_sent() == RequestSent::Maybe;
+        let Some(mut delay) = run.pacer.next_delay() else {
+            // Out of attempts or time. A last write of unknown outcome is settled first: the
+            // caller must never be told "failed" about a write that applied.
+            return run.settle(resource, err, Ending::Exhausted).await;
+        };
+        if unanswered {
+            // Find out at once whether it applied: every write landing in between pushes our
+            // id further down the stored history.
+            delay = Duration::ZERO;
+        }
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// The state of one running [`update`].
+struct Run<'p, T> {
+    pacer: Pacer<'p>,
+    /// Writes of ours that failed in a way that does not prove they were not applied.
+    pending: Vec<Pending<T>>,
+    /// After a failed delete: `Some(counted as a conflict)`.
+    delete_pending: Option<bool>,
+    attempts: u32,
+    conflicts: u32,
+}
+
+/// Where one attempt's decision led.
+enum Step<T> {
+    /// `update` ends with this.
+    Done(Result<Outcome<T>>),
+    /// Wait and try again after this error (a conflict, or a write without an answer).
+    Retry(Error),
+}
+
+/// How an `update` that has to stop ends.
+#[derive(Clone, Copy)]
+enum Ending {
+    /// The policy's attempts or time ran out: `RetriesExhausted`.
+    Exhausted,
+    /// A write failed with an error that is returned as it is (a 5xx).
+    Failed,
+}
+
+impl<T> Run<'_, T> {
+    /// An outcome with this run's counts.
+    fn outcome(&self, value: Option<T>, etag: Option<ETag>, change: Change) -> Outcome<T> {
+        Outcome {
+            value,
+            etag,
+            change,
+            attempts: self.attempts,
+            conflicts: self.conflicts,
+            recovered_ambiguous: 0,
+        }
+    }
+
+    /// Whether a write or delete of ours has an unknown outcome.
+    fn unknown(&self) -> bool {
+        self.delete_pending == Some(false) || self.pending.iter().any(|p| p.unknown)
+    }
+
+    /// What `current` proves about an earlier write or delete of ours that looked failed: a
+    /// write recognised by its id in the stored history, or a delete whose resource is gone.
+    fn proven(&mut self, current: &mut Option<Current<T>>) -> Option<Outcome<T>> {
+        if let Some((i, pos)) = recognise(current.as_ref(), &self.pending) {
+            let p = self.pending.swap_remove(i);
+            return Some(recovered(
+                p,
+                pos,
+                current.take(),
+                self.attempts,
+                self.conflicts,
+            ));
+        }
+        let counted = self.delete_pending.filter(|_| current.is_none())?;
+        Some(Outcome {
+            conflicts: self.conflicts - u32::from(counted),
+            recovered_ambiguous: 1,
+            ..self.outcome(None, None, Change::Deleted)
+        })
+    }
+
+    /// Carries out `decision` about `current`.
+    async fn attempt<R: Versioned<Value = T>>(
+        &mut self,
+        resource: &R,
+        decision: Decision<T>,
+        current: Option<Current<T>>,
+    ) -> Step<T> {
+        match (decision, current) {
+            (Decision::Abort(e), _) => Step::Done(Err(e)),
+            (Decision::NoChange | Decision::Delete, None) => {
+                Step::Done(Ok(self.outcome(None, None, Change::Unchanged)))
+            }
+            (Decision::NoChange, Some(cur)) => Step::Done(Ok(self.outcome(
+                Some(cur.value),
+                Some(cur.etag),
+                Change::Unchanged,
+            ))),
+            (Decision::Delete, Some(cur)) => self.delete(resource, &cur.etag).await,
+            (Decision::Write(value), current) => self.write(resource, value, current).await,
+        }
+    }
+
+    async fn delete<R: Versioned<Value = T>>(&mut self, resource: &R, etag: &ETag) -> Step<T> {
+        let e = match resource.delete(etag).await {
+            Ok(()) => return Step::Done(Ok(self.outcome(None, None, Change::Deleted))),
+            Err(e) => e,
+        };
+        if e.is_not_found() && is_replace_conflict(&e) {
+            // Gone already: deleted concurrently, or by our own earlier try whose response
+            // was lost and that the pipeline repeated. Either way: deleted.
+            Step::Done(Ok(self.outcome(None, None, Change::Deleted)))
+        } else if e.request_sent() == RequestSent::Maybe {
+            // Refused or unanswered: the pipeline may have repeated a delete whose response
+            // was lost (the repeat then gets 412). If the next read finds the resource
+            // absent, count it as our delete.
+            self.delete_pending = Some(false);
+            Step::Retry(e)
+        } else if outcome_unknown(&e) {
+            // A server error that may have been applied: find out, then answer.
+            self.delete_pending = Some(false);
+            Step::Done(self.settle(resource, e, Ending::Failed).await)
+        } else if is_replace_conflict(&e) {
+            self.conflicts += 1;
+            self.delete_pending = Some(true);
+            Step::Retry(e)
+        } else {
+            Step::Done(Err(e))
+        }
+    }
+
+    async fn write<R: Versioned<Value = T>>(
+        &mut self,
+        resource: &R,
+        value: T,
+        current: Option<Current<T>>,
+    ) -> Step<T> {
+        let id = new_write_id();
+        let (result, change, condition) = match current {
+            Some(cur) => {
+                let token = write_token(&id, cur.write_id.as_deref());
+                let result = resource.replace(&value, &cur.etag, &token).await;
+                (result, Change::Replaced, Some(cur.etag))
+            }
+            None => {
+                let result = resource.create(&value, &write_token(&id, None)).await;
+                (result, Change::Created, None)
+            }
+        };
+        let e = match result {
+            Ok(etag) => return Step::Done(Ok(self.outcome(Some(value), Some(etag), change))),
+            Err(e) => e,
+        };
+        let conflict = match change {
+            Change::Created => is_create_conflict(&e),
+            _ => is_replace_conflict(&e),
+        };
+        let unknown = !conflict && outcome_unknown(&e);
+        if !conflict && !unknown {
+            return Step::Done(Err(e));
+        }
+        if conflict {
+            self.conflicts += 1;
+        }
+        // A conflict may itself be caused by our write: a retrying layer below repeated a PUT
+        // whose response was lost, and the repeat met our first.
+        self.pending.push(Pending {
+            id,
+            value: Some(value),
+            change,
+            counted: conflict,
+            unknown,
+            condition,
+        });
+        if unknown && e.request_sent() != RequestSent::Maybe {
+            // A server error that may have been applied: find out, then answer (retrying
+            // would only meet the same failing server).
+            return Step::Done(self.settle(resource, e, Ending::Failed).await);
+        }
+        Step::Retry(e)
+    }
+
+    /// Ends an `update` that stops with `err`. If a write of ours has an unknown outcome, one
+    /// more read settles it first: a write recognised in the stored history is a success;
+    /// otherwise the error says whether the write may be in the stored state
+    /// (`RequestSent::Maybe`) or is certainly not (`RequestSent::Yes`).
+    async fn settle<R: Versioned<Value = T>>(
+        &mut self,
+        resource: &R,
+        err: Error,
+        ending: Ending,
+    ) -> Result<Outcome<T>> {
+        let (attempts, conflicts, elapsed) = (self.attempts, self.conflicts, self.pacer.elapsed());
+        let finish = |err: Error, sent: RequestSent, note: &str| -> Error {
+            match ending {
+                Ending::Exhausted => Error::retries_exhausted(
+                    format!(
+                        "gave up after {attempts} attempt(s) in {elapsed:?} ({conflicts} \
+                         conflict(s)){note}; the last: {err}"
+                    ),
+                    err,
+                )
+                .with_sent(sent),
+                Ending::Failed if note.is_empty() => err,
+                Ending::Failed => err.context(note.trim_start_matches("; ")).with_sent(sent),
+            }
+        };
+        if !self.unknown() {
+            return Err(finish(err, RequestSent::Yes, ""));
+        }
+        let mut current = match resource.read().await {
+            Ok(c) => c,
+            Err(read_err) => {
+                return Err(finish(
+                    err,
+                    RequestSent::Maybe,
+                    &format!(
+                        "; the last write may have been applied: the read to find out failed \
+                         ({read_err})"
+                    ),
+                ));
+            }
+        };
+        if self.delete_pending != Some(false) {
+            // Only a delete of unknown outcome is proven by an absent resource here.
+            self.delete_pending = None;
+        }
+        if let Some(done) = self.proven(&mut current) {
+            return Ok(done);
+        }
+        if not_stored(current.as_ref(), &self.pending) {
+            Err(finish(
+                err,
+                RequestSent::Yes,
+                "; the last write was not applied",
+            ))
+        } else {
+            Err(finish(
+                err,
+                RequestSent::Maybe,
+                "; the last write may have been applied (the stored value no longer shows it)",
+            ))
+        }
+    }
+}
+
+/// Creates `value` only if `resource` does not exist yet (the "designated create"):
+/// If-None-Match `*` for a blob, Insert Entity for a table. Returns the new ETag, or the
+/// service's error (409 `BlobAlreadyExists` / `EntityAlreadyExists`) when it exists.
+///
+/// A create whose response was lost (timeout, dropped connection) or whose pipeline retry met
+/// itself is recognised by its write id: when the stored value is ours, this returns its ETag
+/// instead of a false "already exists".
+pub async fn create_only<R: Versioned>(resource: &R, value: &R::Value) -> Result<ETag> {
+    let id = new_write_id();
+    match resource.create(value, &id).await {
+        Ok(etag) => Ok(etag),
+        Err(e) if is_create_conflict(&e) || outcome_unknown(&e) => match resource.read().await {
+            Ok(Some(cur))
+                if cur.write_id.as_deref().and_then(|t| position_in(t, &id)) == Some(0) =>
+            {
+                Ok(cur.etag)
+            }
+            Ok(_) => Err(e),
+            // The read to settle an unanswered create failed: it may have applied.
+            Err(_) if outcome_unknown(&e) => Err(e
+                .context("the create may have been applied; the read to find out failed")
+                .with_sent(RequestSent::Maybe)),
+            Err(_) => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+    use crate::error::{ErrorCode, ErrorKind};
+    use crate::http::Jitter;
+
+    /// A resource another writer changes right after every read of ours, so every replace
+    /// meets a 412: `update` can only run out of time.
+    struct AlwaysContended {
+        version: AtomicU64,
+    }
+
+    impl Versioned for AlwaysContended {
+        type Value = u64;
+
+        async fn read(&self) -> Result<Option<Current<u64>>> {
+            let v = self.version.fetch_add(1, Ordering::SeqCst);
+            Ok(Some(Current {
+                value: v,
+                etag: ETag::new(format!("\"{v}\"")),
+                write_id: None,
+            }))
+        }
+
+        async fn replace(&self, _: &u64, etag: &ETag, _: &str) -> Result<ETag> {
+            let now = ETag::new(format!("\"{}\"", self.version.load(Ordering::SeqCst)));
+            if *etag == now {
+                return Ok(now);
+            }
+            let code = Some(ErrorCode::ConditionNotMet);
+            Err(Error::from_response(412, code, "changed".into(), None).with_sent(RequestSent::Yes))
+        }
+
+        async fn create(&self, _: &u64, _: &str) -> Result<ETag> {
+            unreachable!("the resource exists")
+        }
+
+        async fn delete(&self, _: &ETag) -> Result<()> {
+            unreachable!("nothing is deleted")
+        }
+    }
+
+    /// `max_elapsed` runs on tokio's clock: with time paused the limit is reached after 30 s
+    /// of (virtual) backoff without waiting for them.
+    #[tokio::test(start_paused = true)]
+    async fn time_limit_follows_paused_time() {
+        let real = std::time::Instant::now();
+        let started = Instant::now();
+        let policy = UpdatePolicy::default()
+            .max_attempts(10_000)
+            .max_elapsed(Duration::from_secs(30))
+            .fixed(Duration::from_millis(100), Jitter::None);
+        let resource = AlwaysContended {
+            version: AtomicU64::new(0),
+        };
+        let err = update(&resource, &policy, |v| {
+            Decision::Write(v.copied().unwrap_or(0) + 1)
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::RetriesExhausted, "{err}");
+        assert_eq!(err.status(), Some(412));
+        let virtual_time = started.elapsed();
+        assert!(
+            virtual_time > Duration::from_secs(28) && virtual_time <= Duration::from_secs(30),
+            "{virtual_time:?}"
+        );
+        assert!(
+            real.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            real.elapsed()
+        );
+        // 100, 200, 400, 800 ms, then 1 s (the max delay) each: about 30 attempts, not 10 000.
+        assert!((25..40).contains(&resource.version.load(Ordering::SeqCst)));
+    }
+}
