@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use azstore::lease::{BreakPeriod, GuardState, LeaseDuration, ReleaseOutcome};
 use azstore::lock::{BlobLock, HeldLock, LockOptions};
-use azstore::{BlobServiceClient, ErrorKind, StorageAccount};
+use azstore::{ErrorKind, StorageAccount, blob::BlobServiceClient};
 use clap::{Args, Parser, Subcommand};
 
 use crate::sentinel::Sentinel;

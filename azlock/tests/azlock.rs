@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
-use azstore::{BlobServiceClient, Conditions, ErrorKind, LeaseId};
+use azstore::{Conditions, ErrorKind, LeaseId, blob::BlobServiceClient};
 
 const AZLOCK: &str = env!("CARGO_BIN_EXE_azlock");
 

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use azstore::BlobServiceClient;
+use azstore::blob::BlobServiceClient;
 use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
 

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use azstore::credential::StaticToken;
-use azstore::{AccessToken, OffsetDateTime, TokenCache, TokenProvider};
+use azstore::{
+    OffsetDateTime, credential::AccessToken, credential::TokenCache, credential::TokenProvider,
+};
 
 struct Slow {
     calls: Arc<AtomicU64>,

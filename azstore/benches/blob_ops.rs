@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use azstore::{BlobClient, BlobServiceClient, Conditions, Service, StorageAccount};
+use azstore::{Conditions, Service, StorageAccount, blob::BlobClient, blob::BlobServiceClient};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;

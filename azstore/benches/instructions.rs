@@ -12,7 +12,7 @@
 #[path = "floor/mod.rs"]
 mod floor;
 
-use azstore::{BlobClient, BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobClient, blob::BlobServiceClient};
 use bytes::Bytes;
 use floor::Floor;
 

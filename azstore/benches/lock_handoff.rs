@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
-use azstore::{BlobServiceClient, ContainerClient, StorageAccount};
+use azstore::{StorageAccount, blob::BlobServiceClient, blob::ContainerClient};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
 const CONTENDERS: usize = 8;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use azstore::redis::{RedisClient, RedisJson};
 use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
-use azstore::{BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 use tokio::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use azstore::blob::{DownloadOptions, UploadOptions};
-use azstore::{BlobClient, BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobClient, blob::BlobServiceClient};
 use bytes::Bytes;
 use floor::Floor;
 use futures_util::{StreamExt, TryStreamExt};

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use azstore::http::{Method, Request};
 use azstore::update::{BlobJson, Combiner, Decision, UpdatePolicy, update};
-use azstore::{BlobClient, BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobClient, blob::BlobServiceClient};
 use tokio::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq)]

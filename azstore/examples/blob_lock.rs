@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use azstore::lock::{BlobLock, LockOptions};
-use azstore::{BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 
 /// Stands in for a resource that checks fencing tokens (a database row, a file server...).
 #[derive(Default)]

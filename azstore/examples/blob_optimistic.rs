@@ -5,7 +5,7 @@
 //! Run against the local emulator:
 //! `scripts/azurite run -- cargo run --example blob_optimistic`
 use azstore::blob::UploadOptions;
-use azstore::{BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 
 #[tokio::main]
 async fn main() -> azstore::Result<()> {

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use azstore::lease::{LeaseDuration, LeaseGuard};
-use azstore::{BlobServiceClient, Conditions, ErrorCode, StorageAccount};
+use azstore::{Conditions, ErrorCode, StorageAccount, blob::BlobServiceClient};
 
 #[tokio::main]
 async fn main() -> azstore::Result<()> {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
-use azstore::{BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 use serde::{Deserialize, Serialize};
 
 /// One competition's entry in the schedule.

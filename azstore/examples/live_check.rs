@@ -21,8 +21,8 @@ use azstore::file::ShareServiceClient;
 use azstore::http::TransportOptions;
 use azstore::lease::{Leasable, LeaseDuration, LeaseGuard};
 use azstore::{
-    BlobServiceClient, ClientOptions, Conditions, ErrorCode, ErrorKind, LeaseId,
-    QueueServiceClient, Service, StorageAccount, TableServiceClient,
+    Conditions, ErrorCode, ErrorKind, LeaseId, Service, StorageAccount, blob::BlobServiceClient,
+    http::ClientOptions, queue::QueueServiceClient, table::TableServiceClient,
 };
 
 /// One line of the report.
@@ -129,9 +129,9 @@ async fn run() -> azstore::Result<bool> {
         "account {} ({})",
         account.name(),
         match account.credential() {
-            azstore::Credential::SharedKey(_) => "shared key",
-            azstore::Credential::Sas(_) => "SAS",
-            azstore::Credential::Bearer(_) => "bearer token",
+            azstore::credential::Credential::SharedKey(_) => "shared key",
+            azstore::credential::Credential::Sas(_) => "SAS",
+            azstore::credential::Credential::Bearer(_) => "bearer token",
             _ => "anonymous",
         }
     );

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
-use azstore::{BlobServiceClient, Conditions, ErrorCode, StorageAccount};
+use azstore::{Conditions, ErrorCode, StorageAccount, blob::BlobServiceClient};
 
 #[tokio::main]
 async fn main() -> azstore::Result<()> {

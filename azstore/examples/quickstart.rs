@@ -1,7 +1,7 @@
 //! Quickstart: create a container, write a blob, and watch a stale write be refused.
 //!
 //! Run against the local emulator: `scripts/azurite run -- cargo run --example quickstart`
-use azstore::{BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 
 #[tokio::main]
 async fn main() -> azstore::Result<()> {

@@ -11,7 +11,9 @@
 //! `scripts/azurite run -- cargo run --example table_optimistic`
 
 use azstore::table::{Stored, TableClient, TableServiceClient};
-use azstore::{BlobLock, BlobServiceClient, Conditions, MatchCondition, StorageAccount};
+use azstore::{
+    Conditions, MatchCondition, StorageAccount, blob::BlobServiceClient, lock::BlobLock,
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

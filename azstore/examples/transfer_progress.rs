@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use azstore::blob::{DownloadOptions, OnChange, UploadOptions};
 use azstore::transfer::Progress;
-use azstore::{BlobServiceClient, Conditions, StorageAccount};
+use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 use indicatif::{ProgressBar, ProgressStyle};
 
 fn bar(len: u64, what: &str) -> ProgressBar {

@@ -33,7 +33,7 @@ impl SharedKeyCredential {
     /// Builds a credential from the account name and the base64 key shown in the portal.
     ///
     /// ```
-    /// let cred = azstore::SharedKeyCredential::new("acct", "a2V5").unwrap();
+    /// let cred = azstore::credential::SharedKeyCredential::new("acct", "a2V5").unwrap();
     /// assert!(!format!("{cred:?}").contains("a2V5"));
     /// ```
     pub fn new(account: impl Into<String>, key_base64: &str) -> Result<Self> {

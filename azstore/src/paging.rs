@@ -8,7 +8,7 @@
 //! [`Continuation`](crate::table::Continuation) for the Table service.
 //!
 //! ```no_run
-//! # async fn f(queues: azstore::QueueServiceClient) -> azstore::Result<()> {
+//! # async fn f(queues: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
 //! use futures_util::TryStreamExt;
 //! let mut all = queues.list_queues(Some("orders-"), None);
 //! while let Some(queue) = all.try_next().await? {

@@ -62,8 +62,8 @@ proptest! {
     #[test]
     fn endpoints_sas_and_keys_never_panic(text in arbitrary_text()) {
         let _ = crate::Endpoint::parse(&text);
-        let _ = crate::SasToken::new(&text).map(|t| t.pairs());
-        let _ = crate::SharedKeyCredential::new("acct", &text);
+        let _ = crate::credential::SasToken::new(&text).map(|t| t.pairs());
+        let _ = crate::credential::SharedKeyCredential::new("acct", &text);
         let _ = crate::redact::redact(&text);
         let _ = crate::LeaseId::new(text.clone());
     }

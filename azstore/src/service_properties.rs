@@ -3,7 +3,7 @@
 //! default service version and static website hosting.
 //!
 //! ```no_run
-//! # async fn f(blobs: azstore::BlobServiceClient) -> azstore::Result<()> {
+//! # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
 //! use azstore::service_properties::RetentionPolicy;
 //! let mut props = blobs.get_service_properties().await?;
 //! props.delete_retention_policy = Some(RetentionPolicy::days(7)); // soft delete on
@@ -18,7 +18,10 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::http::{Method, Pipeline, Request};
-use crate::{BlobServiceClient, QueueServiceClient, ShareServiceClient, TableServiceClient};
+use crate::{
+    blob::BlobServiceClient, file::ShareServiceClient, queue::QueueServiceClient,
+    table::TableServiceClient,
+};
 
 /// A retention policy: how many days logs, metrics or soft-deleted blobs are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,7 +1,7 @@
 //! Blob test helpers: a fresh, uniquely named container per test.
 #![allow(dead_code)]
 
-use azstore::{BlobServiceClient, ContainerClient};
+use azstore::{blob::BlobServiceClient, blob::ContainerClient};
 
 /// The blob service of the Azurite account (panics loudly when Azurite is absent).
 pub fn service() -> BlobServiceClient {

@@ -353,11 +353,7 @@ impl FaultProxy {
             a = a
                 .with_endpoint(
                     svc,
-                    &format!(
-                        "http://127.0.0.1:{}/{}",
-                        self.port,
-                        azstore::account::DEV_ACCOUNT
-                    ),
+                    &format!("http://127.0.0.1:{}/{}", self.port, azstore::DEV_ACCOUNT),
                 )
                 .expect("proxy endpoint");
         }

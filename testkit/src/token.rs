@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use azstore::{AccessToken, TokenProvider};
+use azstore::{credential::AccessToken, credential::TokenProvider};
 use base64::Engine;
 use time::OffsetDateTime;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

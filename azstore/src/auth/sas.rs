@@ -2,7 +2,7 @@
 //! signed with the account key (<https://learn.microsoft.com/rest/api/storageservices/create-service-sas>).
 //!
 //! ```
-//! use azstore::{SasBuilder, SharedKeyCredential};
+//! use azstore::{sas::SasBuilder, credential::SharedKeyCredential};
 //! use time::{Duration, OffsetDateTime};
 //! let key = SharedKeyCredential::new("acct", "a2V5").unwrap();
 //! let sas = SasBuilder::new("rw", OffsetDateTime::now_utc() + Duration::hours(1))
@@ -172,13 +172,13 @@ impl SasBuilder {
     }
 
     /// A user delegation SAS for one blob (`sr=b`), signed with a key from
-    /// [`BlobServiceClient::user_delegation_key`](crate::BlobServiceClient::user_delegation_key)
+    /// [`BlobServiceClient::user_delegation_key`](crate::blob::BlobServiceClient::user_delegation_key)
     /// instead of the account key. Refused when the builder names a stored access policy
     /// (user delegation SAS cannot use one).
     ///
     /// ```
-    /// # fn f(key: &azstore::auth::sas::UserDelegationKey) -> azstore::Result<()> {
-    /// use azstore::SasBuilder;
+    /// # fn f(key: &azstore::sas::UserDelegationKey) -> azstore::Result<()> {
+    /// use azstore::sas::SasBuilder;
     /// use time::{Duration, OffsetDateTime};
     /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::minutes(30))
     ///     .user_delegation_blob(key, "reports", "2026/q4.csv")?;
@@ -323,7 +323,7 @@ impl SasBuilder {
 }
 
 /// A user delegation key: what Get User Delegation Key returns
-/// ([`BlobServiceClient::user_delegation_key`](crate::BlobServiceClient::user_delegation_key)),
+/// ([`BlobServiceClient::user_delegation_key`](crate::blob::BlobServiceClient::user_delegation_key)),
 /// used to sign user delegation SAS tokens with [`SasBuilder::user_delegation_blob`] and
 /// [`SasBuilder::user_delegation_container`]. The key value is secret: it is not shown by
 /// `Debug`.

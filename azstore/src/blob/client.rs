@@ -282,7 +282,7 @@ impl BlobClient {
 
     /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
     /// above that blocks staged in parallel and committed with the conditions (see
-    /// [`BlobClient::upload_with`](crate::BlobClient::upload_with) to tune this).
+    /// [`BlobClient::upload_with`](crate::blob::BlobClient::upload_with) to tune this).
     ///
     /// * `Conditions::none()`: last writer wins.
     /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.

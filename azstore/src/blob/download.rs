@@ -185,7 +185,7 @@ impl BlobClient {
     /// [`BlobClient::download_stream_with`] for parallel read-ahead.
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use futures_util::TryStreamExt;
     /// let mut s = blob.download_stream(1 << 20).await?;
     /// let mut n = 0;
@@ -215,7 +215,7 @@ impl BlobClient {
     /// written.
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use azstore::blob::{DownloadOptions, OnChange};
     /// let options = DownloadOptions::default()
     ///     .max_concurrency(8)

@@ -5,7 +5,7 @@
 //! range must have. Conditions on the destination are the usual [`Conditions`].
 //!
 //! ```no_run
-//! # async fn f(src: azstore::BlobClient, dst: azstore::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
+//! # async fn f(src: azstore::blob::BlobClient, dst: azstore::blob::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
 //! use azstore::blob::{CopySource, PutFromUrlOptions};
 //! use azstore::Conditions;
 //! let expiry = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(600);

@@ -153,7 +153,7 @@ lease_methods!(BlobClient {
     /// breaking. Conditions: If-Match, If-None-Match, If-(Un)Modified-Since, tags.
     ///
     /// ```no_run
-    /// # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use azstore::Conditions;
     /// use azstore::lease::LeaseDuration;
     /// let lease = blob

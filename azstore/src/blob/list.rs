@@ -321,7 +321,7 @@ impl BlobServiceClient {
     /// per page, issued as the stream is polled).
     ///
     /// ```no_run
-    /// # async fn f(blobs: azstore::BlobServiceClient) -> azstore::Result<()> {
+    /// # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
     /// use futures_util::TryStreamExt;
     /// use azstore::blob::ListOptions;
     /// let names: Vec<String> = blobs
@@ -403,7 +403,7 @@ impl ContainerClient {
     /// List Blobs: every entry, following `NextMarker` page by page.
     ///
     /// ```no_run
-    /// # async fn f(container: azstore::ContainerClient) -> azstore::Result<()> {
+    /// # async fn f(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
     /// use futures_util::TryStreamExt;
     /// use azstore::blob::{BlobListItem, ListOptions};
     /// let mut entries = container.list_blobs(ListOptions::default().prefix("2026/").delimiter("/"));

@@ -19,7 +19,7 @@
 //! | last writer wins | `Conditions::none()` | — |
 //!
 //! ```no_run
-//! use azstore::{BlobServiceClient, Conditions, StorageAccount};
+//! use azstore::{blob::BlobServiceClient, Conditions, StorageAccount};
 //!
 //! # async fn run() -> azstore::Result<()> {
 //! let blobs = BlobServiceClient::new(&StorageAccount::from_env()?)?;

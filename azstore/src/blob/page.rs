@@ -95,7 +95,7 @@ fn check_aligned(what: &str, v: u64) -> Result<()> {
 /// `SequenceNumberConditionNotMet` when they do not hold.
 ///
 /// ```no_run
-/// # async fn f(disk: azstore::BlobClient, seq: u64) -> azstore::Result<()> {
+/// # async fn f(disk: azstore::blob::BlobClient, seq: u64) -> azstore::Result<()> {
 /// use azstore::blob::PageWriteOptions;
 /// // Write only while the blob's sequence number is still ours (a fencing token).
 /// let opts = PageWriteOptions::default().if_sequence_number_eq(seq);
@@ -403,7 +403,7 @@ impl BlobClient {
     /// written since in `ranges`, pages cleared since in `clear_ranges`.
     ///
     /// ```no_run
-    /// # async fn f(disk: azstore::BlobClient, snap: azstore::blob::SnapshotId) -> azstore::Result<()> {
+    /// # async fn f(disk: azstore::blob::BlobClient, snap: azstore::blob::SnapshotId) -> azstore::Result<()> {
     /// use azstore::blob::PageRangeOptions;
     /// let mut opts = PageRangeOptions::default().since_snapshot(&snap).max_results(1000);
     /// loop {

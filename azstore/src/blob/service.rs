@@ -185,7 +185,7 @@ impl BlobServiceClient {
     /// Find Blobs by Tags across all containers, following `NextMarker` to the end.
     ///
     /// ```no_run
-    /// # async fn f(blobs: azstore::BlobServiceClient) -> azstore::Result<()> {
+    /// # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
     /// use futures_util::TryStreamExt;
     /// let done: Vec<_> = blobs.find_blobs_by_tags("\"status\" = 'done'").try_collect().await?;
     /// # let _ = done; Ok(()) }

@@ -1,7 +1,7 @@
 //! Blob soft delete: restoring a deleted blob (Undelete Blob). Listing deleted blobs is
 //! [`ListOptions::with_deleted`](crate::blob::ListOptions::with_deleted); turning soft delete
 //! on is the Blob service's delete retention policy, see
-//! [`BlobServiceClient::set_properties`](crate::BlobServiceClient::set_properties).
+//! [`BlobServiceClient::set_properties`](crate::blob::BlobServiceClient::set_properties).
 
 use crate::blob::client::BlobClient;
 use crate::error::Result;
@@ -13,7 +13,7 @@ impl BlobClient {
     /// retention policy keeps the deleted data.
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// blob.delete(&azstore::Conditions::none()).await?;
     /// blob.undelete().await?; // back, with the same content and ETag
     /// # Ok(()) }

@@ -141,7 +141,7 @@ impl BlobClient {
     /// discarded by the service).
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient, etag: azstore::ETag, data: bytes::Bytes) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient, etag: azstore::ETag, data: bytes::Bytes) -> azstore::Result<()> {
     /// use azstore::blob::UploadOptions;
     /// use azstore::Conditions;
     /// let opts = UploadOptions::conditions(Conditions::if_match(&etag)).block_size(8 << 20);

@@ -68,8 +68,8 @@ fn key_info(start: Option<OffsetDateTime>, expiry: OffsetDateTime) -> Result<Str
 impl BlobServiceClient {
     /// Get User Delegation Key: a key valid from `start` (now when `None`) until `expiry` (at
     /// most 7 days from now), to sign user delegation SAS tokens with
-    /// [`SasBuilder::user_delegation_blob`](crate::SasBuilder::user_delegation_blob) and
-    /// [`SasBuilder::user_delegation_container`](crate::SasBuilder::user_delegation_container).
+    /// [`SasBuilder::user_delegation_blob`](crate::sas::SasBuilder::user_delegation_blob) and
+    /// [`SasBuilder::user_delegation_container`](crate::sas::SasBuilder::user_delegation_container).
     ///
     /// Only a bearer credential (Microsoft Entra ID) may ask for one: with any other
     /// credential, and for an expiry out of range, this fails with

@@ -21,7 +21,7 @@ impl BlobClient {
     /// nothing unverified is returned. `Checksum::None` is refused (use `download_range`).
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use azstore::blob::Checksum;
     /// let head = blob.download_range_verified(0..4096, Checksum::Crc64).await?;
     /// # let _ = head; Ok(()) }

@@ -4,7 +4,7 @@
 //! base blob. The service refuses content writes to them (400).
 //!
 //! ```no_run
-//! # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 //! use azstore::Conditions;
 //! let snap = blob.snapshot(&Conditions::none()).await?;
 //! let frozen = blob.at_snapshot(&snap.snapshot);

@@ -4,7 +4,7 @@
 //! [`PutFromUrlOptions`], each of which also gets the same builder methods.
 //!
 //! ```no_run
-//! # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 //! use azstore::blob::{AccessTier, PutOptions};
 //! use azstore::Conditions;
 //! let opts = PutOptions::conditions(Conditions::if_not_exists())

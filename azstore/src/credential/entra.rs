@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # fn demo() -> azstore::Result<()> {
-//! use azstore::{Credential, StorageAccount};
+//! use azstore::{credential::Credential, StorageAccount};
 //! use azstore::credential::entra;
 //! use azstore::http::TransportOptions;
 //!
@@ -61,7 +61,7 @@ impl Credential {
     /// let account = azstore::StorageAccount::from_connection_string(
     ///     "AccountName=myaccount;DefaultEndpointsProtocol=https",
     /// )?
-    /// .with_credential(azstore::Credential::entra(mi));
+    /// .with_credential(azstore::credential::Credential::entra(mi));
     /// # let _ = account; Ok(()) }
     /// ```
     pub fn entra(credential: Arc<dyn TokenCredential>) -> Credential {

@@ -75,7 +75,7 @@ impl fmt::Debug for AccessToken {
 /// ID). With the `identity` feature, any `azure_core` `TokenCredential` is one (see
 /// [`crate::credential::entra`]); implement it to plug in anything else.
 ///
-/// Use it through [`crate::Credential::bearer`], which puts a [`TokenCache`] in front of it:
+/// Use it through [`crate::credential::Credential::bearer`], which puts a [`TokenCache`] in front of it:
 /// the pipeline asks for a token on every attempt, and the cache answers from memory.
 ///
 /// ```
@@ -91,7 +91,7 @@ impl fmt::Debug for AccessToken {
 ///         })
 ///     }
 /// }
-/// let credential = azstore::Credential::bearer(FromVault);
+/// let credential = azstore::credential::Credential::bearer(FromVault);
 /// # let _ = credential;
 /// ```
 pub trait TokenProvider: Send + Sync {
@@ -373,7 +373,7 @@ mod tests {
         assert!(opaque.0.expires_on().year() == 9999);
         assert!(StaticToken::new("").is_err());
         assert!(StaticToken::new("two words").is_err());
-        let cred = crate::Credential::bearer(t.clone());
+        let cred = crate::credential::Credential::bearer(t.clone());
         for shown in [format!("{t:?}"), format!("{:?}", t.0), format!("{cred:?}")] {
             assert!(!shown.contains("c2VjcmV0"), "{shown}");
         }

@@ -172,7 +172,7 @@ impl ShareServiceClient {
     /// List Shares: one page starting at `marker` (the previous page's `next_marker`).
     ///
     /// ```no_run
-    /// # async fn f(files: azstore::ShareServiceClient) -> azstore::Result<()> {
+    /// # async fn f(files: azstore::file::ShareServiceClient) -> azstore::Result<()> {
     /// use azstore::file::ListSharesOptions;
     /// let options = ListSharesOptions::default().prefix("logs");
     /// let mut marker = None;

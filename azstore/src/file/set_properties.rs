@@ -3,7 +3,8 @@
 //!
 //! ```no_run
 //! # async fn f(file: azstore::file::FileClient) -> azstore::Result<()> {
-//! use azstore::file::{FileAttributes, HttpHeaders, SetFileProperties, SmbProperties};
+//! use azstore::file::{FileAttributes, SetFileProperties, SmbProperties};
+//! use azstore::http_headers::HttpHeaders;
 //! let change = SetFileProperties::default()
 //!     .size(4096) // truncate or zero-extend
 //!     .headers(HttpHeaders::default().content_type("text/csv"))

@@ -46,7 +46,7 @@ impl ShareClient {
     /// the share's own metadata is copied).
     ///
     /// ```no_run
-    /// # async fn f(share: azstore::ShareClient) -> azstore::Result<()> {
+    /// # async fn f(share: azstore::file::ShareClient) -> azstore::Result<()> {
     /// let snap = share.create_snapshot(&Default::default()).await?;
     /// let props = share.snapshot_properties(&snap.snapshot).await?;
     /// share.delete_snapshot(&snap.snapshot).await?;

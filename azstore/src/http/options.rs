@@ -27,7 +27,7 @@ use crate::http::transport::TransportOptions;
 ///
 /// ```
 /// use std::time::Duration;
-/// use azstore::ClientOptions;
+/// use azstore::http::ClientOptions;
 /// let fail_fast = ClientOptions::default()
 ///     .timeout(Duration::from_secs(2))
 ///     .total_timeout(Duration::from_secs(5));

@@ -3,7 +3,7 @@
 //! The delay schedule comes from the `backoff` crate, confined to this module behind
 //! [`RetryPolicy`] and [`Backoff`] so it can be swapped without touching callers (it is flagged
 //! unmaintained upstream). The same types drive transient retries in the pipeline and the
-//! conflict retries of [`crate::update`].
+//! conflict retries of [`crate::update::update`].
 
 use std::time::Duration;
 
@@ -28,7 +28,7 @@ pub enum Jitter {
 ///
 /// ```
 /// use std::time::Duration;
-/// use azstore::RetryPolicy;
+/// use azstore::http::RetryPolicy;
 /// let p = RetryPolicy::default().max_retries(5).initial_delay(Duration::from_millis(50));
 /// let mut b = p.schedule();
 /// let mut n = 0;

@@ -13,7 +13,7 @@
 //!     .tls_roots(TlsRoots::Native)                 // the operating system's store
 //!     .add_root_certificates_pem(corporate_ca_pem)? // plus a private CA
 //!     .proxy("http://proxy.internal:3128")?;
-//! let options = azstore::ClientOptions::default().transport(transport);
+//! let options = azstore::http::ClientOptions::default().transport(transport);
 //! # let _ = options; Ok(()) }
 //! ```
 
@@ -52,7 +52,7 @@ enum ProxyChoice {
     Explicit(Box<reqwest::Proxy>),
 }
 
-/// Network options shared by the clients built from one [`crate::ClientOptions`].
+/// Network options shared by the clients built from one [`crate::http::ClientOptions`].
 #[derive(Clone)]
 #[non_exhaustive]
 #[must_use]
@@ -177,7 +177,7 @@ impl TransportOptions {
     /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
     /// whatever the options above do not cover. The other transport options are then ignored,
     /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
-    /// keep-alive (see [`crate::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
+    /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
     pub fn client(mut self, client: reqwest::Client) -> TransportOptions {
         self.client = Some(client);
         self

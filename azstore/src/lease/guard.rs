@@ -57,7 +57,7 @@ pub enum ReleaseOutcome {
 /// a blob's.
 ///
 /// ```no_run
-/// # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// use azstore::lease::{LeaseDuration, LeaseGuard};
 /// let guard = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15)?).await?;
 /// tokio::select! {

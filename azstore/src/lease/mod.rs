@@ -5,8 +5,8 @@
 //! duration is refused before a request is sent.
 //!
 //! * The five lease operations (acquire, renew, change, release, break) are methods of
-//!   [`BlobClient`](crate::BlobClient) (`acquire_lease`, …),
-//!   [`ContainerClient`](crate::ContainerClient), [`ShareClient`](crate::file::ShareClient)
+//!   [`BlobClient`](crate::blob::BlobClient) (`acquire_lease`, …),
+//!   [`ContainerClient`](crate::blob::ContainerClient), [`ShareClient`](crate::file::ShareClient)
 //!   and [`FileClient`](crate::file::FileClient) (each service's in its own folder), returning
 //!   the same typed results.
 //! * [`Leasable`] is the one contract for "something that can be leased", capability
@@ -19,7 +19,7 @@
 //!   longer be sure it still holds it.
 //!
 //! ```no_run
-//! # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 //! use azstore::Conditions;
 //! use azstore::lease::{LeaseDuration, LeaseGuard};
 //!
@@ -64,7 +64,7 @@
 //!    `LeaseNotPresentWithBlobOperation` when it expired) once the lease is not this holder's.
 //!
 //!    ```no_run
-//!    # async fn demo(blob: azstore::BlobClient) -> azstore::Result<()> {
+//!    # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 //!    use azstore::lease::{LeaseDuration, LeaseGuard};
 //!    let guard = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15)?).await?;
 //!    // Even if this process is paused here for a minute, a stale write cannot land:
@@ -84,13 +84,13 @@
 //!    so the check and the write are one atomic step on the service:
 //!
 //!    ```no_run
-//!    # async fn demo(lock: azstore::BlobLock, report: azstore::BlobClient) -> azstore::Result<()> {
+//!    # async fn demo(lock: azstore::lock::BlobLock, report: azstore::blob::BlobClient) -> azstore::Result<()> {
 //!    use std::time::Duration;
 //!    use azstore::Conditions;
 //!    use azstore::blob::PutOptions;
 //!
 //!    /// Writes `body` unless a holder with a larger token has written already.
-//!    async fn write_fenced(report: &azstore::BlobClient, token: u64, body: &'static str)
+//!    async fn write_fenced(report: &azstore::blob::BlobClient, token: u64, body: &'static str)
 //!        -> azstore::Result<bool> {
 //!        let props = report.get_properties().await?;
 //!        let seen: u64 = props.metadata.get("fence").and_then(|v| v.parse().ok()).unwrap_or(0);

@@ -8,7 +8,7 @@
 //! (GC, SIGSTOP, a VM migration) past its lease from doing damage when it wakes up.
 //!
 //! ```no_run
-//! # async fn demo(container: azstore::ContainerClient) -> azstore::Result<()> {
+//! # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 //! use std::time::Duration;
 //! use azstore::lock::BlobLock;
 //!

@@ -66,7 +66,11 @@ impl LostSignal {
 /// use azstore::queue::MessageGuard;
 ///
 /// if let Some(msg) = queue.receive_message(Duration::from_secs(30)).await? {
-///     let guard = MessageGuard::start(&queue, msg, GuardOptions::visibility(Duration::from_secs(30)))?;
+///     let guard = MessageGuard::start(
+///         &queue,
+///         msg,
+///         GuardOptions::default().visibility(Duration::from_secs(30)),
+///     )?;
 ///     // ... long work on guard.message() ...
 ///     guard.complete().await?; // deleted with the newest receipt
 /// }

@@ -21,7 +21,7 @@
 //! Nothing is sent until the first operation.
 //!
 //! ```no_run
-//! # async fn demo(token_provider: std::sync::Arc<dyn azstore::TokenProvider>) -> azstore::Result<()> {
+//! # async fn demo(token_provider: std::sync::Arc<dyn azstore::credential::TokenProvider>) -> azstore::Result<()> {
 //! use azstore::redis::{RedisClient, RedisConfig};
 //!
 //! // Azure Cache for Redis: TLS on port 6380, authenticated with an access key ...

@@ -8,7 +8,7 @@ impl TableClient {
     /// Whether the table exists (`GET Tables('name')`: 200 yes, 404 no).
     ///
     /// ```no_run
-    /// # async fn f(table: azstore::TableClient) -> azstore::Result<()> {
+    /// # async fn f(table: azstore::table::TableClient) -> azstore::Result<()> {
     /// if !table.exists().await? {
     ///     table.create_if_not_exists().await?;
     /// }

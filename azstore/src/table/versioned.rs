@@ -23,7 +23,7 @@ pub const WRITE_ID_PROPERTY: &str = "_azstore_write_id";
 ///
 /// ```no_run
 /// # async fn f(table: azstore::table::TableClient) -> azstore::Result<()> {
-/// use azstore::Versioned;
+/// use azstore::update::Versioned;
 /// use azstore::table::Entity;
 /// let counter = table.versioned::<Entity>("counters", "visits")?;
 /// if let Some(cur) = counter.read().await? {

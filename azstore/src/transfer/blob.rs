@@ -122,7 +122,7 @@ impl BlobClient {
     /// than the blob is an `InvalidInput` error, found from the first response.
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// let mut buf = vec![0u8; 64 << 20];
     /// let p = blob.download_into(&mut buf, &Default::default()).await?;
     /// let content = &buf[..p.content_length as usize];
@@ -145,7 +145,7 @@ impl BlobClient {
     /// `OnChange::Restart` does not apply to streams).
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use azstore::blob::DownloadOptions;
     /// use futures_util::TryStreamExt;
     /// let mut s = blob.download_stream_with(&DownloadOptions::default().max_concurrency(8)).await?;
@@ -166,7 +166,7 @@ impl BlobClient {
     /// committed with the caller's conditions. The file must not change during the upload.
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use azstore::blob::UploadOptions;
     /// use azstore::Conditions;
     /// let w = blob
@@ -205,7 +205,7 @@ impl BlobClient {
     /// ends within the first block (and within `single_put_limit`) is one Put Blob.
     ///
     /// ```no_run
-    /// # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// let stdin = tokio::io::stdin();
     /// blob.upload_reader(stdin, &azstore::blob::UploadOptions::default()).await?;
     /// # Ok(()) }

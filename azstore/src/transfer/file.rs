@@ -127,7 +127,7 @@ impl FileClient {
     /// partial copy; a change of the file fails or starts over as `options.on_change` says.
     ///
     /// ```no_run
-    /// # async fn f(file: azstore::FileClient) -> azstore::Result<()> {
+    /// # async fn f(file: azstore::file::FileClient) -> azstore::Result<()> {
     /// use azstore::file::TransferOptions;
     /// let p = file.download_to_file("/tmp/q3.csv", &TransferOptions::default().parallelism(8)).await?;
     /// # let _ = p; Ok(()) }

@@ -21,7 +21,7 @@
 //! **Progress**: put a [`Progress`] (a callback or a `watch` channel) into the options.
 //!
 //! ```no_run
-//! # async fn f(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 //! use azstore::blob::{DownloadOptions, OnChange};
 //! use azstore::transfer::Progress;
 //! let (progress, rx) = Progress::channel();
@@ -34,18 +34,18 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`BlobClient::download_to_file`]: crate::BlobClient::download_to_file
-//! [`BlobClient::download_chunked`]: crate::BlobClient::download_chunked
-//! [`BlobClient::download_into`]: crate::BlobClient::download_into
-//! [`BlobClient::download_stream_with`]: crate::BlobClient::download_stream_with
-//! [`BlobClient::upload_file`]: crate::BlobClient::upload_file
-//! [`BlobClient::upload_reader`]: crate::BlobClient::upload_reader
-//! [`BlobClient::upload_stream`]: crate::BlobClient::upload_stream
-//! [`BlobClient::upload_with`]: crate::BlobClient::upload_with
-//! [`FileClient`]: crate::FileClient
-//! [`FileClient::upload_file`]: crate::FileClient::upload_file
-//! [`FileClient::upload_reader`]: crate::FileClient::upload_reader
-//! [`FileClient::upload`]: crate::FileClient::upload
+//! [`BlobClient::download_to_file`]: crate::blob::BlobClient::download_to_file
+//! [`BlobClient::download_chunked`]: crate::blob::BlobClient::download_chunked
+//! [`BlobClient::download_into`]: crate::blob::BlobClient::download_into
+//! [`BlobClient::download_stream_with`]: crate::blob::BlobClient::download_stream_with
+//! [`BlobClient::upload_file`]: crate::blob::BlobClient::upload_file
+//! [`BlobClient::upload_reader`]: crate::blob::BlobClient::upload_reader
+//! [`BlobClient::upload_stream`]: crate::blob::BlobClient::upload_stream
+//! [`BlobClient::upload_with`]: crate::blob::BlobClient::upload_with
+//! [`FileClient`]: crate::file::FileClient
+//! [`FileClient::upload_file`]: crate::file::FileClient::upload_file
+//! [`FileClient::upload_reader`]: crate::file::FileClient::upload_reader
+//! [`FileClient::upload`]: crate::file::FileClient::upload
 //! [`OnChange`]: crate::blob::OnChange
 
 pub(crate) mod blob;

@@ -56,7 +56,7 @@ async fn put_raw(
 ///
 /// ```no_run
 /// use azstore::update::{update, BlobBytes, Decision, UpdatePolicy};
-/// # async fn run(blob: azstore::BlobClient) -> azstore::Result<()> {
+/// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let log = BlobBytes::new(blob);
 /// update(&log, &UpdatePolicy::default(), |cur| {
 ///     let mut v = cur.map(|b| b.to_vec()).unwrap_or_default();
@@ -149,7 +149,7 @@ impl Versioned for BlobBytes {
 /// ```no_run
 /// use std::collections::BTreeMap;
 /// use azstore::update::{update, BlobJson, Decision, UpdatePolicy};
-/// # async fn run(blob: azstore::BlobClient) -> azstore::Result<()> {
+/// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let schedule = BlobJson::<BTreeMap<String, String>>::new(blob);
 /// update(&schedule, &UpdatePolicy::default(), |cur| {
 ///     let mut s = cur.cloned().unwrap_or_default();

@@ -43,7 +43,7 @@ struct Inner<R: Versioned> {
 ///
 /// ```no_run
 /// use azstore::update::{BlobJson, Combiner, Decision, UpdatePolicy};
-/// # async fn run(blob: azstore::BlobClient) -> azstore::Result<()> {
+/// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let counter = Combiner::new(BlobJson::<u64>::new(blob), UpdatePolicy::default());
 /// let tasks: Vec<_> = (0..100)
 ///     .map(|_| {

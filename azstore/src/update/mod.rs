@@ -49,7 +49,7 @@
 //! # Example
 //! ```no_run
 //! use azstore::update::{update, BlobJson, Decision, UpdatePolicy};
-//! # async fn run(blob: azstore::BlobClient) -> azstore::Result<()> {
+//! # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 //! let counter = BlobJson::<u64>::new(blob);
 //! let done = update(&counter, &UpdatePolicy::default(), |current| {
 //!     Decision::Write(current.copied().unwrap_or(0) + 1)

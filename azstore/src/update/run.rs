@@ -36,7 +36,7 @@ use crate::error::{Error, RequestSent, Result};
 /// bounded by its client's time budget ([`ClientOptions::total_timeout`]), so a call ends
 /// within `max_elapsed` plus at most one read, one write and the settling read.
 ///
-/// [`ClientOptions::total_timeout`]: crate::ClientOptions::total_timeout
+/// [`ClientOptions::total_timeout`]: crate::http::ClientOptions::total_timeout
 pub async fn update<R, F>(
     resource: &R,
     policy: &UpdatePolicy,

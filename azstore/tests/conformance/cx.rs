@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use azstore::table::Continuation;
 use azstore::{
-    BlobServiceClient, ClientOptions, QueueServiceClient, RetryPolicy, Service, ShareServiceClient,
-    StorageAccount, TableServiceClient,
+    Service, StorageAccount, blob::BlobServiceClient, file::ShareServiceClient,
+    http::ClientOptions, http::RetryPolicy, queue::QueueServiceClient, table::TableServiceClient,
 };
 use testkit::replay::Interaction;
 

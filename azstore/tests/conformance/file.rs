@@ -7,7 +7,7 @@ use azstore::file::{
     ShareOptions, SmbProperties, SmbTime,
 };
 use azstore::http_headers::HttpHeaders;
-use azstore::{DirectoryClient, FileClient, LeaseId, ShareClient};
+use azstore::{LeaseId, file::DirectoryClient, file::FileClient, file::ShareClient};
 use bytes::Bytes;
 use testkit::replay::{Interaction, RecordedResponse};
 

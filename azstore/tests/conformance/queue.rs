@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use azstore::QueueClient;
+use azstore::queue::QueueClient;
 use azstore::queue::{MessageEncoding, MessageId, PopReceipt, PutMessageOptions, TimeToLive};
 use testkit::replay::{Interaction, RecordedResponse};
 

@@ -1,7 +1,7 @@
 //! Table service: recorded requests -> `TableServiceClient` / `TableClient`.
 
 use azstore::table::{Batch, DateTime, EdmValue, Entity, Filter, Guid, Query};
-use azstore::{MatchCondition, TableClient};
+use azstore::{MatchCondition, table::TableClient};
 use base64::Engine;
 use serde_json::{Map, Value};
 use testkit::replay::{Interaction, RecordedResponse};

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use azstore::blob::{AppendOptions, BlockId, BlockRef, CommitOptions, CreateOptions, Tags};
 use azstore::http_headers::HttpHeaders;
-use azstore::{BlobClient, Conditions, ContainerClient, ETag, ErrorKind, OffsetDateTime};
+use azstore::{
+    Conditions, ETag, ErrorKind, OffsetDateTime, blob::BlobClient, blob::ContainerClient,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Op {

@@ -11,7 +11,7 @@ use azstore::blob::{
     AccessTier, CopyOptions, CopySource, CopyTags, PageWriteOptions, PutFromUrlOptions, PutOptions,
     RehydratePriority, SetTierOptions, SourceAuthorization, TierChange, crc64_base64,
 };
-use azstore::{BlobClient, BlobServiceClient, Conditions, ETag, ErrorCode, ErrorKind};
+use azstore::{Conditions, ETag, ErrorCode, ErrorKind, blob::BlobClient, blob::BlobServiceClient};
 
 const SOURCE: &str =
     "https://src.blob.core.windows.net/c/source.bin?sv=2025-11-05&sr=b&sp=r&sig=SECRETSIG%3D";

@@ -13,7 +13,7 @@ use azstore::blob::{
     PageWriteOptions, PutOptions, UploadOptions,
 };
 use azstore::http::{Method, Request};
-use azstore::{BlobServiceClient, Conditions, ErrorCode, ErrorKind};
+use azstore::{Conditions, ErrorCode, ErrorKind, blob::BlobServiceClient};
 
 #[tokio::test]
 async fn every_data_write_accepts_md5_and_crc64() {

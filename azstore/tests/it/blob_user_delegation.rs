@@ -7,7 +7,10 @@
 use std::time::Duration as StdDuration;
 
 use azstore::blob::ListOptions;
-use azstore::{BlobServiceClient, ClientOptions, Conditions, Credential, ErrorKind, SasBuilder};
+use azstore::{
+    Conditions, ErrorKind, blob::BlobServiceClient, credential::Credential, http::ClientOptions,
+    sas::SasBuilder,
+};
 use futures_util::TryStreamExt;
 use testkit::token::CountingTokens;
 use time::{Duration, OffsetDateTime};
@@ -23,7 +26,7 @@ fn bearer_blobs() -> BlobServiceClient {
     BlobServiceClient::with_options(&account, https_options()).unwrap()
 }
 
-fn sas_blobs(sas: azstore::SasToken) -> BlobServiceClient {
+fn sas_blobs(sas: azstore::credential::SasToken) -> BlobServiceClient {
     let account = testkit::tls::https_account().with_credential(Credential::Sas(sas));
     BlobServiceClient::with_options(&account, https_options()).unwrap()
 }

@@ -11,7 +11,7 @@ use testkit::scripted::{Reply, Scripted};
 use azstore::blob::{
     BlobListItem, CreateOptions, ListOptions, PageRangeOptions, PutOptions, SnapshotId, VersionId,
 };
-use azstore::{BlobServiceClient, Conditions, ErrorCode, ErrorKind};
+use azstore::{Conditions, ErrorCode, ErrorKind, blob::BlobServiceClient};
 use futures_util::TryStreamExt;
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use azstore::blob::{
     AccessTier, CommitOptions, CopyOptions, CreateOptions, PutOptions, Tags, UploadOptions,
 };
 use azstore::http_headers::HttpHeaders;
-use azstore::{BlobClient, Conditions, ErrorKind};
+use azstore::{Conditions, ErrorKind, blob::BlobClient};
 
 fn expected_headers() -> HttpHeaders {
     HttpHeaders::default()

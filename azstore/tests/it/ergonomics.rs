@@ -100,8 +100,8 @@ async fn transport_errors_name_the_host_on_one_line() {
         ..EmulatorPorts::default()
     };
     let account = StorageAccount::emulator("127.0.0.1", ports).unwrap();
-    let options = azstore::ClientOptions::default().retry(azstore::RetryPolicy::none());
-    let blob = azstore::BlobServiceClient::with_options(&account, options)
+    let options = azstore::http::ClientOptions::default().retry(azstore::http::RetryPolicy::none());
+    let blob = azstore::blob::BlobServiceClient::with_options(&account, options)
         .unwrap()
         .container("nobody")
         .unwrap()

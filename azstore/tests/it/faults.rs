@@ -17,8 +17,9 @@ use azstore::lease::{LeaseDuration, LeaseGuard};
 use azstore::lock::BlobLock;
 use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
 use azstore::{
-    BlobClient, BlobServiceClient, Conditions, ContainerClient, ETag, ErrorCode, ErrorKind, Jitter,
-    QueueServiceClient, RequestSent, RetryPolicy, Service, StorageAccount, TableServiceClient,
+    Conditions, ETag, ErrorCode, ErrorKind, RequestSent, Service, StorageAccount, blob::BlobClient,
+    blob::BlobServiceClient, blob::ContainerClient, http::Jitter, http::RetryPolicy,
+    queue::QueueServiceClient, table::TableServiceClient,
 };
 use support::fault::{Fault, FaultProxy, Rule};
 use tokio::time::Instant;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use azstore::file::{HandleSelector, RenameOptions, ShareClient, ShareServiceClient, SmbRetry};
 use azstore::lease::{LeaseDuration, LeaseGuard};
-use azstore::{ErrorCode, ErrorKind, Jitter, RetryPolicy};
+use azstore::{ErrorCode, ErrorKind, http::Jitter, http::RetryPolicy};
 use bytes::Bytes;
 
 async fn share(server: &FileServer) -> ShareClient {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use azstore::file::{FileClient, ShareServiceClient, SmbConflict, SmbRetry, retry_smb_conflicts};
-use azstore::{ErrorKind, Jitter, RetryPolicy};
+use azstore::{ErrorKind, http::Jitter, http::RetryPolicy};
 use bytes::Bytes;
 use file_server::{FileServer, SmbLock};
 

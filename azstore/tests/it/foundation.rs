@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use azstore::http::{ClientOptions, Method, Pipeline, Request};
 use azstore::{
-    Credential, ErrorCode, ErrorKind, Jitter, RequestSent, RetryPolicy, SasBuilder, Service,
-    SharedKeyCredential, StorageAccount,
+    ErrorCode, ErrorKind, RequestSent, Service, StorageAccount, credential::Credential,
+    credential::SharedKeyCredential, http::Jitter, http::RetryPolicy, sas::SasBuilder,
 };
 use support::scripted::{Reply, Scripted};
 
@@ -45,7 +45,7 @@ async fn shared_key_signing_works_on_blob_queue_and_table() {
 #[tokio::test]
 async fn signing_covers_paths_queries_and_headers_that_need_encoding() {
     let account = support::account();
-    let blobs = azstore::BlobServiceClient::new(&account).unwrap();
+    let blobs = azstore::blob::BlobServiceClient::new(&account).unwrap();
     let c = blobs.container(&support::unique("sign")).unwrap();
     c.create().await.unwrap();
     for name in ["plain", "with space", "uni/ü€/漢字", "hash#q?p%25&amp=x+y"] {
@@ -90,7 +90,7 @@ async fn sas_tokens_authorize_and_a_tampered_one_is_refused() {
         panic!("shared key")
     };
     let expiry = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
-    let blobs = azstore::BlobServiceClient::new(&account).unwrap();
+    let blobs = azstore::blob::BlobServiceClient::new(&account).unwrap();
     let name = support::unique("sas");
     blobs.container(&name).unwrap().create().await.unwrap();
 
@@ -99,7 +99,7 @@ async fn sas_tokens_authorize_and_a_tampered_one_is_refused() {
         .container(&key, &name)
         .unwrap();
     let sas_account = account.clone().with_credential(Credential::Sas(sas));
-    let b = azstore::BlobServiceClient::new(&sas_account)
+    let b = azstore::blob::BlobServiceClient::new(&sas_account)
         .unwrap()
         .container(&name)
         .unwrap()
@@ -112,13 +112,14 @@ async fn sas_tokens_authorize_and_a_tampered_one_is_refused() {
 
     // read-only blob SAS cannot write
     let ro = SasBuilder::new("r", expiry).blob(&key, &name, "f").unwrap();
-    let ro_blob =
-        azstore::BlobServiceClient::new(&account.clone().with_credential(Credential::Sas(ro)))
-            .unwrap()
-            .container(&name)
-            .unwrap()
-            .blob("f")
-            .unwrap();
+    let ro_blob = azstore::blob::BlobServiceClient::new(
+        &account.clone().with_credential(Credential::Sas(ro)),
+    )
+    .unwrap()
+    .container(&name)
+    .unwrap()
+    .blob("f")
+    .unwrap();
     assert_eq!(&ro_blob.download().await.unwrap().body[..], b"via sas");
     let err = ro_blob
         .upload("no", &azstore::Conditions::none())
@@ -142,7 +143,9 @@ async fn sas_tokens_authorize_and_a_tampered_one_is_refused() {
 
     // tampered signature
     let raw = acct_sas.expose_secret().replace("sig=", "sig=AAAA");
-    let tampered = account.with_credential(Credential::Sas(azstore::SasToken::new(raw).unwrap()));
+    let tampered = account.with_credential(Credential::Sas(
+        azstore::credential::SasToken::new(raw).unwrap(),
+    ));
     let p = Pipeline::new(&tampered, Service::Blob, fast_retry()).unwrap();
     let err = p.send(list_request(Service::Blob)).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Auth);
@@ -239,7 +242,7 @@ async fn malformed_bodies_become_errors_not_panics() {
     }
     // a success without the ETag the client needs is a decode error
     let server = Scripted::start(vec![Reply::status(201)]).await;
-    let b = azstore::BlobServiceClient::with_options(&server.account(), fast_retry())
+    let b = azstore::blob::BlobServiceClient::with_options(&server.account(), fast_retry())
         .unwrap()
         .container("cont")
         .unwrap()
@@ -322,7 +325,7 @@ fn secrets_never_appear_in_debug_or_display() {
         "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key}"
     ))
     .unwrap();
-    let blobs = azstore::BlobServiceClient::new(&account).unwrap();
+    let blobs = azstore::blob::BlobServiceClient::new(&account).unwrap();
     let blob = blobs.container("c1c").unwrap().blob("b").unwrap();
     let sas = SasBuilder::new(
         "r",
@@ -348,7 +351,7 @@ fn secrets_never_appear_in_debug_or_display() {
         format!("{sas_account:?}"),
         format!(
             "{:?}",
-            azstore::BlobServiceClient::new(&sas_account).unwrap()
+            azstore::blob::BlobServiceClient::new(&sas_account).unwrap()
         ),
     ];
     for t in texts {
@@ -359,14 +362,18 @@ fn secrets_never_appear_in_debug_or_display() {
 
 struct FixedToken(&'static str);
 
-impl azstore::TokenProvider for FixedToken {
+impl azstore::credential::TokenProvider for FixedToken {
     fn token(
         &self,
     ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = azstore::Result<azstore::AccessToken>> + Send + '_>,
+        Box<
+            dyn std::future::Future<Output = azstore::Result<azstore::credential::AccessToken>>
+                + Send
+                + '_,
+        >,
     > {
         let expires = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600);
-        Box::pin(async move { Ok(azstore::AccessToken::new(self.0, expires)) })
+        Box::pin(async move { Ok(azstore::credential::AccessToken::new(self.0, expires)) })
     }
 }
 
@@ -395,7 +402,7 @@ async fn bearer_token_hook_is_asked_on_every_attempt() {
 #[tokio::test]
 async fn invalid_names_are_refused_before_sending() {
     let server = Scripted::start(vec![Reply::status(201)]).await;
-    let blobs = azstore::BlobServiceClient::new(&server.account()).unwrap();
+    let blobs = azstore::blob::BlobServiceClient::new(&server.account()).unwrap();
     for bad in ["ab", "Upper", "a--b", "-ab", "has space"] {
         let err = blobs.container(bad).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{bad}");

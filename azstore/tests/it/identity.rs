@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use azstore::http::{Method, Pipeline, Request, TransportOptions};
 use azstore::{
-    BlobServiceClient, ClientOptions, Conditions, Credential, ErrorKind, RequestSent, Service,
-    TokenCache,
+    Conditions, ErrorKind, RequestSent, Service, blob::BlobServiceClient, credential::Credential,
+    credential::TokenCache, http::ClientOptions,
 };
 use testkit::scripted::{Reply, Scripted};
 use testkit::token::{Behaviour, CountingTokens};
@@ -35,7 +35,7 @@ async fn tour(credential: Credential) -> azstore::Result<()> {
     blob.upload("hello", &Conditions::none()).await?;
     assert_eq!(&blob.download().await?.body[..], b"hello");
 
-    let queues = azstore::QueueServiceClient::with_options(&account, https_options())?;
+    let queues = azstore::queue::QueueServiceClient::with_options(&account, https_options())?;
     let queue = queues.queue(&testkit::unique("tok"))?;
     queue.create_if_not_exists().await?;
     queue.put_message("m").await?;
@@ -46,7 +46,7 @@ async fn tour(credential: Credential) -> azstore::Result<()> {
             .is_some()
     );
 
-    let tables = azstore::TableServiceClient::with_options(&account, https_options())?;
+    let tables = azstore::table::TableServiceClient::with_options(&account, https_options())?;
     let table = tables.table(&testkit::unique("tok"))?;
     table.create().await?;
     table
@@ -108,11 +108,11 @@ async fn expired_and_wrong_audience_tokens_are_typed_auth_errors_on_every_servic
             .unwrap()
             .container(&testkit::unique("bad"))
             .unwrap();
-        let queue = azstore::QueueServiceClient::with_options(&account, https_options())
+        let queue = azstore::queue::QueueServiceClient::with_options(&account, https_options())
             .unwrap()
             .queue(&testkit::unique("bad"))
             .unwrap();
-        let table = azstore::TableServiceClient::with_options(&account, https_options())
+        let table = azstore::table::TableServiceClient::with_options(&account, https_options())
             .unwrap()
             .table(&testkit::unique("bad"))
             .unwrap();

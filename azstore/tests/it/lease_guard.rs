@@ -13,7 +13,8 @@ use azstore::lease::{
     LeaseLoss, LeaseReleased, LeaseResult, ReleaseOutcome,
 };
 use azstore::{
-    BlobServiceClient, Conditions, ContainerClient, Error, ErrorCode, ErrorKind, LeaseId,
+    Conditions, Error, ErrorCode, ErrorKind, LeaseId, blob::BlobServiceClient,
+    blob::ContainerClient,
 };
 use tokio::time::Instant;
 
@@ -399,8 +400,8 @@ async fn transient_server_errors_on_renew_are_retried_not_reported() {
     script.extend(std::iter::repeat_n(busy, 6));
     script.push(ok);
     let server = Scripted::start(script).await;
-    let options = azstore::ClientOptions::default().retry(
-        azstore::RetryPolicy::default()
+    let options = azstore::http::ClientOptions::default().retry(
+        azstore::http::RetryPolicy::default()
             .max_retries(1)
             .initial_delay(Duration::from_millis(10)),
     );

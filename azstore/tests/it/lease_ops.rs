@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use azstore::blob::{LeaseState, LeaseStatus};
 use azstore::lease::{BreakPeriod, LeaseDuration};
-use azstore::{BlobServiceClient, Conditions, ContainerClient, ErrorCode, ErrorKind, LeaseId};
+use azstore::{
+    Conditions, ErrorCode, ErrorKind, LeaseId, blob::BlobServiceClient, blob::ContainerClient,
+};
 use support::scripted::{Reply, Scripted};
 
 async fn container(prefix: &str) -> ContainerClient {

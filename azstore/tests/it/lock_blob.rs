@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use azstore::blob::LeaseState;
 use azstore::lease::{BreakPeriod, LeaseDuration, LeaseLoss, ReleaseOutcome};
 use azstore::lock::{BlobLock, LockOptions};
-use azstore::{BlobServiceClient, Conditions, ContainerClient, ErrorCode, ErrorKind};
+use azstore::{Conditions, ErrorCode, ErrorKind, blob::BlobServiceClient, blob::ContainerClient};
 use support::scripted::{Reply, Scripted};
 
 fn fresh_container(prefix: &str) -> ContainerClient {

@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use azstore::BlobServiceClient;
+use azstore::blob::BlobServiceClient;
 use azstore::clock::Clock;
 use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};

@@ -28,7 +28,7 @@ fn python() -> String {
 
 fn connection_string() -> String {
     support::account(); // panics with instructions when Azurite is absent
-    std::env::var(azstore::account::CONNECTION_STRING_ENV).expect("connection string")
+    std::env::var(azstore::CONNECTION_STRING_ENV).expect("connection string")
 }
 
 async fn py(queue: &QueueClient, action: &str, arg: Option<Value>) -> Value {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use azstore::lease::GuardOptions;
 use azstore::queue::{MessageGuard, QueueClient, QueueServiceClient};
-use azstore::{ClientOptions, ErrorCode, RetryPolicy};
+use azstore::{ErrorCode, http::ClientOptions, http::RetryPolicy};
 use support::scripted::{Reply, Scripted};
 
 const ONE_MESSAGE: &[u8] = br#"<?xml version="1.0" encoding="utf-8"?><QueueMessagesList><QueueMessage><MessageId>m1</MessageId><InsertionTime>Sun, 22 Nov 2026 00:00:00 GMT</InsertionTime><ExpirationTime>Sun, 29 Nov 2026 00:00:00 GMT</ExpirationTime><PopReceipt>r0</PopReceipt><TimeNextVisible>Sun, 22 Nov 2026 00:00:30 GMT</TimeNextVisible><DequeueCount>1</DequeueCount><MessageText>hello</MessageText></QueueMessage></QueueMessagesList>"#;

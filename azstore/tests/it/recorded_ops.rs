@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 use azstore::blob::{AppendFromUrlOptions, ListOptions};
 use azstore::file::ListSharesOptions;
 use azstore::service_properties::{CorsRule, Logging, Metrics, RetentionPolicy, ServiceProperties};
-use azstore::{Conditions, ErrorKind, QueueServiceClient, ShareServiceClient, TableServiceClient};
+use azstore::{
+    Conditions, ErrorKind, file::ShareServiceClient, queue::QueueServiceClient,
+    table::TableServiceClient,
+};
 
 fn cors() -> Vec<CorsRule> {
     vec![CorsRule {
@@ -63,7 +66,7 @@ async fn queue_service_properties_round_trip() {
 #[tokio::test]
 async fn invalid_service_properties_are_refused_before_sending() {
     let account = support::account();
-    let blobs = azstore::BlobServiceClient::new(&account).unwrap();
+    let blobs = azstore::blob::BlobServiceClient::new(&account).unwrap();
     let with = |f: &dyn Fn(&mut ServiceProperties)| {
         let mut p = ServiceProperties::default();
         f(&mut p);

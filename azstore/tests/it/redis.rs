@@ -19,7 +19,10 @@ use azstore::lease::{GuardState, LeaseGuard, LeaseLoss, ReleaseOutcome};
 use azstore::lock::LockOptions;
 use azstore::redis::{RedisClient, RedisConfig, RedisJson, RedisLease};
 use azstore::update::{Change, Decision, UpdatePolicy, Versioned, update};
-use azstore::{ErrorCode, ErrorKind, Leasable, LeaseDuration, LeaseId, RequestSent, TokenProvider};
+use azstore::{
+    ErrorCode, ErrorKind, LeaseId, RequestSent, credential::TokenProvider, lease::Leasable,
+    lease::LeaseDuration,
+};
 use tokio::time::Instant;
 
 fn client_at(url: &str) -> RedisClient {
@@ -427,10 +430,16 @@ struct FixedToken {
 impl TokenProvider for FixedToken {
     fn token(
         &self,
-    ) -> Pin<Box<dyn Future<Output = azstore::Result<azstore::AccessToken>> + Send + '_>> {
+    ) -> Pin<Box<dyn Future<Output = azstore::Result<azstore::credential::AccessToken>> + Send + '_>>
+    {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let expires = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600);
-        Box::pin(async move { Ok(azstore::AccessToken::new(self.token.clone(), expires)) })
+        Box::pin(async move {
+            Ok(azstore::credential::AccessToken::new(
+                self.token.clone(),
+                expires,
+            ))
+        })
     }
 }
 
@@ -551,7 +560,7 @@ async fn lease_operations_follow_the_azure_contract() {
     // A break with a period: the holder is refused at once, nobody acquires until it ends.
     lease.lease_acquire(fifteen, &id).await.unwrap();
     let broken = lease
-        .lease_break(Some(azstore::BreakPeriod::seconds(10).unwrap()))
+        .lease_break(Some(azstore::lease::BreakPeriod::seconds(10).unwrap()))
         .await
         .unwrap();
     assert_eq!(broken.remaining, Duration::from_secs(10));
@@ -725,7 +734,7 @@ async fn a_broken_lock_is_reported_lost_and_the_next_holder_gets_a_larger_token(
     assert_eq!(status.fencing_token, Some(held.fencing_token()));
     assert_eq!(status.owner.unwrap().pid, Some(std::process::id()));
 
-    lock.break_lock(Some(azstore::BreakPeriod::immediate()))
+    lock.break_lock(Some(azstore::lease::BreakPeriod::immediate()))
         .await
         .unwrap();
     let loss = tokio::time::timeout(Duration::from_secs(10), held.lost())

@@ -8,7 +8,7 @@
 use testkit::table as table_support;
 
 use azstore::table::{Entity, Stored, VersionedEntity, WRITE_ID_PROPERTY};
-use azstore::{ErrorCode, Versioned};
+use azstore::{ErrorCode, update::Versioned};
 use serde::{Deserialize, Serialize};
 use table_support::fresh_table;
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use azstore::blob::{BlockListType, DownloadOptions, OnChange, UploadOptions};
 use azstore::file::{ShareClient, ShareServiceClient, TransferOptions};
 use azstore::transfer::{Progress, TransferProgress};
-use azstore::{BlobClient, Conditions, ErrorCode, ErrorKind};
+use azstore::{Conditions, ErrorCode, ErrorKind, blob::BlobClient};
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use testkit::file_server::FileServer;

@@ -14,12 +14,12 @@ use azstore::update::{
     BlobBytes, BlobJson, Change, Current, Decision, UpdatePolicy, Versioned, create_only, update,
 };
 use azstore::{
-    BlobClient, BlobServiceClient, Conditions, ETag, Error, ErrorCode, ErrorKind, Jitter,
-    RetryPolicy, StorageAccount, blob::PutOptions,
+    Conditions, ETag, Error, ErrorCode, ErrorKind, StorageAccount, blob::BlobClient,
+    blob::BlobServiceClient, blob::PutOptions, http::Jitter, http::RetryPolicy,
 };
 use update_support::Proxy;
 
-async fn container(account: &StorageAccount) -> azstore::ContainerClient {
+async fn container(account: &StorageAccount) -> azstore::blob::ContainerClient {
     let c = BlobServiceClient::new(account)
         .unwrap()
         .container(&support::unique("upd"))

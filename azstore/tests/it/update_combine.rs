@@ -5,7 +5,7 @@ use testkit as support;
 use testkit::update as update_support;
 
 use azstore::update::{BlobJson, Change, Combiner, Decision, UpdatePolicy, update};
-use azstore::{BlobServiceClient, Conditions, ErrorKind, StorageAccount};
+use azstore::{Conditions, ErrorKind, StorageAccount, blob::BlobServiceClient};
 use update_support::Proxy;
 
 fn counter(account: &StorageAccount, container: &str) -> BlobJson<u64> {

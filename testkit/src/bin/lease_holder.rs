@@ -24,7 +24,7 @@ use std::time::Duration;
 use azstore::clock::Clock;
 use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
-use azstore::{BlobServiceClient, StorageAccount};
+use azstore::{StorageAccount, blob::BlobServiceClient};
 
 const PERIOD: Duration = Duration::from_millis(20);
 

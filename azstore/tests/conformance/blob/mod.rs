@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use azstore::blob::{BlobListItem, ListInclude, ListOptions};
 use azstore::lease::LeaseDuration;
-use azstore::{BlobClient, ContainerClient, ETag};
+use azstore::{ETag, blob::BlobClient, blob::ContainerClient};
 use testkit::replay::{Interaction, RecordedResponse};
 
 use crate::compare::{eq_date, eq_header, outcome, xml_texts};

@@ -5,7 +5,7 @@ use azstore::blob::{
     CopyOptions, CopySource, CreateOptions, DeleteSnapshots, PageRangeOptions, PageWriteOptions,
     PutOptions, SnapshotId,
 };
-use azstore::{BlobClient, Conditions};
+use azstore::{Conditions, blob::BlobClient};
 
 use super::{blob_of, check_etag, check_metadata, check_properties, check_version, lease_duration};
 use crate::compare::{eq_header, outcome, xml_texts};
