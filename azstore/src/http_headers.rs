@@ -33,30 +33,20 @@ pub struct HttpHeaders {
     pub content_md5: Option<String>,
 }
 
-macro_rules! setters {
-    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
-        $($(#[$doc])*
-        pub fn $name(mut self, v: impl Into<String>) -> Self {
-            self.$name = Some(v.into());
-            self
-        })*
-    };
-}
-
 impl HttpHeaders {
     setters! {
         /// Sets `Content-Type`.
-        content_type,
+        content_type => into content_type;
         /// Sets `Content-Encoding`.
-        content_encoding,
+        content_encoding => into content_encoding;
         /// Sets `Content-Language`.
-        content_language,
+        content_language => into content_language;
         /// Sets `Cache-Control`.
-        cache_control,
+        cache_control => into cache_control;
         /// Sets `Content-Disposition`.
-        content_disposition,
+        content_disposition => into content_disposition;
         /// Sets the stored `Content-MD5`.
-        content_md5,
+        content_md5 => into content_md5;
     }
 
     /// The headers as read by Get Blob Properties or Get File Properties (to change one and

@@ -112,6 +112,9 @@
 //! never appear in `Debug`, `Display` or errors.
 #![deny(missing_docs)]
 
+#[macro_use]
+mod macros;
+
 // The core every service shares. These modules are private: their items are re-exported at the
 // crate root, the one path to them.
 mod account;

@@ -5,12 +5,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use time::OffsetDateTime;
 
-use crate::account::{Service, StorageAccount};
 use crate::blob::models::BlobProperties;
 use crate::blob::names::{validate_blob_name, validate_container_name};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{ErrorCode, Result};
-use crate::http::{ClientOptions, Method, Pipeline, Request, Response};
+use crate::http::{Method, Pipeline, Request, Response};
 
 /// The Blob service of one account. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -18,36 +17,9 @@ pub struct BlobServiceClient {
     pipeline: Pipeline,
 }
 
-impl BlobServiceClient {
-    /// A client with default options.
-    pub fn new(account: &StorageAccount) -> Result<BlobServiceClient> {
-        BlobServiceClient::with_options(account, ClientOptions::default())
-    }
-
-    /// A client with custom retry and timeout options.
-    pub fn with_options(
-        account: &StorageAccount,
-        options: ClientOptions,
-    ) -> Result<BlobServiceClient> {
-        Ok(BlobServiceClient {
-            pipeline: Pipeline::new(account, Service::Blob, options)?,
-        })
-    }
-
+service_client!(BlobServiceClient, Blob =>
     /// A client for the container `name` (validated, no request sent).
-    pub fn container(&self, name: &str) -> Result<ContainerClient> {
-        validate_container_name(name)?;
-        Ok(ContainerClient {
-            pipeline: self.pipeline.clone(),
-            name: name.into(),
-        })
-    }
-
-    /// The underlying pipeline (for operations azstore does not wrap).
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-}
+    container: ContainerClient, validate_container_name);
 
 /// One container. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -56,22 +28,9 @@ pub struct ContainerClient {
     pub(crate) name: Arc<str>,
 }
 
+named_client!(ContainerClient, "container");
+
 impl ContainerClient {
-    /// The container name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The underlying pipeline.
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-
-    /// The container URL.
-    pub fn url(&self) -> String {
-        self.pipeline.url_of(&self.name)
-    }
-
     /// A client for the blob `name` in this container (validated, no request sent).
     pub fn blob(&self, name: &str) -> Result<BlobClient> {
         validate_blob_name(name)?;

@@ -32,44 +32,6 @@
 //! # Ok(()) }
 //! ```
 
-/// Builder setters of the options structs (each returns `self`): `into` stores
-/// `Some(v.into())` of a string, `some` stores `Some(v)`, `set` stores `v`, `flag` sets a bool.
-macro_rules! setters {
-    () => {};
-    ($(#[$d:meta])* $name:ident => into $field:ident; $($rest:tt)*) => {
-        $(#[$d])*
-        pub fn $name(mut self, v: impl Into<String>) -> Self {
-            self.$field = Some(v.into());
-            self
-        }
-        setters!($($rest)*);
-    };
-    ($(#[$d:meta])* $name:ident => some $field:ident: $ty:ty; $($rest:tt)*) => {
-        $(#[$d])*
-        pub fn $name(mut self, v: $ty) -> Self {
-            self.$field = Some(v);
-            self
-        }
-        setters!($($rest)*);
-    };
-    ($(#[$d:meta])* $name:ident => set $field:ident: $ty:ty; $($rest:tt)*) => {
-        $(#[$d])*
-        pub fn $name(mut self, v: $ty) -> Self {
-            self.$field = v;
-            self
-        }
-        setters!($($rest)*);
-    };
-    ($(#[$d:meta])* $name:ident => flag $field:ident; $($rest:tt)*) => {
-        $(#[$d])*
-        pub fn $name(mut self) -> Self {
-            self.$field = true;
-            self
-        }
-        setters!($($rest)*);
-    };
-}
-
 mod client;
 mod copy;
 mod directory;

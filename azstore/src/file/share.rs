@@ -19,22 +19,9 @@ pub struct ShareClient {
     pub(crate) name: Arc<str>,
 }
 
+named_client!(ShareClient, "share");
+
 impl ShareClient {
-    /// The share name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The underlying pipeline.
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-
-    /// The share URL (without credentials).
-    pub fn url(&self) -> String {
-        self.pipeline.url_of(&self.name)
-    }
-
     /// The root directory.
     pub fn root(&self) -> DirectoryClient {
         DirectoryClient {

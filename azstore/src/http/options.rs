@@ -67,30 +67,17 @@ impl Default for ClientOptions {
     }
 }
 
-/// Builder-style setters `fn field(mut self, value) -> Self` that replace one field.
-macro_rules! setters {
-    ($ty:ty { $($(#[$doc:meta])* $field:ident: $value:ty),* $(,)? }) => {
-        impl $ty {
-            $(
-                $(#[$doc])*
-                pub fn $field(mut self, $field: $value) -> $ty {
-                    self.$field = $field;
-                    self
-                }
-            )*
-        }
-    };
+impl ClientOptions {
+    setters! {
+        /// Replaces the retry policy.
+        retry => set retry: RetryPolicy;
+        /// Replaces the per-attempt timeout.
+        timeout => set timeout: Duration;
+        /// Replaces the total time budget of a call (all attempts and the waits between them).
+        total_timeout => set total_timeout: Duration;
+        /// Replaces how long an idle pooled connection is kept.
+        pool_idle_timeout => set pool_idle_timeout: Duration;
+        /// Replaces the transport options (TLS roots, proxy, connect timeout, own client).
+        transport => set transport: TransportOptions;
+    }
 }
-
-setters!(ClientOptions {
-    /// Replaces the retry policy.
-    retry: RetryPolicy,
-    /// Replaces the per-attempt timeout.
-    timeout: Duration,
-    /// Replaces the total time budget of a call (all attempts and the waits between them).
-    total_timeout: Duration,
-    /// Replaces how long an idle pooled connection is kept.
-    pool_idle_timeout: Duration,
-    /// Replaces the transport options (TLS roots, proxy, connect timeout, own client).
-    transport: TransportOptions,
-});

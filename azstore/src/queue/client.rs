@@ -30,15 +30,12 @@ pub struct QueueClient {
     pub(crate) encoding: MessageEncoding,
 }
 
+named_client!(QueueClient, "queue");
+
 impl QueueClient {
     /// A client for `name` on `account` with default options.
     pub fn new(account: &StorageAccount, name: &str) -> Result<QueueClient> {
         QueueServiceClient::new(account)?.queue(name)
-    }
-
-    /// The queue name.
-    pub fn name(&self) -> &str {
-        &self.name
     }
 
     /// The message encoding of this client.
@@ -70,16 +67,6 @@ impl QueueClient {
             name: name.into(),
             encoding,
         })
-    }
-
-    /// The underlying pipeline.
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-
-    /// The queue URL (without credentials).
-    pub fn url(&self) -> String {
-        self.pipeline.url_of(&self.name)
     }
 
     pub(crate) fn request(&self, method: Method) -> Request {

@@ -2,9 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::account::{Service, StorageAccount};
 use crate::error::{Error, Result};
-use crate::http::{ClientOptions, Method, Pipeline, Request};
+use crate::http::{Method, Pipeline, Request};
 use crate::paging::{Page, ResultStream, paged};
 use crate::queue::client::QueueClient;
 use crate::queue::message::MessageEncoding;
@@ -17,23 +16,9 @@ pub struct QueueServiceClient {
     encoding: MessageEncoding,
 }
 
+service_client!(QueueServiceClient, Queue; encoding: MessageEncoding::default());
+
 impl QueueServiceClient {
-    /// A client with default options.
-    pub fn new(account: &StorageAccount) -> Result<QueueServiceClient> {
-        QueueServiceClient::with_options(account, ClientOptions::default())
-    }
-
-    /// A client with custom retry and timeout options.
-    pub fn with_options(
-        account: &StorageAccount,
-        options: ClientOptions,
-    ) -> Result<QueueServiceClient> {
-        Ok(QueueServiceClient {
-            pipeline: Pipeline::new(account, Service::Queue, options)?,
-            encoding: MessageEncoding::default(),
-        })
-    }
-
     /// The message encoding given to the queue clients made from this one
     /// (default [`MessageEncoding::Raw`], like the official v12 SDKs).
     pub fn with_encoding(mut self, encoding: MessageEncoding) -> QueueServiceClient {
@@ -44,11 +29,6 @@ impl QueueServiceClient {
     /// A client for the queue `name` (validated, no request sent).
     pub fn queue(&self, name: &str) -> Result<QueueClient> {
         QueueClient::on(&self.pipeline, name, self.encoding)
-    }
-
-    /// The underlying pipeline (for operations azstore does not wrap).
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
     }
 
     /// One page of List Queues. `marker` is the previous page's

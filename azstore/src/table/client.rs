@@ -10,10 +10,9 @@ use super::codec::{from_entity, to_entity};
 use super::edm::{DateTime, Entity};
 use super::names::{validate_entity, validate_key, validate_table_name};
 use super::query::Query;
-use crate::account::{Service, StorageAccount};
 use crate::conditions::{ETag, MatchCondition};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{ClientOptions, Method, Pipeline, Request, Response, encode_query_value};
+use crate::http::{Method, Pipeline, Request, Response, encode_query_value};
 use crate::paging::{Page, ResultStream, paged};
 
 /// What reads ask for: JSON with type annotations for the types JSON cannot express.
@@ -50,36 +49,11 @@ pub struct TableServiceClient {
     pipeline: Pipeline,
 }
 
-impl TableServiceClient {
-    /// A client with default options.
-    pub fn new(account: &StorageAccount) -> Result<TableServiceClient> {
-        TableServiceClient::with_options(account, ClientOptions::default())
-    }
-
-    /// A client with custom retry and timeout options.
-    pub fn with_options(
-        account: &StorageAccount,
-        options: ClientOptions,
-    ) -> Result<TableServiceClient> {
-        Ok(TableServiceClient {
-            pipeline: Pipeline::new(account, Service::Table, options)?,
-        })
-    }
-
+service_client!(TableServiceClient, Table =>
     /// A client for the table `name` (validated, no request sent).
-    pub fn table(&self, name: &str) -> Result<TableClient> {
-        validate_table_name(name)?;
-        Ok(TableClient {
-            pipeline: self.pipeline.clone(),
-            name: name.into(),
-        })
-    }
+    table: TableClient, validate_table_name);
 
-    /// The underlying pipeline (for operations azstore does not wrap).
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-
+impl TableServiceClient {
     /// Query Tables, one page. `query.filter` may use `TableName`; `$select` is ignored.
     pub async fn list_tables_page(
         &self,
@@ -174,17 +148,9 @@ pub(crate) fn entity_path(table: &str, pk: &str, rk: &str) -> String {
     format!("{table}(PartitionKey='{}',RowKey='{}')", enc(pk), enc(rk))
 }
 
+named_client!(TableClient, "table");
+
 impl TableClient {
-    /// The table name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The underlying pipeline.
-    pub fn pipeline(&self) -> &Pipeline {
-        &self.pipeline
-    }
-
     /// Create Table. Fails with 409 `TableAlreadyExists` when it exists.
     pub async fn create(&self) -> Result<()> {
         let body = serde_json::json!({ "TableName": &*self.name }).to_string();

@@ -1,0 +1,137 @@
+//! The crate's internal macros: the few shapes every service repeats (builder setters, the
+//! constructors of a service client, the accessors of a named client), written once.
+
+/// Builder setters of the options structs, each `fn name(mut self, ...) -> Self`:
+/// - `name => into a.b;` stores `Some(v.into())` of a string;
+/// - `name => some a.b: T;` stores `Some(v)`;
+/// - `name => set a.b: T;` stores `v`;
+/// - `name => flag a.b;` sets a bool to `true` (no argument);
+/// - `name => insert a.b;` inserts a `(key, value)` string pair into a map;
+/// - `name => new field: T;` is a constructor: `Self { field: v, ..Self::default() }`.
+///
+/// A field may be a path into a nested struct (`write.headers.content_type`).
+macro_rules! setters {
+    () => {};
+    ($(#[$d:meta])* $name:ident => into $($field:ident).+; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: impl Into<String>) -> Self {
+            self.$($field).+ = Some(v.into());
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => some $($field:ident).+: $ty:ty; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: $ty) -> Self {
+            self.$($field).+ = Some(v);
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => set $($field:ident).+: $ty:ty; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, v: $ty) -> Self {
+            self.$($field).+ = v;
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => flag $($field:ident).+; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self) -> Self {
+            self.$($field).+ = true;
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => insert $($field:ident).+; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+            self.$($field).+.insert(key.into(), value.into());
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => new $field:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(v: $ty) -> Self {
+            Self {
+                $field: v,
+                ..Self::default()
+            }
+        }
+        setters!($($rest)*);
+    };
+}
+
+/// `new`, `with_options` and `pipeline` of a service client (a struct with a `pipeline` field
+/// and, after `;`, any other fields with their initial values), and the client of one named
+/// child resource (`container`, `share`, `table`), validated before anything is sent.
+macro_rules! service_client {
+    (
+        $ty:ident, $service:ident $(; $($field:ident: $init:expr),*)?
+        $(=> $(#[$cd:meta])* $child:ident: $child_ty:ident, $validate:path)?
+    ) => {
+        impl $ty {
+            /// A client with default options.
+            pub fn new(account: &$crate::StorageAccount) -> $crate::Result<$ty> {
+                $ty::with_options(account, $crate::http::ClientOptions::default())
+            }
+
+            /// A client with custom retry and timeout options. Fails with `InvalidInput` when
+            /// the account has no endpoint for this service.
+            pub fn with_options(
+                account: &$crate::StorageAccount,
+                options: $crate::http::ClientOptions,
+            ) -> $crate::Result<$ty> {
+                Ok($ty {
+                    pipeline: $crate::http::Pipeline::new(
+                        account,
+                        $crate::Service::$service,
+                        options,
+                    )?,
+                    $($($field: $init),*)?
+                })
+            }
+
+            /// The underlying pipeline (for operations azstore does not wrap).
+            pub fn pipeline(&self) -> &$crate::http::Pipeline {
+                &self.pipeline
+            }
+
+            $(
+                $(#[$cd])*
+                pub fn $child(&self, name: &str) -> $crate::Result<$child_ty> {
+                    $validate(name)?;
+                    Ok($child_ty {
+                        pipeline: self.pipeline.clone(),
+                        name: name.into(),
+                    })
+                }
+            )?
+        }
+    };
+}
+
+/// `name`, `pipeline` and `url` of a client of one named resource (a struct with `pipeline`
+/// and `name: Arc<str>` fields): a container, share, queue or table.
+macro_rules! named_client {
+    ($ty:ident, $what:literal) => {
+        impl $ty {
+            #[doc = concat!("The ", $what, " name.")]
+            pub fn name(&self) -> &str {
+                &self.name
+            }
+
+            /// The underlying pipeline (for operations azstore does not wrap).
+            pub fn pipeline(&self) -> &$crate::http::Pipeline {
+                &self.pipeline
+            }
+
+            #[doc = concat!("The ", $what, " URL (without credentials).")]
+            pub fn url(&self) -> String {
+                self.pipeline.url_of(&self.name)
+            }
+        }
+    };
+}
