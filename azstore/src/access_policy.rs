@@ -52,18 +52,13 @@ impl SignedIdentifier {
         }
     }
 
-    /// Sets the start of validity.
-    #[must_use]
-    pub fn start(mut self, t: OffsetDateTime) -> SignedIdentifier {
-        self.start = Some(t);
-        self
-    }
-
-    /// Sets the end of validity.
-    #[must_use]
-    pub fn expiry(mut self, t: OffsetDateTime) -> SignedIdentifier {
-        self.expiry = Some(t);
-        self
+    setters! {
+        /// Sets the start of validity.
+        #[must_use]
+        start => some start: OffsetDateTime;
+        /// Sets the end of validity.
+        #[must_use]
+        expiry => some expiry: OffsetDateTime;
     }
 }
 

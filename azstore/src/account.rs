@@ -391,10 +391,9 @@ impl StorageAccount {
         Ok(acct)
     }
 
-    /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
-    pub fn with_credential(mut self, credential: Credential) -> StorageAccount {
-        self.credential = credential;
-        self
+    setters! {
+        /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
+        with_credential => set credential: Credential;
     }
 
     /// Sets or replaces one service's endpoint.

@@ -269,22 +269,13 @@ impl Conditions {
         self
     }
 
-    /// Adds an `If-Modified-Since`.
-    pub fn and_if_modified_since(mut self, t: OffsetDateTime) -> Conditions {
-        self.if_modified_since = Some(t);
-        self
-    }
-
-    /// Adds an `If-Unmodified-Since`.
-    pub fn and_if_unmodified_since(mut self, t: OffsetDateTime) -> Conditions {
-        self.if_unmodified_since = Some(t);
-        self
-    }
-
-    /// Adds an `x-ms-if-tags` expression.
-    pub fn and_if_tags(mut self, expr: impl Into<String>) -> Conditions {
-        self.if_tags = Some(expr.into());
-        self
+    setters! {
+        /// Adds an `If-Modified-Since`.
+        and_if_modified_since => some if_modified_since: OffsetDateTime;
+        /// Adds an `If-Unmodified-Since`.
+        and_if_unmodified_since => some if_unmodified_since: OffsetDateTime;
+        /// Adds an `x-ms-if-tags` expression.
+        and_if_tags => into if_tags;
     }
 
     /// True when no condition is set (last writer wins).

@@ -54,28 +54,15 @@ impl SasBuilder {
         }
     }
 
-    /// Not valid before `start` (allow for clock skew: start a few minutes in the past).
-    pub fn start(mut self, start: OffsetDateTime) -> SasBuilder {
-        self.start = Some(start);
-        self
-    }
-
-    /// Only accept the SAS over HTTPS (`spr=https`).
-    pub fn https_only(mut self) -> SasBuilder {
-        self.https_only = true;
-        self
-    }
-
-    /// Only accept requests from this IP or range (`sip`), e.g. `168.1.5.60-168.1.5.70`.
-    pub fn ip_range(mut self, ip: impl Into<String>) -> SasBuilder {
-        self.ip = Some(ip.into());
-        self
-    }
-
-    /// Refer to a stored access policy (`si`) on the container, queue or table.
-    pub fn identifier(mut self, id: impl Into<String>) -> SasBuilder {
-        self.identifier = Some(id.into());
-        self
+    setters! {
+        /// Not valid before `start` (allow for clock skew: start a few minutes in the past).
+        start => some start: OffsetDateTime;
+        /// Only accept the SAS over HTTPS (`spr=https`).
+        https_only => flag https_only;
+        /// Only accept requests from this IP or range (`sip`), e.g. `168.1.5.60-168.1.5.70`.
+        ip_range => into ip;
+        /// Refer to a stored access policy (`si`) on the container, queue or table.
+        identifier => into identifier;
     }
 
     /// A service SAS for one blob (`sr=b`).

@@ -55,22 +55,13 @@ impl AppendOptions {
         }
     }
 
-    /// Limits the blob size.
-    pub fn max_size(mut self, max: u64) -> AppendOptions {
-        self.max_size = Some(max);
-        self
-    }
-
-    /// Sets the conditions.
-    pub fn conditions(mut self, conditions: Conditions) -> AppendOptions {
-        self.conditions = conditions;
-        self
-    }
-
-    /// Sets the transactional checksum.
-    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> AppendOptions {
-        self.checksum = checksum;
-        self
+    setters! {
+        /// Limits the blob size.
+        max_size => some max_size: u64;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
+        /// Sets the transactional checksum.
+        checksum => set checksum: crate::blob::Checksum;
     }
 }
 

@@ -151,10 +151,9 @@ impl PutOptions {
         }
     }
 
-    /// Sets the transactional checksum.
-    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> PutOptions {
-        self.checksum = checksum;
-        self
+    setters! {
+        /// Sets the transactional checksum.
+        checksum => set checksum: crate::blob::Checksum;
     }
 }
 

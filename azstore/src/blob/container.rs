@@ -59,10 +59,9 @@ impl CreateContainerOptions {
         self
     }
 
-    /// Sets the anonymous access level (`x-ms-blob-public-access`).
-    pub fn public_access(mut self, access: PublicAccess) -> Self {
-        self.public_access = access;
-        self
+    setters! {
+        /// Sets the anonymous access level (`x-ms-blob-public-access`).
+        public_access => set public_access: PublicAccess;
     }
 }
 

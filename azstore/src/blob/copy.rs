@@ -85,34 +85,17 @@ impl CopyOptions {
         }
     }
 
-    /// Sets the MD5 the source must have (Copy Blob From URL).
-    pub fn source_content_md5(mut self, md5_base64: impl Into<String>) -> CopyOptions {
-        self.source_content_md5 = Some(md5_base64.into());
-        self
-    }
-
-    /// Sets where the index tags come from (Copy Blob From URL).
-    pub fn tags_from(mut self, tags: CopyTags) -> CopyOptions {
-        self.tags = Some(tags);
-        self
-    }
-
-    /// Has the service read the source with this bearer token (Copy Blob From URL).
-    pub fn source_authorization(mut self, auth: SourceAuthorization) -> CopyOptions {
-        self.source_authorization = Some(auth);
-        self
-    }
-
-    /// Seals the destination append blob after the copy (Copy Blob).
-    pub fn seal(mut self) -> CopyOptions {
-        self.seal = true;
-        self
-    }
-
-    /// Sets the rehydrate priority (Copy Blob from an archived source).
-    pub fn rehydrate_priority(mut self, p: RehydratePriority) -> CopyOptions {
-        self.rehydrate_priority = Some(p);
-        self
+    setters! {
+        /// Sets the MD5 the source must have (Copy Blob From URL).
+        source_content_md5 => into source_content_md5;
+        /// Sets where the index tags come from (Copy Blob From URL).
+        tags_from => some tags: CopyTags;
+        /// Has the service read the source with this bearer token (Copy Blob From URL).
+        source_authorization => some source_authorization: SourceAuthorization;
+        /// Seals the destination append blob after the copy (Copy Blob).
+        seal => flag seal;
+        /// Sets the rehydrate priority (Copy Blob from an archived source).
+        rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }
 }
 

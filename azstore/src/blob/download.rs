@@ -77,34 +77,17 @@ impl Default for DownloadOptions {
 }
 
 impl DownloadOptions {
-    /// Sets the chunk size.
-    pub fn chunk_size(mut self, bytes: u64) -> Self {
-        self.chunk_size = bytes;
-        self
-    }
-
-    /// Sets the number of ranged GETs in flight.
-    pub fn max_concurrency(mut self, n: usize) -> Self {
-        self.max_concurrency = n;
-        self
-    }
-
-    /// Sets the behaviour on a concurrent change.
-    pub fn on_change(mut self, on_change: OnChange) -> Self {
-        self.on_change = on_change;
-        self
-    }
-
-    /// Sets the conditions of the first request.
-    pub fn conditions(mut self, conditions: Conditions) -> Self {
-        self.conditions = conditions;
-        self
-    }
-
-    /// Reports progress to `progress`.
-    pub fn progress(mut self, progress: Progress) -> Self {
-        self.progress = Some(progress);
-        self
+    setters! {
+        /// Sets the chunk size.
+        chunk_size => set chunk_size: u64;
+        /// Sets the number of ranged GETs in flight.
+        max_concurrency => set max_concurrency: usize;
+        /// Sets the behaviour on a concurrent change.
+        on_change => set on_change: OnChange;
+        /// Sets the conditions of the first request.
+        conditions => set conditions: Conditions;
+        /// Reports progress to `progress`.
+        progress => some progress: Progress;
     }
 }
 

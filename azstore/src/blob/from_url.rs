@@ -117,40 +117,23 @@ impl CopySource {
         })
     }
 
-    /// Has the service read the source with this bearer token.
-    pub fn bearer(mut self, authorization: SourceAuthorization) -> CopySource {
-        self.authorization = Some(authorization);
-        self
-    }
-
-    /// Conditions on the source (`x-ms-source-if-match`, `-none-match`, `-modified-since`,
-    /// `-unmodified-since`, and `x-ms-source-if-tags` where the operation accepts it). A
-    /// source condition that does not hold fails with 412 `SourceConditionNotMet` (or 304
-    /// for `if_none_match`/`if_modified_since`, as the service answers).
-    pub fn conditions(mut self, conditions: Conditions) -> CopySource {
-        self.conditions = conditions;
-        self
-    }
-
-    /// Reads only this half-open byte range of the source (`x-ms-source-range`).
-    pub fn range(mut self, range: Range<u64>) -> CopySource {
-        self.range = Some(range);
-        self
-    }
-
-    /// The service checks that what it read from the source has this MD5 (base64), failing
-    /// with 400 `Md5Mismatch` otherwise (`x-ms-source-content-md5`).
-    pub fn content_md5(mut self, md5_base64: impl Into<String>) -> CopySource {
-        self.content_md5 = Some(md5_base64.into());
-        self
-    }
-
-    /// The service checks that what it read from the source has this CRC-64 (base64, see
-    /// [`crc64_base64`](crate::blob::crc64_base64)), failing with 400 `Crc64Mismatch`
-    /// otherwise (`x-ms-source-content-crc64`).
-    pub fn content_crc64(mut self, crc64_base64: impl Into<String>) -> CopySource {
-        self.content_crc64 = Some(crc64_base64.into());
-        self
+    setters! {
+        /// Has the service read the source with this bearer token.
+        bearer => some authorization: SourceAuthorization;
+        /// Conditions on the source (`x-ms-source-if-match`, `-none-match`, `-modified-since`,
+        /// `-unmodified-since`, and `x-ms-source-if-tags` where the operation accepts it). A
+        /// source condition that does not hold fails with 412 `SourceConditionNotMet` (or 304
+        /// for `if_none_match`/`if_modified_since`, as the service answers).
+        conditions => set conditions: Conditions;
+        /// Reads only this half-open byte range of the source (`x-ms-source-range`).
+        range => some range: Range<u64>;
+        /// The service checks that what it read from the source has this MD5 (base64), failing
+        /// with 400 `Md5Mismatch` otherwise (`x-ms-source-content-md5`).
+        content_md5 => into content_md5;
+        /// The service checks that what it read from the source has this CRC-64 (base64, see
+        /// [`crc64_base64`](crate::blob::crc64_base64)), failing with 400 `Crc64Mismatch`
+        /// otherwise (`x-ms-source-content-crc64`).
+        content_crc64 => into content_crc64;
     }
 
     /// The source URL (it may contain a SAS signature: treat it as a secret).
@@ -276,16 +259,11 @@ impl PutFromUrlOptions {
         }
     }
 
-    /// Sets whether the source's HTTP headers are copied.
-    pub fn copy_source_properties(mut self, yes: bool) -> PutFromUrlOptions {
-        self.copy_source_properties = Some(yes);
-        self
-    }
-
-    /// Sets where the index tags come from.
-    pub fn tags_from(mut self, tags: CopyTags) -> PutFromUrlOptions {
-        self.tags = Some(tags);
-        self
+    setters! {
+        /// Sets whether the source's HTTP headers are copied.
+        copy_source_properties => some copy_source_properties: bool;
+        /// Sets where the index tags come from.
+        tags_from => some tags: CopyTags;
     }
 }
 

@@ -55,10 +55,9 @@ impl SetTierOptions {
         }
     }
 
-    /// Sets the rehydrate priority.
-    pub fn rehydrate_priority(mut self, p: RehydratePriority) -> SetTierOptions {
-        self.rehydrate_priority = Some(p);
-        self
+    setters! {
+        /// Sets the rehydrate priority.
+        rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }
 }
 

@@ -79,34 +79,17 @@ impl ListInclude {
 }
 
 impl ListOptions {
-    /// Only names starting with `prefix`.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> ListOptions {
-        self.prefix = Some(prefix.into());
-        self
-    }
-
-    /// Groups blob names at `delimiter` (usually `/`).
-    pub fn delimiter(mut self, delimiter: impl Into<String>) -> ListOptions {
-        self.delimiter = Some(delimiter.into());
-        self
-    }
-
-    /// Page size (1–5000).
-    pub fn max_results(mut self, n: u32) -> ListOptions {
-        self.max_results = Some(n);
-        self
-    }
-
-    /// Include metadata.
-    pub fn with_metadata(mut self) -> ListOptions {
-        self.include_metadata = true;
-        self
-    }
-
-    /// Include snapshots.
-    pub fn with_snapshots(mut self) -> ListOptions {
-        self.include_snapshots = true;
-        self
+    setters! {
+        /// Only names starting with `prefix`.
+        prefix => into prefix;
+        /// Groups blob names at `delimiter` (usually `/`).
+        delimiter => into delimiter;
+        /// Page size (1–5000).
+        max_results => some max_results: u32;
+        /// Include metadata.
+        with_metadata => flag include_metadata;
+        /// Include snapshots.
+        with_snapshots => flag include_snapshots;
     }
 
     /// Include soft-deleted blobs (List Blobs only): `including(ListInclude::Deleted)`.

@@ -62,10 +62,9 @@ impl PageRangeOptions {
         }
     }
 
-    /// Only ranges within `range`.
-    pub fn range(mut self, range: Range<u64>) -> PageRangeOptions {
-        self.range = Some(range);
-        self
+    setters! {
+        /// Only ranges within `range`.
+        range => some range: Range<u64>;
     }
 
     /// The diff since `snapshot`.
@@ -74,10 +73,9 @@ impl PageRangeOptions {
         self
     }
 
-    /// At most `n` ranges per answer.
-    pub fn max_results(mut self, n: u32) -> PageRangeOptions {
-        self.max_results = Some(n);
-        self
+    setters! {
+        /// At most `n` ranges per answer.
+        max_results => some max_results: u32;
     }
 }
 
@@ -126,28 +124,15 @@ impl PageWriteOptions {
         }
     }
 
-    /// Only if the sequence number is at most `n`.
-    pub fn if_sequence_number_le(mut self, n: u64) -> PageWriteOptions {
-        self.if_sequence_number_le = Some(n);
-        self
-    }
-
-    /// Only if the sequence number is below `n`.
-    pub fn if_sequence_number_lt(mut self, n: u64) -> PageWriteOptions {
-        self.if_sequence_number_lt = Some(n);
-        self
-    }
-
-    /// Only if the sequence number is exactly `n`.
-    pub fn if_sequence_number_eq(mut self, n: u64) -> PageWriteOptions {
-        self.if_sequence_number_eq = Some(n);
-        self
-    }
-
-    /// Sets the transactional checksum.
-    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> PageWriteOptions {
-        self.checksum = checksum;
-        self
+    setters! {
+        /// Only if the sequence number is at most `n`.
+        if_sequence_number_le => some if_sequence_number_le: u64;
+        /// Only if the sequence number is below `n`.
+        if_sequence_number_lt => some if_sequence_number_lt: u64;
+        /// Only if the sequence number is exactly `n`.
+        if_sequence_number_eq => some if_sequence_number_eq: u64;
+        /// Sets the transactional checksum.
+        checksum => set checksum: crate::blob::Checksum;
     }
 
     /// Adds the conditions and sequence-number conditions to `req`.

@@ -61,41 +61,20 @@ impl UploadOptions {
         }
     }
 
-    /// Sets the block size.
-    pub fn block_size(mut self, bytes: usize) -> Self {
-        self.block_size = bytes;
-        self
-    }
-
-    /// Sets the single-put limit (0: always stage blocks).
-    pub fn single_put_limit(mut self, bytes: usize) -> Self {
-        self.single_put_limit = bytes;
-        self
-    }
-
-    /// Sets the number of blocks staged at once.
-    pub fn max_concurrency(mut self, n: usize) -> Self {
-        self.max_concurrency = n;
-        self
-    }
-
-    /// Sets whether an `If-Match` ETag is checked before staging (see
-    /// [`UploadOptions::precheck`](#structfield.precheck)).
-    pub fn precheck(mut self, precheck: bool) -> Self {
-        self.precheck = precheck;
-        self
-    }
-
-    /// Sets the transactional checksum of every request that carries data.
-    pub fn checksum(mut self, checksum: crate::blob::Checksum) -> Self {
-        self.checksum = checksum;
-        self
-    }
-
-    /// Reports progress to `progress`.
-    pub fn progress(mut self, progress: Progress) -> Self {
-        self.progress = Some(progress);
-        self
+    setters! {
+        /// Sets the block size.
+        block_size => set block_size: usize;
+        /// Sets the single-put limit (0: always stage blocks).
+        single_put_limit => set single_put_limit: usize;
+        /// Sets the number of blocks staged at once.
+        max_concurrency => set max_concurrency: usize;
+        /// Sets whether an `If-Match` ETag is checked before staging (see
+        /// [`UploadOptions::precheck`](#structfield.precheck)).
+        precheck => set precheck: bool;
+        /// Sets the transactional checksum of every request that carries data.
+        checksum => set checksum: crate::blob::Checksum;
+        /// Reports progress to `progress`.
+        progress => some progress: Progress;
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

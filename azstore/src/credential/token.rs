@@ -221,12 +221,11 @@ impl TokenCache {
         }
     }
 
-    /// Replaces the time allowed for one token request (default 30 s). A request that takes
-    /// longer fails with [`ErrorKind::Auth`].
-    #[must_use]
-    pub fn with_fetch_timeout(mut self, timeout: Duration) -> TokenCache {
-        self.fetch_timeout = timeout;
-        self
+    setters! {
+        /// Replaces the time allowed for one token request (default 30 s). A request that takes
+        /// longer fails with [`ErrorKind::Auth`].
+        #[must_use]
+        with_fetch_timeout => set fetch_timeout: Duration;
     }
 
     /// A token with enough time left for a request, from memory when possible.

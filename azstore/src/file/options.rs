@@ -85,10 +85,9 @@ impl TransferOptions {
         parallelism => set parallelism: usize;
     }
 
-    /// Sets the content type of an uploaded file.
-    pub fn content_type(mut self, ct: impl Into<String>) -> TransferOptions {
-        self.create.content_type = Some(ct.into());
-        self
+    setters! {
+        /// Sets the content type of an uploaded file.
+        content_type => into create.content_type;
     }
 
     setters! {

@@ -108,17 +108,12 @@ impl Default for SmbRetry {
 }
 
 impl SmbRetry {
-    /// Replaces the delay schedule.
-    pub fn policy(mut self, policy: RetryPolicy) -> SmbRetry {
-        self.policy = policy;
-        self
-    }
-
-    /// Also wait out `DeletePending` (useful before re-creating a file an SMB client is
-    /// deleting; a write to it would only find the file gone afterwards).
-    pub fn delete_pending(mut self, yes: bool) -> SmbRetry {
-        self.delete_pending = yes;
-        self
+    setters! {
+        /// Replaces the delay schedule.
+        policy => set policy: RetryPolicy;
+        /// Also wait out `DeletePending` (useful before re-creating a file an SMB client is
+        /// deleting; a write to it would only find the file gone afterwards).
+        delete_pending => set delete_pending: bool;
     }
 
     fn retries(&self, e: &Error) -> bool {

@@ -194,11 +194,10 @@ impl Request {
         self.header("content-type", content_type)
     }
 
-    /// Declares what the operation does (see [`Intent`]); it decides whether the request is
-    /// sent again after a failure whose outcome is unknown. Replaces the method's default.
-    pub fn intent(mut self, intent: Intent) -> Request {
-        self.intent = intent;
-        self
+    setters! {
+        /// Declares what the operation does (see [`Intent`]); it decides whether the request is
+        /// sent again after a failure whose outcome is unknown. Replaces the method's default.
+        intent => set intent: Intent;
     }
 
     /// The method.

@@ -70,24 +70,15 @@ impl RetryPolicy {
         RetryPolicy::default().max_retries(0)
     }
 
-    /// At most `n` retries (so `n + 1` attempts).
-    pub fn max_retries(mut self, n: u32) -> RetryPolicy {
-        self.max_retries = n;
-        self
-    }
-
-    /// The first delay (before jitter).
-    pub fn initial_delay(mut self, d: Duration) -> RetryPolicy {
-        self.initial_delay = d;
-        self
-    }
-
-    /// The largest delay (before jitter). It also caps a server's `Retry-After`: a service
-    /// asking for an hour does not hold a call for an hour (the pipeline's total time budget
-    /// still bounds the call as a whole).
-    pub fn max_delay(mut self, d: Duration) -> RetryPolicy {
-        self.max_delay = d;
-        self
+    setters! {
+        /// At most `n` retries (so `n + 1` attempts).
+        max_retries => set max_retries: u32;
+        /// The first delay (before jitter).
+        initial_delay => set initial_delay: Duration;
+        /// The largest delay (before jitter). It also caps a server's `Retry-After`: a service
+        /// asking for an hour does not hold a call for an hour (the pipeline's total time budget
+        /// still bounds the call as a whole).
+        max_delay => set max_delay: Duration;
     }
 
     /// Growth factor between delays (at least 1).
@@ -96,16 +87,11 @@ impl RetryPolicy {
         self
     }
 
-    /// Randomness of the delays.
-    pub fn jitter(mut self, j: Jitter) -> RetryPolicy {
-        self.jitter = j;
-        self
-    }
-
-    /// Stop retrying once this much time has passed since the schedule started.
-    pub fn max_elapsed(mut self, d: Option<Duration>) -> RetryPolicy {
-        self.max_elapsed = d;
-        self
+    setters! {
+        /// Randomness of the delays.
+        jitter => set jitter: Jitter;
+        /// Stop retrying once this much time has passed since the schedule started.
+        max_elapsed => set max_elapsed: Option<Duration>;
     }
 
     /// The configured number of retries.

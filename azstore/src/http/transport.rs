@@ -132,10 +132,9 @@ impl TransportOptions {
         Ok(t)
     }
 
-    /// Which built-in roots to trust (default [`TlsRoots::Bundled`]).
-    pub fn tls_roots(mut self, roots: TlsRoots) -> TransportOptions {
-        self.roots = roots;
-        self
+    setters! {
+        /// Which built-in roots to trust (default [`TlsRoots::Bundled`]).
+        tls_roots => set roots: TlsRoots;
     }
 
     /// Also trusts every certificate in `pem` (one or more `-----BEGIN CERTIFICATE-----`
@@ -167,29 +166,20 @@ impl TransportOptions {
         self
     }
 
-    /// Time allowed to establish a connection (TCP and TLS), default 10 s. A connection that
-    /// could not be established was not sent, so it is retried like any transient failure.
-    pub fn connect_timeout(mut self, timeout: Duration) -> TransportOptions {
-        self.connect_timeout = Some(timeout);
-        self
-    }
-
-    /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
-    /// whatever the options above do not cover. The other transport options are then ignored,
-    /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
-    /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
-    pub fn client(mut self, client: reqwest::Client) -> TransportOptions {
-        self.client = Some(client);
-        self
-    }
-
-    /// Allows sending a bearer token over plain `http://` when the endpoint is on this machine
-    /// (`127.0.0.0/8`, `::1`, `localhost`): for local emulators only. Without it (the default)
-    /// a request that would put a token on an unencrypted connection is refused before
-    /// sending. Tokens never go over plain HTTP to any other host.
-    pub fn allow_bearer_over_http_to_loopback(mut self, allow: bool) -> TransportOptions {
-        self.bearer_over_http_to_loopback = allow;
-        self
+    setters! {
+        /// Time allowed to establish a connection (TCP and TLS), default 10 s. A connection that
+        /// could not be established was not sent, so it is retried like any transient failure.
+        connect_timeout => some connect_timeout: Duration;
+        /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
+        /// whatever the options above do not cover. The other transport options are then ignored,
+        /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
+        /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
+        client => some client: reqwest::Client;
+        /// Allows sending a bearer token over plain `http://` when the endpoint is on this machine
+        /// (`127.0.0.0/8`, `::1`, `localhost`): for local emulators only. Without it (the default)
+        /// a request that would put a token on an unencrypted connection is refused before
+        /// sending. Tokens never go over plain HTTP to any other host.
+        allow_bearer_over_http_to_loopback => set bearer_over_http_to_loopback: bool;
     }
 
     pub(crate) fn bearer_over_http_to_loopback_allowed(&self) -> bool {

@@ -67,54 +67,33 @@ pub(crate) enum Kept {
 }
 
 impl GuardOptions {
-    /// Extend after this fraction of the duration (0 < f < 1; default 1/3), unless
-    /// [`renew_every`](Self::renew_every) is set.
-    pub fn renew_fraction(mut self, fraction: f64) -> GuardOptions {
-        self.renew_fraction = fraction;
-        self
-    }
-
-    /// Extend at this fixed interval instead (must be shorter than the duration minus the
-    /// safety margin).
-    pub fn renew_every(mut self, every: Duration) -> GuardOptions {
-        self.renew_every = Some(every);
-        self
-    }
-
-    /// Report the loss when no extension has succeeded for the duration minus this margin
-    /// (default: a sixth of a lease's duration; zero for a message). The margin absorbs
-    /// request latency and clock-rate differences so the holder stops *before* another client
-    /// can take over.
-    pub fn safety_margin(mut self, margin: Duration) -> GuardOptions {
-        self.safety_margin = Some(margin);
-        self
-    }
-
-    /// First delay before retrying a transient failure (default 250 ms for a lease, doubling up
-    /// to the renew interval; a quarter of the interval, at least 50 ms, for a message). Never
-    /// retried past the loss deadline.
-    pub fn retry_delay(mut self, delay: Duration) -> GuardOptions {
-        self.retry_delay = Some(delay);
-        self
-    }
-
-    /// The visibility timeout each extension of a [`MessageGuard`](crate::queue::MessageGuard)
-    /// sets (1 s – 7 days; default 30 s). A [`LeaseGuard`](super::LeaseGuard) takes its
-    /// duration from the lease instead.
-    pub fn visibility(mut self, visibility: Duration) -> GuardOptions {
-        self.visibility = visibility;
-        self
-    }
-
-    /// The clock the loss deadline is measured on (default [`Clock::system`]). Extensions are
-    /// still scheduled on tokio's clock, and the guard also reports the loss when tokio's clock
-    /// says the window has passed (in a running program the system clock is never behind it;
-    /// under tokio's paused test time, tokio's clock moves and this one does not). Pass a
-    /// [`ManualClock`](crate::clock::ManualClock)'s clock to make "the deadline passed while
-    /// the task did not run" happen in a test.
-    pub fn clock(mut self, clock: Clock) -> GuardOptions {
-        self.clock = clock;
-        self
+    setters! {
+        /// Extend after this fraction of the duration (0 < f < 1; default 1/3), unless
+        /// [`renew_every`](Self::renew_every) is set.
+        renew_fraction => set renew_fraction: f64;
+        /// Extend at this fixed interval instead (must be shorter than the duration minus the
+        /// safety margin).
+        renew_every => some renew_every: Duration;
+        /// Report the loss when no extension has succeeded for the duration minus this margin
+        /// (default: a sixth of a lease's duration; zero for a message). The margin absorbs
+        /// request latency and clock-rate differences so the holder stops *before* another client
+        /// can take over.
+        safety_margin => some safety_margin: Duration;
+        /// First delay before retrying a transient failure (default 250 ms for a lease, doubling up
+        /// to the renew interval; a quarter of the interval, at least 50 ms, for a message). Never
+        /// retried past the loss deadline.
+        retry_delay => some retry_delay: Duration;
+        /// The visibility timeout each extension of a [`MessageGuard`](crate::queue::MessageGuard)
+        /// sets (1 s – 7 days; default 30 s). A [`LeaseGuard`](super::LeaseGuard) takes its
+        /// duration from the lease instead.
+        visibility => set visibility: Duration;
+        /// The clock the loss deadline is measured on (default [`Clock::system`]). Extensions are
+        /// still scheduled on tokio's clock, and the guard also reports the loss when tokio's clock
+        /// says the window has passed (in a running program the system clock is never behind it;
+        /// under tokio's paused test time, tokio's clock moves and this one does not). Pass a
+        /// [`ManualClock`](crate::clock::ManualClock)'s clock to make "the deadline passed while
+        /// the task did not run" happen in a test.
+        clock => set clock: Clock;
     }
 
     pub(crate) fn clock_ref(&self) -> &Clock {

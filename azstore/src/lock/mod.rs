@@ -106,25 +106,16 @@ impl Default for LockOptions {
 }
 
 impl LockOptions {
-    /// The lease duration (default 30 s). A holder that stops renewing (crash, pause) keeps
-    /// the lock at most this long. An infinite lease is never renewed and never expires: a
-    /// crashed holder then blocks everyone until someone breaks the lease.
-    pub fn duration(mut self, duration: LeaseDuration) -> LockOptions {
-        self.duration = duration;
-        self
-    }
-
-    /// A label recorded with the owner identity (printable ASCII, at most 256 characters;
-    /// checked when acquiring).
-    pub fn label(mut self, label: impl Into<String>) -> LockOptions {
-        self.label = Some(label.into());
-        self
-    }
-
-    /// How the held lock's lease is renewed.
-    pub fn guard(mut self, guard: GuardOptions) -> LockOptions {
-        self.guard = guard;
-        self
+    setters! {
+        /// The lease duration (default 30 s). A holder that stops renewing (crash, pause) keeps
+        /// the lock at most this long. An infinite lease is never renewed and never expires: a
+        /// crashed holder then blocks everyone until someone breaks the lease.
+        duration => set duration: LeaseDuration;
+        /// A label recorded with the owner identity (printable ASCII, at most 256 characters;
+        /// checked when acquiring).
+        label => into label;
+        /// How the held lock's lease is renewed.
+        guard => set guard: GuardOptions;
     }
 
     /// Waiters sleep a random time between `min` and a ceiling that doubles from `min` to
@@ -137,11 +128,10 @@ impl LockOptions {
         self
     }
 
-    /// Whether waiters in this process are woken the moment a holder in this process releases
-    /// the same lock (default true). Waiters in other processes always rely on polling.
-    pub fn local_wakeup(mut self, on: bool) -> LockOptions {
-        self.local_wakeup = on;
-        self
+    setters! {
+        /// Whether waiters in this process are woken the moment a holder in this process releases
+        /// the same lock (default true). Waiters in other processes always rely on polling.
+        local_wakeup => set local_wakeup: bool;
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

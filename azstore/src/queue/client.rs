@@ -43,11 +43,10 @@ impl QueueClient {
         self.encoding
     }
 
-    /// The same queue with another message encoding.
-    #[must_use]
-    pub fn with_encoding(mut self, encoding: MessageEncoding) -> QueueClient {
-        self.encoding = encoding;
-        self
+    setters! {
+        /// The same queue with another message encoding.
+        #[must_use]
+        with_encoding => set encoding: MessageEncoding;
     }
 
     /// A client for another queue of the same account (validated, no request sent).

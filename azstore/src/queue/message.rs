@@ -151,16 +151,11 @@ pub struct PutMessageOptions {
 }
 
 impl PutMessageOptions {
-    /// Sets the visibility delay.
-    pub fn visibility_delay(mut self, delay: Duration) -> PutMessageOptions {
-        self.visibility_delay = Some(delay);
-        self
-    }
-
-    /// Sets the time to live.
-    pub fn time_to_live(mut self, ttl: TimeToLive) -> PutMessageOptions {
-        self.time_to_live = Some(ttl);
-        self
+    setters! {
+        /// Sets the visibility delay.
+        visibility_delay => some visibility_delay: Duration;
+        /// Sets the time to live.
+        time_to_live => some time_to_live: TimeToLive;
     }
 
     pub(crate) fn query(&self) -> Result<Vec<(&'static str, String)>> {

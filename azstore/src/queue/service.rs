@@ -19,11 +19,10 @@ pub struct QueueServiceClient {
 service_client!(QueueServiceClient, Queue; encoding: MessageEncoding::default());
 
 impl QueueServiceClient {
-    /// The message encoding given to the queue clients made from this one
-    /// (default [`MessageEncoding::Raw`], like the official v12 SDKs).
-    pub fn with_encoding(mut self, encoding: MessageEncoding) -> QueueServiceClient {
-        self.encoding = encoding;
-        self
+    setters! {
+        /// The message encoding given to the queue clients made from this one
+        /// (default [`MessageEncoding::Raw`], like the official v12 SDKs).
+        with_encoding => set encoding: MessageEncoding;
     }
 
     /// A client for the queue `name` (validated, no request sent).

@@ -57,40 +57,19 @@ impl Default for WorkerOptions {
 }
 
 impl WorkerOptions {
-    /// Sets the concurrency.
-    pub fn concurrency(mut self, n: usize) -> WorkerOptions {
-        self.concurrency = n;
-        self
-    }
-
-    /// Sets the visibility timeout.
-    pub fn visibility(mut self, d: Duration) -> WorkerOptions {
-        self.visibility = d;
-        self
-    }
-
-    /// Sets the dequeue-count threshold for poison messages.
-    pub fn max_dequeue_count(mut self, n: u32) -> WorkerOptions {
-        self.max_dequeue_count = n;
-        self
-    }
-
-    /// Sets the poison queue name.
-    pub fn poison_queue(mut self, name: impl Into<String>) -> WorkerOptions {
-        self.poison_queue = Some(name.into());
-        self
-    }
-
-    /// Sets the idle poll interval.
-    pub fn idle_poll(mut self, d: Duration) -> WorkerOptions {
-        self.idle_poll = d;
-        self
-    }
-
-    /// Sets the retry delay after a failure.
-    pub fn retry_delay(mut self, d: Duration) -> WorkerOptions {
-        self.retry_delay = Some(d);
-        self
+    setters! {
+        /// Sets the concurrency.
+        concurrency => set concurrency: usize;
+        /// Sets the visibility timeout.
+        visibility => set visibility: Duration;
+        /// Sets the dequeue-count threshold for poison messages.
+        max_dequeue_count => set max_dequeue_count: u32;
+        /// Sets the poison queue name.
+        poison_queue => into poison_queue;
+        /// Sets the idle poll interval.
+        idle_poll => set idle_poll: Duration;
+        /// Sets the retry delay after a failure.
+        retry_delay => some retry_delay: Duration;
     }
 }
 

@@ -111,18 +111,13 @@ impl RedisConfig {
         Ok(config)
     }
 
-    /// The port (default 6379, or 6380 for [`azure_cache`](Self::azure_cache); Azure Managed
-    /// Redis uses 10000).
-    pub fn port(mut self, port: u16) -> RedisConfig {
-        self.port = port;
-        self
-    }
-
-    /// TLS on or off (server certificates are verified against the system's and the
-    /// webpki roots).
-    pub fn tls(mut self, on: bool) -> RedisConfig {
-        self.tls = on;
-        self
+    setters! {
+        /// The port (default 6379, or 6380 for [`azure_cache`](Self::azure_cache); Azure Managed
+        /// Redis uses 10000).
+        port => set port: u16;
+        /// TLS on or off (server certificates are verified against the system's and the
+        /// webpki roots).
+        tls => set tls: bool;
     }
 
     /// The database number (default 0; clustered caches have only 0).
@@ -165,28 +160,15 @@ impl RedisConfig {
         self
     }
 
-    /// Time allowed to connect and authenticate (default 5 s).
-    pub fn connect_timeout(mut self, d: Duration) -> RedisConfig {
-        self.connect_timeout = d;
-        self
-    }
-
-    /// Time allowed for one operation's round trips once connected (default 5 s).
-    pub fn operation_timeout(mut self, d: Duration) -> RedisConfig {
-        self.operation_timeout = d;
-        self
-    }
-
-    /// How many idle connections are kept for reuse (default 16).
-    pub fn max_idle(mut self, n: usize) -> RedisConfig {
-        self.max_idle = n;
-        self
-    }
-
-    /// Connections older than this are closed instead of reused (default 10 minutes).
-    pub fn max_connection_age(mut self, d: Duration) -> RedisConfig {
-        self.max_connection_age = d;
-        self
+    setters! {
+        /// Time allowed to connect and authenticate (default 5 s).
+        connect_timeout => set connect_timeout: Duration;
+        /// Time allowed for one operation's round trips once connected (default 5 s).
+        operation_timeout => set operation_timeout: Duration;
+        /// How many idle connections are kept for reuse (default 16).
+        max_idle => set max_idle: usize;
+        /// Connections older than this are closed instead of reused (default 10 minutes).
+        max_connection_age => set max_connection_age: Duration;
     }
 
     /// `host:port` (for messages).

@@ -110,10 +110,9 @@ impl Query {
         }
     }
 
-    /// Sets the filter.
-    pub fn with_filter(mut self, filter: Filter) -> Query {
-        self.filter = Some(filter);
-        self
+    setters! {
+        /// Sets the filter.
+        with_filter => some filter: Filter;
     }
 
     /// Returns only these properties (`$select`). Include `PartitionKey`/`RowKey` if the
@@ -123,12 +122,11 @@ impl Query {
         self
     }
 
-    /// The page size (`$top`, 1–1000): each request returns at most this many entities, and
-    /// the stream follows continuation tokens for the rest. Use `StreamExt::take` to limit the
-    /// total.
-    pub fn top(mut self, n: u32) -> Query {
-        self.top = Some(n);
-        self
+    setters! {
+        /// The page size (`$top`, 1–1000): each request returns at most this many entities, and
+        /// the stream follows continuation tokens for the rest. Use `StreamExt::take` to limit the
+        /// total.
+        top => some top: u32;
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
