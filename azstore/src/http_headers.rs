@@ -11,7 +11,7 @@
 //! assert_eq!(h.content_type.as_deref(), Some("text/csv"));
 //! ```
 
-use crate::http::Request;
+use crate::http::{Headers, Request};
 
 /// HTTP headers stored with a blob or a file. Set Blob Properties and Set File Properties
 /// replace all of them: a field left `None` is cleared.
@@ -49,10 +49,18 @@ impl HttpHeaders {
         content_md5 => into content_md5;
     }
 
-    /// The headers as read by Get Blob Properties or Get File Properties (to change one and
-    /// keep the rest).
-    pub fn from_properties(properties: impl Into<HttpHeaders>) -> HttpHeaders {
-        properties.into()
+    /// The headers of a response (Get Blob/File Properties, Get Blob/File): absent ones are
+    /// `None`.
+    pub(crate) fn from_headers(h: &Headers) -> HttpHeaders {
+        let get = |name: &str| h.get(name).map(str::to_string);
+        HttpHeaders {
+            content_type: get("content-type"),
+            content_encoding: get("content-encoding"),
+            content_language: get("content-language"),
+            cache_control: get("cache-control"),
+            content_disposition: get("content-disposition"),
+            content_md5: get("content-md5"),
+        }
     }
 
     /// Adds the set headers to `req`, each named `prefix` + its name (`x-ms-blob-` for
@@ -72,22 +80,3 @@ impl HttpHeaders {
         })
     }
 }
-
-/// The six stored headers of a properties type (`BlobProperties`, `FileProperties`).
-macro_rules! from_properties {
-    ($ty:ty) => {
-        impl From<&$ty> for $crate::http_headers::HttpHeaders {
-            fn from(p: &$ty) -> Self {
-                $crate::http_headers::HttpHeaders {
-                    content_type: p.content_type.clone(),
-                    content_encoding: p.content_encoding.clone(),
-                    content_language: p.content_language.clone(),
-                    cache_control: p.cache_control.clone(),
-                    content_disposition: p.content_disposition.clone(),
-                    content_md5: p.content_md5.clone(),
-                }
-            }
-        }
-    };
-}
-pub(crate) use from_properties;

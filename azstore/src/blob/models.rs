@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::http::Headers;
+use crate::http_headers::HttpHeaders;
 
 /// `x-ms-lease-state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,18 +96,11 @@ pub struct BlobProperties {
     pub last_modified: Option<OffsetDateTime>,
     /// Size of the whole blob in bytes.
     pub content_length: u64,
-    /// `Content-Type`.
-    pub content_type: Option<String>,
-    /// `Content-Encoding`.
-    pub content_encoding: Option<String>,
-    /// `Content-Language`.
-    pub content_language: Option<String>,
-    /// `Cache-Control`.
-    pub cache_control: Option<String>,
-    /// `Content-Disposition`.
-    pub content_disposition: Option<String>,
-    /// `Content-MD5` (base64), when the service has one.
-    pub content_md5: Option<String>,
+    /// The stored HTTP headers (`Content-Type`, `Content-Encoding`, `Content-Language`,
+    /// `Cache-Control`, `Content-Disposition`, `Content-MD5`): change one and pass them to
+    /// [`BlobClient::set_http_headers`](crate::blob::BlobClient::set_http_headers) to keep the
+    /// rest.
+    pub http_headers: HttpHeaders,
     /// User metadata (`x-ms-meta-*`).
     pub metadata: BTreeMap<String, String>,
     /// Block, append or page blob.
@@ -155,12 +149,7 @@ impl BlobProperties {
             etag: ETag::new(String::new()),
             last_modified: None,
             content_length: 0,
-            content_type: None,
-            content_encoding: None,
-            content_language: None,
-            cache_control: None,
-            content_disposition: None,
-            content_md5: None,
+            http_headers: HttpHeaders::default(),
             metadata: BTreeMap::new(),
             blob_type: None,
             lease_state: None,
@@ -207,12 +196,14 @@ impl BlobProperties {
                     v.rsplit_once('/').and_then(|(_, t)| t.trim().parse().ok())
                 ),
                 "content-length" => first!(content_length, Some(v)),
-                "content-type" => first!(p.content_type, Some(v.to_string())),
-                "content-encoding" => first!(p.content_encoding, Some(v.to_string())),
-                "content-language" => first!(p.content_language, Some(v.to_string())),
-                "cache-control" => first!(p.cache_control, Some(v.to_string())),
-                "content-disposition" => first!(p.content_disposition, Some(v.to_string())),
-                "content-md5" => first!(p.content_md5, Some(v.to_string())),
+                "content-type" => first!(p.http_headers.content_type, Some(v.to_string())),
+                "content-encoding" => first!(p.http_headers.content_encoding, Some(v.to_string())),
+                "content-language" => first!(p.http_headers.content_language, Some(v.to_string())),
+                "cache-control" => first!(p.http_headers.cache_control, Some(v.to_string())),
+                "content-disposition" => {
+                    first!(p.http_headers.content_disposition, Some(v.to_string()))
+                }
+                "content-md5" => first!(p.http_headers.content_md5, Some(v.to_string())),
                 "x-ms-blob-type" => first!(p.blob_type, BlobType::parse(v)),
                 "x-ms-access-tier" => first!(p.access_tier, crate::blob::AccessTier::parse(v)),
                 "x-ms-access-tier-inferred" => {
@@ -297,7 +288,7 @@ mod tests {
         assert_eq!(p.etag.as_str(), "\"0x8D\"");
         assert_eq!(p.content_length, 77, "the total of a ranged GET");
         assert_eq!(p.last_modified.unwrap().unix_timestamp(), 1_795_306_400);
-        assert_eq!(p.content_type.as_deref(), Some("text/plain"));
+        assert_eq!(p.http_headers.content_type.as_deref(), Some("text/plain"));
         assert_eq!(p.blob_type, Some(BlobType::BlockBlob));
         assert_eq!(p.lease_state, Some(LeaseState::Leased));
         assert_eq!(p.lease_status, Some(LeaseStatus::Locked));

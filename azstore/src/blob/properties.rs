@@ -15,8 +15,6 @@ use crate::http_headers::HttpHeaders;
 /// Blob services name the stored HTTP headers `x-ms-blob-content-type` and so on.
 pub(crate) const BLOB_HEADER_PREFIX: &str = "x-ms-blob-";
 
-crate::http_headers::from_properties!(BlobProperties);
-
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DeleteSnapshots {

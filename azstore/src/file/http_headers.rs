@@ -15,14 +15,12 @@
 use crate::conditions::LeaseId;
 use crate::error::Result;
 use crate::file::client::FileClient;
-use crate::file::models::{FileProperties, FileWrite};
+use crate::file::models::FileWrite;
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
 
 /// Azure Files names the stored HTTP headers `x-ms-content-type` and so on.
 pub(crate) const FILE_HEADER_PREFIX: &str = "x-ms-";
-
-crate::http_headers::from_properties!(FileProperties);
 
 impl FileClient {
     /// Set File Properties: replaces the file's HTTP headers (all of them; see

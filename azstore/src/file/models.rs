@@ -10,6 +10,7 @@ use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::file::smb_properties::SmbProperties;
 use crate::http::{Headers, Request, Response};
+use crate::http_headers::HttpHeaders;
 
 /// Lease information as sent in `x-ms-lease-*` headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -153,18 +154,12 @@ pub struct FileProperties {
     pub last_modified: Option<OffsetDateTime>,
     /// Size of the whole file in bytes.
     pub content_length: u64,
-    /// `Content-Type`.
-    pub content_type: Option<String>,
-    /// `Content-Encoding`.
-    pub content_encoding: Option<String>,
-    /// `Content-Language`.
-    pub content_language: Option<String>,
-    /// `Cache-Control`.
-    pub cache_control: Option<String>,
-    /// `Content-Disposition`.
-    pub content_disposition: Option<String>,
-    /// `Content-MD5` stored with the file (for a ranged read: of the range, when asked).
-    pub content_md5: Option<String>,
+    /// The stored HTTP headers (`Content-Type`, `Content-Encoding`, `Content-Language`,
+    /// `Cache-Control`, `Content-Disposition`, and `Content-MD5`, for a ranged read the
+    /// range's when asked): change one and pass them to
+    /// [`FileClient::set_http_headers`](crate::file::FileClient::set_http_headers) to keep the
+    /// rest.
+    pub http_headers: HttpHeaders,
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
     /// File lease.
@@ -223,12 +218,7 @@ impl FileProperties {
             etag: h.require_etag()?,
             last_modified: h.last_modified(),
             content_length,
-            content_type: h.get("content-type").map(str::to_string),
-            content_encoding: h.get("content-encoding").map(str::to_string),
-            content_language: h.get("content-language").map(str::to_string),
-            cache_control: h.get("cache-control").map(str::to_string),
-            content_disposition: h.get("content-disposition").map(str::to_string),
-            content_md5: h.get("content-md5").map(str::to_string),
+            http_headers: HttpHeaders::from_headers(h),
             metadata: h.metadata(),
             lease: LeaseInfo::from_headers(h),
             smb: SmbProperties::from_headers(h)?,

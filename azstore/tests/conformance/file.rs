@@ -615,8 +615,8 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                     )?;
                     check_smb(&p.smb, resp)?;
                     for (got, header) in [
-                        (&p.content_disposition, "content-disposition"),
-                        (&p.content_language, "content-language"),
+                        (&p.http_headers.content_disposition, "content-disposition"),
+                        (&p.http_headers.content_language, "content-language"),
                     ] {
                         eq_header(header, got.clone(), resp, header)?;
                     }

@@ -217,9 +217,12 @@ async fn set_file_properties_resizes_and_replaces_headers() {
     file.resize(5, None).await.unwrap();
     let p = file.get_properties().await.unwrap();
     assert_eq!(p.content_length, 5);
-    assert_eq!(p.content_language.as_deref(), Some("spanish"));
-    assert_eq!(p.content_disposition.as_deref(), Some("inline"));
-    assert_eq!(p.content_type.as_deref(), Some("text/plain"));
+    assert_eq!(p.http_headers.content_language.as_deref(), Some("spanish"));
+    assert_eq!(
+        p.http_headers.content_disposition.as_deref(),
+        Some("inline")
+    );
+    assert_eq!(p.http_headers.content_type.as_deref(), Some("text/plain"));
     assert_eq!(&file.get().await.unwrap().body[..], &[7u8; 5]);
 }
 

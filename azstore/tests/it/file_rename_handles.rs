@@ -262,7 +262,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
     let opts = CreateFileOptions::default().headers(created.clone());
     f.create_with(3, &opts, None).await.unwrap();
     let p = f.get_properties().await.unwrap();
-    assert_eq!(HttpHeaders::from_properties(&p), created);
+    assert_eq!(p.http_headers.clone(), created);
 
     // Set File Properties replaces all of them.
     let replaced = HttpHeaders::default()
@@ -272,7 +272,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
     let w = f.set_http_headers(&replaced, None).await.unwrap();
     assert_ne!(w.etag, before);
     let p = f.get_properties().await.unwrap();
-    assert_eq!(HttpHeaders::from_properties(&p), replaced);
+    assert_eq!(p.http_headers.clone(), replaced);
 
     // A leased file needs the lease id; content type given twice is refused before sending.
     let lease = LeaseGuard::acquire(f.clone(), LeaseDuration::Infinite)

@@ -115,7 +115,7 @@ async fn ranges_update_clear_and_resize() {
         .unwrap();
     let p = file.get_properties().await.unwrap();
     assert_eq!(p.content_length, 1003);
-    assert_eq!(p.content_type.as_deref(), Some("text/plain"));
+    assert_eq!(p.http_headers.content_type.as_deref(), Some("text/plain"));
     assert_eq!(&file.get().await.unwrap().body[1000..], b"hel");
 
     // Writing past the end is the service's 416, not a panic or a silent extension.

@@ -545,7 +545,10 @@ async fn last_writer_wins_and_create_only_are_explicit() {
     .unwrap();
     assert_eq!(out.value.as_deref(), Some(&b"ab"[..]));
     let props = c.blob("raw").unwrap().get_properties().await.unwrap();
-    assert_eq!(props.content_type.as_deref(), Some("text/plain"));
+    assert_eq!(
+        props.http_headers.content_type.as_deref(),
+        Some("text/plain")
+    );
     assert!(
         props
             .metadata

@@ -588,16 +588,21 @@ pub(super) fn check_properties(
         resp,
         "x-ms-lease-duration",
     )?;
-    eq_header("content type", p.content_type.clone(), resp, "content-type")?;
+    eq_header(
+        "content type",
+        p.http_headers.content_type.clone(),
+        resp,
+        "content-type",
+    )?;
     eq_header(
         "content language",
-        p.content_language.clone(),
+        p.http_headers.content_language.clone(),
         resp,
         "content-language",
     )?;
     eq_header(
         "content disposition",
-        p.content_disposition.clone(),
+        p.http_headers.content_disposition.clone(),
         resp,
         "content-disposition",
     )?;
