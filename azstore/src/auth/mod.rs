@@ -10,7 +10,7 @@ mod shared_key;
 use reqwest::header::HeaderValue;
 
 use crate::account::Service;
-use crate::credential::Credential;
+use crate::credential::{AccessToken, Credential};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::{Method, TransportOptions};
 use shared_key::SignableRequest;
@@ -44,6 +44,8 @@ pub(crate) enum Authorization {
     None,
     /// The `Authorization` header (marked sensitive: never shown by `Debug`).
     Header(HeaderValue),
+    /// A bearer token's `Authorization` header, and the token (to report it when refused).
+    Bearer(HeaderValue, AccessToken),
     /// Query pairs (a SAS token).
     Query(Vec<(String, String)>),
 }
@@ -113,10 +115,8 @@ impl Authorizer {
                         .push(("x-ms-file-request-intent".into(), "backup".into()));
                 }
                 let token = provider.token().await?;
-                Ok(Authorization::Header(sensitive(format!(
-                    "Bearer {}",
-                    token.expose_secret()
-                ))?))
+                let header = sensitive(format!("Bearer {}", token.expose_secret()))?;
+                Ok(Authorization::Bearer(header, token))
             }
             Credential::Anonymous => Ok(Authorization::None),
         }

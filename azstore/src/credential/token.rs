@@ -97,6 +97,15 @@ impl fmt::Debug for AccessToken {
 pub trait TokenProvider: Send + Sync {
     /// Fetches a new token. Called by the cache only when the cached one is due for refresh.
     fn token(&self) -> Pin<Box<dyn Future<Output = Result<AccessToken>> + Send + '_>>;
+
+    /// Told that the service refused `token` with 401 (revoked, or expired earlier than its
+    /// `expires_on` said). Returns whether asking [`token`](Self::token) again may give a
+    /// different token, in which case the pipeline repeats the request once. The default
+    /// keeps nothing and returns `false`; [`TokenCache`] forgets the token and returns `true`.
+    fn token_rejected(&self, token: &AccessToken) -> bool {
+        let _ = token;
+        false
+    }
 }
 
 /// A fixed token (for example one obtained out of band, `AZURE_STORAGE_TOKEN`). When it is a
@@ -355,6 +364,22 @@ impl fmt::Debug for TokenCache {
 impl TokenProvider for TokenCache {
     fn token(&self) -> Pin<Box<dyn Future<Output = Result<AccessToken>> + Send + '_>> {
         Box::pin(self.get())
+    }
+
+    /// Forgets `token` if it is the cached one, so the next request fetches a new token (one
+    /// fetch for all the requests that were refused at once: they meet at the single-flight
+    /// gate). A token cached since then is kept.
+    fn token_rejected(&self, token: &AccessToken) -> bool {
+        let mut st = self.inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st
+            .token
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(&c.token.token, &token.token))
+        {
+            st.token = None;
+            tracing::debug!("access token refused by the service; it will be fetched again");
+        }
+        true
     }
 }
 

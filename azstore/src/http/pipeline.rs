@@ -14,6 +14,7 @@
 //! | 408, 429, 500, 502, 503, 504 | yes (`Retry-After` honoured up to the policy's max delay) |
 //! | connection could not be established | yes (nothing was sent) |
 //! | timeout, connection dropped mid-request | only when the request's [`Intent`](crate::http::Intent) is a read or an idempotent write |
+//! | 401 with a bearer token | once, at once, with a new token: the token's source is told ([`TokenProvider::token_rejected`](crate::credential::TokenProvider::token_rejected)) and the cache fetches another |
 //! | 304, 409, 412 and every other status | never: they are answers, not failures |
 //! | a header that cannot be sent (CR, LF, NUL, empty ETag condition) | never: `InvalidInput` before sending |
 
@@ -27,7 +28,7 @@ use tracing::Instrument;
 
 use crate::account::{Endpoint, Service, StorageAccount};
 use crate::auth::{Authorization, Authorizer, Unsigned};
-use crate::credential::Credential;
+use crate::credential::{AccessToken, Credential};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::checks;
 use crate::http::options::ClientOptions;
@@ -214,6 +215,9 @@ impl Pipeline {
         let mut backoff = options.retry.schedule();
         let deadline = Instant::now().checked_add(options.total_timeout);
         let mut attempt: u32 = 0;
+        // A bearer token refused with 401 is reported to its source, and the request repeated
+        // once with the next token (a 401 means the service did nothing).
+        let mut token_renewed = false;
         loop {
             attempt += 1;
             let span = tracing::debug_span!(
@@ -229,8 +233,9 @@ impl Pipeline {
                 Some(d) => AttemptLimit::until(d, options.timeout),
                 None => AttemptLimit::per_attempt(options.timeout),
             };
+            let mut token = None;
             let result = self
-                .attempt(&req, &client_request_id, read_body, limit)
+                .attempt(&req, &client_request_id, read_body, limit, &mut token)
                 .instrument(span.clone())
                 .await;
             let (err, retry_after) = match result {
@@ -251,6 +256,15 @@ impl Pipeline {
             }
             if let Some(id) = err.request_id() {
                 span.record("request_id", id);
+            }
+            if err.status() == Some(401) && !token_renewed {
+                if let (Credential::Bearer(source), Some(token)) = (self.credential(), &token) {
+                    if source.token_rejected(token) {
+                        token_renewed = true;
+                        tracing::debug!(parent: &span, "bearer token refused (401); repeating with a new one");
+                        continue;
+                    }
+                }
             }
             let retryable = match err.kind() {
                 ErrorKind::Transport | ErrorKind::Timeout => {
@@ -286,11 +300,13 @@ impl Pipeline {
         client_request_id: &str,
         read_body: bool,
         limit: AttemptLimit,
+        token: &mut Option<AccessToken>,
     ) -> std::result::Result<Attempt, (Error, Option<Duration>)> {
-        let built = self
+        let (built, used) = self
             .build(req, client_request_id)
             .await
             .map_err(|e| (e, None))?;
+        *token = used;
         let resp = match tokio::time::timeout_at(limit.until, self.inner.http.execute(built)).await
         {
             Err(_) => return Err((limit.timed_out("no response"), None)),
@@ -335,8 +351,13 @@ impl Pipeline {
         Err((error_from_parts(status, &headers, &body), retry_after))
     }
 
-    /// Stamps, authorizes and builds the reqwest request for one attempt.
-    async fn build(&self, req: &Request, client_request_id: &str) -> Result<reqwest::Request> {
+    /// Stamps, authorizes and builds the reqwest request for one attempt; with it, the bearer
+    /// token it carries, if any.
+    async fn build(
+        &self,
+        req: &Request,
+        client_request_id: &str,
+    ) -> Result<(reqwest::Request, Option<AccessToken>)> {
         let inner = &*self.inner;
         let mut headers = req.headers.clone();
         let date = crate::time_fmt::http_date_now();
@@ -363,10 +384,11 @@ impl Pipeline {
                 content_length: req.body.len() as u64,
             })
             .await?;
-        let (extra_query, authorization) = match authorization {
-            Authorization::None => (Vec::new(), None),
-            Authorization::Header(value) => (Vec::new(), Some(value)),
-            Authorization::Query(pairs) => (pairs, None),
+        let (extra_query, authorization, token) = match authorization {
+            Authorization::None => (Vec::new(), None, None),
+            Authorization::Header(value) => (Vec::new(), Some(value), None),
+            Authorization::Bearer(value, token) => (Vec::new(), Some(value), Some(token)),
+            Authorization::Query(pairs) => (pairs, None, None),
         };
         let query = req.query_string(&extra_query);
         let mut url = inner.origin_url.clone();
@@ -409,7 +431,7 @@ impl Pipeline {
             *built.body_mut() = Some(req.body.clone().into());
         }
         *built.headers_mut() = map;
-        Ok(built)
+        Ok((built, token))
     }
 }
 

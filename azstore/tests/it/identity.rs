@@ -185,6 +185,66 @@ async fn bearer_tokens_never_go_over_plain_http_unless_to_loopback_on_opt_in() {
     assert!(auth.starts_with("Bearer eyJ"), "{auth}");
 }
 
+/// Azure answers a revoked token, or one that expired before its `exp` said, with 401
+/// `InvalidAuthenticationInfo` and a `WWW-Authenticate` challenge. Azurite answers such tokens
+/// with 403 (see the test above), so the scripted server plays the service here.
+#[tokio::test]
+async fn a_token_refused_with_401_is_fetched_again_and_the_request_repeated_once() {
+    let refused = Reply::with(
+        401,
+        &[
+            ("x-ms-error-code", "InvalidAuthenticationInfo"),
+            (
+                "www-authenticate",
+                "Bearer authorization_uri=https://login.microsoftonline.com/t/oauth2/authorize \
+                 resource_id=https://storage.azure.com",
+            ),
+        ],
+        b"",
+    );
+    let server = Scripted::start(vec![
+        refused.clone(),
+        Reply::status(200),
+        refused.clone(),
+        refused,
+        Reply::status(403),
+    ])
+    .await;
+    let source = CountingTokens::new(Duration::from_secs(3600));
+    let calls = source.counter();
+    let account = server.account().with_credential(Credential::bearer(source));
+    let options = ClientOptions::default()
+        .transport(TransportOptions::default().allow_bearer_over_http_to_loopback(true));
+    let p = Pipeline::new(&account, Service::Blob, options).unwrap();
+
+    // Refused, forgotten, fetched again, repeated at once: the caller sees the 200.
+    p.send(Request::new(Method::Get, "c/b")).await.unwrap();
+    assert_eq!(server.count(), 2);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "the refused token was kept"
+    );
+
+    // Refused twice: repeated once only, then the 401 is the caller's answer.
+    let e = p.send(Request::new(Method::Get, "c/b")).await.unwrap_err();
+    assert_eq!(e.status(), Some(401), "{e}");
+    assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
+    assert_eq!(
+        e.error_code().map(|c| c.as_str()),
+        Some("InvalidAuthenticationInfo")
+    );
+    assert_eq!(server.count(), 4);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert!(!e.to_string().contains("eyJ"), "token in error: {e}");
+
+    // A 403 (no permission) is an answer about the request, not the token: no new token.
+    let e = p.send(Request::new(Method::Get, "c/b")).await.unwrap_err();
+    assert_eq!(e.status(), Some(403), "{e}");
+    assert_eq!(server.count(), 5);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixty_four_cold_requests_cause_one_token_request() {
     let setup = testkit::tls::https_account();
