@@ -42,6 +42,48 @@ impl fmt::Debug for Auth {
     }
 }
 
+/// CA certificates in PEM form (not secret; `Debug` shows only their size).
+#[derive(Clone)]
+pub(super) struct PemRoots(pub(super) Arc<[u8]>);
+
+impl fmt::Debug for PemRoots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PemRoots({} bytes)", self.0.len())
+    }
+}
+
+impl PemRoots {
+    /// The certificates as the `redis` crate takes them.
+    pub(super) fn certificates(&self) -> ::redis::TlsCertificates {
+        ::redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(self.0.to_vec()),
+        }
+    }
+
+    /// Parses them as a connection would (no I/O): malformed PEM or no certificate at all is
+    /// `InvalidInput`.
+    fn check(&self) -> Result<()> {
+        let has_certificate =
+            std::str::from_utf8(&self.0).is_ok_and(|s| s.contains("-----BEGIN CERTIFICATE-----"));
+        let info = ::redis::ConnectionInfo {
+            addr: ::redis::ConnectionAddr::TcpTls {
+                host: "localhost".into(),
+                port: 6380,
+                insecure: false,
+                tls_params: None,
+            },
+            redis: ::redis::RedisConnectionInfo::default(),
+        };
+        if !has_certificate || ::redis::Client::build_with_tls(info, self.certificates()).is_err() {
+            return Err(Error::invalid_input(
+                "the Redis TLS root certificates are not valid PEM certificates",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Where and how to connect to Redis. Secrets (access keys, tokens) never appear in its
 /// `Debug` output nor in any error.
 #[derive(Clone, Debug)]
@@ -51,6 +93,8 @@ pub struct RedisConfig {
     pub(super) host: String,
     pub(super) port: u16,
     pub(super) tls: bool,
+    /// CA certificates (PEM) trusted instead of the usual roots, when set.
+    pub(super) tls_roots: Option<PemRoots>,
     pub(super) database: i64,
     pub(super) auth: Auth,
     pub(super) connect_timeout: Duration,
@@ -66,6 +110,7 @@ impl RedisConfig {
             host: host.into(),
             port,
             tls: false,
+            tls_roots: None,
             database: 0,
             auth: Auth::None,
             connect_timeout: Duration::from_secs(5),
@@ -118,6 +163,15 @@ impl RedisConfig {
         /// TLS on or off (server certificates are verified against the system's and the
         /// webpki roots).
         tls => set tls: bool;
+    }
+
+    /// Trusts only the CA certificates in `pem` for TLS connections (instead of the system's
+    /// and the webpki roots): for a Redis server whose certificate comes from a private CA.
+    /// Azure Cache for Redis needs no such setting. Malformed PEM fails with `InvalidInput`
+    /// when the client is built, before any connection.
+    pub fn tls_root_certificates_pem(mut self, pem: &[u8]) -> RedisConfig {
+        self.tls_roots = Some(PemRoots(pem.into()));
+        self
     }
 
     /// The database number (default 0; clustered caches have only 0).
@@ -187,6 +241,9 @@ impl RedisConfig {
         }
         if self.connect_timeout.is_zero() || self.operation_timeout.is_zero() {
             return Err(Error::invalid_input("Redis timeouts must be positive"));
+        }
+        if let Some(roots) = &self.tls_roots {
+            roots.check()?;
         }
         if let Auth::Token { username, .. } = &self.auth {
             if username.is_empty() {

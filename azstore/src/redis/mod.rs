@@ -211,7 +211,11 @@ impl RedisClient {
                 ..Default::default()
             },
         };
-        let client = ::redis::Client::open(info).map_err(|e| self.map_error("connect", e))?;
+        let client = match (&cfg.tls_roots, cfg.tls) {
+            (Some(roots), true) => ::redis::Client::build_with_tls(info, roots.certificates()),
+            _ => ::redis::Client::open(info),
+        }
+        .map_err(|e| self.map_error("connect", e))?;
         let options = ::redis::AsyncConnectionConfig::new()
             .set_connection_timeout(cfg.connect_timeout)
             .set_response_timeout(cfg.operation_timeout);

@@ -804,3 +804,59 @@ async fn json_values_of_any_serde_type() {
     assert_eq!(cur.value.names, ["a", "b", "c"]);
     assert_eq!(cur.value.score, 1.5);
 }
+
+/// The TLS port of the test redis-server (`scripts/azurite run` serves it with the test
+/// certificate, as Azure Cache for Redis serves TLS on 6380).
+fn redis_tls_url() -> String {
+    std::env::var("AZSTORE_REDIS_TLS_URL").unwrap_or_else(|_| {
+        panic!(
+            "AZSTORE_REDIS_TLS_URL is not set: run the tests through `scripts/azurite run -- \
+             cargo test ...`, which starts redis-server with a TLS port and exports it"
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_with_a_private_ca_increments_lose_nothing() {
+    let url = redis_tls_url();
+    assert!(url.starts_with("rediss://"), "{url}");
+    let config = RedisConfig::from_url(&url)
+        .unwrap()
+        .tls_root_certificates_pem(&testkit::tls::ca_pem());
+    let tls = RedisClient::new(config).unwrap();
+    tls.ping().await.unwrap();
+    let k = key("tls");
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let counter = tls.json::<u64>(&k).unwrap();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..10 {
+                update(&counter, &policy(), increment).await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    // The same server seen through its plain port, without azstore.
+    assert_eq!(raw_value(&k).await, Some(serde_json::json!(40)));
+}
+
+#[tokio::test]
+async fn over_tls_the_server_certificate_is_verified() {
+    // The system's and the webpki roots do not know the test CA: the handshake fails, as a
+    // typed error, before any command is sent.
+    let untrusting = client_at(&redis_tls_url());
+    let e = untrusting.ping().await.unwrap_err();
+    assert_eq!(e.request_sent(), RequestSent::No, "{e}");
+    assert_ne!(e.kind(), ErrorKind::InvalidInput, "{e}");
+
+    // Malformed roots are refused when the client is built, before any connection.
+    for pem in [&b"not a certificate"[..], b""] {
+        let config = RedisConfig::from_url(&redis_tls_url())
+            .unwrap()
+            .tls_root_certificates_pem(pem);
+        let e = RedisClient::new(config).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    }
+}
