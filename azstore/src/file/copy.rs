@@ -85,12 +85,9 @@ impl CopyFileOptions {
 
         /// Sets whether the destination gets the `Archive` attribute.
         set_archive => set set_archive: bool;
-    }
 
-    /// The destination's lease id.
-    pub fn lease(mut self, id: &LeaseId) -> Self {
-        self.lease = Some(id.clone());
-        self
+        /// The destination's lease id.
+        lease => lease lease;
     }
 
     fn check(&self) -> Result<()> {
