@@ -160,10 +160,7 @@ pub(crate) fn parse(body: &[u8], operation: &str) -> Result<Vec<SignedIdentifier
         return Ok(Vec::new());
     }
     crate::http::checks::expect_xml_root(body, "SignedIdentifiers", operation)?;
-    let text = std::str::from_utf8(body)
-        .map_err(|_| Error::decode(format!("{operation} response is not UTF-8")))?;
-    let raw: RawSignedIdentifiers = quick_xml::de::from_str(text.trim_start_matches('\u{feff}'))
-        .map_err(|e| Error::decode(format!("{operation} response is malformed: {e}")))?;
+    let raw: RawSignedIdentifiers = crate::http::checks::from_xml(body, operation)?;
     let date = |name: &str, s: Option<String>| -> Result<Option<OffsetDateTime>> {
         match s.as_deref().map(str::trim) {
             None | Some("") => Ok(None),

@@ -257,12 +257,6 @@ impl Conditions {
         Conditions::none().with_lease(id)
     }
 
-    /// Adds a lease id to these conditions.
-    pub fn with_lease(mut self, id: &LeaseId) -> Conditions {
-        self.lease_id = Some(id.clone());
-        self
-    }
-
     /// Adds an `If-Match`.
     pub fn and_if_match(mut self, etag: &ETag) -> Conditions {
         self.if_match = Some(etag.into());
@@ -270,6 +264,8 @@ impl Conditions {
     }
 
     setters! {
+        /// Adds a lease id to these conditions.
+        with_lease => lease lease_id;
         /// Adds an `If-Modified-Since`.
         and_if_modified_since => some if_modified_since: OffsetDateTime;
         /// Adds an `If-Unmodified-Since`.

@@ -37,15 +37,10 @@ impl SharedKeyCredential {
     /// assert!(!format!("{cred:?}").contains("a2V5"));
     /// ```
     pub fn new(account: impl Into<String>, key_base64: &str) -> Result<Self> {
-        let key = base64::engine::general_purpose::STANDARD
-            .decode(key_base64.trim())
-            .map_err(|_| Error::invalid_input("AccountKey is not valid base64"))?;
-        if key.is_empty() {
-            return Err(Error::invalid_input("AccountKey is empty"));
-        }
+        let mac = KeyedMac::from_base64(key_base64, "AccountKey", Error::invalid_input)?;
         Ok(SharedKeyCredential {
             account: account.into(),
-            mac: Arc::new(KeyedMac::new(&key)),
+            mac: Arc::new(mac),
         })
     }
 
@@ -76,6 +71,22 @@ pub(crate) struct KeyedMac(Hmac<Sha256>);
 impl KeyedMac {
     pub(crate) fn new(key: &[u8]) -> KeyedMac {
         KeyedMac(Hmac::<Sha256>::new_from_slice(key).expect("HMAC accepts any key length"))
+    }
+
+    /// Keyed with a base64 key (surrounding white space ignored). A key that is not base64,
+    /// or is empty, is the error `invalid` makes of a message naming the key `what`.
+    pub(crate) fn from_base64(
+        key_base64: &str,
+        what: &str,
+        invalid: fn(String) -> Error,
+    ) -> Result<KeyedMac> {
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(key_base64.trim())
+            .map_err(|_| invalid(format!("{what} is not valid base64")))?;
+        if key.is_empty() {
+            return Err(invalid(format!("{what} is empty")));
+        }
+        Ok(KeyedMac::new(&key))
     }
 
     /// HMAC-SHA256 of `data`, base64 encoded.

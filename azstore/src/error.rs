@@ -417,6 +417,12 @@ pub(crate) fn succeeded_unless<T>(
     }
 }
 
+/// [`succeeded_unless`] for a create: `Ok(false)` when it failed with `already_exists` (the
+/// service's code for "it exists", which differs by resource).
+pub(crate) fn created_unless<T>(result: Result<T>, already_exists: ErrorCode) -> Result<bool> {
+    succeeded_unless(result, |e| e.error_code() == Some(&already_exists))
+}
+
 fn classify(status: u16, code: Option<&ErrorCode>) -> ErrorKind {
     if matches!(
         code,

@@ -6,6 +6,7 @@
 /// - `name => some a.b: T;` stores `Some(v)`;
 /// - `name => set a.b: T;` stores `v`;
 /// - `name => flag a.b;` sets a bool to `true` (no argument);
+/// - `name => lease a.b;` stores `Some(id.clone())` of a `&LeaseId`;
 /// - `name => insert a.b;` inserts a `(key, value)` string pair into a map;
 /// - `name => new field: T;` is a constructor: `Self { field: v, ..Self::default() }`.
 ///
@@ -40,6 +41,14 @@ macro_rules! setters {
         $(#[$d])*
         pub fn $name(mut self) -> Self {
             self.$($field).+ = true;
+            self
+        }
+        setters!($($rest)*);
+    };
+    ($(#[$d:meta])* $name:ident => lease $($field:ident).+; $($rest:tt)*) => {
+        $(#[$d])*
+        pub fn $name(mut self, id: &$crate::conditions::LeaseId) -> Self {
+            self.$($field).+ = Some(id.clone());
             self
         }
         setters!($($rest)*);

@@ -85,54 +85,54 @@ impl CopyFileOptions {
 
         /// Sets whether the destination gets the `Archive` attribute.
         set_archive => set set_archive: bool;
-    }
 
-    /// The destination's lease id.
-    pub fn lease(mut self, id: &LeaseId) -> Self {
-        self.lease = Some(id.clone());
-        self
+        /// The destination's lease id.
+        lease => lease lease;
     }
 
     fn check(&self) -> Result<()> {
         self.smb.check(true)?;
-        let both = |from_source: bool, explicit: bool, what: &str| {
-            if from_source && explicit {
-                Err(Error::invalid_input(format!(
-                    "copy the {what} from the source or give it, not both"
-                )))
-            } else {
-                Ok(())
-            }
-        };
         let explicit_permission = matches!(
             self.smb.permission,
             Some(FilePermission::Sddl(_) | FilePermission::Key(_))
         );
-        both(
-            self.permission_from_source,
-            explicit_permission,
-            "permission",
-        )?;
-        both(
-            self.attributes_from_source,
-            self.smb.attributes.is_some(),
-            "attributes",
-        )?;
-        both(
-            self.creation_time_from_source,
-            self.smb.creation_time.is_some(),
-            "creation time",
-        )?;
-        both(
-            self.last_write_time_from_source,
-            self.smb.last_write_time.is_some(),
-            "last-write time",
-        )?;
-        both(
-            self.change_time_from_source,
-            self.smb.change_time.is_some(),
-            "change time",
-        )
+        // (copied from the source, given explicitly, what): at most one of the two.
+        let choices = [
+            (
+                self.permission_from_source,
+                explicit_permission,
+                "permission",
+            ),
+            (
+                self.attributes_from_source,
+                self.smb.attributes.is_some(),
+                "attributes",
+            ),
+            (
+                self.creation_time_from_source,
+                self.smb.creation_time.is_some(),
+                "creation time",
+            ),
+            (
+                self.last_write_time_from_source,
+                self.smb.last_write_time.is_some(),
+                "last-write time",
+            ),
+            (
+                self.change_time_from_source,
+                self.smb.change_time.is_some(),
+                "change time",
+            ),
+        ];
+        match choices
+            .iter()
+            .find(|(from_source, explicit, _)| *from_source && *explicit)
+        {
+            Some((_, _, what)) => Err(Error::invalid_input(format!(
+                "copy the {what} from the source or give it, not both"
+            ))),
+            None => Ok(()),
+        }
     }
 }
 

@@ -106,9 +106,7 @@ impl DirectoryClient {
 
     /// Creates the directory unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.create().await, |e| {
-            e.error_code() == Some(&ErrorCode::ResourceAlreadyExists)
-        })
+        crate::error::created_unless(self.create().await, ErrorCode::ResourceAlreadyExists)
     }
 
     /// Get Directory Properties.

@@ -109,10 +109,7 @@ struct RawAccessRights {
 }
 
 fn parse_handles(body: &[u8]) -> Result<HandlePage> {
-    let text = std::str::from_utf8(body)
-        .map_err(|_| Error::decode("List Handles response is not UTF-8"))?;
-    let raw: RawHandles = quick_xml::de::from_str(text.trim_start_matches('\u{feff}'))
-        .map_err(|e| Error::decode(format!("List Handles response is malformed: {e}")))?;
+    let raw: RawHandles = crate::http::checks::from_xml(body, "List Handles")?;
     Ok(HandlePage {
         handles: raw
             .handle_list

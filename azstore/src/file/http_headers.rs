@@ -16,7 +16,7 @@ use crate::conditions::LeaseId;
 use crate::error::Result;
 use crate::file::client::FileClient;
 use crate::file::models::FileWrite;
-use crate::http::Method;
+use crate::file::set_properties::SetFileProperties;
 use crate::http_headers::HttpHeaders;
 
 /// Azure Files names the stored HTTP headers `x-ms-content-type` and so on.
@@ -30,14 +30,7 @@ impl FileClient {
         headers: &HttpHeaders,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
-        let req = headers.apply(
-            self.request(Method::Put).query("comp", "properties"),
-            FILE_HEADER_PREFIX,
-        );
-        let req = match lease {
-            Some(l) => req.header("x-ms-lease-id", l.as_str()),
-            None => req,
-        };
-        FileWrite::from_response(&self.pipeline.send(req).await?)
+        let change = SetFileProperties::default().headers(headers.clone());
+        self.set_properties_with(&change, lease).await
     }
 }

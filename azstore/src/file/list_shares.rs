@@ -138,10 +138,7 @@ struct RawShareProperties {
 
 impl SharePage {
     pub(crate) fn parse(body: &[u8]) -> Result<SharePage> {
-        let text = std::str::from_utf8(body)
-            .map_err(|_| Error::decode("List Shares response is not UTF-8"))?;
-        let raw: RawList = quick_xml::de::from_str(text.trim_start_matches('\u{feff}'))
-            .map_err(|e| Error::decode(format!("List Shares response is malformed: {e}")))?;
+        let raw: RawList = crate::http::checks::from_xml(body, "List Shares")?;
         Ok(SharePage {
             shares: raw
                 .shares

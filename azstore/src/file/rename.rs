@@ -43,18 +43,12 @@ impl RenameOptions {
 
         /// Sets whether a read-only destination is replaced too.
         ignore_read_only => set ignore_read_only: bool;
-    }
 
-    /// The source's lease id.
-    pub fn source_lease(mut self, id: &LeaseId) -> RenameOptions {
-        self.source_lease = Some(id.clone());
-        self
-    }
+        /// The source's lease id.
+        source_lease => lease source_lease;
 
-    /// The destination's lease id.
-    pub fn destination_lease(mut self, id: &LeaseId) -> RenameOptions {
-        self.destination_lease = Some(id.clone());
-        self
+        /// The destination's lease id.
+        destination_lease => lease destination_lease;
     }
 
     fn apply(&self, req: Request, source_url: String, is_dir: bool) -> Result<Request> {

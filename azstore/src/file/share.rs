@@ -77,9 +77,7 @@ impl ShareClient {
 
     /// Creates the share unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.create().await, |e| {
-            e.error_code() == Some(&ErrorCode::ShareAlreadyExists)
-        })
+        crate::error::created_unless(self.create().await, ErrorCode::ShareAlreadyExists)
     }
 
     /// Get Share Properties (metadata, quota, lease state).

@@ -99,6 +99,15 @@ pub(crate) async fn read_capped(
     Ok((out.freeze(), false))
 }
 
+/// Deserializes an XML success body (a leading BOM is accepted), turning any failure into a
+/// decode error naming `operation`.
+pub(crate) fn from_xml<T: serde::de::DeserializeOwned>(body: &[u8], operation: &str) -> Result<T> {
+    let text = std::str::from_utf8(body)
+        .map_err(|_| Error::decode(format!("{operation} response is not UTF-8")))?;
+    quick_xml::de::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| Error::decode(format!("{operation} response is malformed: {e}")))
+}
+
 /// Checks that an XML success body is a document whose root element is `root` (a captive
 /// portal's HTML page or a misrouted endpoint's answer is an error, never an empty result).
 /// `operation` names the operation in the error.

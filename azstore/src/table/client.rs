@@ -164,9 +164,7 @@ impl TableClient {
 
     /// Creates the table unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.create().await, |e| {
-            e.error_code() == Some(&ErrorCode::TableAlreadyExists)
-        })
+        crate::error::created_unless(self.create().await, ErrorCode::TableAlreadyExists)
     }
 
     /// Delete Table (404 `ResourceNotFound`/`TableNotFound` if it does not exist).

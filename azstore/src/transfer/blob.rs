@@ -50,11 +50,6 @@ impl RangeSource for BlobSource {
             &self.blob.pipeline,
             || self.blob.request(Method::Get).conditions(&self.first),
             len,
-            |h| {
-                let p = BlobProperties::from_headers(h)?;
-                let (etag, total) = (p.etag.clone(), p.content_length);
-                Ok((p, etag, total))
-            },
         )
         .await
     }

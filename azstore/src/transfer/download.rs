@@ -75,14 +75,41 @@ pub(crate) fn range_header(range: &Range<u64>) -> String {
     format!("bytes={}-{}", range.start, range.end - 1)
 }
 
+/// The properties a download's first response carries (Blob or File): read from its headers,
+/// with the ETag every later range is pinned to and the object's size.
+pub(crate) trait FirstProps: Sized {
+    /// Reads the properties from the first response's headers.
+    fn parse(headers: &Headers) -> Result<Self>;
+    /// The version the later ranges are pinned to.
+    fn version(&self) -> Version;
+}
+
+macro_rules! first_props {
+    ($($ty:ty),*) => {
+        $(impl FirstProps for $ty {
+            fn parse(headers: &Headers) -> Result<Self> {
+                <$ty>::from_headers(headers)
+            }
+
+            fn version(&self) -> Version {
+                Version {
+                    etag: self.etag.clone(),
+                    total: self.content_length,
+                }
+            }
+        })*
+    };
+}
+
+first_props!(crate::blob::BlobProperties, crate::file::FileProperties);
+
 /// The first request of a download: `get()` with `x-ms-range: 0..len`, or `get()` alone when
-/// the object is empty (a range of it is answered with 416). `parse` reads the properties,
-/// the ETag and the size from the response's headers.
-pub(crate) async fn open_first<P>(
+/// the object is empty (a range of it is answered with 416). The properties, the ETag and the
+/// size are read from the response's headers.
+pub(crate) async fn open_first<P: FirstProps>(
     pipeline: &Pipeline,
     get: impl Fn() -> Request,
     len: u64,
-    parse: impl FnOnce(&Headers) -> Result<(P, ETag, u64)>,
 ) -> Result<(P, Version, StreamingResponse)> {
     let ranged = get().header("x-ms-range", range_header(&(0..len)));
     let resp = match pipeline.send_streaming(ranged).await {
@@ -91,8 +118,9 @@ pub(crate) async fn open_first<P>(
         }
         r => r,
     }?;
-    let (props, etag, total) = parse(&resp.headers)?;
-    Ok((props, Version { etag, total }, resp))
+    let props = P::parse(&resp.headers)?;
+    let version = props.version();
+    Ok((props, version, resp))
 }
 
 /// How a download runs.

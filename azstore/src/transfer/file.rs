@@ -26,17 +26,7 @@ impl RangeSource for FileClient {
     type Props = FileProperties;
 
     async fn open(&self, len: u64) -> Result<(FileProperties, Version, StreamingResponse)> {
-        open_first(
-            &self.pipeline,
-            || self.request(Method::Get),
-            len,
-            |h| {
-                let p = FileProperties::from_headers(h)?;
-                let (etag, total) = (p.etag.clone(), p.content_length);
-                Ok((p, etag, total))
-            },
-        )
-        .await
+        open_first(&self.pipeline, || self.request(Method::Get), len).await
     }
 
     async fn range(&self, range: Range<u64>, _version: &Version) -> Result<StreamingResponse> {
