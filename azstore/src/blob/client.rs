@@ -93,6 +93,36 @@ pub(crate) async fn set_metadata_with(
     WriteResult::from_response(&pipeline.send(req).await?)
 }
 
+/// A container or blob client, for the shape most of their operations share.
+pub(crate) trait Resource {
+    /// The pipeline the client's requests go through.
+    fn via(&self) -> &Pipeline;
+
+    /// Sends `req` with `comp=` and the conditions.
+    async fn send_comp(
+        &self,
+        req: Request,
+        comp: &str,
+        conditions: &Conditions,
+    ) -> Result<Response> {
+        self.via()
+            .send(req.query("comp", comp).conditions(conditions))
+            .await
+    }
+}
+
+impl Resource for ContainerClient {
+    fn via(&self) -> &Pipeline {
+        &self.pipeline
+    }
+}
+
+impl Resource for BlobClient {
+    fn via(&self) -> &Pipeline {
+        &self.pipeline
+    }
+}
+
 /// Checks the conditions of a blob read: everything is accepted except `If-None-Match: *`,
 /// which no read can satisfy (the service answers 400 `UnsatisfiableCondition`).
 pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {
