@@ -300,19 +300,14 @@ impl BlobClient {
             .content_type
             .clone()
             .unwrap_or_else(|| "application/octet-stream".into());
-        let checksum = options.checksum.header(&body);
         let req = self
             .write_request(Method::Put, "Put Blob")?
             .header("x-ms-blob-type", "BlockBlob")
             .conditions(&options.conditions);
         let req = options
             .write
-            .apply(req, crate::blob::write_options::WriteKind::PutBlob)?
-            .body(body, &content_type);
-        let req = match checksum {
-            Some((k, v)) => req.header(k, v),
-            None => req,
-        };
+            .apply(req, crate::blob::write_options::WriteKind::PutBlob)?;
+        let req = options.checksum.body(req, body, &content_type);
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
