@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use crate::blob::client::{BlobServiceClient, ContainerClient};
-use crate::blob::list::{Page, ResultStream, paged};
+use crate::blob::list::{Page, ResultStream, every_page};
 use crate::blob::names::validate_container_name;
 use crate::blob::properties::Tags;
 use crate::blob::xml;
@@ -152,14 +152,10 @@ macro_rules! find_blobs_by_tags {
 
             $(#[$all])*
             pub fn find_blobs_by_tags(&self, expr: &str) -> ResultStream<TaggedBlob> {
-                let (scope, expr) = (self.clone(), expr.to_string());
-                paged(move |marker: Option<String>| {
-                    let (scope, expr) = (scope.clone(), expr.clone());
-                    async move {
-                        scope
-                            .find_blobs_by_tags_page(&expr, None, marker.as_deref())
-                            .await
-                    }
+                every_page(self, expr.to_string(), |scope, expr, marker| async move {
+                    scope
+                        .find_blobs_by_tags_page(&expr, None, marker.as_deref())
+                        .await
                 })
             }
         }
