@@ -19,12 +19,9 @@ pub struct CreateOptions {
 }
 
 impl CreateOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> CreateOptions {
-        CreateOptions {
-            conditions,
-            ..CreateOptions::default()
-        }
+    setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
     }
 }
 

@@ -81,12 +81,9 @@ pub struct CommitOptions {
 }
 
 impl CommitOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> CommitOptions {
-        CommitOptions {
-            conditions,
-            ..CommitOptions::default()
-        }
+    setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
     }
 }
 

@@ -173,15 +173,9 @@ pub struct PutOptions {
 }
 
 impl PutOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> PutOptions {
-        PutOptions {
-            conditions,
-            ..PutOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
         /// Sets the transactional checksum.
         checksum => set checksum: crate::blob::Checksum;
     }

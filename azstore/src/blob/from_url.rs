@@ -251,15 +251,9 @@ pub struct PutFromUrlOptions {
 }
 
 impl PutFromUrlOptions {
-    /// Options with these destination conditions.
-    pub fn conditions(conditions: Conditions) -> PutFromUrlOptions {
-        PutFromUrlOptions {
-            conditions,
-            ..PutFromUrlOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these destination conditions.
+        conditions => new conditions: Conditions;
         /// Sets whether the source's HTTP headers are copied.
         copy_source_properties => some copy_source_properties: bool;
         /// Sets where the index tags come from.

@@ -54,15 +54,9 @@ pub struct PageRangeOptions {
 }
 
 impl PageRangeOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> PageRangeOptions {
-        PageRangeOptions {
-            conditions,
-            ..PageRangeOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
         /// Only ranges within `range`.
         range => some range: Range<u64>;
     }
@@ -116,15 +110,9 @@ pub struct PageWriteOptions {
 }
 
 impl PageWriteOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> PageWriteOptions {
-        PageWriteOptions {
-            conditions,
-            ..PageWriteOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
         /// Only if the sequence number is at most `n`.
         if_sequence_number_le => some if_sequence_number_le: u64;
         /// Only if the sequence number is below `n`.
