@@ -218,12 +218,12 @@ impl SasBuilder {
         let sig = key.mac.sign_base64(sts.as_bytes());
         let extra = [
             ("sr", sr),
-            ("skoid", key.object_id.as_str()),
-            ("sktid", key.tenant_id.as_str()),
-            ("skt", key.start.as_str()),
-            ("ske", key.expiry.as_str()),
-            ("sks", key.service.as_str()),
-            ("skv", key.version.as_str()),
+            ("skoid", key.signed.object_id.as_str()),
+            ("sktid", key.signed.tenant_id.as_str()),
+            ("skt", key.signed.start.as_str()),
+            ("ske", key.signed.expiry.as_str()),
+            ("sks", key.signed.service.as_str()),
+            ("skv", key.signed.version.as_str()),
         ];
         self.token(&perms, &st, &se, &extra, &sig)
     }
@@ -317,31 +317,37 @@ impl SasBuilder {
 #[derive(Clone)]
 pub struct UserDelegationKey {
     account: String,
-    object_id: String,
-    tenant_id: String,
-    start: String,
-    expiry: String,
-    service: String,
-    version: String,
+    signed: KeyFields,
     mac: crate::credential::KeyedMac,
 }
 
+/// The fields of a Get User Delegation Key response, parsed once: those a user delegation
+/// SAS carries and signs are kept exactly as the service wrote them; the key value is taken
+/// out by [`UserDelegationKey::new`] (only its signer is kept).
+#[derive(Clone, serde::Deserialize)]
+pub(crate) struct KeyFields {
+    #[serde(rename = "SignedOid")]
+    object_id: String,
+    #[serde(rename = "SignedTid")]
+    tenant_id: String,
+    #[serde(rename = "SignedStart")]
+    start: String,
+    #[serde(rename = "SignedExpiry")]
+    expiry: String,
+    #[serde(rename = "SignedService")]
+    service: String,
+    #[serde(rename = "SignedVersion")]
+    version: String,
+    /// The base64 key; empty once the key is built.
+    #[serde(rename = "Value")]
+    value: String,
+}
+
 impl UserDelegationKey {
-    /// Builds a key from the fields of a Get User Delegation Key response (`value` is the
-    /// base64 key). `start` and `expiry` are kept exactly as the service wrote them: they are
-    /// signed as they are.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        account: &str,
-        object_id: String,
-        tenant_id: String,
-        start: String,
-        expiry: String,
-        service: String,
-        version: String,
-        value: &str,
-    ) -> Result<UserDelegationKey> {
+    /// Builds a key from the fields of a Get User Delegation Key response.
+    pub(crate) fn new(account: &str, mut signed: KeyFields) -> Result<UserDelegationKey> {
         use base64::Engine;
+        let value = std::mem::take(&mut signed.value);
         let key = base64::engine::general_purpose::STANDARD
             .decode(value.trim())
             .map_err(|_| Error::decode("the user delegation key value is not valid base64"))?;
@@ -350,12 +356,7 @@ impl UserDelegationKey {
         }
         Ok(UserDelegationKey {
             account: account.to_string(),
-            object_id,
-            tenant_id,
-            start,
-            expiry,
-            service,
-            version,
+            signed,
             mac: crate::credential::KeyedMac::new(&key),
         })
     }
@@ -367,32 +368,32 @@ impl UserDelegationKey {
 
     /// `SignedOid`: the Microsoft Entra object id of the identity that asked for the key.
     pub fn object_id(&self) -> &str {
-        &self.object_id
+        &self.signed.object_id
     }
 
     /// `SignedTid`: the Microsoft Entra tenant id.
     pub fn tenant_id(&self) -> &str {
-        &self.tenant_id
+        &self.signed.tenant_id
     }
 
     /// `SignedStart`, as the service wrote it.
     pub fn start(&self) -> &str {
-        &self.start
+        &self.signed.start
     }
 
     /// `SignedExpiry`, as the service wrote it.
     pub fn expiry(&self) -> &str {
-        &self.expiry
+        &self.signed.expiry
     }
 
     /// `SignedService` (`b` for Blob).
     pub fn service(&self) -> &str {
-        &self.service
+        &self.signed.service
     }
 
     /// `SignedVersion`: the service version that issued the key.
     pub fn version(&self) -> &str {
-        &self.version
+        &self.signed.version
     }
 }
 
@@ -400,12 +401,12 @@ impl std::fmt::Debug for UserDelegationKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UserDelegationKey")
             .field("account", &self.account)
-            .field("object_id", &self.object_id)
-            .field("tenant_id", &self.tenant_id)
-            .field("start", &self.start)
-            .field("expiry", &self.expiry)
-            .field("service", &self.service)
-            .field("version", &self.version)
+            .field("object_id", &self.signed.object_id)
+            .field("tenant_id", &self.signed.tenant_id)
+            .field("start", &self.signed.start)
+            .field("expiry", &self.signed.expiry)
+            .field("service", &self.signed.service)
+            .field("version", &self.signed.version)
             .field("value", &"<redacted>")
             .finish()
     }
@@ -432,12 +433,12 @@ fn user_delegation_string_to_sign(
         st,
         se,
         resource,
-        &key.object_id,
-        &key.tenant_id,
-        &key.start,
-        &key.expiry,
-        &key.service,
-        &key.version,
+        &key.signed.object_id,
+        &key.signed.tenant_id,
+        &key.signed.start,
+        &key.signed.expiry,
+        &key.signed.service,
+        &key.signed.version,
         "", // saoid: authorized user object id
         "", // suoid: unauthorized user object id
         "", // scid: correlation id
@@ -513,17 +514,16 @@ mod tests {
     fn user_delegation_signature_follows_the_documented_layout() {
         use base64::Engine;
         use hmac::{Hmac, Mac};
-        let key = UserDelegationKey::new(
-            "acct",
-            "oid-1".into(),
-            "tid-2".into(),
-            "2026-11-22T00:00:00Z".into(),
-            "2026-11-23T00:00:00Z".into(),
-            "b".into(),
-            "2025-11-05".into(),
-            "a2V5",
-        )
-        .unwrap();
+        let signed = KeyFields {
+            object_id: "oid-1".into(),
+            tenant_id: "tid-2".into(),
+            start: "2026-11-22T00:00:00Z".into(),
+            expiry: "2026-11-23T00:00:00Z".into(),
+            service: "b".into(),
+            version: "2025-11-05".into(),
+            value: "a2V5".into(),
+        };
+        let key = UserDelegationKey::new("acct", signed).unwrap();
         let token = SasBuilder::new("wr", datetime!(2026-11-22 01:00 UTC))
             .start(datetime!(2026-11-22 00:30 UTC))
             .https_only()

@@ -19,12 +19,9 @@ pub struct CreateOptions {
 }
 
 impl CreateOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> CreateOptions {
-        CreateOptions {
-            conditions,
-            ..CreateOptions::default()
-        }
+    setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
     }
 }
 
@@ -133,7 +130,6 @@ impl BlobClient {
                 "an appended block must be 1 byte to 100 MiB",
             ));
         }
-        let checksum = options.checksum.header(&body);
         let req = self
             .write_request(Method::Put, "Append Block")?
             .query("comp", "appendblock")
@@ -146,12 +142,8 @@ impl BlobClient {
                 "x-ms-blob-condition-maxsize",
                 options.max_size.map(|p| p.to_string()),
             )
-            .body(body, "application/octet-stream")
             .intent(crate::http::Intent::NonIdempotent);
-        let req = match checksum {
-            Some((k, v)) => req.header(k, v),
-            None => req,
-        };
+        let req = options.checksum.body(req, body, "application/octet-stream");
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block")
     }

@@ -81,12 +81,9 @@ pub struct CommitOptions {
 }
 
 impl CommitOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> CommitOptions {
-        CommitOptions {
-            conditions,
-            ..CommitOptions::default()
-        }
+    setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
     }
 }
 
@@ -171,17 +168,12 @@ impl BlobClient {
         if body.is_empty() || body.len() as u64 > MAX_BLOCK_SIZE {
             return Err(Error::invalid_input("a block must be 1 byte to 4000 MiB"));
         }
-        let checksum = options.checksum.header(&body);
         let req = self
             .write_request(Method::Put, "Put Block")?
             .query("comp", "block")
             .query("blockid", id.as_str())
-            .conditions(&options.conditions)
-            .body(body, "application/octet-stream");
-        let req = match checksum {
-            Some((k, v)) => req.header(k, v),
-            None => req,
-        };
+            .conditions(&options.conditions);
+        let req = options.checksum.body(req, body, "application/octet-stream");
         self.pipeline.send(req).await?;
         Ok(())
     }

@@ -35,6 +35,21 @@ impl Checksum {
             Checksum::Crc64 => Some(("x-ms-content-crc64", crc64_base64(body))),
         }
     }
+
+    /// Sets `body` as the request's body, followed by this checksum's header, if any.
+    pub(crate) fn body(
+        self,
+        req: crate::http::Request,
+        body: bytes::Bytes,
+        content_type: &str,
+    ) -> crate::http::Request {
+        let header = self.header(&body);
+        let req = req.body(body, content_type);
+        match header {
+            Some((k, v)) => req.header(k, v),
+            None => req,
+        }
+    }
 }
 
 /// The base64 MD5 digest of `data`, as sent in `Content-MD5`.

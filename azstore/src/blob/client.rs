@@ -93,6 +93,36 @@ pub(crate) async fn set_metadata_with(
     WriteResult::from_response(&pipeline.send(req).await?)
 }
 
+/// A container or blob client, for the shape most of their operations share.
+pub(crate) trait Resource {
+    /// The pipeline the client's requests go through.
+    fn via(&self) -> &Pipeline;
+
+    /// Sends `req` with `comp=` and the conditions.
+    async fn send_comp(
+        &self,
+        req: Request,
+        comp: &str,
+        conditions: &Conditions,
+    ) -> Result<Response> {
+        self.via()
+            .send(req.query("comp", comp).conditions(conditions))
+            .await
+    }
+}
+
+impl Resource for ContainerClient {
+    fn via(&self) -> &Pipeline {
+        &self.pipeline
+    }
+}
+
+impl Resource for BlobClient {
+    fn via(&self) -> &Pipeline {
+        &self.pipeline
+    }
+}
+
 /// Checks the conditions of a blob read: everything is accepted except `If-None-Match: *`,
 /// which no read can satisfy (the service answers 400 `UnsatisfiableCondition`).
 pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {
@@ -143,15 +173,9 @@ pub struct PutOptions {
 }
 
 impl PutOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> PutOptions {
-        PutOptions {
-            conditions,
-            ..PutOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
         /// Sets the transactional checksum.
         checksum => set checksum: crate::blob::Checksum;
     }
@@ -270,19 +294,14 @@ impl BlobClient {
             .content_type
             .clone()
             .unwrap_or_else(|| "application/octet-stream".into());
-        let checksum = options.checksum.header(&body);
         let req = self
             .write_request(Method::Put, "Put Blob")?
             .header("x-ms-blob-type", "BlockBlob")
             .conditions(&options.conditions);
         let req = options
             .write
-            .apply(req, crate::blob::write_options::WriteKind::PutBlob)?
-            .body(body, &content_type);
-        let req = match checksum {
-            Some((k, v)) => req.header(k, v),
-            None => req,
-        };
+            .apply(req, crate::blob::write_options::WriteKind::PutBlob)?;
+        let req = options.checksum.body(req, body, &content_type);
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use time::OffsetDateTime;
 
 use crate::access_policy::{self, PolicyRules, SignedIdentifier};
-use crate::blob::client::{ContainerClient, WriteResult};
+use crate::blob::client::{ContainerClient, Resource, WriteResult};
 use crate::blob::models::{LeaseDurationType, LeaseState, LeaseStatus};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::Result;
@@ -193,12 +193,7 @@ impl ContainerClient {
     pub async fn get_metadata_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
         let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Get)
-                    .query("comp", "metadata")
-                    .conditions(conditions),
-            )
+            .send_comp(self.request(Method::Get), "metadata", conditions)
             .await?;
         ContainerProperties::from_headers(&resp.headers)
     }
@@ -221,12 +216,7 @@ impl ContainerClient {
     pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container ACL")?;
         let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Get)
-                    .query("comp", "acl")
-                    .conditions(conditions),
-            )
+            .send_comp(self.request(Method::Get), "acl", conditions)
             .await?;
         let identifiers = access_policy::parse(&resp.body, "Get Container ACL")?;
         Ok(AclResult {

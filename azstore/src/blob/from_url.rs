@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use crate::blob::block::BlockId;
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::page::{PAGE_SIZE, PageWriteOptions, PageWriteResult};
+use crate::blob::page::{PageWriteOptions, PageWriteResult, check_aligned};
 use crate::blob::write_options::{BlobWriteOptions, WriteKind, write_builders};
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
@@ -251,15 +251,9 @@ pub struct PutFromUrlOptions {
 }
 
 impl PutFromUrlOptions {
-    /// Options with these destination conditions.
-    pub fn conditions(conditions: Conditions) -> PutFromUrlOptions {
-        PutFromUrlOptions {
-            conditions,
-            ..PutFromUrlOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these destination conditions.
+        conditions => new conditions: Conditions;
         /// Sets whether the source's HTTP headers are copied.
         copy_source_properties => some copy_source_properties: bool;
         /// Sets where the index tags come from.
@@ -356,30 +350,15 @@ impl BlobClient {
             ));
         };
         let len = r.end.saturating_sub(r.start);
-        for (what, v) in [
-            ("offset", offset),
-            ("source offset", r.start),
-            ("length", len),
-        ] {
-            if v % PAGE_SIZE != 0 {
-                return Err(Error::invalid_input(format!(
-                    "page blob {what} must be a multiple of 512 bytes (got {v})"
-                )));
-            }
-        }
+        check_aligned("offset", offset)?;
+        check_aligned("source offset", r.start)?;
+        check_aligned("length", len)?;
         if len == 0 || len > crate::blob::MAX_PUT_PAGE {
             return Err(Error::invalid_input(
                 "Put Page From URL writes 512 bytes to 4 MiB",
             ));
         }
-        let req = self
-            .write_request(Method::Put, "Put Page From URL")?
-            .query("comp", "page")
-            .header("x-ms-page-write", "update")
-            .header(
-                "x-ms-range",
-                format!("bytes={}-{}", offset, offset + len - 1),
-            );
+        let req = self.put_page_request("Put Page From URL", "update", offset, len)?;
         let req = options.apply(req)?;
         let req = source.apply(req, SourceUse::Page)?;
         let resp = self.pipeline.send(req).await?;

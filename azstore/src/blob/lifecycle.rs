@@ -47,15 +47,9 @@ pub struct SetTierOptions {
 }
 
 impl SetTierOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> SetTierOptions {
-        SetTierOptions {
-            conditions,
-            ..SetTierOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
         /// Sets the rehydrate priority.
         rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }

@@ -258,6 +258,20 @@ pub(crate) fn quote_etag(s: &str) -> String {
     }
 }
 
+/// Every item of a listing, following `NextMarker` page by page: `page` fetches one page of
+/// `client`'s listing with `args` at a marker (`None` for the first page).
+pub(crate) fn every_page<C, A, T, F, Fut>(client: &C, args: A, page: F) -> ResultStream<T>
+where
+    C: Clone + Send + Sync + 'static,
+    A: Clone + Send + Sync + 'static,
+    T: Send + 'static,
+    F: Fn(C, A, Option<String>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Page<T>>> + Send + 'static,
+{
+    let client = client.clone();
+    paged(move |marker| page(client.clone(), args.clone(), marker))
+}
+
 fn date(s: Option<String>) -> Option<OffsetDateTime> {
     s.as_deref().and_then(crate::time_fmt::parse_http_date)
 }
@@ -315,11 +329,8 @@ impl BlobServiceClient {
     /// # let _ = names; Ok(()) }
     /// ```
     pub fn list_containers(&self, options: ListOptions) -> ResultStream<ContainerItem> {
-        let this = self.clone();
-        paged(move |marker| {
-            let this = this.clone();
-            let options = options.clone();
-            async move { this.list_containers_page(&options, marker.as_deref()).await }
+        every_page(self, options, |this, options, marker| async move {
+            this.list_containers_page(&options, marker.as_deref()).await
         })
     }
 }
@@ -399,11 +410,8 @@ impl ContainerClient {
     /// # Ok(()) }
     /// ```
     pub fn list_blobs(&self, options: ListOptions) -> ResultStream<BlobListItem> {
-        let this = self.clone();
-        paged(move |marker| {
-            let this = this.clone();
-            let options = options.clone();
-            async move { this.list_blobs_page(&options, marker.as_deref()).await }
+        every_page(self, options, |this, options, marker| async move {
+            this.list_blobs_page(&options, marker.as_deref()).await
         })
     }
 }

@@ -54,15 +54,9 @@ pub struct PageRangeOptions {
 }
 
 impl PageRangeOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> PageRangeOptions {
-        PageRangeOptions {
-            conditions,
-            ..PageRangeOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
         /// Only ranges within `range`.
         range => some range: Range<u64>;
     }
@@ -79,7 +73,7 @@ impl PageRangeOptions {
     }
 }
 
-fn check_aligned(what: &str, v: u64) -> Result<()> {
+pub(crate) fn check_aligned(what: &str, v: u64) -> Result<()> {
     if v % PAGE_SIZE != 0 {
         return Err(Error::invalid_input(format!(
             "page blob {what} must be a multiple of 512 bytes (got {v})"
@@ -116,15 +110,9 @@ pub struct PageWriteOptions {
 }
 
 impl PageWriteOptions {
-    /// Options with these conditions.
-    pub fn conditions(conditions: Conditions) -> PageWriteOptions {
-        PageWriteOptions {
-            conditions,
-            ..PageWriteOptions::default()
-        }
-    }
-
     setters! {
+        /// Options with these conditions.
+        conditions => new conditions: Conditions;
         /// Only if the sequence number is at most `n`.
         if_sequence_number_le => some if_sequence_number_le: u64;
         /// Only if the sequence number is below `n`.
@@ -203,9 +191,36 @@ impl PageWriteResult {
             sequence_number: resp.headers.parse("x-ms-blob-sequence-number")?,
         })
     }
+
+    /// The new version alone (what the methods without sequence-number options return).
+    fn into_write_result(self) -> WriteResult {
+        WriteResult {
+            etag: self.etag,
+            last_modified: self.last_modified,
+        }
+    }
 }
 
 impl BlobClient {
+    /// The request of a Put Page (`write` is `update` or `clear`) of the `len` bytes at
+    /// `offset`.
+    pub(crate) fn put_page_request(
+        &self,
+        operation: &str,
+        write: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<Request> {
+        Ok(self
+            .write_request(Method::Put, operation)?
+            .query("comp", "page")
+            .header("x-ms-page-write", write)
+            .header(
+                "x-ms-range",
+                format!("bytes={}-{}", offset, offset + len - 1),
+            ))
+    }
+
     /// Put Blob of a page blob of `size` bytes (a multiple of 512), all zeros.
     pub async fn create_page_blob(
         &self,
@@ -234,17 +249,9 @@ impl BlobClient {
         body: impl Into<Bytes>,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        let r = self
-            .put_pages_with(
-                offset,
-                body,
-                &PageWriteOptions::conditions(conditions.clone()),
-            )
-            .await?;
-        Ok(WriteResult {
-            etag: r.etag,
-            last_modified: r.last_modified,
-        })
+        let options = PageWriteOptions::conditions(conditions.clone());
+        let r = self.put_pages_with(offset, body, &options).await?;
+        Ok(r.into_write_result())
     }
 
     /// Put Page (update) with sequence-number conditions and a transactional checksum.
@@ -262,20 +269,10 @@ impl BlobClient {
         if len == 0 || len > MAX_PUT_PAGE {
             return Err(Error::invalid_input("Put Page writes 512 bytes to 4 MiB"));
         }
-        let checksum = options.checksum.header(&body);
-        let req = self
-            .write_request(Method::Put, "Put Page")?
-            .query("comp", "page")
-            .header("x-ms-page-write", "update")
-            .header(
-                "x-ms-range",
-                format!("bytes={}-{}", offset, offset + len - 1),
-            );
-        let req = options.apply(req)?.body(body, "application/octet-stream");
-        let req = match checksum {
-            Some((k, v)) => req.header(k, v),
-            None => req,
-        };
+        let req = self.put_page_request("Put Page", "update", offset, len)?;
+        let req = options
+            .checksum
+            .body(options.apply(req)?, body, "application/octet-stream");
         let resp = self.pipeline.send(req).await?;
         PageWriteResult::from_response(&resp)
     }
@@ -287,17 +284,9 @@ impl BlobClient {
         len: u64,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        let r = self
-            .clear_pages_with(
-                offset,
-                len,
-                &PageWriteOptions::conditions(conditions.clone()),
-            )
-            .await?;
-        Ok(WriteResult {
-            etag: r.etag,
-            last_modified: r.last_modified,
-        })
+        let options = PageWriteOptions::conditions(conditions.clone());
+        let r = self.clear_pages_with(offset, len, &options).await?;
+        Ok(r.into_write_result())
     }
 
     /// Put Page (clear) with sequence-number conditions.
@@ -318,14 +307,7 @@ impl BlobClient {
         if len == 0 {
             return Err(Error::invalid_input("clear length must not be 0"));
         }
-        let req = self
-            .write_request(Method::Put, "Clear Pages")?
-            .query("comp", "page")
-            .header("x-ms-page-write", "clear")
-            .header(
-                "x-ms-range",
-                format!("bytes={}-{}", offset, offset + len - 1),
-            );
+        let req = self.put_page_request("Clear Pages", "clear", offset, len)?;
         let resp = self.pipeline.send(options.apply(req)?).await?;
         PageWriteResult::from_response(&resp)
     }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use time::OffsetDateTime;
 
-use crate::blob::client::{BlobClient, Download, WriteResult};
+use crate::blob::client::{BlobClient, Download, Resource, WriteResult};
 use crate::blob::models::BlobProperties;
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
@@ -116,12 +116,7 @@ impl BlobClient {
         // GET (the REST API allows GET and HEAD): error answers then carry their body, and
         // it is what the official SDKs send to Azure.
         let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Get)
-                    .query("comp", "metadata")
-                    .conditions(conditions),
-            )
+            .send_comp(self.request(Method::Get), "metadata", conditions)
             .await?;
         Ok((resp.headers.metadata(), resp.headers.require_etag()?))
     }
@@ -142,11 +137,10 @@ impl BlobClient {
     pub async fn snapshot(&self, conditions: &Conditions) -> Result<SnapshotResult> {
         conditions.check(Allowed::ALL, "Snapshot Blob")?;
         let resp = self
-            .pipeline
-            .send(
-                self.write_request(Method::Put, "Snapshot Blob")?
-                    .query("comp", "snapshot")
-                    .conditions(conditions),
+            .send_comp(
+                self.write_request(Method::Put, "Snapshot Blob")?,
+                "snapshot",
+                conditions,
             )
             .await?;
         Ok(SnapshotResult {
@@ -218,12 +212,7 @@ impl BlobClient {
     pub async fn get_tags_if(&self, conditions: &Conditions) -> Result<Tags> {
         conditions.check(TAGS_ONLY, "Get Blob Tags")?;
         let resp = self
-            .pipeline
-            .send(
-                self.request(Method::Get)
-                    .query("comp", "tags")
-                    .conditions(conditions),
-            )
+            .send_comp(self.request(Method::Get), "tags", conditions)
             .await?;
         let raw: xml::RawTags = xml::parse(&resp.body, "Get Blob Tags")?;
         Ok(raw.into_tags())

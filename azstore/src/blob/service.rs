@@ -1,11 +1,10 @@
 //! Account- and container-level blob operations: Get Account Information, Find Blobs by Tags
 //! (account and container), and restoring a deleted container.
 
-use futures_util::future::BoxFuture;
 use serde::Deserialize;
 
 use crate::blob::client::{BlobServiceClient, ContainerClient};
-use crate::blob::list::{Page, ResultStream, paged};
+use crate::blob::list::{Page, ResultStream, every_page};
 use crate::blob::names::validate_container_name;
 use crate::blob::properties::Tags;
 use crate::blob::xml;
@@ -117,39 +116,73 @@ fn filter_page(body: &[u8]) -> Result<Page<TaggedBlob>> {
 }
 
 /// The account or a container: where Find Blobs by Tags searches.
-trait TagScope: Clone + Send + Sync + 'static {
-    fn page(
-        &self,
-        expr: String,
-        marker: Option<String>,
-    ) -> BoxFuture<'static, Result<Page<TaggedBlob>>>;
+trait TagScope {
+    /// The request a search starts from.
+    fn tag_search(&self) -> Request;
 }
 
-macro_rules! tag_scope {
-    ($($ty:ty),*) => {$(
-        impl TagScope for $ty {
-            fn page(
+impl TagScope for BlobServiceClient {
+    fn tag_search(&self) -> Request {
+        Request::new(Method::Get, "")
+    }
+}
+
+impl TagScope for ContainerClient {
+    fn tag_search(&self) -> Request {
+        self.request(Method::Get)
+    }
+}
+
+/// `find_blobs_by_tags_page` and `find_blobs_by_tags` of a [`TagScope`], written once; each
+/// method's documentation is given per client.
+macro_rules! find_blobs_by_tags {
+    ($ty:ty { $(#[$page:meta])* page; $(#[$all:meta])* all; }) => {
+        impl $ty {
+            $(#[$page])*
+            pub async fn find_blobs_by_tags_page(
                 &self,
-                expr: String,
-                marker: Option<String>,
-            ) -> BoxFuture<'static, Result<Page<TaggedBlob>>> {
-                let this = self.clone();
-                Box::pin(async move {
-                    this.find_blobs_by_tags_page(&expr, None, marker.as_deref())
+                expr: &str,
+                max_results: Option<u32>,
+                marker: Option<&str>,
+            ) -> Result<Page<TaggedBlob>> {
+                let req = filter_request(self.tag_search(), expr, max_results, marker)?;
+                let resp = self.pipeline().send(req).await?;
+                filter_page(&resp.body)
+            }
+
+            $(#[$all])*
+            pub fn find_blobs_by_tags(&self, expr: &str) -> ResultStream<TaggedBlob> {
+                every_page(self, expr.to_string(), |scope, expr, marker| async move {
+                    scope
+                        .find_blobs_by_tags_page(&expr, None, marker.as_deref())
                         .await
                 })
             }
         }
-    )*};
+    };
 }
 
-tag_scope!(BlobServiceClient, ContainerClient);
+find_blobs_by_tags!(BlobServiceClient {
+    /// Find Blobs by Tags across all containers: one page of blobs whose index tags satisfy
+    /// `expr` (e.g. `"status" = 'done' AND "year" >= '2026'`).
+    page;
+    /// Find Blobs by Tags across all containers, following `NextMarker` to the end.
+    ///
+    /// ```no_run
+    /// # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// let done: Vec<_> = blobs.find_blobs_by_tags("\"status\" = 'done'").try_collect().await?;
+    /// # let _ = done; Ok(()) }
+    /// ```
+    all;
+});
 
-/// Every page of a Find Blobs by Tags for `expr` in `scope`.
-fn filter_stream(scope: impl TagScope, expr: &str) -> ResultStream<TaggedBlob> {
-    let expr = expr.to_string();
-    paged(move |marker: Option<String>| scope.page(expr.clone(), marker))
-}
+find_blobs_by_tags!(ContainerClient {
+    /// Find Blobs by Tags within this container: one page.
+    page;
+    /// Find Blobs by Tags within this container, following `NextMarker` to the end.
+    all;
+});
 
 impl BlobServiceClient {
     /// Get Account Information: SKU and account kind.
@@ -167,31 +200,6 @@ impl BlobServiceClient {
             account_kind: resp.headers.require("x-ms-account-kind")?.to_string(),
             is_hns_enabled: resp.headers.parse("x-ms-is-hns-enabled")?,
         })
-    }
-
-    /// Find Blobs by Tags across all containers: one page of blobs whose index tags satisfy
-    /// `expr` (e.g. `"status" = 'done' AND "year" >= '2026'`).
-    pub async fn find_blobs_by_tags_page(
-        &self,
-        expr: &str,
-        max_results: Option<u32>,
-        marker: Option<&str>,
-    ) -> Result<Page<TaggedBlob>> {
-        let req = filter_request(Request::new(Method::Get, ""), expr, max_results, marker)?;
-        let resp = self.pipeline().send(req).await?;
-        filter_page(&resp.body)
-    }
-
-    /// Find Blobs by Tags across all containers, following `NextMarker` to the end.
-    ///
-    /// ```no_run
-    /// # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
-    /// let done: Vec<_> = blobs.find_blobs_by_tags("\"status\" = 'done'").try_collect().await?;
-    /// # let _ = done; Ok(()) }
-    /// ```
-    pub fn find_blobs_by_tags(&self, expr: &str) -> ResultStream<TaggedBlob> {
-        filter_stream(self.clone(), expr)
     }
 
     /// Restore Container (Undelete): brings back the soft-deleted container `deleted_name`
@@ -215,25 +223,6 @@ impl BlobServiceClient {
             .header("x-ms-deleted-container-version", deleted_version);
         self.pipeline().send(req).await?;
         self.container(deleted_name)
-    }
-}
-
-impl ContainerClient {
-    /// Find Blobs by Tags within this container: one page.
-    pub async fn find_blobs_by_tags_page(
-        &self,
-        expr: &str,
-        max_results: Option<u32>,
-        marker: Option<&str>,
-    ) -> Result<Page<TaggedBlob>> {
-        let req = filter_request(self.request(Method::Get), expr, max_results, marker)?;
-        let resp = self.pipeline.send(req).await?;
-        filter_page(&resp.body)
-    }
-
-    /// Find Blobs by Tags within this container, following `NextMarker` to the end.
-    pub fn find_blobs_by_tags(&self, expr: &str) -> ResultStream<TaggedBlob> {
-        filter_stream(self.clone(), expr)
     }
 }
 

@@ -53,15 +53,9 @@ impl Default for UploadOptions {
 }
 
 impl UploadOptions {
-    /// Default options with these conditions.
-    pub fn conditions(conditions: Conditions) -> Self {
-        UploadOptions {
-            conditions,
-            ..UploadOptions::default()
-        }
-    }
-
     setters! {
+        /// Default options with these conditions.
+        conditions => new conditions: Conditions;
         /// Sets the block size.
         block_size => set block_size: usize;
         /// Sets the single-put limit (0: always stage blocks).

@@ -1,10 +1,9 @@
 //! Get User Delegation Key: the key that signs a user delegation SAS
 //! (<https://learn.microsoft.com/rest/api/storageservices/get-user-delegation-key>).
 
-use serde::Deserialize;
 use time::{Duration, OffsetDateTime};
 
-use crate::auth::sas::{UserDelegationKey, iso8601};
+use crate::auth::sas::{KeyFields, UserDelegationKey, iso8601};
 use crate::blob::client::BlobServiceClient;
 use crate::blob::xml;
 use crate::credential::Credential;
@@ -14,34 +13,12 @@ use crate::http::{Method, Request};
 /// The longest validity the service grants a user delegation key.
 const MAX_VALIDITY: Duration = Duration::days(7);
 
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct RawUserDelegationKey {
-    signed_oid: String,
-    signed_tid: String,
-    signed_start: String,
-    signed_expiry: String,
-    signed_service: String,
-    signed_version: String,
-    value: String,
-}
-
-impl xml::Document for RawUserDelegationKey {
+impl xml::Document for KeyFields {
     const ROOT: &'static str = "UserDelegationKey";
 }
 
 fn parse_key(account: &str, body: &[u8]) -> Result<UserDelegationKey> {
-    let raw: RawUserDelegationKey = xml::parse(body, "Get User Delegation Key")?;
-    UserDelegationKey::new(
-        account,
-        raw.signed_oid,
-        raw.signed_tid,
-        raw.signed_start,
-        raw.signed_expiry,
-        raw.signed_service,
-        raw.signed_version,
-        &raw.value,
-    )
+    UserDelegationKey::new(account, xml::parse(body, "Get User Delegation Key")?)
 }
 
 fn key_info(start: Option<OffsetDateTime>, expiry: OffsetDateTime) -> Result<String> {

@@ -217,55 +217,29 @@ impl BlobWriteOptions {
 macro_rules! write_builders {
     ($($ty:ty),* $(,)?) => {$(
         impl $ty {
-            /// Replaces all write options (headers, metadata, tier, tags, encryption scope).
-            pub fn write_options(mut self, write: $crate::blob::BlobWriteOptions) -> Self {
-                self.write = write;
-                self
-            }
-            /// Replaces the stored HTTP headers.
-            pub fn http_headers(mut self, headers: $crate::http_headers::HttpHeaders) -> Self {
-                self.write.headers = headers;
-                self
-            }
-            /// Sets the stored `Content-Type`.
-            pub fn content_type(mut self, v: impl Into<String>) -> Self {
-                self.write.headers.content_type = Some(v.into());
-                self
-            }
-            /// Sets the stored `Content-Encoding`.
-            pub fn content_encoding(mut self, v: impl Into<String>) -> Self {
-                self.write.headers.content_encoding = Some(v.into());
-                self
-            }
-            /// Sets the stored `Content-Language`.
-            pub fn content_language(mut self, v: impl Into<String>) -> Self {
-                self.write.headers.content_language = Some(v.into());
-                self
-            }
-            /// Sets the stored `Cache-Control`.
-            pub fn cache_control(mut self, v: impl Into<String>) -> Self {
-                self.write.headers.cache_control = Some(v.into());
-                self
-            }
-            /// Sets the stored `Content-Disposition`.
-            pub fn content_disposition(mut self, v: impl Into<String>) -> Self {
-                self.write.headers.content_disposition = Some(v.into());
-                self
-            }
-            /// Sets the stored `Content-MD5` (base64 of the 16-byte digest).
-            pub fn stored_content_md5(mut self, v: impl Into<String>) -> Self {
-                self.write.headers.content_md5 = Some(v.into());
-                self
-            }
-            /// Adds a metadata pair.
-            pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-                self.write.metadata.insert(key.into(), value.into());
-                self
-            }
-            /// Sets the access tier.
-            pub fn tier(mut self, tier: $crate::blob::AccessTier) -> Self {
-                self.write.tier = Some(tier);
-                self
+            setters! {
+                /// Replaces all write options (headers, metadata, tier, tags, encryption scope).
+                write_options => set write: $crate::blob::BlobWriteOptions;
+                /// Replaces the stored HTTP headers.
+                http_headers => set write.headers: $crate::http_headers::HttpHeaders;
+                /// Sets the stored `Content-Type`.
+                content_type => into write.headers.content_type;
+                /// Sets the stored `Content-Encoding`.
+                content_encoding => into write.headers.content_encoding;
+                /// Sets the stored `Content-Language`.
+                content_language => into write.headers.content_language;
+                /// Sets the stored `Cache-Control`.
+                cache_control => into write.headers.cache_control;
+                /// Sets the stored `Content-Disposition`.
+                content_disposition => into write.headers.content_disposition;
+                /// Sets the stored `Content-MD5` (base64 of the 16-byte digest).
+                stored_content_md5 => into write.headers.content_md5;
+                /// Adds a metadata pair.
+                meta => insert write.metadata;
+                /// Sets the access tier.
+                tier => some write.tier: $crate::blob::AccessTier;
+                /// Sets the encryption scope.
+                encryption_scope => into write.encryption_scope;
             }
             /// Adds an index tag.
             pub fn tag(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -273,11 +247,6 @@ macro_rules! write_builders {
                     .tags
                     .get_or_insert_with(Default::default)
                     .insert(key.into(), value.into());
-                self
-            }
-            /// Sets the encryption scope.
-            pub fn encryption_scope(mut self, scope: impl Into<String>) -> Self {
-                self.write.encryption_scope = Some(scope.into());
                 self
             }
         }
