@@ -96,7 +96,12 @@ impl Authorizer {
                     Dialect::Table => shared_key::table_string_to_sign(&self.account, &signable),
                     Dialect::Storage => shared_key::string_to_sign(&self.account, &signable),
                 };
-                let value = format!("SharedKey {}:{}", self.account, key.sign(&sts));
+                let signature = key.sign(&sts);
+                let mut value = String::with_capacity(11 + self.account.len() + signature.len());
+                value.push_str("SharedKey ");
+                value.push_str(&self.account);
+                value.push(':');
+                value.push_str(&signature);
                 Ok(Authorization::Header(sensitive(value)?))
             }
             Credential::Sas(sas) => Ok(Authorization::Query(sas.pairs())),

@@ -13,7 +13,8 @@ use crate::http::Method;
 use crate::http_headers::HttpHeaders;
 
 /// Blob services name the stored HTTP headers `x-ms-blob-content-type` and so on.
-pub(crate) const BLOB_HEADER_PREFIX: &str = "x-ms-blob-";
+pub(crate) const BLOB_HEADER_PREFIX: crate::http_headers::HeaderNames =
+    crate::http_headers::HeaderNames::Blob;
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

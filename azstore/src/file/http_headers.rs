@@ -20,7 +20,8 @@ use crate::file::set_properties::SetFileProperties;
 use crate::http_headers::HttpHeaders;
 
 /// Azure Files names the stored HTTP headers `x-ms-content-type` and so on.
-pub(crate) const FILE_HEADER_PREFIX: &str = "x-ms-";
+pub(crate) const FILE_HEADER_PREFIX: crate::http_headers::HeaderNames =
+    crate::http_headers::HeaderNames::File;
 
 impl FileClient {
     /// Set File Properties: replaces the file's HTTP headers (all of them; see

@@ -373,7 +373,12 @@ impl Pipeline {
             stamp("dataserviceversion", "3.0".to_string());
             stamp("maxdataserviceversion", "3.0;NetFx".to_string());
         }
-        let full_path = format!("{}/{}", inner.endpoint.path_prefix(), req.path);
+        // Pushed, not `format!`ed: this runs on every attempt of every request.
+        let prefix = inner.endpoint.path_prefix();
+        let mut full_path = String::with_capacity(prefix.len() + 1 + req.path.len());
+        full_path.push_str(prefix);
+        full_path.push('/');
+        full_path.push_str(&req.path);
         let authorization = inner
             .authorizer
             .authorize(Unsigned {
