@@ -54,9 +54,7 @@ impl ContainerClient {
 
     /// Creates the container unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.create().await, |e| {
-            e.error_code() == Some(&ErrorCode::ContainerAlreadyExists)
-        })
+        crate::error::created_unless(self.create().await, ErrorCode::ContainerAlreadyExists)
     }
 
     /// Delete Container. Accepts If-Modified-Since, If-Unmodified-Since and the lease id
