@@ -210,6 +210,16 @@ pub struct Download {
     pub properties: BlobProperties,
 }
 
+impl Download {
+    /// The body of a Get Blob answer and the properties its headers describe.
+    pub(crate) fn from_response(resp: Response) -> Result<Download> {
+        Ok(Download {
+            properties: BlobProperties::from_headers(&resp.headers)?,
+            body: resp.body,
+        })
+    }
+}
+
 impl BlobClient {
     /// The blob name.
     pub fn name(&self) -> &str {
@@ -312,10 +322,7 @@ impl BlobClient {
             .pipeline
             .send(self.request(Method::Get).conditions(conditions))
             .await?;
-        Ok(Download {
-            properties: BlobProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
+        Download::from_response(resp)
     }
 
     /// Get Blob Properties.

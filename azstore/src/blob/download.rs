@@ -155,10 +155,7 @@ impl BlobClient {
                     .conditions(conditions),
             )
             .await?;
-        Ok(Download {
-            properties: BlobProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
+        Download::from_response(resp)
     }
 
     /// Streams the blob in chunks of `chunk_size` bytes, one ranged GET each, pinning the

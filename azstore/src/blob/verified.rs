@@ -6,7 +6,6 @@ use std::ops::Range;
 
 use crate::blob::checksum::{Checksum, crc64_base64, md5_base64};
 use crate::blob::client::{BlobClient, Download};
-use crate::blob::models::BlobProperties;
 use crate::conditions::Conditions;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::Method;
@@ -96,9 +95,6 @@ impl BlobClient {
                 ),
             ));
         }
-        Ok(Download {
-            properties: BlobProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
+        Download::from_response(resp)
     }
 }
