@@ -4,6 +4,7 @@ use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::write_options::WriteKind;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::{Method, Response};
@@ -26,6 +27,15 @@ impl CreateOptions {
 }
 
 crate::blob::write_options::write_builders!(CreateOptions);
+
+/// What [`BlobClient::create_empty`] creates.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EmptyBlob {
+    /// An append blob.
+    Append,
+    /// A page blob of `size` bytes (a multiple of 512), all zeros.
+    Page { size: u64 },
+}
 
 /// Conditions of Append Block.
 #[derive(Debug, Clone, Default)]
@@ -102,16 +112,39 @@ pub const MAX_APPEND_BLOCK: usize = 100 * 1024 * 1024;
 impl BlobClient {
     /// Put Blob of an empty append blob (replacing anything there, unless conditioned).
     pub async fn create_append_blob(&self, options: &CreateOptions) -> Result<WriteResult> {
-        options
-            .conditions
-            .check(Allowed::ALL, "Put Blob (append)")?;
+        self.create_empty(EmptyBlob::Append, options).await
+    }
+
+    /// Put Blob of an empty append or page blob: the one request both create methods send.
+    pub(crate) async fn create_empty(
+        &self,
+        blob: EmptyBlob,
+        options: &CreateOptions,
+    ) -> Result<WriteResult> {
+        let (kind, operation, blob_type, size) = match blob {
+            EmptyBlob::Append => (
+                WriteKind::CreateAppend,
+                "Create Append Blob",
+                "AppendBlob",
+                None,
+            ),
+            EmptyBlob::Page { size } => (
+                WriteKind::CreatePage,
+                "Create Page Blob",
+                "PageBlob",
+                Some(size),
+            ),
+        };
+        options.conditions.check(Allowed::ALL, kind.name())?;
+        if let Some(size) = size {
+            crate::blob::page::check_aligned("size", size)?;
+        }
         let req = self
-            .write_request(Method::Put, "Create Append Blob")?
-            .header("x-ms-blob-type", "AppendBlob")
+            .write_request(Method::Put, operation)?
+            .header("x-ms-blob-type", blob_type)
+            .header_opt("x-ms-blob-content-length", size.map(|s| s.to_string()))
             .conditions(&options.conditions);
-        let req = options
-            .write
-            .apply(req, crate::blob::write_options::WriteKind::CreateAppend)?;
+        let req = options.write.apply(req, kind)?;
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }

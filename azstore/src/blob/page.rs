@@ -5,7 +5,7 @@ use std::ops::Range;
 use bytes::Bytes;
 use time::OffsetDateTime;
 
-use crate::blob::append::CreateOptions;
+use crate::blob::append::{CreateOptions, EmptyBlob};
 use crate::blob::client::{BlobClient, WriteResult};
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
@@ -227,18 +227,7 @@ impl BlobClient {
         size: u64,
         options: &CreateOptions,
     ) -> Result<WriteResult> {
-        options.conditions.check(Allowed::ALL, "Put Blob (page)")?;
-        check_aligned("size", size)?;
-        let req = self
-            .write_request(Method::Put, "Create Page Blob")?
-            .header("x-ms-blob-type", "PageBlob")
-            .header("x-ms-blob-content-length", size.to_string())
-            .conditions(&options.conditions);
-        let req = options
-            .write
-            .apply(req, crate::blob::write_options::WriteKind::CreatePage)?;
-        let resp = self.pipeline.send(req).await?;
-        WriteResult::from_response(&resp)
+        self.create_empty(EmptyBlob::Page { size }, options).await
     }
 
     /// Put Page (update): writes `body` at `offset`. Offset and length must be multiples of

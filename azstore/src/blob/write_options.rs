@@ -134,7 +134,7 @@ pub(crate) enum WriteKind {
 }
 
 impl WriteKind {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WriteKind::PutBlob => "Put Blob",
             WriteKind::PutBlockList => "Put Block List",
