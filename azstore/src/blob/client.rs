@@ -317,22 +317,29 @@ impl BlobClient {
     /// Get Blob: the whole content and the properties of the version read. With
     /// `Conditions::if_none_match(&etag)` an unchanged blob gives [`crate::ErrorKind::NotModified`].
     pub async fn download_if(&self, conditions: &Conditions) -> Result<Download> {
-        check_read(conditions, "Get Blob")?;
-        let resp = self
-            .pipeline
-            .send(self.request(Method::Get).conditions(conditions))
-            .await?;
+        let resp = self.send_read(Method::Get, "Get Blob", conditions).await?;
         Download::from_response(resp)
     }
 
     /// Get Blob Properties.
     pub async fn get_properties_if(&self, conditions: &Conditions) -> Result<BlobProperties> {
-        check_read(conditions, "Get Blob Properties")?;
         let resp = self
-            .pipeline
-            .send(self.request(Method::Head).conditions(conditions))
+            .send_read(Method::Head, "Get Blob Properties", conditions)
             .await?;
         BlobProperties::from_headers(&resp.headers)
+    }
+
+    /// Sends a whole-blob read (`operation`) under `conditions`, checked as every read is.
+    async fn send_read(
+        &self,
+        method: Method,
+        operation: &str,
+        conditions: &Conditions,
+    ) -> Result<Response> {
+        check_read(conditions, operation)?;
+        self.pipeline
+            .send(self.request(method).conditions(conditions))
+            .await
     }
 
     /// Whether the blob exists.
