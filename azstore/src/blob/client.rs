@@ -344,7 +344,7 @@ impl BlobClient {
 
     /// Whether the blob exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+        crate::error::found(self.get_properties().await)
     }
 
     /// Delete Blob (with its snapshots) under the given conditions.

@@ -254,7 +254,7 @@ impl FileClient {
 
     /// Whether the file exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+        crate::error::found(self.get_properties().await)
     }
 
     /// Set File Properties: resize to `size` (truncating or zero-extending) and/or set the
