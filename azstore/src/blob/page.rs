@@ -125,39 +125,34 @@ impl PageWriteOptions {
 
     /// Adds the conditions and sequence-number conditions to `req`.
     pub(crate) fn apply(&self, req: Request) -> Result<Request> {
-        for n in [
-            self.if_sequence_number_le,
-            self.if_sequence_number_lt,
-            self.if_sequence_number_eq,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if n > MAX_SEQUENCE_NUMBER {
-                return Err(Error::invalid_input(
-                    "a sequence number is at most 2^63 - 1",
-                ));
-            }
+        let sequence_conditions = [
+            ("x-ms-if-sequence-number-le", self.if_sequence_number_le),
+            ("x-ms-if-sequence-number-lt", self.if_sequence_number_lt),
+            ("x-ms-if-sequence-number-eq", self.if_sequence_number_eq),
+        ];
+        for (_, n) in sequence_conditions {
+            check_sequence_number(n)?;
         }
-        Ok(req
-            .conditions(&self.conditions)
-            .header_opt(
-                "x-ms-if-sequence-number-le",
-                self.if_sequence_number_le.map(|n| n.to_string()),
-            )
-            .header_opt(
-                "x-ms-if-sequence-number-lt",
-                self.if_sequence_number_lt.map(|n| n.to_string()),
-            )
-            .header_opt(
-                "x-ms-if-sequence-number-eq",
-                self.if_sequence_number_eq.map(|n| n.to_string()),
-            ))
+        Ok(sequence_conditions
+            .into_iter()
+            .fold(req.conditions(&self.conditions), |req, (name, n)| {
+                req.header_opt(name, n.map(|n| n.to_string()))
+            }))
     }
 }
 
 /// Largest page blob sequence number (2^63 - 1).
 pub const MAX_SEQUENCE_NUMBER: u64 = i64::MAX as u64;
+
+/// Refuses a sequence number (of a condition or a new value) above [`MAX_SEQUENCE_NUMBER`].
+fn check_sequence_number(n: Option<u64>) -> Result<()> {
+    if n.is_some_and(|n| n > MAX_SEQUENCE_NUMBER) {
+        return Err(Error::invalid_input(
+            "a sequence number is at most 2^63 - 1",
+        ));
+    }
+    Ok(())
+}
 
 /// How Set Blob Properties changes a page blob's sequence number
 /// (`x-ms-sequence-number-action`).
@@ -315,11 +310,7 @@ impl BlobClient {
             SequenceNumberAction::Update(n) => ("update", Some(n)),
             SequenceNumberAction::Increment => ("increment", None),
         };
-        if value.is_some_and(|n| n > MAX_SEQUENCE_NUMBER) {
-            return Err(Error::invalid_input(
-                "a sequence number is at most 2^63 - 1",
-            ));
-        }
+        check_sequence_number(value)?;
         let req = self
             .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
