@@ -61,7 +61,7 @@ impl BlobClient {
                     "Append Block From URL appends at most 4 MiB",
                 ));
             }
-            Some(r) => Some(format!("bytes={}-{}", r.start, r.end - 1)),
+            Some(r) => Some(crate::http::range_header(r)),
             None => None,
         };
         let mut req = self

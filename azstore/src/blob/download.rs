@@ -148,10 +148,7 @@ impl BlobClient {
             .pipeline
             .send(
                 self.request(Method::Get)
-                    .header(
-                        "x-ms-range",
-                        format!("bytes={}-{}", range.start, range.end - 1),
-                    )
+                    .header("x-ms-range", crate::http::range_header(&range))
                     .conditions(conditions),
             )
             .await?;

@@ -184,10 +184,7 @@ impl CopySource {
                 if r.start >= r.end {
                     return Err(Error::invalid_input("source range must not be empty"));
                 }
-                req = req.header(
-                    "x-ms-source-range",
-                    format!("bytes={}-{}", r.start, r.end - 1),
-                );
+                req = req.header("x-ms-source-range", crate::http::range_header(r));
             }
             (None, _) => {}
         }

@@ -212,7 +212,7 @@ impl BlobClient {
             .header("x-ms-page-write", write)
             .header(
                 "x-ms-range",
-                format!("bytes={}-{}", offset, offset + len - 1),
+                crate::http::range_header(&(offset..offset + len)),
             ))
     }
 
@@ -387,7 +387,7 @@ impl BlobClient {
             if r.start >= r.end {
                 return Err(Error::invalid_input("page range must not be empty"));
             }
-            req = req.header("x-ms-range", format!("bytes={}-{}", r.start, r.end - 1));
+            req = req.header("x-ms-range", crate::http::range_header(r));
         }
         if let Some(n) = options.max_results {
             if n == 0 {

@@ -70,10 +70,7 @@ impl BlobClient {
         };
         let req = self
             .request(Method::Get)
-            .header(
-                "x-ms-range",
-                format!("bytes={}-{}", range.start, range.end - 1),
-            )
+            .header("x-ms-range", crate::http::range_header(&range))
             .header(ask, "true")
             .conditions(conditions);
         let resp = self.pipeline.send(req).await?;

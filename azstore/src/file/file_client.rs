@@ -80,7 +80,7 @@ fn range_header(range: &Range<u64>) -> Result<String> {
             range.start, range.end
         )));
     }
-    Ok(format!("bytes={}-{}", range.start, range.end - 1))
+    Ok(crate::http::range_header(range))
 }
 
 impl FileClient {
