@@ -7,7 +7,7 @@ use crate::blob::client::{BlobClient, WriteResult};
 use crate::blob::write_options::WriteKind;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
-use crate::http::{Method, Response};
+use crate::http::{Method, Request, Response};
 
 /// Options of creating an append or page blob.
 #[derive(Debug, Clone, Default)]
@@ -69,6 +69,21 @@ impl AppendOptions {
         conditions => set conditions: Conditions;
         /// Sets the transactional checksum.
         checksum => set checksum: crate::blob::Checksum;
+    }
+
+    /// Adds the conditions, the append-position and max-size conditions to an Append Block
+    /// request, and marks it not idempotent.
+    pub(crate) fn apply(&self, req: Request) -> Request {
+        req.conditions(&self.conditions)
+            .header_opt(
+                "x-ms-blob-condition-appendpos",
+                self.append_position.map(|p| p.to_string()),
+            )
+            .header_opt(
+                "x-ms-blob-condition-maxsize",
+                self.max_size.map(|p| p.to_string()),
+            )
+            .intent(crate::http::Intent::NonIdempotent)
     }
 }
 
@@ -163,19 +178,10 @@ impl BlobClient {
                 "an appended block must be 1 byte to 100 MiB",
             ));
         }
-        let req = self
-            .write_request(Method::Put, "Append Block")?
-            .query("comp", "appendblock")
-            .conditions(&options.conditions)
-            .header_opt(
-                "x-ms-blob-condition-appendpos",
-                options.append_position.map(|p| p.to_string()),
-            )
-            .header_opt(
-                "x-ms-blob-condition-maxsize",
-                options.max_size.map(|p| p.to_string()),
-            )
-            .intent(crate::http::Intent::NonIdempotent);
+        let req = options.apply(
+            self.write_request(Method::Put, "Append Block")?
+                .query("comp", "appendblock"),
+        );
         let req = options.checksum.body(req, body, "application/octet-stream");
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block")

@@ -64,25 +64,16 @@ impl BlobClient {
             Some(r) => Some(crate::http::range_header(r)),
             None => None,
         };
-        let mut req = self
-            .write_request(Method::Put, "Append Block From URL")?
-            .query("comp", "appendblock")
-            .header("x-ms-copy-source", source_url)
-            .header_opt("x-ms-source-range", range)
-            .header_opt(
-                "x-ms-source-content-md5",
-                options.source_content_md5.clone(),
-            )
-            .conditions(&options.append.conditions)
-            .header_opt(
-                "x-ms-blob-condition-appendpos",
-                options.append.append_position.map(|p| p.to_string()),
-            )
-            .header_opt(
-                "x-ms-blob-condition-maxsize",
-                options.append.max_size.map(|p| p.to_string()),
-            )
-            .intent(crate::http::Intent::NonIdempotent);
+        let mut req = options.append.apply(
+            self.write_request(Method::Put, "Append Block From URL")?
+                .query("comp", "appendblock")
+                .header("x-ms-copy-source", source_url)
+                .header_opt("x-ms-source-range", range)
+                .header_opt(
+                    "x-ms-source-content-md5",
+                    options.source_content_md5.clone(),
+                ),
+        );
         for (k, v) in options.source_conditions.source_headers()? {
             req = req.header(k, v);
         }
