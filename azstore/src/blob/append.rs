@@ -178,10 +178,10 @@ impl BlobClient {
                 "an appended block must be 1 byte to 100 MiB",
             ));
         }
-        let req = options.apply(
-            self.write_request(Method::Put, "Append Block")?
-                .query("comp", "appendblock"),
-        );
+        let req = self
+            .write_request(Method::Put, "Append Block")?
+            .query("comp", "appendblock");
+        let req = options.apply(req);
         let req = options.checksum.body(req, body, "application/octet-stream");
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block")

@@ -64,19 +64,19 @@ impl BlobClient {
             Some(r) => Some(crate::http::range_header(r)),
             None => None,
         };
-        let mut req = options.append.apply(
-            self.write_request(Method::Put, "Append Block From URL")?
-                .query("comp", "appendblock")
-                .header("x-ms-copy-source", source_url)
-                .header_opt("x-ms-source-range", range)
-                .header_opt(
-                    "x-ms-source-content-md5",
-                    options.source_content_md5.clone(),
-                ),
-        );
-        for (k, v) in options.source_conditions.source_headers()? {
-            req = req.header(k, v);
-        }
+        let req = self
+            .write_request(Method::Put, "Append Block From URL")?
+            .query("comp", "appendblock")
+            .header("x-ms-copy-source", source_url)
+            .header_opt("x-ms-source-range", range)
+            .header_opt(
+                "x-ms-source-content-md5",
+                options.source_content_md5.clone(),
+            );
+        let req = options
+            .append
+            .apply(req)
+            .source_conditions(&options.source_conditions)?;
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block From URL")
     }

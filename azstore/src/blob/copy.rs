@@ -167,9 +167,7 @@ impl BlobClient {
             .header("x-ms-copy-source", source_url)
             .conditions(&options.conditions);
         req = options.write.apply(req, kind)?;
-        for (k, v) in options.source_conditions.source_headers()? {
-            req = req.header(k, v);
-        }
+        req = req.source_conditions(&options.source_conditions)?;
         if sync {
             req = req.header("x-ms-requires-sync", "true");
         }

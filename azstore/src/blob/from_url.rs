@@ -198,10 +198,8 @@ impl CopySource {
                 "give the source an MD5 or a CRC-64, not both",
             ));
         }
-        for (k, v) in self.conditions.source_headers()? {
-            req = req.header(k, v);
-        }
         Ok(req
+            .source_conditions(&self.conditions)?
             .header("x-ms-copy-source", self.url.clone())
             .header_opt(
                 "x-ms-copy-source-authorization",
