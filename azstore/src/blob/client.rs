@@ -133,6 +133,20 @@ pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()>
     Ok(())
 }
 
+/// [`check_read`] of a ranged Get Blob, which also refuses an empty `range`.
+pub(crate) fn check_range_read(
+    range: &std::ops::Range<u64>,
+    conditions: &Conditions,
+) -> Result<()> {
+    check_read(conditions, "Get Blob")?;
+    if range.start >= range.end {
+        return Err(crate::error::Error::invalid_input(
+            "download range must not be empty",
+        ));
+    }
+    Ok(())
+}
+
 /// The error for a write to a snapshot or version (`kind` is the query key).
 pub(crate) fn read_only(operation: &str, kind: &str, id: &str) -> crate::error::Error {
     let what = if kind == "snapshot" {

@@ -20,7 +20,7 @@ use crate::blob::client::{BlobClient, Download};
 use crate::blob::list::ResultStream;
 use crate::blob::models::BlobProperties;
 use crate::conditions::Conditions;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::Method;
 use crate::transfer::Progress;
 use crate::transfer::blob::{BlobSource, plan};
@@ -140,10 +140,7 @@ impl BlobClient {
         range: Range<u64>,
         conditions: &Conditions,
     ) -> Result<Download> {
-        crate::blob::client::check_read(conditions, "Get Blob")?;
-        if range.start >= range.end {
-            return Err(Error::invalid_input("download range must not be empty"));
-        }
+        crate::blob::client::check_range_read(&range, conditions)?;
         let resp = self
             .pipeline
             .send(

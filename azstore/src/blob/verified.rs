@@ -42,10 +42,7 @@ impl BlobClient {
         conditions: &Conditions,
         checksum: Checksum,
     ) -> Result<Download> {
-        crate::blob::client::check_read(conditions, "Get Blob")?;
-        if range.start >= range.end {
-            return Err(Error::invalid_input("download range must not be empty"));
-        }
+        crate::blob::client::check_range_read(&range, conditions)?;
         if range.end - range.start > MAX_VERIFIED_RANGE {
             return Err(Error::invalid_input(
                 "the service checksums ranges of at most 4 MiB; read larger blobs in chunks",
