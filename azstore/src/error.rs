@@ -423,6 +423,12 @@ pub(crate) fn created_unless<T>(result: Result<T>, already_exists: ErrorCode) ->
     succeeded_unless(result, |e| e.error_code() == Some(&already_exists))
 }
 
+/// [`succeeded_unless`] for an existence test (or a delete of what may be gone): `Ok(false)`
+/// when it failed with not found.
+pub(crate) fn found<T>(result: Result<T>) -> Result<bool> {
+    succeeded_unless(result, Error::is_not_found)
+}
+
 fn classify(status: u16, code: Option<&ErrorCode>) -> ErrorKind {
     if matches!(
         code,

@@ -33,6 +33,16 @@ pub struct HttpHeaders {
     pub content_md5: Option<String>,
 }
 
+/// The headers' names as responses carry them.
+const NAMES: [&str; 6] = [
+    "content-type",
+    "content-encoding",
+    "content-language",
+    "cache-control",
+    "content-disposition",
+    "content-md5",
+];
+
 impl HttpHeaders {
     setters! {
         /// Sets `Content-Type`.
@@ -52,15 +62,32 @@ impl HttpHeaders {
     /// The headers of a response (Get Blob/File Properties, Get Blob/File): absent ones are
     /// `None`.
     pub(crate) fn from_headers(h: &Headers) -> HttpHeaders {
-        let get = |name: &str| h.get(name).map(str::to_string);
-        HttpHeaders {
-            content_type: get("content-type"),
-            content_encoding: get("content-encoding"),
-            content_language: get("content-language"),
-            cache_control: get("cache-control"),
-            content_disposition: get("content-disposition"),
-            content_md5: get("content-md5"),
+        let mut out = HttpHeaders::default();
+        for name in NAMES {
+            if let Some(v) = h.get(name) {
+                out.take_first(name, v);
+            }
         }
+        out
+    }
+
+    /// Stores the response header `name` (lower case) in its field unless that field is set
+    /// already (the first value wins, as `Headers::get` does). `false` when `name` is not one
+    /// of these headers.
+    pub(crate) fn take_first(&mut self, name: &str, value: &str) -> bool {
+        let field = match name {
+            "content-type" => &mut self.content_type,
+            "content-encoding" => &mut self.content_encoding,
+            "content-language" => &mut self.content_language,
+            "cache-control" => &mut self.cache_control,
+            "content-disposition" => &mut self.content_disposition,
+            "content-md5" => &mut self.content_md5,
+            _ => return false,
+        };
+        if field.is_none() {
+            *field = Some(value.to_string());
+        }
+        true
     }
 
     /// Adds the set headers to `req` under the service's names (no name is built per

@@ -4,9 +4,10 @@ use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::write_options::WriteKind;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
-use crate::http::{Method, Response};
+use crate::http::{Method, Request, Response};
 
 /// Options of creating an append or page blob.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +27,15 @@ impl CreateOptions {
 }
 
 crate::blob::write_options::write_builders!(CreateOptions);
+
+/// What [`BlobClient::create_empty`] creates.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EmptyBlob {
+    /// An append blob.
+    Append,
+    /// A page blob of `size` bytes (a multiple of 512), all zeros.
+    Page { size: u64 },
+}
 
 /// Conditions of Append Block.
 #[derive(Debug, Clone, Default)]
@@ -59,6 +69,21 @@ impl AppendOptions {
         conditions => set conditions: Conditions;
         /// Sets the transactional checksum.
         checksum => set checksum: crate::blob::Checksum;
+    }
+
+    /// Adds the conditions, the append-position and max-size conditions to an Append Block
+    /// request, and marks it not idempotent.
+    pub(crate) fn apply(&self, req: Request) -> Request {
+        req.conditions(&self.conditions)
+            .header_opt(
+                "x-ms-blob-condition-appendpos",
+                self.append_position.map(|p| p.to_string()),
+            )
+            .header_opt(
+                "x-ms-blob-condition-maxsize",
+                self.max_size.map(|p| p.to_string()),
+            )
+            .intent(crate::http::Intent::NonIdempotent)
     }
 }
 
@@ -102,16 +127,39 @@ pub const MAX_APPEND_BLOCK: usize = 100 * 1024 * 1024;
 impl BlobClient {
     /// Put Blob of an empty append blob (replacing anything there, unless conditioned).
     pub async fn create_append_blob(&self, options: &CreateOptions) -> Result<WriteResult> {
-        options
-            .conditions
-            .check(Allowed::ALL, "Put Blob (append)")?;
+        self.create_empty(EmptyBlob::Append, options).await
+    }
+
+    /// Put Blob of an empty append or page blob: the one request both create methods send.
+    pub(crate) async fn create_empty(
+        &self,
+        blob: EmptyBlob,
+        options: &CreateOptions,
+    ) -> Result<WriteResult> {
+        let (kind, operation, blob_type, size) = match blob {
+            EmptyBlob::Append => (
+                WriteKind::CreateAppend,
+                "Create Append Blob",
+                "AppendBlob",
+                None,
+            ),
+            EmptyBlob::Page { size } => (
+                WriteKind::CreatePage,
+                "Create Page Blob",
+                "PageBlob",
+                Some(size),
+            ),
+        };
+        options.conditions.check(Allowed::ALL, kind.name())?;
+        if let Some(size) = size {
+            crate::blob::page::check_aligned("size", size)?;
+        }
         let req = self
-            .write_request(Method::Put, "Create Append Blob")?
-            .header("x-ms-blob-type", "AppendBlob")
+            .write_request(Method::Put, operation)?
+            .header("x-ms-blob-type", blob_type)
+            .header_opt("x-ms-blob-content-length", size.map(|s| s.to_string()))
             .conditions(&options.conditions);
-        let req = options
-            .write
-            .apply(req, crate::blob::write_options::WriteKind::CreateAppend)?;
+        let req = options.write.apply(req, kind)?;
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }
@@ -132,17 +180,8 @@ impl BlobClient {
         }
         let req = self
             .write_request(Method::Put, "Append Block")?
-            .query("comp", "appendblock")
-            .conditions(&options.conditions)
-            .header_opt(
-                "x-ms-blob-condition-appendpos",
-                options.append_position.map(|p| p.to_string()),
-            )
-            .header_opt(
-                "x-ms-blob-condition-maxsize",
-                options.max_size.map(|p| p.to_string()),
-            )
-            .intent(crate::http::Intent::NonIdempotent);
+            .query("comp", "appendblock");
+        let req = options.apply(req);
         let req = options.checksum.body(req, body, "application/octet-stream");
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block")

@@ -61,10 +61,10 @@ impl BlobClient {
                     "Append Block From URL appends at most 4 MiB",
                 ));
             }
-            Some(r) => Some(format!("bytes={}-{}", r.start, r.end - 1)),
+            Some(r) => Some(crate::http::range_header(r)),
             None => None,
         };
-        let mut req = self
+        let req = self
             .write_request(Method::Put, "Append Block From URL")?
             .query("comp", "appendblock")
             .header("x-ms-copy-source", source_url)
@@ -72,20 +72,11 @@ impl BlobClient {
             .header_opt(
                 "x-ms-source-content-md5",
                 options.source_content_md5.clone(),
-            )
-            .conditions(&options.append.conditions)
-            .header_opt(
-                "x-ms-blob-condition-appendpos",
-                options.append.append_position.map(|p| p.to_string()),
-            )
-            .header_opt(
-                "x-ms-blob-condition-maxsize",
-                options.append.max_size.map(|p| p.to_string()),
-            )
-            .intent(crate::http::Intent::NonIdempotent);
-        for (k, v) in options.source_conditions.source_headers()? {
-            req = req.header(k, v);
-        }
+            );
+        let req = options
+            .append
+            .apply(req)
+            .source_conditions(&options.source_conditions)?;
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block From URL")
     }

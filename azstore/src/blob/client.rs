@@ -54,9 +54,7 @@ impl ContainerClient {
 
     /// Creates the container unless it exists. Returns `true` when this call created it.
     pub async fn create_if_not_exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.create().await, |e| {
-            e.error_code() == Some(&ErrorCode::ContainerAlreadyExists)
-        })
+        crate::error::created_unless(self.create().await, ErrorCode::ContainerAlreadyExists)
     }
 
     /// Delete Container. Accepts If-Modified-Since, If-Unmodified-Since and the lease id
@@ -131,6 +129,20 @@ pub(crate) fn check_read(conditions: &Conditions, operation: &str) -> Result<()>
         return Err(crate::error::Error::invalid_input(format!(
             "{operation} with If-None-Match: * can never succeed (use exists() to test for a blob)"
         )));
+    }
+    Ok(())
+}
+
+/// [`check_read`] of a ranged Get Blob, which also refuses an empty `range`.
+pub(crate) fn check_range_read(
+    range: &std::ops::Range<u64>,
+    conditions: &Conditions,
+) -> Result<()> {
+    check_read(conditions, "Get Blob")?;
+    if range.start >= range.end {
+        return Err(crate::error::Error::invalid_input(
+            "download range must not be empty",
+        ));
     }
     Ok(())
 }
@@ -210,6 +222,16 @@ pub struct Download {
     pub body: Bytes,
     /// Properties, including the ETag of exactly this content.
     pub properties: BlobProperties,
+}
+
+impl Download {
+    /// The body of a Get Blob answer and the properties its headers describe.
+    pub(crate) fn from_response(resp: Response) -> Result<Download> {
+        Ok(Download {
+            properties: BlobProperties::from_headers(&resp.headers)?,
+            body: resp.body,
+        })
+    }
 }
 
 impl BlobClient {
@@ -309,30 +331,34 @@ impl BlobClient {
     /// Get Blob: the whole content and the properties of the version read. With
     /// `Conditions::if_none_match(&etag)` an unchanged blob gives [`crate::ErrorKind::NotModified`].
     pub async fn download_if(&self, conditions: &Conditions) -> Result<Download> {
-        check_read(conditions, "Get Blob")?;
-        let resp = self
-            .pipeline
-            .send(self.request(Method::Get).conditions(conditions))
-            .await?;
-        Ok(Download {
-            properties: BlobProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
+        let resp = self.send_read(Method::Get, "Get Blob", conditions).await?;
+        Download::from_response(resp)
     }
 
     /// Get Blob Properties.
     pub async fn get_properties_if(&self, conditions: &Conditions) -> Result<BlobProperties> {
-        check_read(conditions, "Get Blob Properties")?;
         let resp = self
-            .pipeline
-            .send(self.request(Method::Head).conditions(conditions))
+            .send_read(Method::Head, "Get Blob Properties", conditions)
             .await?;
         BlobProperties::from_headers(&resp.headers)
     }
 
+    /// Sends a whole-blob read (`operation`) under `conditions`, checked as every read is.
+    async fn send_read(
+        &self,
+        method: Method,
+        operation: &str,
+        conditions: &Conditions,
+    ) -> Result<Response> {
+        check_read(conditions, operation)?;
+        self.pipeline
+            .send(self.request(method).conditions(conditions))
+            .await
+    }
+
     /// Whether the blob exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+        crate::error::found(self.get_properties().await)
     }
 
     /// Delete Blob (with its snapshots) under the given conditions.

@@ -186,7 +186,7 @@ impl ContainerClient {
 
     /// Whether the container exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+        crate::error::found(self.get_properties().await)
     }
 
     /// Get Container Metadata (with the container's ETag). Accepts only a lease id.

@@ -167,9 +167,7 @@ impl BlobClient {
             .header("x-ms-copy-source", source_url)
             .conditions(&options.conditions);
         req = options.write.apply(req, kind)?;
-        for (k, v) in options.source_conditions.source_headers()? {
-            req = req.header(k, v);
-        }
+        req = req.source_conditions(&options.source_conditions)?;
         if sync {
             req = req.header("x-ms-requires-sync", "true");
         }
@@ -196,7 +194,16 @@ impl BlobClient {
             ))
     }
 
-    fn copy_result(resp: &crate::http::Response) -> Result<CopyResult> {
+    /// Copy Blob (`sync` false) or Copy Blob From URL (`sync` true): sends the request and
+    /// reads the copy's id and status.
+    async fn copy(
+        &self,
+        source_url: &str,
+        options: &CopyOptions,
+        sync: bool,
+    ) -> Result<CopyResult> {
+        let req = self.copy_request(source_url, options, sync)?;
+        let resp = self.pipeline.send(req).await?;
         Ok(CopyResult {
             copy_id: resp.headers.require("x-ms-copy-id")?.to_string(),
             status: CopyStatus::parse(resp.headers.require("x-ms-copy-status")?),
@@ -213,9 +220,7 @@ impl BlobClient {
         source_url: &str,
         options: &CopyOptions,
     ) -> Result<CopyResult> {
-        let req = self.copy_request(source_url, options, false)?;
-        let resp = self.pipeline.send(req).await?;
-        Self::copy_result(&resp)
+        self.copy(source_url, options, false).await
     }
 
     /// Copy Blob From URL: copies synchronously (sources up to 256 MiB); returns when the
@@ -225,9 +230,7 @@ impl BlobClient {
         source_url: &str,
         options: &CopyOptions,
     ) -> Result<CopyResult> {
-        let req = self.copy_request(source_url, options, true)?;
-        let resp = self.pipeline.send(req).await?;
-        Self::copy_result(&resp)
+        self.copy(source_url, options, true).await
     }
 
     /// Polls Get Blob Properties until the copy `copy_id` is no longer pending, returning its

@@ -20,7 +20,7 @@ use crate::blob::client::{BlobClient, Download};
 use crate::blob::list::ResultStream;
 use crate::blob::models::BlobProperties;
 use crate::conditions::Conditions;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::Method;
 use crate::transfer::Progress;
 use crate::transfer::blob::{BlobSource, plan};
@@ -140,25 +140,16 @@ impl BlobClient {
         range: Range<u64>,
         conditions: &Conditions,
     ) -> Result<Download> {
-        crate::blob::client::check_read(conditions, "Get Blob")?;
-        if range.start >= range.end {
-            return Err(Error::invalid_input("download range must not be empty"));
-        }
+        crate::blob::client::check_range_read(&range, conditions)?;
         let resp = self
             .pipeline
             .send(
                 self.request(Method::Get)
-                    .header(
-                        "x-ms-range",
-                        format!("bytes={}-{}", range.start, range.end - 1),
-                    )
+                    .header("x-ms-range", crate::http::range_header(&range))
                     .conditions(conditions),
             )
             .await?;
-        Ok(Download {
-            properties: BlobProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
+        Download::from_response(resp)
     }
 
     /// Streams the blob in chunks of `chunk_size` bytes, one ranged GET each, pinning the

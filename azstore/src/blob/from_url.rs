@@ -184,10 +184,7 @@ impl CopySource {
                 if r.start >= r.end {
                     return Err(Error::invalid_input("source range must not be empty"));
                 }
-                req = req.header(
-                    "x-ms-source-range",
-                    format!("bytes={}-{}", r.start, r.end - 1),
-                );
+                req = req.header("x-ms-source-range", crate::http::range_header(r));
             }
             (None, _) => {}
         }
@@ -201,10 +198,8 @@ impl CopySource {
                 "give the source an MD5 or a CRC-64, not both",
             ));
         }
-        for (k, v) in self.conditions.source_headers()? {
-            req = req.header(k, v);
-        }
         Ok(req
+            .source_conditions(&self.conditions)?
             .header("x-ms-copy-source", self.url.clone())
             .header_opt(
                 "x-ms-copy-source-authorization",

@@ -180,6 +180,9 @@ impl BlobProperties {
                 .map_err(|_| Error::decode(format!("response header {name} is malformed")))
         };
         for (name, v) in h.iter() {
+            if p.http_headers.take_first(name, v) {
+                continue;
+            }
             // First value wins, as `Headers::get` does.
             macro_rules! first {
                 ($field:expr, $value:expr) => {
@@ -196,14 +199,6 @@ impl BlobProperties {
                     v.rsplit_once('/').and_then(|(_, t)| t.trim().parse().ok())
                 ),
                 "content-length" => first!(content_length, Some(v)),
-                "content-type" => first!(p.http_headers.content_type, Some(v.to_string())),
-                "content-encoding" => first!(p.http_headers.content_encoding, Some(v.to_string())),
-                "content-language" => first!(p.http_headers.content_language, Some(v.to_string())),
-                "cache-control" => first!(p.http_headers.cache_control, Some(v.to_string())),
-                "content-disposition" => {
-                    first!(p.http_headers.content_disposition, Some(v.to_string()))
-                }
-                "content-md5" => first!(p.http_headers.content_md5, Some(v.to_string())),
                 "x-ms-blob-type" => first!(p.blob_type, BlobType::parse(v)),
                 "x-ms-access-tier" => first!(p.access_tier, crate::blob::AccessTier::parse(v)),
                 "x-ms-access-tier-inferred" => {

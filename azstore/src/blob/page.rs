@@ -5,7 +5,7 @@ use std::ops::Range;
 use bytes::Bytes;
 use time::OffsetDateTime;
 
-use crate::blob::append::CreateOptions;
+use crate::blob::append::{CreateOptions, EmptyBlob};
 use crate::blob::client::{BlobClient, WriteResult};
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
@@ -125,39 +125,34 @@ impl PageWriteOptions {
 
     /// Adds the conditions and sequence-number conditions to `req`.
     pub(crate) fn apply(&self, req: Request) -> Result<Request> {
-        for n in [
-            self.if_sequence_number_le,
-            self.if_sequence_number_lt,
-            self.if_sequence_number_eq,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if n > MAX_SEQUENCE_NUMBER {
-                return Err(Error::invalid_input(
-                    "a sequence number is at most 2^63 - 1",
-                ));
-            }
+        let sequence_conditions = [
+            ("x-ms-if-sequence-number-le", self.if_sequence_number_le),
+            ("x-ms-if-sequence-number-lt", self.if_sequence_number_lt),
+            ("x-ms-if-sequence-number-eq", self.if_sequence_number_eq),
+        ];
+        for (_, n) in sequence_conditions {
+            check_sequence_number(n)?;
         }
-        Ok(req
-            .conditions(&self.conditions)
-            .header_opt(
-                "x-ms-if-sequence-number-le",
-                self.if_sequence_number_le.map(|n| n.to_string()),
-            )
-            .header_opt(
-                "x-ms-if-sequence-number-lt",
-                self.if_sequence_number_lt.map(|n| n.to_string()),
-            )
-            .header_opt(
-                "x-ms-if-sequence-number-eq",
-                self.if_sequence_number_eq.map(|n| n.to_string()),
-            ))
+        Ok(sequence_conditions
+            .into_iter()
+            .fold(req.conditions(&self.conditions), |req, (name, n)| {
+                req.header_opt(name, n.map(|n| n.to_string()))
+            }))
     }
 }
 
 /// Largest page blob sequence number (2^63 - 1).
 pub const MAX_SEQUENCE_NUMBER: u64 = i64::MAX as u64;
+
+/// Refuses a sequence number (of a condition or a new value) above [`MAX_SEQUENCE_NUMBER`].
+fn check_sequence_number(n: Option<u64>) -> Result<()> {
+    if n.is_some_and(|n| n > MAX_SEQUENCE_NUMBER) {
+        return Err(Error::invalid_input(
+            "a sequence number is at most 2^63 - 1",
+        ));
+    }
+    Ok(())
+}
 
 /// How Set Blob Properties changes a page blob's sequence number
 /// (`x-ms-sequence-number-action`).
@@ -217,7 +212,7 @@ impl BlobClient {
             .header("x-ms-page-write", write)
             .header(
                 "x-ms-range",
-                format!("bytes={}-{}", offset, offset + len - 1),
+                crate::http::range_header(&(offset..offset + len)),
             ))
     }
 
@@ -227,18 +222,7 @@ impl BlobClient {
         size: u64,
         options: &CreateOptions,
     ) -> Result<WriteResult> {
-        options.conditions.check(Allowed::ALL, "Put Blob (page)")?;
-        check_aligned("size", size)?;
-        let req = self
-            .write_request(Method::Put, "Create Page Blob")?
-            .header("x-ms-blob-type", "PageBlob")
-            .header("x-ms-blob-content-length", size.to_string())
-            .conditions(&options.conditions);
-        let req = options
-            .write
-            .apply(req, crate::blob::write_options::WriteKind::CreatePage)?;
-        let resp = self.pipeline.send(req).await?;
-        WriteResult::from_response(&resp)
+        self.create_empty(EmptyBlob::Page { size }, options).await
     }
 
     /// Put Page (update): writes `body` at `offset`. Offset and length must be multiples of
@@ -326,11 +310,7 @@ impl BlobClient {
             SequenceNumberAction::Update(n) => ("update", Some(n)),
             SequenceNumberAction::Increment => ("increment", None),
         };
-        if value.is_some_and(|n| n > MAX_SEQUENCE_NUMBER) {
-            return Err(Error::invalid_input(
-                "a sequence number is at most 2^63 - 1",
-            ));
-        }
+        check_sequence_number(value)?;
         let req = self
             .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
@@ -407,7 +387,7 @@ impl BlobClient {
             if r.start >= r.end {
                 return Err(Error::invalid_input("page range must not be empty"));
             }
-            req = req.header("x-ms-range", format!("bytes={}-{}", r.start, r.end - 1));
+            req = req.header("x-ms-range", crate::http::range_header(r));
         }
         if let Some(n) = options.max_results {
             if n == 0 {

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, Download, Resource, WriteResult};
-use crate::blob::models::BlobProperties;
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
@@ -160,10 +159,7 @@ impl BlobClient {
                     .query("snapshot", snapshot.as_str()),
             )
             .await?;
-        Ok(Download {
-            properties: BlobProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
+        Download::from_response(resp)
     }
 
     /// Delete Blob with an explicit snapshot option. Accepts every condition.

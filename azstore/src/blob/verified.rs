@@ -6,7 +6,6 @@ use std::ops::Range;
 
 use crate::blob::checksum::{Checksum, crc64_base64, md5_base64};
 use crate::blob::client::{BlobClient, Download};
-use crate::blob::models::BlobProperties;
 use crate::conditions::Conditions;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::Method;
@@ -43,10 +42,7 @@ impl BlobClient {
         conditions: &Conditions,
         checksum: Checksum,
     ) -> Result<Download> {
-        crate::blob::client::check_read(conditions, "Get Blob")?;
-        if range.start >= range.end {
-            return Err(Error::invalid_input("download range must not be empty"));
-        }
+        crate::blob::client::check_range_read(&range, conditions)?;
         if range.end - range.start > MAX_VERIFIED_RANGE {
             return Err(Error::invalid_input(
                 "the service checksums ranges of at most 4 MiB; read larger blobs in chunks",
@@ -71,10 +67,7 @@ impl BlobClient {
         };
         let req = self
             .request(Method::Get)
-            .header(
-                "x-ms-range",
-                format!("bytes={}-{}", range.start, range.end - 1),
-            )
+            .header("x-ms-range", crate::http::range_header(&range))
             .header(ask, "true")
             .conditions(conditions);
         let resp = self.pipeline.send(req).await?;
@@ -96,9 +89,6 @@ impl BlobClient {
                 ),
             ));
         }
-        Ok(Download {
-            properties: BlobProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
+        Download::from_response(resp)
     }
 }

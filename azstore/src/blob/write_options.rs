@@ -134,7 +134,7 @@ pub(crate) enum WriteKind {
 }
 
 impl WriteKind {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             WriteKind::PutBlob => "Put Blob",
             WriteKind::PutBlockList => "Put Block List",
@@ -283,36 +283,20 @@ mod tests {
             w.apply(Request::new(Method::Put, "c/b"), WriteKind::CopyBlob)
                 .is_err()
         );
-        let tier_only = |t| BlobWriteOptions {
-            tier: Some(t),
-            ..Default::default()
-        };
-        let put = || Request::new(Method::Put, "c/b");
-        assert!(
-            tier_only(AccessTier::Hot)
-                .apply(put(), WriteKind::CreateAppend)
-                .is_err()
-        );
-        assert!(
-            tier_only(AccessTier::Hot)
-                .apply(put(), WriteKind::CreatePage)
-                .is_err()
-        );
-        assert!(
-            tier_only(AccessTier::Premium(10))
-                .apply(put(), WriteKind::CreatePage)
-                .is_ok()
-        );
-        assert!(
-            tier_only(AccessTier::Premium(11))
-                .apply(put(), WriteKind::CreatePage)
-                .is_err()
-        );
-        assert!(
-            tier_only(AccessTier::Premium(10))
-                .apply(put(), WriteKind::PutBlob)
-                .is_err()
-        );
+        for (tier, kind, ok) in [
+            (AccessTier::Hot, WriteKind::CreateAppend, false),
+            (AccessTier::Hot, WriteKind::CreatePage, false),
+            (AccessTier::Premium(10), WriteKind::CreatePage, true),
+            (AccessTier::Premium(11), WriteKind::CreatePage, false),
+            (AccessTier::Premium(10), WriteKind::PutBlob, false),
+        ] {
+            let w = BlobWriteOptions {
+                tier: Some(tier.clone()),
+                ..Default::default()
+            };
+            let r = w.apply(Request::new(Method::Put, "c/b"), kind);
+            assert_eq!(r.is_ok(), ok, "{tier:?} on {kind:?}");
+        }
         assert_eq!(AccessTier::parse("P30"), Some(AccessTier::Premium(30)));
         assert_eq!(AccessTier::parse("Archive"), Some(AccessTier::Archive));
         assert_eq!(AccessTier::parse("P31"), None);

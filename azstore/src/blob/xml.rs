@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A response document, by its root element.
 pub(crate) trait Document: for<'de> Deserialize<'de> {
@@ -34,11 +34,7 @@ documents! {
 /// empty result.
 pub(crate) fn parse<T: Document>(body: &[u8], what: &str) -> Result<T> {
     crate::http::checks::expect_xml_root(body, T::ROOT, what)?;
-    let text = std::str::from_utf8(body)
-        .map_err(|_| Error::decode(format!("{what} response is not UTF-8")))?;
-    let text = text.trim_start_matches('\u{feff}');
-    quick_xml::de::from_str(text)
-        .map_err(|e| Error::decode(format!("{what} response is malformed: {e}")))
+    crate::http::checks::from_xml(body, what)
 }
 
 /// Escapes text for an XML element body.

@@ -80,7 +80,7 @@ fn range_header(range: &Range<u64>) -> Result<String> {
             range.start, range.end
         )));
     }
-    Ok(format!("bytes={}-{}", range.start, range.end - 1))
+    Ok(crate::http::range_header(range))
 }
 
 impl FileClient {
@@ -254,7 +254,7 @@ impl FileClient {
 
     /// Whether the file exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+        crate::error::found(self.get_properties().await)
     }
 
     /// Set File Properties: resize to `size` (truncating or zero-extending) and/or set the

@@ -48,12 +48,9 @@ impl FileClient {
             .header("x-ms-write", "update")
             .header(
                 "x-ms-range",
-                format!("bytes={}-{}", offset, offset + len - 1),
+                crate::http::range_header(&(offset..offset + len)),
             )
-            .header(
-                "x-ms-source-range",
-                format!("bytes={}-{}", r.start, r.end - 1),
-            )
+            .header("x-ms-source-range", crate::http::range_header(r))
             .header("x-ms-copy-source", source.url.clone())
             .header_opt(
                 "x-ms-copy-source-authorization",

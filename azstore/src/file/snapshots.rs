@@ -108,7 +108,7 @@ impl ShareClient {
 impl DirectoryClient {
     /// Whether the directory exists (Get Directory Properties; 404 means no).
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+        crate::error::found(self.get_properties().await)
     }
 
     /// Get Directory Metadata: the metadata and the directory's ETag.

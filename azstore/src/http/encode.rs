@@ -17,6 +17,11 @@ pub(crate) fn encode_path(s: &str) -> String {
     utf8_percent_encode(s, PATH).to_string()
 }
 
+/// The `x-ms-range` (or `x-ms-source-range`) value of `range`, which must not be empty.
+pub(crate) fn range_header(range: &std::ops::Range<u64>) -> String {
+    format!("bytes={}-{}", range.start, range.end - 1)
+}
+
 /// Percent-encodes a query value: everything but unreserved characters.
 pub(crate) fn encode_query_value(s: &str) -> String {
     utf8_percent_encode(s, QUERY).to_string()
@@ -30,5 +35,6 @@ mod tests {
     fn encoding() {
         assert_eq!(encode_path("a b/c#d?e%f/ü"), "a%20b/c%23d%3Fe%25f/%C3%BC");
         assert_eq!(encode_query_value("a b&c=d/e"), "a%20b%26c%3Dd%2Fe");
+        assert_eq!(range_header(&(4..8)), "bytes=4-7");
     }
 }

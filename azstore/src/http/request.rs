@@ -177,6 +177,15 @@ impl Request {
         self
     }
 
+    /// Adds `conditions` as the `x-ms-source-*` headers of a copy's source (refused when they
+    /// carry a lease id, which has no source form).
+    pub(crate) fn source_conditions(mut self, conditions: &Conditions) -> crate::Result<Request> {
+        for (k, v) in conditions.source_headers()? {
+            self = self.header(k, v);
+        }
+        Ok(self)
+    }
+
     /// Adds `x-ms-meta-*` headers.
     pub fn metadata<'a>(
         mut self,

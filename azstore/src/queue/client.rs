@@ -115,7 +115,7 @@ impl QueueClient {
 
     /// Deletes the queue if it exists. Returns `true` when this call deleted it.
     pub async fn delete_if_exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.delete().await, |e| e.is_not_found())
+        crate::error::found(self.delete().await)
     }
 
     /// Clear Messages: deletes every message of the queue.

@@ -34,7 +34,7 @@ impl QueueClient {
 
     /// Whether the queue exists.
     pub async fn exists(&self) -> Result<bool> {
-        crate::error::succeeded_unless(self.get_properties().await, |e| e.is_not_found())
+        crate::error::found(self.get_properties().await)
     }
 
     /// Set Queue Metadata, replacing all metadata. **Last writer wins**: there is no

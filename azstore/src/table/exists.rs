@@ -20,6 +20,6 @@ impl TableClient {
             .pipeline
             .send(raw_request(Method::Get, path).header("accept", ACCEPT))
             .await;
-        crate::error::succeeded_unless(result, |e| e.is_not_found())
+        crate::error::found(result)
     }
 }

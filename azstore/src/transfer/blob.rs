@@ -16,8 +16,9 @@ use crate::blob::{
 };
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::http::range_header;
 use crate::http::{Method, StreamingResponse};
-use crate::transfer::download::{self, Plan, RangeSource, Version, open_first, range_header};
+use crate::transfer::download::{self, Plan, RangeSource, Version, open_first};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, Chain, FileBlocks, ReaderBlocks, SliceBlocks, StreamBlocks,

@@ -22,7 +22,7 @@ use tokio::task::JoinHandle;
 use crate::blob::OnChange;
 use crate::conditions::ETag;
 use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
-use crate::http::{Headers, Pipeline, Request, StreamingResponse};
+use crate::http::{Headers, Pipeline, Request, StreamingResponse, range_header};
 use crate::transfer::progress::Tracker;
 
 pub(crate) use crate::transfer::memory::{into_slice, to_vec};
@@ -68,11 +68,6 @@ pub(crate) trait RangeSource: Clone + Send + Sync + 'static {
 
     /// Time allowed for reading one range's body.
     fn body_timeout(&self) -> Duration;
-}
-
-/// The `x-ms-range` value of `range` (not empty).
-pub(crate) fn range_header(range: &Range<u64>) -> String {
-    format!("bytes={}-{}", range.start, range.end - 1)
 }
 
 /// The properties a download's first response carries (Blob or File): read from its headers,
@@ -361,6 +356,5 @@ mod tests {
             crate::transfer::to_file::partial_path(std::path::Path::new("/tmp/x.bin")),
             std::path::Path::new("/tmp/x.bin.partial")
         );
-        assert_eq!(range_header(&(4..8)), "bytes=4-7");
     }
 }

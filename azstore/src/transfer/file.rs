@@ -15,8 +15,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::file::{
     FileClient, FileDownload, FileProperties, FileStream, FileWrite, TransferOptions,
 };
+use crate::http::range_header;
 use crate::http::{Method, StreamingResponse};
-use crate::transfer::download::{self, Plan, RangeSource, Version, open_first, range_header};
+use crate::transfer::download::{self, Plan, RangeSource, Version, open_first};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, FileBlocks, ReaderBlocks, SliceBlocks, read_error, stage_all,
