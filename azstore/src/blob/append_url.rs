@@ -49,9 +49,7 @@ impl BlobClient {
                 "Append Block From URL takes no lease id or tags condition on the source",
             ));
         }
-        if !(source_url.starts_with("https://") || source_url.starts_with("http://")) {
-            return Err(Error::invalid_input("copy source must be an http(s) URL"));
-        }
+        crate::blob::from_url::validate_source_url(source_url)?;
         let range = match &options.source_range {
             Some(r) if r.start >= r.end => {
                 return Err(Error::invalid_input("source range must not be empty"));

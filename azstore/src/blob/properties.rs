@@ -11,10 +11,6 @@ use crate::error::{Error, Result};
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
 
-/// Blob services name the stored HTTP headers `x-ms-blob-content-type` and so on.
-pub(crate) const BLOB_HEADER_PREFIX: crate::http_headers::HeaderNames =
-    crate::http_headers::HeaderNames::Blob;
-
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DeleteSnapshots {
@@ -102,7 +98,7 @@ impl BlobClient {
             .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
             .conditions(conditions);
-        let req = headers.apply(req, BLOB_HEADER_PREFIX);
+        let req = headers.apply(req, crate::http_headers::HeaderNames::Blob);
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }

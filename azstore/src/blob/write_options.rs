@@ -27,10 +27,11 @@
 use std::collections::BTreeMap;
 
 use crate::blob::names::validate_metadata;
-use crate::blob::properties::{BLOB_HEADER_PREFIX, Tags, validate_tags};
+use crate::blob::properties::{Tags, validate_tags};
 use crate::error::{Error, Result};
 use crate::http::Request;
 use crate::http::request::encode_query_value;
+use crate::http_headers::HeaderNames;
 use crate::http_headers::HttpHeaders;
 
 /// An access tier (`x-ms-access-tier`). Block blobs take the standard tiers, page blobs on
@@ -209,7 +210,7 @@ impl BlobWriteOptions {
         }
         Ok(self
             .headers
-            .apply(req.metadata(&self.metadata), BLOB_HEADER_PREFIX))
+            .apply(req.metadata(&self.metadata), HeaderNames::Blob))
     }
 }
 

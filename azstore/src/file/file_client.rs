@@ -141,7 +141,7 @@ impl FileClient {
         let req = options.smb.apply(
             options
                 .headers
-                .apply(req, crate::file::http_headers::FILE_HEADER_PREFIX),
+                .apply(req, crate::http_headers::HeaderNames::File),
         );
         let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)

@@ -19,10 +19,6 @@ use crate::file::models::FileWrite;
 use crate::file::set_properties::SetFileProperties;
 use crate::http_headers::HttpHeaders;
 
-/// Azure Files names the stored HTTP headers `x-ms-content-type` and so on.
-pub(crate) const FILE_HEADER_PREFIX: crate::http_headers::HeaderNames =
-    crate::http_headers::HeaderNames::File;
-
 impl FileClient {
     /// Set File Properties: replaces the file's HTTP headers (all of them; see
     /// [`HttpHeaders`]). Last writer wins; a leased file needs the lease id.

@@ -136,11 +136,14 @@ async fn append_block_from_url_refuses_bad_input_before_sending() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    let e = dst
-        .append_block_from_url("ftp://x/c/b", &AppendFromUrlOptions::default())
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    // The same URL rules as every other From URL operation: http(s), percent-encoded.
+    for url in ["ftp://x/c/b", "https://x.example/c/a b"] {
+        let e = dst
+            .append_block_from_url(url, &AppendFromUrlOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{url}");
+    }
 }
 
 #[tokio::test]
