@@ -35,7 +35,8 @@ const ACCOUNT_PERMS: &str = "rwdxylacuptfi";
 pub struct SasBuilder {
     permissions: String,
     start: Option<OffsetDateTime>,
-    expiry: OffsetDateTime,
+    /// `None` only for a SAS whose stored access policy gives the expiry.
+    expiry: Option<OffsetDateTime>,
     https_only: bool,
     ip: Option<String>,
     identifier: Option<String>,
@@ -47,10 +48,33 @@ impl SasBuilder {
         SasBuilder {
             permissions: permissions.to_string(),
             start: None,
-            expiry,
+            expiry: Some(expiry),
             https_only: false,
             ip: None,
             identifier: None,
+        }
+    }
+
+    /// A service SAS that takes its permissions, start and expiry from the stored access
+    /// policy `id` of the container, queue or table (`si=`), and carries none of its own, as
+    /// the service requires when the policy sets them. Changing or removing the policy
+    /// changes or revokes every such SAS at once.
+    ///
+    /// ```
+    /// # fn f(key: &azstore::credential::SharedKeyCredential) -> azstore::Result<()> {
+    /// let sas = azstore::sas::SasBuilder::stored_policy("readers").table(key, "orders")?;
+    /// let query = sas.expose_secret();
+    /// assert!(query.contains("si=readers") && !query.contains("se=") && !query.contains("sp="));
+    /// # Ok(()) }
+    /// ```
+    pub fn stored_policy(id: impl Into<String>) -> SasBuilder {
+        SasBuilder {
+            permissions: String::new(),
+            start: None,
+            expiry: None,
+            https_only: false,
+            ip: None,
+            identifier: Some(id.into()),
         }
     }
 
@@ -86,11 +110,11 @@ impl SasBuilder {
     ) -> Result<(String, String)> {
         Ok(match blob {
             Some(b) => (
-                order_permissions(&self.permissions, BLOB_PERMS, "blob")?,
+                self.permissions_for(BLOB_PERMS, "blob")?,
                 format!("/blob/{account}/{container}/{b}"),
             ),
             None => (
-                order_permissions(&self.permissions, CONTAINER_PERMS, "container")?,
+                self.permissions_for(CONTAINER_PERMS, "container")?,
                 format!("/blob/{account}/{container}"),
             ),
         })
@@ -117,7 +141,7 @@ impl SasBuilder {
 
     /// A service SAS for a queue.
     pub fn queue(&self, key: &SharedKeyCredential, queue: &str) -> Result<SasToken> {
-        let perms = order_permissions(&self.permissions, QUEUE_PERMS, "queue")?;
+        let perms = self.permissions_for(QUEUE_PERMS, "queue")?;
         let (st, se) = self.times()?;
         let resource = format!("/queue/{}/{}", key.account(), queue);
         let sts = self.service_string_to_sign(&perms, &st, &se, &resource, &[]);
@@ -126,7 +150,7 @@ impl SasBuilder {
 
     /// A service SAS for a table (whole table; no partition/row key ranges).
     pub fn table(&self, key: &SharedKeyCredential, table: &str) -> Result<SasToken> {
-        let perms = order_permissions(&self.permissions, TABLE_PERMS, "table")?;
+        let perms = self.permissions_for(TABLE_PERMS, "table")?;
         let (st, se) = self.times()?;
         let resource = format!("/table/{}/{}", key.account(), table.to_ascii_lowercase());
         // then: start pk, start rk, end pk, end rk
@@ -267,12 +291,25 @@ impl SasBuilder {
         if self.https_only { "https" } else { "" }
     }
 
+    /// The permissions in the service's order; none at all only with a stored access policy
+    /// (which then gives them).
+    fn permissions_for(&self, canonical: &str, what: &str) -> Result<String> {
+        if self.permissions.is_empty() && self.identifier.is_some() {
+            return Ok(String::new());
+        }
+        order_permissions(&self.permissions, canonical, what)
+    }
+
     fn times(&self) -> Result<(String, String)> {
         let st = match self.start {
             Some(s) => iso8601(s)?,
             None => String::new(),
         };
-        Ok((st, iso8601(self.expiry)?))
+        let se = match self.expiry {
+            Some(e) => iso8601(e)?,
+            None => String::new(),
+        };
+        Ok((st, se))
     }
 
     fn token(
@@ -285,11 +322,16 @@ impl SasBuilder {
     ) -> Result<SasToken> {
         let mut pairs: Vec<(&str, &str)> = vec![("sv", SAS_VERSION)];
         pairs.extend_from_slice(extra);
-        pairs.push(("sp", perms));
+        // Empty only where a stored access policy gives them (they are signed as empty).
+        if !perms.is_empty() {
+            pairs.push(("sp", perms));
+        }
         if !st.is_empty() {
             pairs.push(("st", st));
         }
-        pairs.push(("se", se));
+        if !se.is_empty() {
+            pairs.push(("se", se));
+        }
         if let Some(ip) = &self.ip {
             pairs.push(("sip", ip));
         }

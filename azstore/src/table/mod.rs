@@ -40,6 +40,7 @@
 //! A [`Batch`] of up to 100 operations on one partition commits atomically; see
 //! [`TableClient::submit`].
 
+mod acl;
 mod batch;
 mod client;
 pub mod codec;
