@@ -12,6 +12,7 @@ use crate::http::{Method, Request, Response};
 /// Options of creating an append or page blob.
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct CreateOptions {
     /// Conditions; `Conditions::if_not_exists()` creates only if nothing is there.
     pub conditions: Conditions,
@@ -40,6 +41,7 @@ pub(crate) enum EmptyBlob {
 /// Conditions of Append Block.
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct AppendOptions {
     /// The usual conditions (ETag, dates, tags, lease).
     pub conditions: Conditions,

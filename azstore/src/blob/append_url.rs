@@ -11,6 +11,7 @@ use crate::http::Method;
 /// Options of Append Block From URL.
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct AppendFromUrlOptions {
     /// Conditions on this (destination) blob, its append position and maximum size.
     pub append: AppendOptions,
@@ -21,6 +22,19 @@ pub struct AppendFromUrlOptions {
     /// The base64 MD5 the source bytes must have (`x-ms-source-content-md5`); the service
     /// answers 400 `Md5Mismatch` otherwise.
     pub source_content_md5: Option<String>,
+}
+
+impl AppendFromUrlOptions {
+    setters! {
+        /// Sets the conditions, append position and maximum size of this blob.
+        append => set append: AppendOptions;
+        /// Sets the conditions on the source blob.
+        source_conditions => set source_conditions: Conditions;
+        /// Appends only this half-open byte range of the source.
+        source_range => some source_range: Range<u64>;
+        /// The base64 MD5 the source bytes must have.
+        source_content_md5 => into source_content_md5;
+    }
 }
 
 impl BlobClient {

@@ -72,6 +72,7 @@ impl BlockRef {
 /// Options of the commit (Put Block List).
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct CommitOptions {
     /// Conditions on the blob being replaced: `if_match` for "replace only if unchanged",
     /// `if_not_exists` for "create only".
@@ -92,11 +93,21 @@ crate::blob::write_options::write_builders!(CommitOptions);
 /// Options of staging a block ([`BlobClient::put_block_with`]).
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct BlockOptions {
     /// Only a lease id is accepted (a leased blob needs it).
     pub conditions: Conditions,
     /// Transactional checksum of the block, checked by the service.
     pub checksum: crate::blob::Checksum,
+}
+
+impl BlockOptions {
+    setters! {
+        /// Options with these conditions (only a lease id is accepted).
+        conditions => new conditions: Conditions;
+        /// Sets the transactional checksum.
+        checksum => set checksum: crate::blob::Checksum;
+    }
 }
 
 /// One block as returned by Get Block List.

@@ -174,6 +174,7 @@ pub struct BlobClient {
 /// Options of Put Blob.
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct PutOptions {
     /// Conditions; the default is last writer wins.
     pub conditions: Conditions,

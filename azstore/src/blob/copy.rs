@@ -54,6 +54,7 @@ impl BlobProperties {
 /// Options of a copy.
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct CopyOptions {
     /// Conditions on the source blob (sent as `x-ms-source-if-*`; no lease id).
     pub source_conditions: Conditions,

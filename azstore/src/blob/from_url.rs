@@ -233,6 +233,7 @@ impl CopyTags {
 /// Options of [`BlobClient::put_blob_from_url`].
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct PutFromUrlOptions {
     /// Conditions on the destination (this blob).
     pub conditions: Conditions,

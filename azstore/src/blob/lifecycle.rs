@@ -38,6 +38,7 @@ pub enum TierChange {
 /// Options of [`BlobClient::set_tier`].
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct SetTierOptions {
     /// A lease id and `x-ms-if-tags` are accepted (the service takes no ETag or date
     /// condition on Set Blob Tier).

@@ -17,6 +17,7 @@ pub(crate) use crate::paging::{Page, ResultStream, paged};
 /// Options of List Containers and List Blobs.
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct ListOptions {
     /// Only names starting with this prefix.
     pub prefix: Option<String>,

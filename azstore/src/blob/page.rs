@@ -38,6 +38,7 @@ pub struct PageRanges {
 /// Options of [`BlobClient::get_page_ranges_with`].
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct PageRangeOptions {
     /// Conditions (every condition is accepted).
     pub conditions: Conditions,
@@ -68,8 +69,12 @@ impl PageRangeOptions {
     }
 
     setters! {
+        /// The diff since a snapshot named by URL (`x-ms-previous-snapshot-url`).
+        since_snapshot_url => into previous_snapshot_url;
         /// At most `n` ranges per answer.
         max_results => some max_results: u32;
+        /// Continues where a previous answer stopped.
+        marker => into marker;
     }
 }
 
@@ -96,6 +101,7 @@ pub(crate) fn check_aligned(what: &str, v: u64) -> Result<()> {
 /// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
+#[non_exhaustive]
 pub struct PageWriteOptions {
     /// ETag, date, tags and lease conditions.
     pub conditions: Conditions,

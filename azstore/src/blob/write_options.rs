@@ -106,6 +106,7 @@ impl std::fmt::Display for AccessTier {
 /// or an access tier on an append blob).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[must_use]
+#[non_exhaustive]
 pub struct BlobWriteOptions {
     /// Standard HTTP headers stored with the blob (`x-ms-blob-content-*`,
     /// `x-ms-blob-cache-control`); `content_md5` is the *stored* MD5, not a transfer check

@@ -196,10 +196,7 @@ async fn run(op: Op, blob: &BlobClient, c: &Conditions) -> azstore::Result<()> {
         Op::PutBlockList => {
             let id = BlockId::new("block-0").unwrap();
             blob.put_block(&id, "new", &Conditions::none()).await?;
-            let opts = CommitOptions {
-                conditions: c.clone(),
-                ..CommitOptions::default()
-            };
+            let opts = CommitOptions::conditions(c.clone());
             blob.put_block_list(&[BlockRef::Latest(id)], &opts)
                 .await
                 .map(drop)
@@ -215,10 +212,7 @@ async fn run(op: Op, blob: &BlobClient, c: &Conditions) -> azstore::Result<()> {
         Op::Snapshot => blob.snapshot(c).await.map(drop),
         Op::Delete => blob.delete(c).await,
         Op::AppendBlock => {
-            let o = AppendOptions {
-                conditions: c.clone(),
-                ..AppendOptions::default()
-            };
+            let o = AppendOptions::default().conditions(c.clone());
             blob.append_block("b", &o).await.map(drop)
         }
         Op::PutPage => blob.put_pages(512, vec![2u8; 512], c).await.map(drop),

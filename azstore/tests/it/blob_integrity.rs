@@ -41,10 +41,7 @@ async fn every_data_write_accepts_md5_and_crc64() {
             .put_block_with(
                 &id,
                 data.clone(),
-                &BlockOptions {
-                    checksum,
-                    ..BlockOptions::default()
-                },
+                &BlockOptions::default().checksum(checksum),
             )
             .await
             .unwrap();

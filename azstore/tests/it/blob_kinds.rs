@@ -212,10 +212,7 @@ async fn block_lists_stage_then_commit() {
     assert_eq!(list.uncommitted.len(), 3);
 
     // Commit blocks 2 and 0 in that order, only if unchanged.
-    let opts = CommitOptions {
-        conditions: Conditions::if_match(&v1.etag),
-        ..CommitOptions::default()
-    };
+    let opts = CommitOptions::conditions(Conditions::if_match(&v1.etag));
     let w = b
         .put_block_list(
             &[
@@ -297,10 +294,7 @@ async fn append_blob_position_and_size_conditions() {
     let e = b
         .append_block(
             "!",
-            &AppendOptions {
-                conditions: Conditions::if_match(&r1.etag),
-                ..AppendOptions::default()
-            },
+            &AppendOptions::default().conditions(Conditions::if_match(&r1.etag)),
         )
         .await
         .unwrap_err();

@@ -127,10 +127,7 @@ async fn table_exists() {
 async fn append_block_from_url_refuses_bad_input_before_sending() {
     let c = blob_support::container("appurlbad").await;
     let dst = c.blob("d").unwrap();
-    let bad_range = AppendFromUrlOptions {
-        source_range: Some(5..5),
-        ..AppendFromUrlOptions::default()
-    };
+    let bad_range = AppendFromUrlOptions::default().source_range(5..5);
     let e = dst
         .append_block_from_url("https://x.example/c/b", &bad_range)
         .await
