@@ -54,7 +54,7 @@ pub struct TransferOptions {
     /// Bytes per range request (1 byte – 4 MiB; default 4 MiB).
     pub range_size: u64,
     /// Range requests in flight at once (default 4).
-    pub parallelism: usize,
+    pub max_concurrency: usize,
     /// Content type and metadata for the file an upload creates.
     pub create: CreateFileOptions,
     /// What a download does when the file changes between two ranges (default: fail with
@@ -68,7 +68,7 @@ impl Default for TransferOptions {
     fn default() -> Self {
         TransferOptions {
             range_size: MAX_RANGE_SIZE,
-            parallelism: 4,
+            max_concurrency: 4,
             create: CreateFileOptions::default(),
             on_change: OnChange::Fail,
             progress: None,
@@ -81,8 +81,8 @@ impl TransferOptions {
         /// Sets the range size.
         range_size => set range_size: u64;
 
-        /// Sets the parallelism.
-        parallelism => set parallelism: usize;
+        /// Sets how many range requests run at once.
+        max_concurrency => set max_concurrency: usize;
     }
 
     setters! {
@@ -108,8 +108,8 @@ impl TransferOptions {
                 self.range_size
             )));
         }
-        if self.parallelism == 0 {
-            return Err(Error::invalid_input("parallelism must be at least 1"));
+        if self.max_concurrency == 0 {
+            return Err(Error::invalid_input("max_concurrency must be at least 1"));
         }
         Ok(())
     }

@@ -60,7 +60,7 @@ impl RangeSource for FileClient {
 fn plan(options: &TransferOptions) -> Plan {
     Plan {
         chunk: options.range_size,
-        concurrency: options.parallelism,
+        concurrency: options.max_concurrency,
         on_change: options.on_change,
         tracker: Tracker::new(options.progress.as_ref()),
     }
@@ -87,7 +87,7 @@ impl BlockSink for RangeStager {
 
 impl FileClient {
     /// Downloads the whole file into memory (one buffer allocated at the file's size) with
-    /// ranges of `options.range_size`, `options.parallelism` in flight. Every range must come
+    /// ranges of `options.range_size`, `options.max_concurrency` in flight. Every range must come
     /// from the version of the first: a change fails with [`ErrorKind::Conflict`] or starts
     /// over, as `options.on_change` says — never a torn mix of versions.
     pub async fn download(&self, options: &TransferOptions) -> Result<FileDownload> {
@@ -113,14 +113,14 @@ impl FileClient {
     }
 
     /// Downloads the whole file to `path` with parallel ranges written at their offsets
-    /// (memory: about `parallelism × range_size`). The data goes to `path` plus `.partial`
+    /// (memory: about `max_concurrency × range_size`). The data goes to `path` plus `.partial`
     /// first and is renamed into place only when complete, so `path` never holds a torn or
     /// partial copy; a change of the file fails or starts over as `options.on_change` says.
     ///
     /// ```no_run
     /// # async fn f(file: azstore::file::FileClient) -> azstore::Result<()> {
     /// use azstore::file::TransferOptions;
-    /// let p = file.download_to_file("/tmp/q3.csv", &TransferOptions::default().parallelism(8)).await?;
+    /// let p = file.download_to_file("/tmp/q3.csv", &TransferOptions::default().max_concurrency(8)).await?;
     /// # let _ = p; Ok(()) }
     /// ```
     pub async fn download_to_file(
@@ -132,8 +132,8 @@ impl FileClient {
         download::to_file(self, &plan(options), path.as_ref()).await
     }
 
-    /// Streams the whole file in order with `options.parallelism` ranges read ahead (memory:
-    /// about `parallelism + 1` ranges). A change of the file ends the stream with
+    /// Streams the whole file in order with `options.max_concurrency` ranges read ahead (memory:
+    /// about `max_concurrency + 1` ranges). A change of the file ends the stream with
     /// [`ErrorKind::Conflict`].
     pub async fn download_stream(&self, options: &TransferOptions) -> Result<FileStream> {
         options.check()?;
@@ -142,7 +142,7 @@ impl FileClient {
     }
 
     /// Uploads `data` as the whole file: Create File with its size, then Put Range per
-    /// `options.range_size` bytes with at most `options.parallelism` requests in flight.
+    /// `options.range_size` bytes with at most `options.max_concurrency` requests in flight.
     /// Any size works; a leased file needs the lease id. Last writer wins range by range:
     /// hold a lease if other writers may be active.
     pub async fn upload(
@@ -161,7 +161,7 @@ impl FileClient {
     }
 
     /// Uploads the file at `path` (see [`FileClient::upload`]): ranges read with positioned
-    /// reads, `options.parallelism` at a time (memory: about `parallelism × range_size`).
+    /// reads, `options.max_concurrency` at a time (memory: about `max_concurrency × range_size`).
     pub async fn upload_file(
         &self,
         path: impl AsRef<Path>,
@@ -176,7 +176,7 @@ impl FileClient {
 
     /// Uploads exactly `len` bytes from `reader` (see [`FileClient::upload`]; Create File
     /// needs the size first). Each range is read once into its own buffer (memory: about
-    /// `parallelism × range_size`). A reader that ends early or has more than `len` bytes is
+    /// `max_concurrency × range_size`). A reader that ends early or has more than `len` bytes is
     /// an error after the ranges it gave were written.
     pub async fn upload_reader<R>(
         &self,
@@ -219,7 +219,7 @@ impl FileClient {
         let staged = stage_all(
             &mut blocks,
             &stager,
-            options.parallelism,
+            options.max_concurrency,
             u64::MAX,
             &tracker,
         )
@@ -233,7 +233,7 @@ impl FileClient {
         let last = stager.last.lock().unwrap_or_else(|e| e.into_inner()).take();
         match last {
             None => Ok(created),
-            Some(w) if staged.blocks == 1 || options.parallelism == 1 => Ok(w),
+            Some(w) if staged.blocks == 1 || options.max_concurrency == 1 => Ok(w),
             Some(_) => {
                 // Ranges completed in any order: ask which version the file ended up at.
                 let p = self.get_properties().await?;

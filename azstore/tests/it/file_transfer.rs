@@ -37,7 +37,7 @@ async fn twenty_mib_round_trip_in_ranges() {
     share.directory("data").unwrap().create().await.unwrap();
     let file = share.file("data/big.bin").unwrap();
     let data = pattern(20 * 1024 * 1024 + 123);
-    let options = TransferOptions::default().parallelism(4);
+    let options = TransferOptions::default().max_concurrency(4);
 
     let before = server.request_count();
     let written = file.upload(data.clone(), &options, None).await.unwrap();
@@ -54,10 +54,10 @@ async fn twenty_mib_round_trip_in_ranges() {
     assert_eq!(down.properties.etag, written.etag);
     assert_eq!(down.properties.content_length, data.len() as u64);
 
-    // Smaller ranges than the maximum, different parallelism: same bytes.
+    // Smaller ranges than the maximum, different max_concurrency: same bytes.
     let small = TransferOptions::default()
         .range_size(3 * 1024 * 1024 + 7)
-        .parallelism(2);
+        .max_concurrency(2);
     assert!(file.download(&small).await.unwrap().body == data);
 
     // Streaming get of a middle range.

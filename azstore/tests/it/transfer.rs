@@ -400,7 +400,9 @@ async fn file_transfers_share_the_engine() {
     let data = blob_support::pattern(3 * 1024 * 1024 + 99, 50);
     let range = 128 * 1024u64;
     let ranges = (data.len() as u64).div_ceil(range) as usize;
-    let opts = TransferOptions::default().range_size(range).parallelism(4);
+    let opts = TransferOptions::default()
+        .range_size(range)
+        .max_concurrency(4);
 
     // Upload from a file path, with progress.
     let path = dir.join("src.bin");
@@ -466,7 +468,7 @@ async fn file_transfers_share_the_engine() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The ordered stream reads ahead exactly `parallelism` ranges: it neither waits for the
+/// The ordered stream reads ahead exactly `max_concurrency` ranges: it neither waits for the
 /// consumer range by range nor runs ahead without bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_read_ahead_is_bounded() {
@@ -477,10 +479,10 @@ async fn stream_read_ahead_is_bounded() {
     f.upload(Bytes::from(data.clone()), &TransferOptions::default(), None)
         .await
         .unwrap();
-    let parallelism = 3;
+    let max_concurrency = 3;
     let opts = TransferOptions::default()
         .range_size(16 * 1024)
-        .parallelism(parallelism);
+        .max_concurrency(max_concurrency);
     let before = server.request_count();
     let mut s = f.download_stream(&opts).await.unwrap();
     assert_eq!(server.request_count() - before, 1, "the first range only");
@@ -490,7 +492,7 @@ async fn stream_read_ahead_is_bounded() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         server.request_count() - before,
-        1 + parallelism as u64,
+        1 + max_concurrency as u64,
         "read ahead: the ranges in the queue, no more"
     );
     let rest: Vec<Bytes> = s.body.try_collect().await.unwrap();
@@ -527,7 +529,9 @@ async fn file_download_restarts_on_change() {
             }
         })
     };
-    let fail = TransferOptions::default().range_size(4096).parallelism(4);
+    let fail = TransferOptions::default()
+        .range_size(4096)
+        .max_concurrency(4);
     let restart = fail
         .clone()
         .on_change(OnChange::Restart { max_restarts: 1000 });
