@@ -303,10 +303,8 @@ async fn append_block_400() -> Check {
         .container("utcontainer513e1a08")
         .and_then(|c| c.blob("blob1"))
         .map_err(|e| e.to_string())?;
-    let options = azstore::blob::AppendOptions {
-        conditions: Conditions::if_match(&ETag::new("0x111111111111111")),
-        ..Default::default()
-    };
+    let options = azstore::blob::AppendOptions::default()
+        .conditions(Conditions::if_match(&ETag::new("0x111111111111111")));
     let err = blob
         .append_block("block 0", &options)
         .await

@@ -273,10 +273,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
             req.only(&["content-md5"])?;
             let id = BlockId::from_base64(req.query("blockid").ok_or("no blockid")?.to_string())
                 .map_err(|e| e.to_string())?;
-            let options = BlockOptions {
-                conditions,
-                checksum: md5(req),
-            };
+            let options = BlockOptions::conditions(conditions).checksum(md5(req));
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?
                     .put_block_with(&id, body, &options)
@@ -288,10 +285,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
         ("PUT", "blocklist") => {
             req.only(&[])?;
             let blocks = crate::acl::block_refs(&body)?;
-            let mut options = CommitOptions {
-                conditions,
-                ..CommitOptions::default()
-            };
+            let mut options = CommitOptions::conditions(conditions);
             options.write.metadata = req.metadata();
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?
@@ -393,12 +387,11 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                 "x-ms-blob-condition-maxsize",
                 "content-md5",
             ])?;
-            let options = AppendOptions {
-                conditions,
-                append_position: num(req.h("x-ms-blob-condition-appendpos"))?,
-                max_size: num(req.h("x-ms-blob-condition-maxsize"))?,
-                checksum: md5(req),
-            };
+            let mut options = AppendOptions::default()
+                .conditions(conditions)
+                .checksum(md5(req));
+            options.append_position = num(req.h("x-ms-blob-condition-appendpos"))?;
+            options.max_size = num(req.h("x-ms-blob-condition-maxsize"))?;
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?.append_block(body, &options).await;
                 let resp = &it.response;
@@ -427,11 +420,8 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
             req.only(&["x-ms-page-write", "x-ms-range", "content-md5"])?;
             let range = req.range()?.ok_or("Put Page without a range")?;
             let write = req.h("x-ms-page-write").unwrap_or_default().to_string();
-            let options = PageWriteOptions {
-                conditions: conditions.clone(),
-                checksum: md5(req),
-                ..PageWriteOptions::default()
-            };
+            let mut options = PageWriteOptions::default().checksum(md5(req));
+            options.conditions = conditions.clone();
             Ok(one(move |cx, it| async move {
                 let blob = blob_of(&cx, &c, &b)?;
                 let got = match write.as_str() {
