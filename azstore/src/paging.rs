@@ -43,9 +43,25 @@ impl<T, M> Page<T, M> {
     }
 }
 
+/// Every item of `client`'s listing with `args`, following markers page by page: `page`
+/// fetches one page with a clone of the client and of the arguments, at a marker (`None` for
+/// the first page, then each page's `next_marker`); an error ends the stream.
+pub(crate) fn every_page<C, A, T, M, F, Fut>(client: &C, args: A, page: F) -> ResultStream<T>
+where
+    C: Clone + Send + Sync + 'static,
+    A: Clone + Send + Sync + 'static,
+    T: Send + 'static,
+    M: Send + 'static,
+    F: Fn(C, A, Option<M>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Page<T, M>>> + Send + 'static,
+{
+    let client = client.clone();
+    paged(move |marker| page(client.clone(), args.clone(), marker))
+}
+
 /// Turns a page fetcher into a stream of items that follows markers to the end. `fetch`
 /// gets `None` for the first page, then each page's `next_marker`; an error ends the stream.
-pub(crate) fn paged<T, M, F, Fut>(fetch: F) -> ResultStream<T>
+fn paged<T, M, F, Fut>(fetch: F) -> ResultStream<T>
 where
     T: Send + 'static,
     M: Send + 'static,

@@ -12,7 +12,7 @@ use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
 
-pub(crate) use crate::paging::{Page, ResultStream, paged};
+pub(crate) use crate::paging::{Page, ResultStream, every_page};
 
 /// Options of List Containers and List Blobs.
 #[derive(Debug, Clone, Default)]
@@ -257,20 +257,6 @@ pub(crate) fn quote_etag(s: &str) -> String {
     } else {
         format!("\"{s}\"")
     }
-}
-
-/// Every item of a listing, following `NextMarker` page by page: `page` fetches one page of
-/// `client`'s listing with `args` at a marker (`None` for the first page).
-pub(crate) fn every_page<C, A, T, F, Fut>(client: &C, args: A, page: F) -> ResultStream<T>
-where
-    C: Clone + Send + Sync + 'static,
-    A: Clone + Send + Sync + 'static,
-    T: Send + 'static,
-    F: Fn(C, A, Option<String>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Page<T>>> + Send + 'static,
-{
-    let client = client.clone();
-    paged(move |marker| page(client.clone(), args.clone(), marker))
 }
 
 fn date(s: Option<String>) -> Option<OffsetDateTime> {

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use crate::blob::client::{BlobServiceClient, ContainerClient};
-use crate::blob::list::{Page, ResultStream, every_page};
+use crate::paging::{Page, ResultStream, every_page};
 use crate::blob::names::validate_container_name;
 use crate::blob::properties::Tags;
 use crate::blob::xml;

@@ -8,7 +8,7 @@ use crate::file::file_client::FileClient;
 use crate::file::models::{DirectoryProperties, FileWrite, ListItem, ListPage};
 use crate::file::names::{validate_name, validate_path};
 use crate::http::{Method, Pipeline, Request};
-use crate::paging::{Page, ResultStream, paged};
+use crate::paging::{Page, ResultStream, every_page};
 
 /// One directory (the root directory has the empty path). Cheap to clone.
 #[derive(Debug, Clone)]
@@ -167,20 +167,15 @@ impl DirectoryClient {
     /// # Ok(()) }
     /// ```
     pub fn list_stream(&self, options: ListOptions) -> ResultStream<ListItem> {
-        let this = self.clone();
-        paged(move |marker| {
-            let this = this.clone();
-            let mut options = options.clone();
-            async move {
-                if marker.is_some() {
-                    options.marker = marker;
-                }
-                let page = this.list(&options).await?;
-                Ok(Page {
-                    items: page.items,
-                    next_marker: page.next_marker,
-                })
+        every_page(self, options, |this, mut options, marker| async move {
+            if marker.is_some() {
+                options.marker = marker;
             }
+            let page = this.list(&options).await?;
+            Ok(Page {
+                items: page.items,
+                next_marker: page.next_marker,
+            })
         })
     }
 

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::http::{Method, Pipeline, Request};
-use crate::paging::{Page, ResultStream, paged};
+use crate::paging::{Page, ResultStream, every_page};
 use crate::queue::client::QueueClient;
 use crate::queue::message::MessageEncoding;
 use crate::queue::xml;
@@ -78,16 +78,15 @@ impl QueueServiceClient {
         prefix: Option<&str>,
         page_size: Option<u32>,
     ) -> ResultStream<QueueItem> {
-        let this = self.clone();
         let prefix = prefix.map(str::to_string);
-        paged(move |marker: Option<String>| {
-            let this = this.clone();
-            let prefix = prefix.clone();
-            async move {
+        every_page(
+            self,
+            prefix,
+            move |this, prefix, marker: Option<String>| async move {
                 this.list_queues_page(prefix.as_deref(), marker.as_deref(), page_size)
                     .await
-            }
-        })
+            },
+        )
     }
 }
 

@@ -13,7 +13,7 @@ use super::query::Query;
 use crate::conditions::{ETag, MatchCondition};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{Method, Pipeline, Request, Response, encode_query_value};
-use crate::paging::{Page, ResultStream, paged};
+use crate::paging::{Page, ResultStream, every_page};
 
 /// What reads ask for: JSON with type annotations for the types JSON cannot express.
 pub(crate) const ACCEPT: &str = "application/json;odata=minimalmetadata";
@@ -93,12 +93,13 @@ impl TableServiceClient {
 
     /// Query Tables as a stream following continuation tokens: every table exactly once.
     pub fn list_tables(&self, query: Query) -> ResultStream<TableItem> {
-        let this = self.clone();
-        paged(move |c: Option<Continuation>| {
-            let this = this.clone();
-            let query = query.clone();
-            async move { this.list_tables_page(&query, c.as_ref()).await }
-        })
+        every_page(
+            self,
+            query,
+            |this, query, c: Option<Continuation>| async move {
+                this.list_tables_page(&query, c.as_ref()).await
+            },
+        )
     }
 }
 
@@ -404,12 +405,13 @@ impl TableClient {
         &self,
         query: Query,
     ) -> ResultStream<Stored<T>> {
-        let this = self.clone();
-        paged(move |c: Option<Continuation>| {
-            let this = this.clone();
-            let query = query.clone();
-            async move { this.query_page::<T>(&query, c.as_ref()).await }
-        })
+        every_page(
+            self,
+            query,
+            |this, query, c: Option<Continuation>| async move {
+                this.query_page::<T>(&query, c.as_ref()).await
+            },
+        )
     }
 }
 
