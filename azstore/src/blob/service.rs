@@ -4,12 +4,12 @@
 use serde::Deserialize;
 
 use crate::blob::client::{BlobServiceClient, ContainerClient};
-use crate::paging::{Page, ResultStream, every_page};
 use crate::blob::names::validate_container_name;
 use crate::blob::properties::Tags;
 use crate::blob::xml;
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
+use crate::paging::{Page, ResultStream, every_page};
 
 /// What Get Account Information returns.
 #[derive(Debug, Clone, PartialEq, Eq)]

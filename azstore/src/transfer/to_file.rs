@@ -35,90 +35,29 @@ fn task_error(e: tokio::task::JoinError) -> Error {
     Error::new(ErrorKind::Service, format!("a file task failed: {e}"))
 }
 
-/// Writes `pieces` one after another from `offset` on. On Linux one `pwritev(2)` takes a whole
-/// batch (a few dozen pieces: one system call instead of one per piece); elsewhere each piece
-/// is a positioned write of its own.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn write_pieces_at(file: &std::fs::File, pieces: &[Bytes], mut offset: u64) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    /// At most this many pieces per call (well under every kernel's `IOV_MAX` of 1024).
-    const MAX_IOV: usize = 64;
-    // The first piece not fully written, and how much of it is.
-    let (mut first, mut skip) = (0, 0);
-    loop {
-        // Past the pieces written in full (and empty ones).
-        while first < pieces.len() && pieces[first].len() == skip {
-            first += 1;
-            skip = 0;
-        }
-        if first == pieces.len() {
-            return Ok(());
-        }
-        let iov: Vec<libc::iovec> = pieces[first..]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| if i == 0 { &p[skip..] } else { &p[..] })
-            .filter(|p| !p.is_empty())
-            .take(MAX_IOV)
-            .map(|p| libc::iovec {
-                iov_base: p.as_ptr() as *mut libc::c_void,
-                iov_len: p.len(),
-            })
-            .collect();
-        let at = libc::off_t::try_from(offset)
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::FileTooLarge))?;
-        // SAFETY: every iovec points into a piece borrowed for the whole call; the descriptor
-        // belongs to `file`.
-        let n = unsafe { libc::pwritev(file.as_raw_fd(), iov.as_ptr(), iov.len() as i32, at) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
+#[cfg(unix)]
+fn write_at(file: &std::fs::File, data: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, data, offset)
+}
+
+#[cfg(windows)]
+fn write_at(file: &std::fs::File, mut data: &[u8], mut offset: u64) -> std::io::Result<()> {
+    while !data.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(file, data, offset)?;
         if n == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
-        // Step over what was written (a short write ends in the middle of some piece; empty
-        // pieces on the way count for nothing).
-        let mut n = n as usize;
+        data = &data[n..];
         offset += n as u64;
-        while n > 0 {
-            let left = pieces[first].len() - skip;
-            if n >= left {
-                n -= left;
-                first += 1;
-                skip = 0;
-            } else {
-                skip += n;
-                n = 0;
-            }
-        }
-    }
-}
-
-#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
-fn write_pieces_at(file: &std::fs::File, pieces: &[Bytes], mut offset: u64) -> std::io::Result<()> {
-    for piece in pieces {
-        std::os::unix::fs::FileExt::write_all_at(file, piece, offset)?;
-        offset += piece.len() as u64;
     }
     Ok(())
 }
 
-#[cfg(windows)]
+/// Writes `pieces` one after another from `offset` on, each at its own position.
 fn write_pieces_at(file: &std::fs::File, pieces: &[Bytes], mut offset: u64) -> std::io::Result<()> {
     for piece in pieces {
-        let mut data = &piece[..];
-        while !data.is_empty() {
-            let n = std::os::windows::fs::FileExt::seek_write(file, data, offset)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::WriteZero.into());
-            }
-            data = &data[n..];
-            offset += n as u64;
-        }
+        write_at(file, piece, offset)?;
+        offset += piece.len() as u64;
     }
     Ok(())
 }
@@ -306,10 +245,10 @@ mod tests {
         let file = std::fs::File::create(&path).unwrap();
         reserve(&file, 400).unwrap();
         assert_eq!(file.metadata().unwrap().len(), 400);
-        // More pieces than one vectored call takes, empty ones among them.
+        // Many pieces, empty ones among them.
         let pieces: Vec<Bytes> = (0..200u8)
             .map(|i| match i {
-                // A run of empty pieces longer than one vectored call.
+                // A long run of empty pieces.
                 100..=180 => Bytes::new(),
                 _ => Bytes::from(vec![i; usize::from(i % 3)]),
             })
