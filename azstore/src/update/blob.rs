@@ -1,55 +1,178 @@
 //! [`Versioned`] for blobs: raw bytes ([`BlobBytes`]) and serde JSON ([`BlobJson`]).
 //!
-//! The write id travels in the blob's metadata under [`WRITE_ID_METADATA`]. Put Blob
-//! replaces all metadata, so other metadata on a blob managed this way is not kept.
+//! The write id travels in the blob's metadata under [`WRITE_ID_METADATA`]. Put Blob replaces
+//! a blob's metadata and HTTP headers as a whole, so every replace sends back what the version
+//! it replaces had: the metadata (other than the write id) and the stored HTTP headers
+//! (content type, encoding, language, cache control, disposition) of the version it read,
+//! which the `If-Match` condition guarantees is still the stored one. What a replace does not
+//! carry over: index tags, the access tier (the account default applies) and the stored
+//! `Content-MD5` (the service computes it for the new content).
 
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Current, Versioned};
-use crate::blob::{BlobClient, PutOptions};
+use crate::blob::{BlobClient, BlobProperties, PutOptions};
 use crate::conditions::{Conditions, ETag};
 use crate::error::{Error, ErrorCode, Result};
+use crate::http_headers::HttpHeaders;
 
 /// The metadata name under which the write id is stored (`x-ms-meta-azstorewriteid`).
 pub const WRITE_ID_METADATA: &str = "azstorewriteid";
 
-async fn read_raw(blob: &BlobClient) -> Result<Option<Current<Bytes>>> {
-    match blob.download().await {
-        Ok(d) => Ok(Some(Current {
-            write_id: d.properties.metadata.get(WRITE_ID_METADATA).cloned(),
-            etag: d.properties.etag,
-            value: d.body,
-        })),
-        // Only the blob being absent is "absent"; a missing container is an error.
-        Err(e) if e.is_not_found() && e.error_code() != Some(&ErrorCode::ContainerNotFound) => {
-            Ok(None)
+/// How many recently read versions a blob wrapper remembers the metadata and headers of (for
+/// concurrent `update` calls through one wrapper). A replace of a version it no longer
+/// remembers reads them first with a conditional Get Blob Properties.
+const KEPT_VERSIONS: usize = 8;
+
+/// What a replace of one version carries over from it.
+#[derive(Debug, Clone)]
+struct Kept {
+    etag: ETag,
+    metadata: BTreeMap<String, String>,
+    headers: HttpHeaders,
+}
+
+impl Kept {
+    fn of(properties: &BlobProperties) -> Kept {
+        let mut metadata = properties.metadata.clone();
+        metadata.remove(WRITE_ID_METADATA);
+        let headers = HttpHeaders {
+            // The service computes the new content's MD5; the old one would be wrong.
+            content_md5: None,
+            ..properties.http_headers.clone()
+        };
+        Kept {
+            etag: properties.etag.clone(),
+            metadata,
+            headers,
         }
-        Err(e) => Err(e),
     }
 }
 
-/// Put Blob through the blob client's normal put path, conditioned and carrying the write
-/// id. A conditioned put is a [`ConditionalWrite`](crate::http::Intent::ConditionalWrite):
-/// if the connection drops after the request went out, the pipeline does not repeat it (the
-/// repeat would meet our own write as a 412); the error reaches `update`, which re-reads at
-/// once and recognises the write by its id.
-async fn put_raw(
-    blob: &BlobClient,
-    body: Bytes,
-    conditions: Conditions,
-    write_id: Option<&str>,
-    content_type: &str,
-) -> Result<ETag> {
-    let mut options = PutOptions::conditions(conditions).content_type(content_type);
-    if let Some(id) = write_id {
-        options = options.meta(WRITE_ID_METADATA, id);
+/// The blob behind [`BlobBytes`] and [`BlobJson`]: the client, the content type it writes,
+/// and the recently read versions' metadata and headers.
+#[derive(Clone)]
+struct Target {
+    blob: BlobClient,
+    /// Set by the caller: written with every value, replacing the stored one.
+    content_type: Option<String>,
+    /// Written when creating, and when the stored version has no content type.
+    default_content_type: &'static str,
+    kept: Arc<Mutex<VecDeque<Kept>>>,
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Blob")
+            .field("blob", &self.blob)
+            .field("content_type", &self.content_type)
+            .finish()
     }
-    Ok(blob.put(body, &options).await?.etag)
+}
+
+impl Target {
+    fn new(blob: BlobClient, default_content_type: &'static str) -> Target {
+        Target {
+            blob,
+            content_type: None,
+            default_content_type,
+            kept: Arc::default(),
+        }
+    }
+
+    fn remember(&self, kept: Kept) {
+        let mut list = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        list.retain(|k| k.etag != kept.etag);
+        if list.len() == KEPT_VERSIONS {
+            list.pop_back();
+        }
+        list.push_front(kept);
+    }
+
+    fn recall(&self, etag: &ETag) -> Option<Kept> {
+        let list = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        list.iter().find(|k| &k.etag == etag).cloned()
+    }
+
+    async fn read(&self) -> Result<Option<Current<Bytes>>> {
+        match self.blob.download().await {
+            Ok(d) => {
+                self.remember(Kept::of(&d.properties));
+                Ok(Some(Current {
+                    write_id: d.properties.metadata.get(WRITE_ID_METADATA).cloned(),
+                    etag: d.properties.etag,
+                    value: d.body,
+                }))
+            }
+            // Only the blob being absent is "absent"; a missing container is an error.
+            Err(e) if e.is_not_found() && e.error_code() != Some(&ErrorCode::ContainerNotFound) => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The metadata and headers of version `etag`: remembered from a read, or read now under
+    /// `If-Match: etag` (a 412 there is the same conflict the replace would meet).
+    async fn kept(&self, etag: &ETag) -> Result<Kept> {
+        if let Some(kept) = self.recall(etag) {
+            return Ok(kept);
+        }
+        let properties = self
+            .blob
+            .get_properties_if(&Conditions::if_match(etag))
+            .await?;
+        let kept = Kept::of(&properties);
+        self.remember(kept.clone());
+        Ok(kept)
+    }
+
+    /// Replace: Put Blob under `If-Match: etag`, carrying over that version's metadata and
+    /// headers. A conditioned put is a [`ConditionalWrite`](crate::http::Intent::ConditionalWrite):
+    /// if the connection drops after the request went out, the pipeline does not repeat it (the
+    /// repeat would meet our own write as a 412); the error reaches `update`, which re-reads at
+    /// once and recognises the write by its id.
+    async fn replace(&self, body: Bytes, etag: &ETag, write_id: &str) -> Result<ETag> {
+        let kept = self.kept(etag).await?;
+        let mut headers = kept.headers;
+        if let Some(ct) = &self.content_type {
+            headers.content_type = Some(ct.clone());
+        } else if headers.content_type.is_none() {
+            headers.content_type = Some(self.default_content_type.to_string());
+        }
+        let mut options = PutOptions::conditions(Conditions::if_match(etag)).http_headers(headers);
+        options.write.metadata = kept.metadata;
+        options
+            .write
+            .metadata
+            .insert(WRITE_ID_METADATA.into(), write_id.into());
+        Ok(self.blob.put(body, &options).await?.etag)
+    }
+
+    /// Create (`If-None-Match: *`) or, without a write id, overwrite (last writer wins).
+    async fn put_new(
+        &self,
+        body: Bytes,
+        conditions: Conditions,
+        write_id: Option<&str>,
+    ) -> Result<ETag> {
+        let content_type = self
+            .content_type
+            .as_deref()
+            .unwrap_or(self.default_content_type);
+        let mut options = PutOptions::conditions(conditions).content_type(content_type);
+        if let Some(id) = write_id {
+            options = options.meta(WRITE_ID_METADATA, id);
+        }
+        Ok(self.blob.put(body, &options).await?.etag)
+    }
 }
 
 /// A block blob holding raw bytes, as a [`Versioned`] resource.
@@ -68,42 +191,45 @@ async fn put_raw(
 /// ```
 #[derive(Debug, Clone)]
 pub struct BlobBytes {
-    blob: BlobClient,
-    content_type: String,
+    target: Target,
 }
 
 impl BlobBytes {
-    /// Wraps a blob; content type `application/octet-stream`.
+    /// Wraps a blob. A blob it creates gets the content type `application/octet-stream`; a
+    /// replace keeps the stored one (see [`with_content_type`](Self::with_content_type)).
     pub fn new(blob: BlobClient) -> BlobBytes {
         BlobBytes {
-            blob,
-            content_type: "application/octet-stream".into(),
+            target: Target::new(blob, "application/octet-stream"),
         }
     }
 
-    /// Sets the content type written with each value.
+    /// Writes this content type with every value, replacing the stored one (by default a
+    /// replace keeps the stored content type, and a create writes `application/octet-stream`).
+    ///
+    /// ```no_run
+    /// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::update::{update, BlobBytes, Decision, UpdatePolicy};
+    /// let page = BlobBytes::new(blob).with_content_type("text/html");
+    /// update(&page, &UpdatePolicy::default(), |_| Decision::Write("<h1>hi</h1>".into())).await?;
+    /// # Ok(()) }
+    /// ```
     #[must_use]
     pub fn with_content_type(mut self, content_type: impl Into<String>) -> BlobBytes {
-        self.content_type = content_type.into();
+        self.target.content_type = Some(content_type.into());
         self
     }
 
     /// The blob.
     pub fn blob(&self) -> &BlobClient {
-        &self.blob
+        &self.target.blob
     }
 
     /// Last writer wins: writes `value` with [`Conditions::none()`], replacing whatever is
-    /// there. Returns the new ETag.
+    /// there, its metadata and HTTP headers included. Returns the new ETag.
     pub async fn overwrite(&self, value: impl Into<Bytes>) -> Result<ETag> {
-        put_raw(
-            &self.blob,
-            value.into(),
-            Conditions::none(),
-            None,
-            &self.content_type,
-        )
-        .await
+        self.target
+            .put_new(value.into(), Conditions::none(), None)
+            .await
     }
 }
 
@@ -111,40 +237,32 @@ impl Versioned for BlobBytes {
     type Value = Bytes;
 
     async fn read(&self) -> Result<Option<Current<Bytes>>> {
-        read_raw(&self.blob).await
+        self.target.read().await
     }
 
     async fn replace(&self, value: &Bytes, etag: &ETag, write_id: &str) -> Result<ETag> {
-        put_raw(
-            &self.blob,
-            value.clone(),
-            Conditions::if_match(etag),
-            Some(write_id),
-            &self.content_type,
-        )
-        .await
+        self.target.replace(value.clone(), etag, write_id).await
     }
 
     async fn create(&self, value: &Bytes, write_id: &str) -> Result<ETag> {
-        put_raw(
-            &self.blob,
-            value.clone(),
-            Conditions::if_not_exists(),
-            Some(write_id),
-            &self.content_type,
-        )
-        .await
+        self.target
+            .put_new(value.clone(), Conditions::if_not_exists(), Some(write_id))
+            .await
     }
 
     async fn delete(&self, etag: &ETag) -> Result<()> {
-        self.blob.delete(&Conditions::if_match(etag)).await
+        self.target.blob.delete(&Conditions::if_match(etag)).await
     }
 }
 
 /// A block blob holding one JSON document of type `T`, as a [`Versioned`] resource.
 ///
 /// A blob whose content is not valid JSON for `T` makes `read` fail with
-/// [`ErrorKind::Service`](crate::ErrorKind::Service) (nothing is overwritten).
+/// [`ErrorKind::Service`](crate::ErrorKind::Service) (nothing is overwritten). What is stored
+/// besides the document: the write id in the metadata entry [`WRITE_ID_METADATA`]; every
+/// other metadata entry and the stored HTTP headers are kept from the version replaced (see
+/// the [module docs](super#what-update-stores-besides-your-value)). A blob it creates gets the
+/// content type `application/json`.
 ///
 /// ```no_run
 /// use std::collections::BTreeMap;
@@ -160,14 +278,14 @@ impl Versioned for BlobBytes {
 /// # Ok(()) }
 /// ```
 pub struct BlobJson<T> {
-    blob: BlobClient,
+    target: Target,
     _value: PhantomData<fn() -> T>,
 }
 
 impl<T> fmt::Debug for BlobJson<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BlobJson")
-            .field("blob", &self.blob)
+            .field("blob", &self.target.blob)
             .finish()
     }
 }
@@ -175,7 +293,7 @@ impl<T> fmt::Debug for BlobJson<T> {
 impl<T> Clone for BlobJson<T> {
     fn clone(&self) -> Self {
         BlobJson {
-            blob: self.blob.clone(),
+            target: self.target.clone(),
             _value: PhantomData,
         }
     }
@@ -185,27 +303,22 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> BlobJson<T> {
     /// Wraps a blob.
     pub fn new(blob: BlobClient) -> BlobJson<T> {
         BlobJson {
-            blob,
+            target: Target::new(blob, "application/json"),
             _value: PhantomData,
         }
     }
 
     /// The blob.
     pub fn blob(&self) -> &BlobClient {
-        &self.blob
+        &self.target.blob
     }
 
     /// Last writer wins: writes `value` with [`Conditions::none()`], replacing whatever is
-    /// there. Returns the new ETag.
+    /// there, its metadata and HTTP headers included. Returns the new ETag.
     pub async fn overwrite(&self, value: &T) -> Result<ETag> {
-        put_raw(
-            &self.blob,
-            encode(value)?,
-            Conditions::none(),
-            None,
-            "application/json",
-        )
-        .await
+        self.target
+            .put_new(encode(value)?, Conditions::none(), None)
+            .await
     }
 }
 
@@ -219,13 +332,13 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Versioned for BlobJson<T> {
     type Value = T;
 
     async fn read(&self) -> Result<Option<Current<T>>> {
-        let Some(raw) = read_raw(&self.blob).await? else {
+        let Some(raw) = self.target.read().await? else {
             return Ok(None);
         };
         let value = serde_json::from_slice(&raw.value).map_err(|e| {
             Error::decode(format!(
                 "blob {} does not hold the expected JSON: {e}",
-                self.blob.name()
+                self.target.blob.name()
             ))
         })?;
         Ok(Some(Current {
@@ -236,28 +349,16 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Versioned for BlobJson<T> {
     }
 
     async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
-        put_raw(
-            &self.blob,
-            encode(value)?,
-            Conditions::if_match(etag),
-            Some(write_id),
-            "application/json",
-        )
-        .await
+        self.target.replace(encode(value)?, etag, write_id).await
     }
 
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {
-        put_raw(
-            &self.blob,
-            encode(value)?,
-            Conditions::if_not_exists(),
-            Some(write_id),
-            "application/json",
-        )
-        .await
+        self.target
+            .put_new(encode(value)?, Conditions::if_not_exists(), Some(write_id))
+            .await
     }
 
     async fn delete(&self, etag: &ETag) -> Result<()> {
-        self.blob.delete(&Conditions::if_match(etag)).await
+        self.target.blob.delete(&Conditions::if_match(etag)).await
     }
 }

@@ -33,6 +33,24 @@
 //! on top of ours; writers that bypass `update` (e.g. an unconditional overwrite) reset the
 //! history.
 //!
+//! # What `update` stores besides your value
+//! The write id token (at most [`WRITE_ID_HISTORY`] ids of 16 hex digits, comma-separated) is
+//! stored next to the value, visible to every other reader:
+//!
+//! | resource | where the token is | what else a replace keeps |
+//! |---|---|---|
+//! | blob ([`BlobJson`], [`BlobBytes`]) | metadata entry [`WRITE_ID_METADATA`] (`x-ms-meta-azstorewriteid`) | every other metadata entry and the stored HTTP headers (content type, encoding, language, cache control, disposition) of the version replaced; not index tags, the access tier or the stored MD5 |
+//! | table entity ([`TableClient::versioned`]) | property [`WRITE_ID_PROPERTY`] (`_azstore_write_id`, an `Edm.String`), removed before your closure sees the entity | nothing else: Update Entity replaces the entity with your value's properties |
+//! | Redis key (feature `redis`) | the JSON document at the key, `{"etag","wid","value"}` | — |
+//!
+//! A table entity can do without the property: [`VersionedEntity::without_write_id`]. The
+//! cost: a write whose response was lost can then no longer be recognised, so `update` stops
+//! with [`RequestSent::Maybe`] where it would have reported success or retried.
+//!
+//! [`TableClient::versioned`]: crate::table::TableClient::versioned
+//! [`WRITE_ID_PROPERTY`]: crate::table::WRITE_ID_PROPERTY
+//! [`VersionedEntity::without_write_id`]: crate::table::VersionedEntity::without_write_id
+//!
 //! # After an ambiguous failure
 //! `update` never answers "failed" about a write that applied: when it has to stop (attempts
 //! or time used up, a 5xx) while a write of its own has an unknown outcome, it first reads
@@ -138,6 +156,14 @@ pub trait Versioned: Send + Sync {
 
     /// Deletes the resource only if the current ETag is `etag`.
     fn delete(&self, etag: &ETag) -> impl Future<Output = Result<()>> + Send;
+
+    /// Whether this resource stores the `write_id` it is given (the default). A resource
+    /// that does not cannot have its writes recognised after an ambiguous failure: `update`
+    /// then stops with [`RequestSent::Maybe`] as soon as a write of unknown outcome may have
+    /// applied, instead of retrying it (which could apply the change twice).
+    fn stores_write_ids(&self) -> bool {
+        true
+    }
 }
 
 /// What the closure passed to [`update`] decided for the value it was shown.

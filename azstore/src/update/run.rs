@@ -53,6 +53,7 @@ where
         attempts: 0,
         conflicts: 0,
     };
+    let mut last_error: Option<Error> = None;
     loop {
         let attempt_started = Instant::now();
         let unknown = run.unknown();
@@ -68,6 +69,11 @@ where
         // Did one of our earlier, failed-looking writes apply after all?
         if let Some(done) = run.proven(&mut current) {
             return Ok(done);
+        }
+        if unknown && !resource.stores_write_ids() && !not_stored(current.as_ref(), &run.pending) {
+            // Without stored write ids nothing can tell whether our write is the change this
+            // read shows: writing again could apply it twice.
+            return Err(run.unrecognisable(last_error.take()));
         }
         run.delete_pending = None;
 
@@ -89,6 +95,7 @@ where
             // id further down the stored history.
             delay = Duration::ZERO;
         }
+        last_error = Some(err);
         tokio::time::sleep(delay).await;
     }
 }
@@ -132,6 +139,21 @@ impl<T> Run<'_, T> {
             conflicts: self.conflicts,
             recovered_ambiguous: 0,
         }
+    }
+
+    /// The error for a write of unknown outcome on a resource that stores no write ids, once
+    /// the stored state has changed: it may be ours.
+    fn unrecognisable(&self, last: Option<Error>) -> Error {
+        let message = format!(
+            "the last write may have been applied: the resource changed and stores no write \
+             ids to tell whether the change is ours (after {} attempt(s))",
+            self.attempts
+        );
+        match last {
+            Some(e) => e.context(message),
+            None => Error::new(crate::error::ErrorKind::Timeout, message),
+        }
+        .with_sent(RequestSent::Maybe)
     }
 
     /// Whether a write or delete of ours has an unknown outcome.
