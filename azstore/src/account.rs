@@ -421,9 +421,9 @@ impl StorageAccount {
             Service::File => self.file.as_ref(),
         }
         .ok_or_else(|| {
-            let hint = if self.name == DEV_ACCOUNT {
-                " (for the local emulators, `scripts/azurite run -- COMMAND` starts all four \
-                 services and exports a connection string naming each)"
+            let hint = if self.name == DEV_ACCOUNT && matches!(service, Service::File) {
+                " (Azurite serves Blob, Queue and Table only: for Files, point the connection \
+                 string's FileEndpoint at a File service, or use a storage account)"
             } else {
                 ""
             };

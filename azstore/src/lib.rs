@@ -118,6 +118,7 @@ mod macros;
 // The core every service shares. These modules are private: their items are re-exported at the
 // crate root, the one path to them.
 mod account;
+mod body;
 mod conditions;
 mod error;
 
@@ -125,6 +126,7 @@ pub use account::{
     CONNECTION_STRING_ENV, DEV_ACCOUNT, DEV_KEY, EmulatorPorts, Endpoint, Service, StorageAccount,
     env,
 };
+pub use body::IntoBody;
 pub use conditions::{Conditions, ETag, LeaseId, MatchCondition};
 pub use error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 

@@ -79,8 +79,9 @@ pub(crate) fn resolve(get: Lookup<'_>) -> Result<StorageAccount> {
     } else {
         let Some((_, name)) = first(get, &ACCOUNT_NAME) else {
             return Err(Error::invalid_input(format!(
-                "no storage account configured: {}. For the local emulator run \
-                 `scripts/azurite run -- <command>`.",
+                "no storage account configured: {}. Set {CONNECTION_STRING} to the account's \
+                 connection string (Azure portal: Storage account > Access keys), or to \
+                 `UseDevelopmentStorage=true` for Azurite on its default ports.",
                 looked_for()
             )));
         };

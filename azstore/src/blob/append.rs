@@ -1,6 +1,6 @@
 //! Append blobs: create, and Append Block with the append-position and max-size conditions.
 
-use bytes::Bytes;
+use crate::IntoBody;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, WriteResult};
@@ -170,11 +170,11 @@ impl BlobClient {
     /// applied); use [`AppendOptions::at`] to make a retry of your own safe.
     pub async fn append_block(
         &self,
-        body: impl Into<Bytes>,
+        body: impl IntoBody,
         options: &AppendOptions,
     ) -> Result<AppendResult> {
         options.conditions.check(Allowed::ALL, "Append Block")?;
-        let body = body.into();
+        let body = body.into_body();
         if body.is_empty() || body.len() > MAX_APPEND_BLOCK {
             return Err(Error::invalid_input(
                 "an appended block must be 1 byte to 100 MiB",

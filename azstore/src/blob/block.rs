@@ -1,9 +1,9 @@
 //! Block blobs staged in blocks: Put Block, Put Block List (the commit, where the caller's
 //! conditions go) and Get Block List.
 
+use crate::IntoBody;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use bytes::Bytes;
 
 use crate::blob::client::{BlobClient, WriteResult};
 use crate::blob::xml;
@@ -156,7 +156,7 @@ impl BlobClient {
     pub async fn put_block(
         &self,
         id: &BlockId,
-        body: impl Into<Bytes>,
+        body: impl IntoBody,
         conditions: &Conditions,
     ) -> Result<()> {
         let options = BlockOptions {
@@ -171,11 +171,11 @@ impl BlobClient {
     pub async fn put_block_with(
         &self,
         id: &BlockId,
-        body: impl Into<Bytes>,
+        body: impl IntoBody,
         options: &BlockOptions,
     ) -> Result<()> {
         options.conditions.check(Allowed::LEASE_ONLY, "Put Block")?;
-        let body = body.into();
+        let body = body.into_body();
         if body.is_empty() || body.len() as u64 > MAX_BLOCK_SIZE {
             return Err(Error::invalid_input("a block must be 1 byte to 4000 MiB"));
         }

@@ -1,5 +1,6 @@
 //! The blob clients and their core operations.
 
+use crate::IntoBody;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -294,10 +295,10 @@ impl BlobClient {
     /// * `Conditions::if_not_exists()`: 409 `BlobAlreadyExists` if it exists.
     pub async fn upload(
         &self,
-        body: impl Into<Bytes>,
+        body: impl IntoBody,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        let body = body.into();
+        let body = body.into_body();
         let options = crate::blob::UploadOptions::conditions(conditions.clone());
         if body.len() <= options.single_put_limit {
             return self
@@ -308,9 +309,9 @@ impl BlobClient {
     }
 
     /// Put Blob with all options.
-    pub async fn put(&self, body: impl Into<Bytes>, options: &PutOptions) -> Result<WriteResult> {
+    pub async fn put(&self, body: impl IntoBody, options: &PutOptions) -> Result<WriteResult> {
         options.conditions.check(Allowed::ALL, "Put Blob")?;
-        let body: Bytes = body.into();
+        let body: Bytes = body.into_body();
         let content_type = options
             .write
             .headers

@@ -1,8 +1,8 @@
 //! Page blobs: create, Put Page (write or clear 512-byte aligned ranges), Get Page Ranges.
 
+use crate::IntoBody;
 use std::ops::Range;
 
-use bytes::Bytes;
 use time::OffsetDateTime;
 
 use crate::blob::append::{CreateOptions, EmptyBlob};
@@ -236,7 +236,7 @@ impl BlobClient {
     pub async fn put_pages(
         &self,
         offset: u64,
-        body: impl Into<Bytes>,
+        body: impl IntoBody,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         let options = PageWriteOptions::conditions(conditions.clone());
@@ -248,11 +248,11 @@ impl BlobClient {
     pub async fn put_pages_with(
         &self,
         offset: u64,
-        body: impl Into<Bytes>,
+        body: impl IntoBody,
         options: &PageWriteOptions,
     ) -> Result<PageWriteResult> {
         options.conditions.check(Allowed::ALL, "Put Page")?;
-        let body = body.into();
+        let body = body.into_body();
         let len = body.len() as u64;
         check_aligned("offset", offset)?;
         check_aligned("write length", len)?;

@@ -4,7 +4,7 @@
 //! is done by the transfer engine ([`crate::transfer`]), which also uploads from files and
 //! readers ([`BlobClient::upload_file`], [`BlobClient::upload_reader`]).
 
-use bytes::Bytes;
+use crate::IntoBody;
 
 use crate::blob::block::{CommitOptions, MAX_BLOCK_SIZE, MAX_BLOCKS};
 use crate::blob::client::{BlobClient, PutOptions, WriteResult};
@@ -123,11 +123,11 @@ impl BlobClient {
     /// ```
     pub async fn upload_with(
         &self,
-        body: impl Into<Bytes>,
+        body: impl IntoBody,
         options: &UploadOptions,
     ) -> Result<WriteResult> {
         options.validate()?;
-        let body = body.into();
+        let body = body.into_body();
         if body.len() <= options.single_put_limit {
             let tracker = crate::transfer::progress::Tracker::new(options.progress.as_ref());
             let n = body.len() as u64;

@@ -1,5 +1,6 @@
 //! [`FileClient`]: one file (create, ranges, read, properties, metadata, delete).
 
+use crate::IntoBody;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::pin::Pin;
@@ -153,7 +154,7 @@ impl FileClient {
     pub async fn put_range(
         &self,
         offset: u64,
-        data: Bytes,
+        data: impl IntoBody,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
         self.put_range_with(offset, data, Checksum::None, lease)
@@ -167,10 +168,11 @@ impl FileClient {
     pub async fn put_range_with(
         &self,
         offset: u64,
-        data: Bytes,
+        data: impl IntoBody,
         checksum: Checksum,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
+        let data = data.into_body();
         let len = data.len() as u64;
         if len == 0 || len > MAX_RANGE_SIZE {
             return Err(Error::invalid_input(format!(

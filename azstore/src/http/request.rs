@@ -1,5 +1,6 @@
 //! A plain request value: method, path, query, headers, body. No I/O.
 
+use crate::IntoBody;
 use bytes::Bytes;
 
 use crate::conditions::Conditions;
@@ -198,8 +199,8 @@ impl Request {
     }
 
     /// Sets the body and its content type.
-    pub fn body(mut self, body: impl Into<Bytes>, content_type: &str) -> Request {
-        self.body = body.into();
+    pub fn body(mut self, body: impl IntoBody, content_type: &str) -> Request {
+        self.body = body.into_body();
         self.header("content-type", content_type)
     }
 

@@ -8,6 +8,7 @@
 //! carry over: index tags, the access tier (the account default applies) and the stored
 //! `Content-MD5` (the service computes it for the new content).
 
+use crate::IntoBody;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
@@ -226,9 +227,9 @@ impl BlobBytes {
 
     /// Last writer wins: writes `value` with [`Conditions::none()`], replacing whatever is
     /// there, its metadata and HTTP headers included. Returns the new ETag.
-    pub async fn overwrite(&self, value: impl Into<Bytes>) -> Result<ETag> {
+    pub async fn overwrite(&self, value: impl IntoBody) -> Result<ETag> {
         self.target
-            .put_new(value.into(), Conditions::none(), None)
+            .put_new(value.into_body(), Conditions::none(), None)
             .await
     }
 }
