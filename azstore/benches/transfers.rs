@@ -121,7 +121,7 @@ fn main() {
             .unwrap();
         c.create().await.unwrap();
         blob(&env, "source")
-            .upload_file(&env.source, &UploadOptions::default())
+            .upload_file(&env.source, &UploadOptions::new(Conditions::none()))
             .await
             .unwrap();
     });
@@ -215,7 +215,7 @@ fn child(mode: &str, env: &Env) {
         let down = DownloadOptions::default()
             .chunk_size(DOWN_CHUNK)
             .max_concurrency(DOWN_CONCURRENCY);
-        let up = UploadOptions::default()
+        let up = UploadOptions::new(Conditions::none())
             .block_size(UP_BLOCK)
             .max_concurrency(UP_CONCURRENCY);
         let got = match mode.split(' ').next().unwrap() {

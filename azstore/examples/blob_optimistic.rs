@@ -51,7 +51,7 @@ async fn main() -> azstore::Result<()> {
     let mine = blob
         .upload_with(
             merged,
-            &UploadOptions::conditions(Conditions::if_match(&current.properties.etag)),
+            &UploadOptions::new(Conditions::if_match(&current.properties.etag)),
         )
         .await?;
     println!("our update applied, ETag = {}", mine.etag);

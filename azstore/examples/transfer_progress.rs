@@ -49,7 +49,7 @@ async fn main() -> azstore::Result<()> {
         let up = up.clone();
         Progress::callback(move |p| up.set_position(p.bytes))
     };
-    let options = UploadOptions::conditions(Conditions::if_not_exists())
+    let options = UploadOptions::new(Conditions::if_not_exists())
         .block_size(8 << 20)
         .max_concurrency(4)
         .progress(progress);

@@ -8,7 +8,6 @@
 /// - `name => flag a.b;` sets a bool to `true` (no argument);
 /// - `name => lease a.b;` stores `Some(id.clone())` of a `&LeaseId`;
 /// - `name => insert a.b;` inserts a `(key, value)` string pair into a map;
-/// - `name => new field: T;` is a constructor: `Self { field: v, ..Self::default() }`.
 ///
 /// A field may be a path into a nested struct (`write.headers.content_type`).
 macro_rules! setters {
@@ -58,16 +57,6 @@ macro_rules! setters {
         pub fn $name(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
             self.$($field).+.insert(key.into(), value.into());
             self
-        }
-        setters!($($rest)*);
-    };
-    ($(#[$d:meta])* $name:ident => new $field:ident: $ty:ty; $($rest:tt)*) => {
-        $(#[$d])*
-        pub fn $name(v: $ty) -> Self {
-            Self {
-                $field: v,
-                ..Self::default()
-            }
         }
         setters!($($rest)*);
     };

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::http::{Method, Request, Response};
 
 /// Options of creating an append or page blob.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
 pub struct CreateOptions {
@@ -21,9 +21,24 @@ pub struct CreateOptions {
 }
 
 impl CreateOptions {
+    /// Options for a write under `conditions` — the one choice every write that replaces a
+    /// blob (creating an append or page blob replaces one that exists) makes visibly (there is no `Default`):
+    ///
+    /// * [`Conditions::if_match(&etag)`](Conditions::if_match): replace only the version you
+    ///   read (412 `ConditionNotMet` otherwise);
+    /// * [`Conditions::if_not_exists()`](Conditions::if_not_exists): create only (409
+    ///   `BlobAlreadyExists` when it exists);
+    /// * [`Conditions::none()`](Conditions::none): last writer wins.
+    pub fn new(conditions: Conditions) -> CreateOptions {
+        CreateOptions {
+            conditions,
+            write: Default::default(),
+        }
+    }
+
     setters! {
-        /// Options with these conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
     }
 }
 

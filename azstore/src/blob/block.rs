@@ -70,7 +70,7 @@ impl BlockRef {
 }
 
 /// Options of the commit (Put Block List).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
 pub struct CommitOptions {
@@ -82,9 +82,24 @@ pub struct CommitOptions {
 }
 
 impl CommitOptions {
+    /// Options for a write under `conditions` — the one choice every write that replaces a
+    /// blob makes visibly (there is no `Default`):
+    ///
+    /// * [`Conditions::if_match(&etag)`](Conditions::if_match): replace only the version you
+    ///   read (412 `ConditionNotMet` otherwise);
+    /// * [`Conditions::if_not_exists()`](Conditions::if_not_exists): create only (409
+    ///   `BlobAlreadyExists` when it exists);
+    /// * [`Conditions::none()`](Conditions::none): last writer wins.
+    pub fn new(conditions: Conditions) -> CommitOptions {
+        CommitOptions {
+            conditions,
+            write: Default::default(),
+        }
+    }
+
     setters! {
-        /// Options with these conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
     }
 }
 
@@ -103,8 +118,8 @@ pub struct BlockOptions {
 
 impl BlockOptions {
     setters! {
-        /// Options with these conditions (only a lease id is accepted).
-        conditions => new conditions: Conditions;
+        /// Sets the conditions (only a lease id is accepted).
+        conditions => set conditions: Conditions;
         /// Sets the transactional checksum.
         checksum => set checksum: crate::blob::Checksum;
     }

@@ -74,6 +74,21 @@ impl ContainerClient {
             .await?;
         Ok(())
     }
+
+    /// Deletes the container if it exists (under `conditions`, as [`delete`](Self::delete)).
+    /// Returns `true` when this call deleted it, `false` when it did not exist; every other
+    /// failure (a lease, a condition not met) is an error.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// if container.delete_if_exists(&azstore::Conditions::none()).await? {
+    ///     println!("deleted {}", container.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self, conditions: &Conditions) -> Result<bool> {
+        crate::error::found(self.delete(conditions).await)
+    }
 }
 
 /// Set Container Metadata / Set Blob Metadata: `req` addresses the container or blob; the
@@ -173,11 +188,11 @@ pub struct BlobClient {
 }
 
 /// Options of Put Blob.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
 pub struct PutOptions {
-    /// Conditions; the default is last writer wins.
+    /// Conditions, chosen in [`PutOptions::new`].
     pub conditions: Conditions,
     /// HTTP headers, metadata, tier, tags and encryption scope of the new blob. Without a
     /// content type the blob is stored as `application/octet-stream`.
@@ -187,9 +202,31 @@ pub struct PutOptions {
 }
 
 impl PutOptions {
+    /// Options for a write under `conditions` — the one choice every write that replaces a
+    /// blob makes visibly (there is no `Default`):
+    ///
+    /// * [`Conditions::if_match(&etag)`](Conditions::if_match): replace only the version you
+    ///   read (412 `ConditionNotMet` otherwise);
+    /// * [`Conditions::if_not_exists()`](Conditions::if_not_exists): create only (409
+    ///   `BlobAlreadyExists` when it exists);
+    /// * [`Conditions::none()`](Conditions::none): last writer wins.
+    ///
+    /// ```
+    /// use azstore::{Conditions, blob::PutOptions};
+    /// let create_only = PutOptions::new(Conditions::if_not_exists()).content_type("text/plain");
+    /// # let _ = create_only;
+    /// ```
+    pub fn new(conditions: Conditions) -> PutOptions {
+        PutOptions {
+            conditions,
+            write: Default::default(),
+            checksum: Default::default(),
+        }
+    }
+
     setters! {
-        /// Options with these conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
         /// Sets the transactional checksum.
         checksum => set checksum: crate::blob::Checksum;
     }
@@ -299,11 +336,9 @@ impl BlobClient {
         conditions: &Conditions,
     ) -> Result<WriteResult> {
         let body = body.into_body();
-        let options = crate::blob::UploadOptions::conditions(conditions.clone());
+        let options = crate::blob::UploadOptions::new(conditions.clone());
         if body.len() <= options.single_put_limit {
-            return self
-                .put(body, &PutOptions::conditions(options.conditions))
-                .await;
+            return self.put(body, &PutOptions::new(options.conditions)).await;
         }
         self.upload_with(body, &options).await
     }
@@ -379,5 +414,41 @@ impl BlobClient {
             )
             .await?;
         Ok(())
+    }
+
+    /// Creates the blob with `body` unless it exists (`If-None-Match: *`). Returns the new
+    /// version when this call created it, `None` when the blob already existed (nothing was
+    /// written); every other failure is an error.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// match blob.upload_if_not_exists("first!").await? {
+    ///     Some(created) => println!("created, etag {}", created.etag),
+    ///     None => println!("someone else created it first"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn upload_if_not_exists(&self, body: impl IntoBody) -> Result<Option<WriteResult>> {
+        match self.upload(body, &Conditions::if_not_exists()).await {
+            Ok(w) => Ok(Some(w)),
+            Err(e) if e.error_code() == Some(&ErrorCode::BlobAlreadyExists) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes the blob (with its snapshots) if it exists, under `conditions` as
+    /// [`delete`](Self::delete). Returns `true` when this call deleted it, `false` when the
+    /// blob (or its container) did not exist; every other failure — a lease held by someone
+    /// else, an ETag that no longer matches — is an error, never swallowed.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// blob.delete_if_exists(&Conditions::none()).await?; // gone, whoever wrote it last
+    /// blob.delete_if_exists(&Conditions::if_match(&etag)).await?; // only the version we read
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self, conditions: &Conditions) -> Result<bool> {
+        crate::error::found(self.delete(conditions).await)
     }
 }

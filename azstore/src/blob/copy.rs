@@ -52,7 +52,7 @@ impl BlobProperties {
 }
 
 /// Options of a copy.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
 pub struct CopyOptions {
@@ -77,16 +77,36 @@ pub struct CopyOptions {
 }
 
 impl CopyOptions {
-    /// Options with these source and destination conditions.
-    pub fn new(source_conditions: Conditions, conditions: Conditions) -> CopyOptions {
+    /// Options for a copy whose destination (this client's blob) is written under
+    /// `conditions` — a copy replaces what is there, so the choice is visible (there is no
+    /// `Default`): `Conditions::if_not_exists()` creates only, `Conditions::if_match(&etag)`
+    /// replaces only the version you read, `Conditions::none()` is last writer wins.
+    ///
+    /// ```
+    /// use azstore::{Conditions, blob::CopyOptions};
+    /// # fn demo(source_etag: azstore::ETag) {
+    /// let opts = CopyOptions::new(Conditions::if_not_exists())
+    ///     .source_conditions(Conditions::if_match(&source_etag));
+    /// # let _ = opts; }
+    /// ```
+    pub fn new(conditions: Conditions) -> CopyOptions {
         CopyOptions {
-            source_conditions,
+            source_conditions: Conditions::none(),
             conditions,
-            ..CopyOptions::default()
+            write: BlobWriteOptions::default(),
+            source_content_md5: None,
+            tags: None,
+            source_authorization: None,
+            seal: false,
+            rehydrate_priority: None,
         }
     }
 
     setters! {
+        /// Sets the conditions on the source blob (`x-ms-source-if-*`; none by default).
+        source_conditions => set source_conditions: Conditions;
+        /// Sets the conditions on the destination blob (chosen in [`CopyOptions::new`]).
+        conditions => set conditions: Conditions;
         /// Sets the MD5 the source must have (Copy Blob From URL).
         source_content_md5 => into source_content_md5;
         /// Sets where the index tags come from (Copy Blob From URL).

@@ -11,7 +11,7 @@
 //! let expiry = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(600);
 //! // Copy exactly the version we read, and only if the destination does not exist yet.
 //! let source = CopySource::url(src.sas_url("r", expiry)?)?.conditions(Conditions::if_match(&etag));
-//! dst.put_blob_from_url(&source, &PutFromUrlOptions::conditions(Conditions::if_not_exists()))
+//! dst.put_blob_from_url(&source, &PutFromUrlOptions::new(Conditions::if_not_exists()))
 //!     .await?;
 //! # Ok(()) }
 //! ```
@@ -231,7 +231,7 @@ impl CopyTags {
 }
 
 /// Options of [`BlobClient::put_blob_from_url`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
 pub struct PutFromUrlOptions {
@@ -247,9 +247,26 @@ pub struct PutFromUrlOptions {
 }
 
 impl PutFromUrlOptions {
+    /// Options for a write under `conditions` — the one choice every write that replaces a
+    /// blob makes visibly (there is no `Default`):
+    ///
+    /// * [`Conditions::if_match(&etag)`](Conditions::if_match): replace only the version you
+    ///   read (412 `ConditionNotMet` otherwise);
+    /// * [`Conditions::if_not_exists()`](Conditions::if_not_exists): create only (409
+    ///   `BlobAlreadyExists` when it exists);
+    /// * [`Conditions::none()`](Conditions::none): last writer wins.
+    pub fn new(conditions: Conditions) -> PutFromUrlOptions {
+        PutFromUrlOptions {
+            conditions,
+            write: Default::default(),
+            copy_source_properties: None,
+            tags: None,
+        }
+    }
+
     setters! {
-        /// Options with these destination conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the destination conditions.
+        conditions => set conditions: Conditions;
         /// Sets whether the source's HTTP headers are copied.
         copy_source_properties => some copy_source_properties: bool;
         /// Sets where the index tags come from.

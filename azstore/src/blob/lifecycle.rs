@@ -49,8 +49,8 @@ pub struct SetTierOptions {
 
 impl SetTierOptions {
     setters! {
-        /// Options with these conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
         /// Sets the rehydrate priority.
         rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }

@@ -56,8 +56,8 @@ pub struct PageRangeOptions {
 
 impl PageRangeOptions {
     setters! {
-        /// Options with these conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
         /// Only ranges within `range`.
         range => some range: Range<u64>;
     }
@@ -117,8 +117,8 @@ pub struct PageWriteOptions {
 
 impl PageWriteOptions {
     setters! {
-        /// Options with these conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
         /// Only if the sequence number is at most `n`.
         if_sequence_number_le => some if_sequence_number_le: u64;
         /// Only if the sequence number is below `n`.
@@ -239,7 +239,7 @@ impl BlobClient {
         body: impl IntoBody,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        let options = PageWriteOptions::conditions(conditions.clone());
+        let options = PageWriteOptions::default().conditions(conditions.clone());
         let r = self.put_pages_with(offset, body, &options).await?;
         Ok(r.into_write_result())
     }
@@ -274,7 +274,7 @@ impl BlobClient {
         len: u64,
         conditions: &Conditions,
     ) -> Result<WriteResult> {
-        let options = PageWriteOptions::conditions(conditions.clone());
+        let options = PageWriteOptions::default().conditions(conditions.clone());
         let r = self.clear_pages_with(offset, len, &options).await?;
         Ok(r.into_write_result())
     }
@@ -346,7 +346,7 @@ impl BlobClient {
     /// [`BlobClient::get_page_ranges_with`] for paging, sub-ranges and diffs). Accepts every
     /// condition.
     pub async fn get_page_ranges_if(&self, conditions: &Conditions) -> Result<PageRanges> {
-        self.get_page_ranges_with(&PageRangeOptions::conditions(conditions.clone()))
+        self.get_page_ranges_with(&PageRangeOptions::default().conditions(conditions.clone()))
             .await
     }
 

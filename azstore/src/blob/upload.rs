@@ -37,10 +37,33 @@ pub struct UploadOptions {
     pub progress: Option<Progress>,
 }
 
-impl Default for UploadOptions {
-    fn default() -> Self {
+impl UploadOptions {
+    /// Options for a write under `conditions` — the one choice every write that replaces a
+    /// blob makes visibly (there is no `Default`):
+    ///
+    /// * [`Conditions::if_match(&etag)`](Conditions::if_match): replace only the version you
+    ///   read (412 `ConditionNotMet` otherwise);
+    /// * [`Conditions::if_not_exists()`](Conditions::if_not_exists): create only (409
+    ///   `BlobAlreadyExists` when it exists);
+    /// * [`Conditions::none()`](Conditions::none): last writer wins.
+    ///
+    /// Defaults: one Put Blob up to 32 MiB, above that 8 MiB blocks, 4 at a time, an
+    /// `If-Match` ETag checked before staging, no checksum, no progress callback.
+    ///
+    /// ```
+    /// use azstore::{Conditions, blob::UploadOptions};
+    /// let opts = UploadOptions::new(Conditions::none()).block_size(16 * 1024 * 1024);
+    /// # let _ = opts;
+    /// ```
+    ///
+    /// Write options have no default: an unconditional write is always spelled out.
+    ///
+    /// ```compile_fail
+    /// let opts = azstore::blob::UploadOptions::default(); // no Default: choose the conditions
+    /// ```
+    pub fn new(conditions: Conditions) -> Self {
         UploadOptions {
-            conditions: Conditions::none(),
+            conditions,
             write: crate::blob::BlobWriteOptions::default(),
             checksum: crate::blob::Checksum::None,
             single_put_limit: 32 * 1024 * 1024,
@@ -54,8 +77,8 @@ impl Default for UploadOptions {
 
 impl UploadOptions {
     setters! {
-        /// Default options with these conditions.
-        conditions => new conditions: Conditions;
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
         /// Sets the block size.
         block_size => set block_size: usize;
         /// Sets the single-put limit (0: always stage blocks).
@@ -117,7 +140,7 @@ impl BlobClient {
     /// # async fn f(blob: azstore::blob::BlobClient, etag: azstore::ETag, data: bytes::Bytes) -> azstore::Result<()> {
     /// use azstore::blob::UploadOptions;
     /// use azstore::Conditions;
-    /// let opts = UploadOptions::conditions(Conditions::if_match(&etag)).block_size(8 << 20);
+    /// let opts = UploadOptions::new(Conditions::if_match(&etag)).block_size(8 << 20);
     /// blob.upload_with(data, &opts).await?; // 412 if anyone wrote since we read `etag`
     /// # Ok(()) }
     /// ```

@@ -7,7 +7,7 @@
 //! # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 //! use azstore::blob::{AccessTier, PutOptions};
 //! use azstore::Conditions;
-//! let opts = PutOptions::conditions(Conditions::if_not_exists())
+//! let opts = PutOptions::new(Conditions::if_not_exists())
 //!     .content_type("text/html")
 //!     .cache_control("max-age=3600")
 //!     .meta("author", "ada")

@@ -130,6 +130,18 @@ impl DirectoryClient {
         Ok(())
     }
 
+    /// Deletes the directory if it exists (it must be empty: 409 `DirectoryNotEmpty`
+    /// otherwise). Returns `true` when this call deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// dir.delete_if_exists().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        crate::error::found(self.delete().await)
+    }
+
     /// One page of List Directories and Files (direct children only).
     pub async fn list(&self, options: &ListOptions) -> Result<ListPage> {
         if let Some(n) = options.max_results {

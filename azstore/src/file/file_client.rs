@@ -293,6 +293,22 @@ impl FileClient {
         Ok(())
     }
 
+    /// Deletes the file if it exists (a leased file needs the lease id). Returns `true` when
+    /// this call deleted it.
+    ///
+    /// There is no `create_if_not_exists` for files: Create File replaces an existing file,
+    /// and Azure Files takes no `If-None-Match`, so "create unless it exists" cannot be one
+    /// atomic request; take a lease or use [`exists`](Self::exists) knowing the race.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// file.delete_if_exists(None).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self, lease: Option<&LeaseId>) -> Result<bool> {
+        crate::error::found(self.delete(lease).await)
+    }
+
     /// List Ranges: the written ranges of the whole file, or within `range`.
     pub async fn list_ranges(&self, range: Option<Range<u64>>) -> Result<RangeList> {
         let mut req = self.request(Method::Get).query("comp", "rangelist");

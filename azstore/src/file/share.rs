@@ -101,4 +101,16 @@ impl ShareClient {
         self.pipeline.send(req).await?;
         Ok(())
     }
+
+    /// Deletes the share if it exists (a leased share needs its lease id). Returns `true` when
+    /// this call deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// share.delete_if_exists(None).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self, lease: Option<&LeaseId>) -> Result<bool> {
+        crate::error::found(self.delete(lease).await)
+    }
 }

@@ -98,7 +98,7 @@
 //!            return Ok(false); // a newer holder wrote: this one was paused past its lease
 //!        }
 //!        // If-Match: nobody may have written between the read and this write.
-//!        let put = PutOptions::conditions(Conditions::if_match(&props.etag))
+//!        let put = PutOptions::new(Conditions::if_match(&props.etag))
 //!            .meta("fence", token.to_string());
 //!        report.put(body, &put).await?;
 //!        Ok(true)

@@ -177,6 +177,17 @@ impl TableClient {
         Ok(())
     }
 
+    /// Deletes the table if it exists. Returns `true` when this call deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// let deleted = table.delete_if_exists().await?;
+    /// # let _ = deleted; Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        crate::error::found(self.delete().await)
+    }
+
     fn write_request(
         &self,
         method: Method,

@@ -166,7 +166,7 @@ impl BlobClient {
     /// use azstore::blob::UploadOptions;
     /// use azstore::Conditions;
     /// let w = blob
-    ///     .upload_file("/var/backups/db.tar", &UploadOptions::conditions(Conditions::if_not_exists()))
+    ///     .upload_file("/var/backups/db.tar", &UploadOptions::new(Conditions::if_not_exists()))
     ///     .await?;
     /// # let _ = w; Ok(()) }
     /// ```
@@ -203,7 +203,7 @@ impl BlobClient {
     /// ```no_run
     /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// let stdin = tokio::io::stdin();
-    /// blob.upload_reader(stdin, &azstore::blob::UploadOptions::default()).await?;
+    /// blob.upload_reader(stdin, &azstore::blob::UploadOptions::new(Conditions::none())).await?;
     /// # Ok(()) }
     /// ```
     pub async fn upload_reader<R>(&self, reader: R, options: &UploadOptions) -> Result<WriteResult>

@@ -148,7 +148,7 @@ impl Target {
         } else if headers.content_type.is_none() {
             headers.content_type = Some(self.default_content_type.to_string());
         }
-        let mut options = PutOptions::conditions(Conditions::if_match(etag)).http_headers(headers);
+        let mut options = PutOptions::new(Conditions::if_match(etag)).http_headers(headers);
         options.write.metadata = kept.metadata;
         options
             .write
@@ -168,7 +168,7 @@ impl Target {
             .content_type
             .as_deref()
             .unwrap_or(self.default_content_type);
-        let mut options = PutOptions::conditions(conditions).content_type(content_type);
+        let mut options = PutOptions::new(conditions).content_type(content_type);
         if let Some(id) = write_id {
             options = options.meta(WRITE_ID_METADATA, id);
         }

@@ -133,7 +133,7 @@ async fn fixture(c: &ContainerClient, op: Op, cond: Cond) -> Fixture {
     let (stale, current) = match op {
         Op::AppendBlock => {
             let s = blob
-                .create_append_blob(&CreateOptions::default())
+                .create_append_blob(&CreateOptions::new(Conditions::none()))
                 .await
                 .unwrap()
                 .etag;
@@ -146,7 +146,7 @@ async fn fixture(c: &ContainerClient, op: Op, cond: Cond) -> Fixture {
         }
         Op::PutPage | Op::GetPageRanges => {
             let s = blob
-                .create_page_blob(4096, &CreateOptions::default())
+                .create_page_blob(4096, &CreateOptions::new(Conditions::none()))
                 .await
                 .unwrap()
                 .etag;
@@ -196,7 +196,7 @@ async fn run(op: Op, blob: &BlobClient, c: &Conditions) -> azstore::Result<()> {
         Op::PutBlockList => {
             let id = BlockId::new("block-0").unwrap();
             blob.put_block(&id, "new", &Conditions::none()).await?;
-            let opts = CommitOptions::conditions(c.clone());
+            let opts = CommitOptions::new(c.clone());
             blob.put_block_list(&[BlockRef::Latest(id)], &opts)
                 .await
                 .map(drop)
@@ -374,7 +374,7 @@ async fn refused_conditions_are_invalid_input_before_sending() {
         ),
         (
             "page blob size",
-            b.create_page_blob(1000, &CreateOptions::default())
+            b.create_page_blob(1000, &CreateOptions::new(Conditions::none()))
                 .await
                 .map(drop),
         ),
@@ -385,7 +385,7 @@ async fn refused_conditions_are_invalid_input_before_sending() {
                     BlockRef::Latest(BlockId::new("a").unwrap()),
                     BlockRef::Latest(BlockId::new("ccccc").unwrap()),
                 ],
-                &CommitOptions::default(),
+                &CommitOptions::new(Conditions::none()),
             )
             .await
             .map(drop),

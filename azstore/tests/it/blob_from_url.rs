@@ -45,7 +45,7 @@ async fn put_block_from_url_stages_ranges_under_source_conditions() {
         .unwrap();
     dst.put_block_list(
         &[BlockRef::Latest(b.clone()), BlockRef::Latest(a.clone())],
-        &CommitOptions::default(),
+        &CommitOptions::new(Conditions::none()),
     )
     .await
     .unwrap();
@@ -109,21 +109,24 @@ async fn copy_from_url_checks_the_source_md5_and_copies_tags() {
     let src = c.blob("src").unwrap();
     src.put(
         "tagged source",
-        &PutOptions::default().tag("origin", "src").tag("n", "1"),
+        &PutOptions::new(Conditions::none())
+            .tag("origin", "src")
+            .tag("n", "1"),
     )
     .await
     .unwrap();
     let url = src.sas_url("rt", in_ten_minutes()).unwrap();
 
     let dst = c.blob("dst").unwrap();
-    let opts = CopyOptions::new(Conditions::none(), Conditions::if_not_exists())
+    let opts = CopyOptions::new(Conditions::if_not_exists())
+        .source_conditions(Conditions::none())
         .source_content_md5(md5_base64(b"tagged source"))
         .tags_from(CopyTags::Copy);
     dst.copy_from_url(&url, &opts).await.unwrap();
     assert_eq!(dst.get_tags().await.unwrap(), src.get_tags().await.unwrap());
 
     let replaced = c.blob("dst2").unwrap();
-    let opts = CopyOptions::default()
+    let opts = CopyOptions::new(Conditions::none())
         .tags_from(CopyTags::Replace)
         .tag("origin", "copy");
     replaced.copy_from_url(&url, &opts).await.unwrap();
@@ -137,18 +140,19 @@ async fn copy_from_url_checks_the_source_md5_and_copies_tags() {
     let never = c.blob("never").unwrap();
     for (opts, sync) in [
         (
-            CopyOptions::default()
+            CopyOptions::new(Conditions::none())
                 .tags_from(CopyTags::Copy)
                 .tag("a", "b"),
             true,
         ),
-        (CopyOptions::default().seal(), true),
+        (CopyOptions::new(Conditions::none()).seal(), true),
         (
-            CopyOptions::default().source_content_md5(md5_base64(b"x")),
+            CopyOptions::new(Conditions::none()).source_content_md5(md5_base64(b"x")),
             false,
         ),
         (
-            CopyOptions::default().source_authorization(SourceAuthorization::bearer("t").unwrap()),
+            CopyOptions::new(Conditions::none())
+                .source_authorization(SourceAuthorization::bearer("t").unwrap()),
             false,
         ),
     ] {

@@ -74,7 +74,7 @@ async fn put_blob_from_url_sends_source_and_destination_options() {
         "{shown}"
     );
 
-    let opts = PutFromUrlOptions::conditions(Conditions::if_not_exists())
+    let opts = PutFromUrlOptions::new(Conditions::if_not_exists())
         .copy_source_properties(false)
         .tags_from(CopyTags::Replace)
         .content_type("application/json")
@@ -128,11 +128,11 @@ async fn put_blob_from_url_sends_source_and_destination_options() {
         .unwrap()
         .content_crc64(crc64_base64(b"x"));
     for (s, o) in [
-        (&ranged, PutFromUrlOptions::default()),
-        (&crc, PutFromUrlOptions::default()),
+        (&ranged, PutFromUrlOptions::new(Conditions::none())),
+        (&crc, PutFromUrlOptions::new(Conditions::none())),
         (
             &source,
-            PutFromUrlOptions::default()
+            PutFromUrlOptions::new(Conditions::none())
                 .tags_from(CopyTags::Copy)
                 .tag("a", "b"),
         ),
@@ -157,7 +157,8 @@ async fn put_pages_from_url_sends_ranges_and_sequence_conditions() {
         .range(1024..2048)
         .content_crc64(crc.clone())
         .conditions(Conditions::if_none_match(&ETag::new("\"0x1\"")));
-    let opts = PageWriteOptions::conditions(Conditions::if_tags("\"disk\" = 'a'"))
+    let opts = PageWriteOptions::default()
+        .conditions(Conditions::if_tags("\"disk\" = 'a'"))
         .if_sequence_number_eq(7)
         .if_sequence_number_le(9);
     let w = b.put_pages_from_url(512, &source, &opts).await.unwrap();
@@ -245,7 +246,7 @@ async fn set_tier_tags_condition_and_rehydration() {
     let e = b
         .set_tier(
             AccessTier::Cool,
-            &SetTierOptions::conditions(Conditions::if_tags("\"t\" = '2'")),
+            &SetTierOptions::default().conditions(Conditions::if_tags("\"t\" = '2'")),
         )
         .await
         .unwrap_err();
@@ -284,9 +285,12 @@ async fn encryption_scope_and_copy_blob_options_reach_the_wire() {
     ])
     .await;
     let b = blob(&server).await;
-    b.put("x", &PutOptions::default().encryption_scope("scope-1"))
-        .await
-        .unwrap();
+    b.put(
+        "x",
+        &PutOptions::new(Conditions::none()).encryption_scope("scope-1"),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         only(&server, 0).header("x-ms-encryption-scope"),
         Some("scope-1")
@@ -294,7 +298,7 @@ async fn encryption_scope_and_copy_blob_options_reach_the_wire() {
     let r = b
         .start_copy_from_url(
             SOURCE,
-            &CopyOptions::default()
+            &CopyOptions::new(Conditions::none())
                 .seal()
                 .rehydrate_priority(RehydratePriority::Standard)
                 .tier(AccessTier::Hot),

@@ -22,13 +22,16 @@ async fn every_data_write_accepts_md5_and_crc64() {
         let data = blob_support::pattern(2048, 7);
 
         let b = c.blob(&format!("put-{checksum:?}")).unwrap();
-        b.put(data.clone(), &PutOptions::default().checksum(checksum))
-            .await
-            .unwrap();
+        b.put(
+            data.clone(),
+            &PutOptions::new(Conditions::none()).checksum(checksum),
+        )
+        .await
+        .unwrap();
         assert_eq!(&b.download().await.unwrap().body[..], &data[..]);
 
         let staged = c.blob(&format!("staged-{checksum:?}")).unwrap();
-        let opts = UploadOptions::default()
+        let opts = UploadOptions::new(Conditions::none())
             .single_put_limit(0)
             .block_size(500)
             .checksum(checksum);
@@ -46,12 +49,15 @@ async fn every_data_write_accepts_md5_and_crc64() {
             .await
             .unwrap();
         block
-            .put_block_list(&[BlockRef::Latest(id)], &CommitOptions::default())
+            .put_block_list(
+                &[BlockRef::Latest(id)],
+                &CommitOptions::new(Conditions::none()),
+            )
             .await
             .unwrap();
 
         let log = c.blob(&format!("append-{checksum:?}")).unwrap();
-        log.create_append_blob(&CreateOptions::default())
+        log.create_append_blob(&CreateOptions::new(Conditions::none()))
             .await
             .unwrap();
         log.append_block(data.clone(), &AppendOptions::at(0).checksum(checksum))
@@ -60,7 +66,7 @@ async fn every_data_write_accepts_md5_and_crc64() {
         assert_eq!(&log.download().await.unwrap().body[..], &data[..]);
 
         let disk = c.blob(&format!("page-{checksum:?}")).unwrap();
-        disk.create_page_blob(4096, &CreateOptions::default())
+        disk.create_page_blob(4096, &CreateOptions::new(Conditions::none()))
             .await
             .unwrap();
         disk.put_pages_with(

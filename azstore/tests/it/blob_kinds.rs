@@ -107,7 +107,7 @@ async fn copy_with_source_and_destination_conditions() {
     let e = dst
         .start_copy_from_url(
             &src.url(),
-            &CopyOptions::new(Conditions::if_match(&stale), Conditions::none()),
+            &CopyOptions::new(Conditions::none()).source_conditions(Conditions::if_match(&stale)),
         )
         .await
         .unwrap_err();
@@ -116,7 +116,8 @@ async fn copy_with_source_and_destination_conditions() {
     let e = dst
         .start_copy_from_url(
             &src.url(),
-            &CopyOptions::new(Conditions::if_match(&s1.etag), Conditions::if_match(&stale)),
+            &CopyOptions::new(Conditions::if_match(&stale))
+                .source_conditions(Conditions::if_match(&s1.etag)),
         )
         .await
         .unwrap_err();
@@ -127,10 +128,8 @@ async fn copy_with_source_and_destination_conditions() {
     let r = dst
         .start_copy_from_url(
             &src.url(),
-            &CopyOptions::new(
-                Conditions::if_match(&s1.etag),
-                Conditions::if_match(&d1.etag),
-            ),
+            &CopyOptions::new(Conditions::if_match(&d1.etag))
+                .source_conditions(Conditions::if_match(&s1.etag)),
         )
         .await
         .unwrap();
@@ -177,7 +176,7 @@ async fn copy_with_source_and_destination_conditions() {
     let r2 = dst2
         .copy_from_url(
             &sas,
-            &CopyOptions::new(Conditions::none(), Conditions::if_not_exists()),
+            &CopyOptions::new(Conditions::if_not_exists()).source_conditions(Conditions::none()),
         )
         .await
         .unwrap();
@@ -186,7 +185,7 @@ async fn copy_with_source_and_destination_conditions() {
     let e = dst2
         .copy_from_url(
             &src.url(),
-            &CopyOptions::new(Conditions::none(), Conditions::if_not_exists()),
+            &CopyOptions::new(Conditions::if_not_exists()).source_conditions(Conditions::none()),
         )
         .await
         .unwrap_err();
@@ -212,7 +211,7 @@ async fn block_lists_stage_then_commit() {
     assert_eq!(list.uncommitted.len(), 3);
 
     // Commit blocks 2 and 0 in that order, only if unchanged.
-    let opts = CommitOptions::conditions(Conditions::if_match(&v1.etag));
+    let opts = CommitOptions::new(Conditions::if_match(&v1.etag));
     let w = b
         .put_block_list(
             &[
@@ -249,11 +248,11 @@ async fn block_lists_stage_then_commit() {
 async fn append_blob_position_and_size_conditions() {
     let c = blob_support::container("append").await;
     let b = c.blob("log").unwrap();
-    b.create_append_blob(&CreateOptions::conditions(Conditions::if_not_exists()))
+    b.create_append_blob(&CreateOptions::new(Conditions::if_not_exists()))
         .await
         .unwrap();
     let e = b
-        .create_append_blob(&CreateOptions::conditions(Conditions::if_not_exists()))
+        .create_append_blob(&CreateOptions::new(Conditions::if_not_exists()))
         .await
         .unwrap_err();
     assert_eq!(e.error_code(), Some(&ErrorCode::BlobAlreadyExists), "{e}");
@@ -312,7 +311,7 @@ async fn page_blob_pages_and_ranges() {
     let c = blob_support::container("pages").await;
     let b = c.blob("disk").unwrap();
     let v0 = b
-        .create_page_blob(4096, &CreateOptions::default())
+        .create_page_blob(4096, &CreateOptions::new(Conditions::none()))
         .await
         .unwrap();
     let w = b

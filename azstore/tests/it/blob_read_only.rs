@@ -28,14 +28,22 @@ async fn every_write_is_refused(b: &BlobClient, source_url: &str) {
     let source = CopySource::url(source_url).unwrap();
     refused("upload", b.upload("x", &none).await);
     let big = vec![0u8; 64];
-    let small_blocks = UploadOptions::default().block_size(16).single_put_limit(16);
+    let small_blocks = UploadOptions::new(Conditions::none())
+        .block_size(16)
+        .single_put_limit(16);
     refused("upload_with", b.upload_with(big, &small_blocks).await);
-    refused("put", b.put("x", &PutOptions::default()).await);
+    refused(
+        "put",
+        b.put("x", &PutOptions::new(Conditions::none())).await,
+    );
     refused("put_block", b.put_block(&id, "x", &none).await);
     refused(
         "put_block_list",
-        b.put_block_list(&[BlockRef::Latest(id.clone())], &CommitOptions::default())
-            .await,
+        b.put_block_list(
+            &[BlockRef::Latest(id.clone())],
+            &CommitOptions::new(Conditions::none()),
+        )
+        .await,
     );
     refused(
         "put_block_from_url",
@@ -43,12 +51,13 @@ async fn every_write_is_refused(b: &BlobClient, source_url: &str) {
     );
     refused(
         "put_blob_from_url",
-        b.put_blob_from_url(&source, &PutFromUrlOptions::default())
+        b.put_blob_from_url(&source, &PutFromUrlOptions::new(Conditions::none()))
             .await,
     );
     refused(
         "create_append_blob",
-        b.create_append_blob(&CreateOptions::default()).await,
+        b.create_append_blob(&CreateOptions::new(Conditions::none()))
+            .await,
     );
     refused(
         "append_block",
@@ -57,7 +66,8 @@ async fn every_write_is_refused(b: &BlobClient, source_url: &str) {
     refused("seal", b.seal(&none, None).await);
     refused(
         "create_page_blob",
-        b.create_page_blob(512, &CreateOptions::default()).await,
+        b.create_page_blob(512, &CreateOptions::new(Conditions::none()))
+            .await,
     );
     refused("put_pages", b.put_pages(0, vec![0u8; 512], &none).await);
     refused("clear_pages", b.clear_pages(0, 512, &none).await);
@@ -87,12 +97,13 @@ async fn every_write_is_refused(b: &BlobClient, source_url: &str) {
     refused("snapshot", b.snapshot(&none).await);
     refused(
         "start_copy_from_url",
-        b.start_copy_from_url(source_url, &CopyOptions::default())
+        b.start_copy_from_url(source_url, &CopyOptions::new(Conditions::none()))
             .await,
     );
     refused(
         "copy_from_url",
-        b.copy_from_url(source_url, &CopyOptions::default()).await,
+        b.copy_from_url(source_url, &CopyOptions::new(Conditions::none()))
+            .await,
     );
     refused("abort_copy", b.abort_copy("copy-id", &none).await);
     refused("undelete", b.undelete().await);

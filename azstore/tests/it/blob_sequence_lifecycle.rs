@@ -14,7 +14,7 @@ use azstore::{Conditions, ErrorCode, ErrorKind};
 async fn sequence_number_conditions_guard_page_writes() {
     let c = blob_support::container("seqcond").await;
     let disk = c.blob("disk").unwrap();
-    disk.create_page_blob(4096, &CreateOptions::default())
+    disk.create_page_blob(4096, &CreateOptions::new(Conditions::none()))
         .await
         .unwrap();
     let s = disk
@@ -77,7 +77,7 @@ async fn sequence_number_actions_and_resize() {
     let c = blob_support::container("seqact").await;
     let disk = c.blob("disk").unwrap();
     let v1 = disk
-        .create_page_blob(1024, &CreateOptions::default())
+        .create_page_blob(1024, &CreateOptions::new(Conditions::none()))
         .await
         .unwrap();
     let inc = disk
@@ -138,7 +138,7 @@ async fn get_block_list_honours_if_tags() {
     let b = c.blob("b").unwrap();
     b.put(
         "x",
-        &azstore::blob::PutOptions::default().tag("state", "open"),
+        &azstore::blob::PutOptions::new(Conditions::none()).tag("state", "open"),
     )
     .await
     .unwrap();
@@ -194,7 +194,7 @@ async fn set_tier_moves_a_block_blob_and_keeps_the_etag() {
     .unwrap();
     b.set_tier(
         AccessTier::Hot,
-        &SetTierOptions::conditions(Conditions::if_tags("\"t\" = '1'")),
+        &SetTierOptions::default().conditions(Conditions::if_tags("\"t\" = '1'")),
     )
     .await
     .unwrap();
@@ -205,7 +205,7 @@ async fn set_tier_moves_a_block_blob_and_keeps_the_etag() {
     let e = b
         .set_tier(
             AccessTier::Cool,
-            &SetTierOptions::conditions(Conditions::if_match(&w.etag)),
+            &SetTierOptions::default().conditions(Conditions::if_match(&w.etag)),
         )
         .await
         .unwrap_err();
@@ -216,7 +216,7 @@ async fn set_tier_moves_a_block_blob_and_keeps_the_etag() {
 async fn seal_makes_an_append_blob_read_only() {
     let c = blob_support::container("seal").await;
     let log = c.blob("log").unwrap();
-    log.create_append_blob(&CreateOptions::default())
+    log.create_append_blob(&CreateOptions::new(Conditions::none()))
         .await
         .unwrap();
     let w = log
@@ -224,7 +224,7 @@ async fn seal_makes_an_append_blob_read_only() {
         .await
         .unwrap();
     let stale = log
-        .create_append_blob(&CreateOptions::conditions(Conditions::if_exists()))
+        .create_append_blob(&CreateOptions::new(Conditions::if_exists()))
         .await
         .map(|_| w.etag.clone())
         .unwrap();

@@ -177,7 +177,7 @@ async fn upload_64_mib_in_blocks_with_if_match_on_the_commit() {
         .unwrap();
     let data = Bytes::from(blob_support::pattern(64 * 1024 * 1024, 5));
 
-    let opts = UploadOptions::conditions(Conditions::if_match(&v1.etag))
+    let opts = UploadOptions::new(Conditions::if_match(&v1.etag))
         .block_size(8 * 1024 * 1024)
         .max_concurrency(4);
     let w = b.upload_with(data.clone(), &opts).await.unwrap();
@@ -194,7 +194,7 @@ async fn upload_64_mib_in_blocks_with_if_match_on_the_commit() {
     // Stale ETag: refused at the commit (pre-check off, so the blocks are staged first), and
     // the content committed above stays intact.
     let other = Bytes::from(blob_support::pattern(40 * 1024 * 1024, 6));
-    let mut stale = UploadOptions::conditions(Conditions::if_match(&v1.etag))
+    let mut stale = UploadOptions::new(Conditions::if_match(&v1.etag))
         .block_size(8 * 1024 * 1024)
         .max_concurrency(4);
     stale.precheck = false;
@@ -225,7 +225,7 @@ async fn upload_stream_and_create_only() {
                 .collect::<Vec<azstore::Result<Bytes>>>(),
         )
     };
-    let opts = UploadOptions::conditions(Conditions::if_not_exists())
+    let opts = UploadOptions::new(Conditions::if_not_exists())
         .block_size(64 * 1024)
         .single_put_limit(100_000)
         .max_concurrency(2);
@@ -244,7 +244,7 @@ async fn upload_stream_and_create_only() {
                 Ok(Bytes::from_static(b"ab")),
                 Ok(Bytes::from_static(b"c")),
             ]),
-            &UploadOptions::default(),
+            &UploadOptions::new(Conditions::none()),
         )
         .await
         .unwrap();

@@ -52,7 +52,7 @@ async fn a_snapshot_is_read_listed_and_deleted_like_a_blob() {
 async fn page_ranges_of_a_snapshot_and_within_a_range() {
     let c = blob_support::container("pgrange").await;
     let disk = c.blob("disk").unwrap();
-    disk.create_page_blob(8192, &CreateOptions::default())
+    disk.create_page_blob(8192, &CreateOptions::new(Conditions::none()))
         .await
         .unwrap();
     disk.put_pages(0, vec![1u8; 1024], &Conditions::none())
@@ -101,7 +101,9 @@ async fn account_information_and_find_blobs_by_tags() {
             .unwrap()
             .put(
                 "x",
-                &PutOptions::default().tag("run", &run).tag("state", state),
+                &PutOptions::new(Conditions::none())
+                    .tag("run", &run)
+                    .tag("state", state),
             )
             .await
             .unwrap();
@@ -273,7 +275,12 @@ async fn listing_includes_tags_uncommitted_blobs_and_copy_state() {
     let c = blob_support::container("listinc").await;
     let tagged = c.blob("tagged").unwrap();
     tagged
-        .put("x", &PutOptions::default().tag("k", "v").tag("n", "2"))
+        .put(
+            "x",
+            &PutOptions::new(Conditions::none())
+                .tag("k", "v")
+                .tag("n", "2"),
+        )
         .await
         .unwrap();
     c.blob("staged")
@@ -283,7 +290,7 @@ async fn listing_includes_tags_uncommitted_blobs_and_copy_state() {
         .unwrap();
     let copy = c.blob("copy").unwrap();
     let r = copy
-        .start_copy_from_url(&tagged.url(), &CopyOptions::default())
+        .start_copy_from_url(&tagged.url(), &CopyOptions::new(Conditions::none()))
         .await
         .unwrap();
     copy.wait_for_copy(&r.copy_id, std::time::Duration::from_millis(50))

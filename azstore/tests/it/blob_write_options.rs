@@ -40,7 +40,7 @@ async fn assert_stored(b: &BlobClient, tags: &[(&str, &str)], tier: Option<Acces
 async fn put_blob_stores_headers_metadata_tags_and_tier() {
     let c = blob_support::container("wopput").await;
     let b = c.blob("page.html").unwrap();
-    let opts = PutOptions::conditions(Conditions::if_not_exists())
+    let opts = PutOptions::new(Conditions::if_not_exists())
         .http_headers(expected_headers())
         .meta("author", "ada")
         .tag("status", "draft")
@@ -63,7 +63,7 @@ async fn put_blob_stores_headers_metadata_tags_and_tier() {
     let e = b
         .put(
             "x",
-            &PutOptions::conditions(Conditions::if_tags("\"status\" = 'done'")),
+            &PutOptions::new(Conditions::if_tags("\"status\" = 'done'")),
         )
         .await
         .unwrap_err();
@@ -75,7 +75,7 @@ async fn staged_upload_commits_the_write_options() {
     let c = blob_support::container("wopstage").await;
     let b = c.blob("big.html").unwrap();
     let body = blob_support::pattern(300_000, 3);
-    let opts = UploadOptions::conditions(Conditions::if_not_exists())
+    let opts = UploadOptions::new(Conditions::if_not_exists())
         .single_put_limit(0)
         .block_size(100_000)
         .http_headers(expected_headers())
@@ -92,7 +92,7 @@ async fn staged_upload_commits_the_write_options() {
     b.put_block(&id, "replaced", &Conditions::none())
         .await
         .unwrap();
-    let commit = CommitOptions::conditions(Conditions::if_match(&d.properties.etag))
+    let commit = CommitOptions::new(Conditions::if_match(&d.properties.etag))
         .http_headers(expected_headers())
         .meta("author", "ada")
         .tag("stage", "committed");
@@ -105,7 +105,7 @@ async fn staged_upload_commits_the_write_options() {
 #[tokio::test]
 async fn append_and_page_blobs_take_the_same_options() {
     let c = blob_support::container("wopkinds").await;
-    let opts = CreateOptions::conditions(Conditions::if_not_exists())
+    let opts = CreateOptions::new(Conditions::if_not_exists())
         .http_headers(expected_headers())
         .meta("author", "ada")
         .tag("kind", "log");
@@ -119,22 +119,31 @@ async fn append_and_page_blobs_take_the_same_options() {
     // What an operation cannot take is refused before sending: nothing is created.
     let none = c.blob("never").unwrap();
     let e = none
-        .create_append_blob(&CreateOptions::default().tier(AccessTier::Hot))
+        .create_append_blob(&CreateOptions::new(Conditions::none()).tier(AccessTier::Hot))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     let e = none
-        .create_page_blob(512, &CreateOptions::default().tier(AccessTier::Cool))
+        .create_page_blob(
+            512,
+            &CreateOptions::new(Conditions::none()).tier(AccessTier::Cool),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     let e = none
-        .put("x", &PutOptions::default().tier(AccessTier::Premium(10)))
+        .put(
+            "x",
+            &PutOptions::new(Conditions::none()).tier(AccessTier::Premium(10)),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     let e = none
-        .put("x", &PutOptions::default().tag("bad;key", "v"))
+        .put(
+            "x",
+            &PutOptions::new(Conditions::none()).tag("bad;key", "v"),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
@@ -147,14 +156,15 @@ async fn copy_sets_tags_tier_and_metadata_but_refuses_headers() {
     let src = c.blob("src").unwrap();
     src.put(
         "source",
-        &PutOptions::default()
+        &PutOptions::new(Conditions::none())
             .http_headers(expected_headers())
             .meta("author", "ada"),
     )
     .await
     .unwrap();
     let dst = c.blob("dst").unwrap();
-    let opts = CopyOptions::new(Conditions::none(), Conditions::if_not_exists())
+    let opts = CopyOptions::new(Conditions::if_not_exists())
+        .source_conditions(Conditions::none())
         .meta("author", "ada")
         .tag("copied", "yes")
         .tier(AccessTier::Cool);
@@ -168,7 +178,7 @@ async fn copy_sets_tags_tier_and_metadata_but_refuses_headers() {
     let e = dst
         .start_copy_from_url(
             &src.url(),
-            &CopyOptions::default().content_type("text/plain"),
+            &CopyOptions::new(Conditions::none()).content_type("text/plain"),
         )
         .await
         .unwrap_err();

@@ -607,7 +607,7 @@ async fn header_values_that_cannot_be_sent_are_refused_before_sending() {
             "metadata value with LF",
             blob.put(
                 "x",
-                &azstore::blob::PutOptions::default().meta("note", "two\nlines"),
+                &azstore::blob::PutOptions::new(Conditions::none()).meta("note", "two\nlines"),
             )
             .await,
         ),
@@ -615,7 +615,7 @@ async fn header_values_that_cannot_be_sent_are_refused_before_sending() {
             "content type with CR",
             blob.put(
                 "x",
-                &azstore::blob::PutOptions::default().content_type("text/plain\r"),
+                &azstore::blob::PutOptions::new(Conditions::none()).content_type("text/plain\r"),
             )
             .await,
         ),

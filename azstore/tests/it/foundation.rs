@@ -52,7 +52,8 @@ async fn signing_covers_paths_queries_and_headers_that_need_encoding() {
         let b = c.blob(name).unwrap();
         b.put(
             "x",
-            &azstore::blob::PutOptions::default().meta("note", "  two   spaces  "),
+            &azstore::blob::PutOptions::new(azstore::Conditions::none())
+                .meta("note", "  two   spaces  "),
         )
         .await
         .unwrap_or_else(|e| panic!("{name}: {e}"));

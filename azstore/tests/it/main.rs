@@ -24,6 +24,7 @@ mod file_smb;
 mod file_transfer;
 mod foundation;
 mod identity;
+mod if_exists;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;

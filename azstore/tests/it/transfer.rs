@@ -280,7 +280,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     // From a reader: never more than `max_concurrency` blocks read ahead of the service.
     let b = c.blob("reader.bin").unwrap();
     let (reader, progress, max_lead) = counting(data.clone());
-    let opts = UploadOptions::conditions(Conditions::if_not_exists())
+    let opts = UploadOptions::new(Conditions::if_not_exists())
         .block_size(bs)
         .max_concurrency(conc)
         .progress(progress);
@@ -307,7 +307,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     let path = dir.join("src.bin");
     std::fs::write(&path, &data).unwrap();
     let (p, seen) = recorder();
-    let opts = UploadOptions::conditions(Conditions::if_match(&w.etag))
+    let opts = UploadOptions::new(Conditions::if_match(&w.etag))
         .block_size(bs)
         .max_concurrency(conc)
         .single_put_limit(1024 * 1024)
@@ -332,7 +332,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     // Small sources are one Put Blob (no blocks).
     let small = c.blob("small").unwrap();
     small
-        .upload_reader(&b"abc"[..], &UploadOptions::default())
+        .upload_reader(&b"abc"[..], &UploadOptions::new(Conditions::none()))
         .await
         .unwrap();
     assert_eq!(committed_blocks(&small).await, 0);
@@ -340,7 +340,10 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     std::fs::write(&small_path, b"hello").unwrap();
     let (p, rx) = Progress::channel();
     small
-        .upload_file(&small_path, &UploadOptions::default().progress(p))
+        .upload_file(
+            &small_path,
+            &UploadOptions::new(Conditions::none()).progress(p),
+        )
         .await
         .unwrap();
     assert_eq!(&small.download().await.unwrap().body[..], b"hello");
@@ -349,7 +352,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     assert_eq!(committed_blocks(&small).await, 0);
     // Nothing is sent for a missing file.
     let e = small
-        .upload_file(dir.join("missing"), &UploadOptions::default())
+        .upload_file(dir.join("missing"), &UploadOptions::new(Conditions::none()))
         .await
         .unwrap_err();
     assert_eq!(e.request_sent(), azstore::RequestSent::No, "{e}");
@@ -363,7 +366,7 @@ async fn blob_uploads_from_files_and_readers_keep_memory_bounded() {
     let (p, seen) = recorder();
     s.upload_stream(
         futures_util::stream::iter(pieces),
-        &UploadOptions::default()
+        &UploadOptions::new(Conditions::none())
             .block_size(bs)
             .max_concurrency(conc)
             .progress(p),

@@ -192,13 +192,13 @@ impl Versioned for PipelineRepeats {
     }
 
     async fn replace(&self, value: &u64, etag: &ETag, write_id: &str) -> azstore::Result<ETag> {
-        let opts = PutOptions::conditions(Conditions::if_match(etag))
+        let opts = PutOptions::new(Conditions::if_match(etag))
             .meta(azstore::update::WRITE_ID_METADATA, write_id);
         self.put_repeating(value, &opts).await
     }
 
     async fn create(&self, value: &u64, write_id: &str) -> azstore::Result<ETag> {
-        let opts = PutOptions::conditions(Conditions::if_not_exists())
+        let opts = PutOptions::new(Conditions::if_not_exists())
             .meta(azstore::update::WRITE_ID_METADATA, write_id);
         self.put_repeating(value, &opts).await
     }

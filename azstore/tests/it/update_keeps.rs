@@ -29,7 +29,7 @@ async fn update_keeps_the_blobs_other_metadata_and_http_headers() {
         .unwrap();
     c.create().await.unwrap();
     let blob = c.blob("counter.json").unwrap();
-    let put = PutOptions::conditions(Conditions::if_not_exists())
+    let put = PutOptions::new(Conditions::if_not_exists())
         .content_type("application/vnd.counter+json")
         .cache_control("no-cache")
         .content_language("en")
@@ -82,10 +82,7 @@ async fn update_keeps_the_blobs_other_metadata_and_http_headers() {
     let mut first: BTreeMap<String, String> = BTreeMap::new();
     first.insert("k".into(), "v".into());
     raw.blob()
-        .put(
-            "a",
-            &PutOptions::conditions(Conditions::none()).meta("k", "v"),
-        )
+        .put("a", &PutOptions::new(Conditions::none()).meta("k", "v"))
         .await
         .unwrap();
     update(&raw, &UpdatePolicy::default(), |_| {
@@ -109,7 +106,7 @@ async fn concurrent_updates_through_one_wrapper_keep_the_metadata() {
     let blob = c.blob("n").unwrap();
     blob.put(
         "0",
-        &PutOptions::conditions(Conditions::none()).meta("owner", "team-a"),
+        &PutOptions::new(Conditions::none()).meta("owner", "team-a"),
     )
     .await
     .unwrap();

@@ -41,7 +41,8 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
             req.only(&["x-ms-copy-source", "x-ms-requires-sync"])?;
             let source = req.h("x-ms-copy-source").unwrap().to_string();
             let sync = req.h("x-ms-requires-sync").is_some();
-            let mut options = CopyOptions::new(req.source_conditions()?, conditions);
+            let mut options =
+                CopyOptions::new(conditions).source_conditions(req.source_conditions()?);
             options.write.metadata = req.metadata();
             Ok(one(move |cx, it| async move {
                 let blob = blob_of(&cx, &c, &b)?;
@@ -67,7 +68,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
             match kind.as_str() {
                 "BlockBlob" => {
                     req.only(&["x-ms-blob-type", "content-md5"])?;
-                    let mut options = PutOptions::conditions(conditions).checksum(md5(req));
+                    let mut options = PutOptions::new(conditions).checksum(md5(req));
                     options.write.metadata = meta;
                     Ok(one(move |cx, it| async move {
                         let got = blob_of(&cx, &c, &b)?.put(body, &options).await;
@@ -79,7 +80,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                 }
                 "AppendBlob" => {
                     req.only(&["x-ms-blob-type"])?;
-                    let mut options = CreateOptions::conditions(conditions);
+                    let mut options = CreateOptions::new(conditions);
                     options.write.metadata = meta;
                     Ok(one(move |cx, it| async move {
                         let got = blob_of(&cx, &c, &b)?.create_append_blob(&options).await;
@@ -95,7 +96,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                         .h("x-ms-blob-content-length")
                         .and_then(|s| s.parse().ok())
                         .ok_or("page blob without x-ms-blob-content-length")?;
-                    let mut options = CreateOptions::conditions(conditions);
+                    let mut options = CreateOptions::new(conditions);
                     options.write.metadata = meta;
                     Ok(one(move |cx, it| async move {
                         let got = blob_of(&cx, &c, &b)?.create_page_blob(size, &options).await;
@@ -273,7 +274,9 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
             req.only(&["content-md5"])?;
             let id = BlockId::from_base64(req.query("blockid").ok_or("no blockid")?.to_string())
                 .map_err(|e| e.to_string())?;
-            let options = BlockOptions::conditions(conditions).checksum(md5(req));
+            let options = BlockOptions::default()
+                .conditions(conditions)
+                .checksum(md5(req));
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?
                     .put_block_with(&id, body, &options)
@@ -285,7 +288,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
         ("PUT", "blocklist") => {
             req.only(&[])?;
             let blocks = crate::acl::block_refs(&body)?;
-            let mut options = CommitOptions::conditions(conditions);
+            let mut options = CommitOptions::new(conditions);
             options.write.metadata = req.metadata();
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?
@@ -440,7 +443,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
         }
         ("GET", "pagelist") => {
             req.only(&[])?;
-            let mut options = PageRangeOptions::conditions(conditions);
+            let mut options = PageRangeOptions::default().conditions(conditions);
             if let Some(prev) = req.query("prevsnapshot") {
                 options = options.since_snapshot(&SnapshotId::new(prev));
             }
@@ -539,7 +542,7 @@ fn put_page_from_url(
         .map_err(|e| e.to_string())?
         .range(source_range)
         .conditions(req.source_conditions()?);
-    let options = PageWriteOptions::conditions(conditions);
+    let options = PageWriteOptions::default().conditions(conditions);
     Ok(one(move |cx, it| async move {
         let got = blob_of(&cx, &c, &b)?
             .put_pages_from_url(range.start, &source, &options)
