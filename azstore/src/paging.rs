@@ -7,25 +7,47 @@
 //! `String` for the XML listings (blobs, containers, queues) and a
 //! [`Continuation`](crate::table::Continuation) for the Table service.
 //!
+//! The stream traits are re-exported here ([`TryStreamExt`], [`StreamExt`], [`Stream`]), so
+//! no dependency of your own is needed to walk a listing:
+//!
 //! ```no_run
 //! # async fn f(queues: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
-//! use futures_util::TryStreamExt;
+//! use azstore::paging::TryStreamExt;
 //! let mut all = queues.list_queues(Some("orders-"), None);
 //! while let Some(queue) = all.try_next().await? {
 //!     println!("{}", queue.name);
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! or to gather it, with [`collect_all`]:
+//!
+//! ```no_run
+//! # async fn f(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+//! let blobs = azstore::paging::collect_all(container.list_blobs(Default::default())).await?;
+//! println!("{} blobs", blobs.len());
+//! # Ok(()) }
+//! ```
 
 use std::future::Future;
 use std::pin::Pin;
 
-use futures_util::{Stream, StreamExt, TryStreamExt, stream};
+use futures_util::stream;
+/// Re-exported from `futures-util` so that listings and streamed downloads can be walked
+/// without adding it: `try_next`, `try_collect`, `next`, `map`, ….
+pub use futures_util::{Stream, StreamExt, TryStreamExt};
 
 use crate::error::Result;
 
 /// A boxed, `Send` stream of results, as returned by the listing and download methods.
 pub type ResultStream<T> = Pin<Box<dyn Stream<Item = Result<T>> + Send + 'static>>;
+
+/// Every item of a listing (or every chunk of a streamed download), in order; the first error
+/// ends it. For large listings prefer walking the stream with
+/// [`try_next`](TryStreamExt::try_next), which holds one page at a time.
+pub async fn collect_all<T>(stream: ResultStream<T>) -> Result<Vec<T>> {
+    stream.try_collect().await
+}
 
 /// One page of a listing and where the next page starts.
 #[derive(Debug, Clone)]

@@ -160,7 +160,7 @@ impl BlobClient {
     ///
     /// ```no_run
     /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// let mut s = blob.download_stream(1 << 20).await?;
     /// let mut n = 0;
     /// while let Some(chunk) = s.try_next().await? {

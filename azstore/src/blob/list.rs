@@ -306,7 +306,7 @@ impl BlobServiceClient {
     ///
     /// ```no_run
     /// # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// use azstore::blob::ListOptions;
     /// let names: Vec<String> = blobs
     ///     .list_containers(ListOptions::default().prefix("logs-"))
@@ -385,7 +385,7 @@ impl ContainerClient {
     ///
     /// ```no_run
     /// # async fn f(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// use azstore::blob::{BlobListItem, ListOptions};
     /// let mut entries = container.list_blobs(ListOptions::default().prefix("2026/").delimiter("/"));
     /// while let Some(entry) = entries.try_next().await? {

@@ -170,7 +170,7 @@ find_blobs_by_tags!(BlobServiceClient {
     ///
     /// ```no_run
     /// # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// let done: Vec<_> = blobs.find_blobs_by_tags("\"status\" = 'done'").try_collect().await?;
     /// # let _ = done; Ok(()) }
     /// ```

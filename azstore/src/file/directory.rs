@@ -170,7 +170,7 @@ impl DirectoryClient {
     ///
     /// ```no_run
     /// # async fn f(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// use azstore::file::ListOptions;
     /// let mut entries = dir.list_stream(ListOptions::default().prefix("2026-"));
     /// while let Some(entry) = entries.try_next().await? {

@@ -65,7 +65,7 @@ impl QueueServiceClient {
     ///
     /// ```no_run
     /// # async fn f(svc: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// let names: Vec<String> = svc
     ///     .list_queues(Some("orders-"), None)
     ///     .map_ok(|q| q.name)

@@ -407,7 +407,7 @@ impl TableClient {
     /// ```no_run
     /// # async fn f(table: azstore::table::TableClient) -> azstore::Result<()> {
     /// use azstore::table::{Entity, Filter, Query};
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// let q = Query::filter(Filter::eq("PartitionKey", "customers")?).top(100);
     /// let all: Vec<_> = table.query::<Entity>(q).try_collect().await?;
     /// # Ok(()) }

@@ -143,7 +143,7 @@ impl BlobClient {
     /// ```no_run
     /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use azstore::blob::DownloadOptions;
-    /// use futures_util::TryStreamExt;
+    /// use azstore::paging::TryStreamExt;
     /// let mut s = blob.download_stream_with(&DownloadOptions::default().max_concurrency(8)).await?;
     /// while let Some(chunk) = s.try_next().await? {
     ///     let _ = chunk; // in order, one consistent version
