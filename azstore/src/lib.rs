@@ -168,3 +168,17 @@ mod time_fmt;
 
 #[cfg(test)]
 mod proptests;
+
+// The README's and docs/' Rust examples, compiled by `cargo test --doc` like the API docs'.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/pauses-and-fencing.md")]
+struct PausesAndFencingExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/failures.md")]
+struct FailuresExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/connecting.md")]
+struct ConnectingExamples;
