@@ -264,7 +264,7 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
 
     let acquired = tokio::select! {
         r = async {
-            if wait.is_zero() { lock.try_acquire().await } else { lock.acquire(wait).await }
+            if wait.is_zero() { lock.try_acquire().await } else { lock.acquire_within(wait).await }
         } => r?,
         _ = sigint.recv() => return Ok(128 + libc::SIGINT as u8),
         _ = sigterm.recv() => return Ok(128 + libc::SIGTERM as u8),

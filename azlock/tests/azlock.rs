@@ -244,7 +244,7 @@ fn a_stalled_holder_loses_the_lock_and_its_fenced_writes_are_refused() {
     let lock = lock_for(&c, "l");
     let t = Instant::now();
     let next = rt
-        .block_on(lock.acquire(Duration::from_secs(30)))
+        .block_on(lock.acquire_within(Duration::from_secs(30)))
         .unwrap()
         .expect("the stalled holder's lease expires and another contender gets it");
     // Not before the 15 s lease ran out (at most one 5 s renew interval before we stopped it).

@@ -89,7 +89,7 @@ async fn acquire_times_out_and_then_waits_for_a_release() {
     let t = Instant::now();
     assert!(
         waiter
-            .acquire(Duration::from_millis(800))
+            .acquire_within(Duration::from_millis(800))
             .await
             .unwrap()
             .is_none()
@@ -98,7 +98,7 @@ async fn acquire_times_out_and_then_waits_for_a_release() {
     assert!(waited >= Duration::from_millis(800), "{waited:?}");
     assert!(waited < Duration::from_secs(3), "{waited:?}");
 
-    let w = tokio::spawn(async move { waiter.acquire(Duration::from_secs(20)).await });
+    let w = tokio::spawn(async move { waiter.acquire_within(Duration::from_secs(20)).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let released_at = Instant::now();
     held.release().await.unwrap();
@@ -124,7 +124,7 @@ async fn mutual_exclusion(local_wakeup: bool) {
         tasks.push(tokio::spawn(async move {
             for _ in 0..3 {
                 let held = lock
-                    .acquire(Duration::from_secs(60))
+                    .acquire_within(Duration::from_secs(60))
                     .await
                     .unwrap()
                     .expect("every contender eventually gets the lock");
