@@ -357,8 +357,21 @@ impl BlobLock {
         }
     }
 
-    /// Breaks the lock's lease (administrative: the holder's guard will report the loss at its
-    /// next renew). `None` breaks after the rest of the lease.
+    /// Breaks the lock's lease (administrative). `None` — the safe choice — lets the rest of
+    /// the holder's lease run out first: the holder's guard reports the loss at its next renew
+    /// (within a third of the lease duration with the default [`GuardOptions`]), before anyone
+    /// else can acquire. `Some(period)` frees the lock after `period` (or when the lease would
+    /// have expired, if that is sooner): a shorter period can free it before the holder
+    /// notices, and both then act as holders until it does — only the
+    /// [fencing token](Held::fencing_token) keeps them apart. An infinite lease breaks at
+    /// once either way. [`LeaseBroken::remaining`] says when the lock is free.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// let broken = lock.break_lock(None).await?;
+    /// println!("free in {:?} at the latest", broken.remaining);
+    /// # Ok(()) }
+    /// ```
     pub async fn break_lock(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
         self.blob.break_lease(period, &Conditions::none()).await
     }
