@@ -1,5 +1,6 @@
 //! BlobLock against Azurite: creation races, fencing tokens, owner identity, waiting, mutual
-//! exclusion of 8 contending tasks, loss on break, and bad input refused before sending.
+//! exclusion of 8 contending tasks, loss on break (immediate, and the default that waits out
+//! the lease), and bad input refused before sending.
 
 use testkit as support;
 
@@ -204,6 +205,37 @@ async fn a_broken_lock_is_reported_lost_and_its_fenced_writes_refused() {
         ReleaseOutcome::AlreadyGone { .. }
     ));
     assert!(next.is_held());
+}
+
+#[tokio::test]
+async fn the_default_break_lets_the_holder_notice_before_anyone_else_can_acquire() {
+    let c = fresh_container("lockbrkdef");
+    let lock = BlobLock::with_options(c.clone(), "l", opts()).unwrap();
+    let held = lock.try_acquire().await.unwrap().unwrap();
+    let broke = Instant::now();
+    let b = lock.break_lock(None).await.unwrap();
+    // The rest of the 15 s lease (renewed every 5 s): longer than the holder needs to notice.
+    assert!(b.remaining >= Duration::from_secs(9), "{b:?}");
+    let loss = tokio::time::timeout(Duration::from_secs(7), held.lost())
+        .await
+        .expect("loss within one renew interval");
+    let noticed = broke.elapsed();
+    assert!(matches!(loss, LeaseLoss::Refused { .. }), "{loss:?}");
+    // When the holder learns of the loss, nobody else has the lock yet.
+    assert!(noticed < b.remaining, "{noticed:?} {b:?}");
+    assert!(
+        lock.try_acquire().await.unwrap().is_none(),
+        "still breaking"
+    );
+    assert_eq!(
+        lock.status().await.unwrap().lease_state,
+        Some(LeaseState::Breaking)
+    );
+    // The holder's release (what azlock does after stopping its command) frees it at once.
+    held.release().await.unwrap();
+    let next = lock.try_acquire().await.unwrap().expect("released");
+    assert_eq!(next.fencing_token(), 2);
+    next.release().await.unwrap();
 }
 
 #[tokio::test]
