@@ -69,8 +69,9 @@ EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is ru
 ///
 /// The lock is the lease of a blob (created on first use). `azlock run` acquires it, runs the
 /// command, renews the lease in the background while the command runs, and releases it when
-/// the command exits. If the lease is lost (broken by an administrator, or not renewable in
-/// time), the command is stopped before another holder can take over.
+/// the command exits. If the lease is lost (broken by `azlock break`, or not renewable in
+/// time), the command is stopped before another holder can take over — unless the break was
+/// `--now` or shorter than the lease.
 #[derive(Parser, Debug)]
 #[command(name = "azlock", version, after_help = AFTER_HELP)]
 struct Cli {
