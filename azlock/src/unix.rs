@@ -139,7 +139,7 @@ struct BreakArgs {
     /// Break period in seconds (0-60): the lock is free after this long, or when the holder's
     /// lease would have expired if that is sooner. Default: when the holder's lease would have
     /// expired, so the holder's azlock has stopped its command before anyone else can take
-    /// the lock. A shorter period is reported with its consequence.
+    /// the lock. A period that can end before that is reported with its consequence.
     #[arg(long, value_name = "SECONDS", conflicts_with = "now")]
     period: Option<u64>,
     /// Free the lock at once (the same as --period 0). The holder's azlock notices only at its
@@ -241,12 +241,13 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
             let secs = broken.remaining.as_secs();
             let name = format!("{}/{}", args.target.container, args.target.blob);
             match period {
-                None => println!(
+                // No period, or one the service cut short to the rest of the holder's lease.
+                p if p.is_none_or(|p| secs < u64::from(p.as_secs())) => println!(
                     "lease of {name} broken; it ends in {secs} s, when the holder's lease would \
                      have expired. The holder's azlock stops its command at its next renew (within \
                      a third of its --duration) and then releases the lock, which frees it sooner."
                 ),
-                Some(_) => {
+                _ => {
                     println!("lease of {name} broken; it ends in {secs} s");
                     eprintln!("{}", early_break_warning(secs));
                 }

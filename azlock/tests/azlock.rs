@@ -628,3 +628,36 @@ fn break_now_frees_the_lock_at_once_and_warns_of_the_overlap() {
     assert_eq!(probe.status.code(), Some(70), "{}", probe.err);
     assert!(probe.err.contains("lost the lock"), "{}", probe.err);
 }
+
+/// An explicit period warns of its consequence only when it can end before the holder's
+/// lease would have: a period the service cut short to the rest of the lease is the default.
+#[test]
+fn an_explicit_period_warns_only_when_it_can_end_before_the_lease() {
+    let rt = rt();
+    for (period, warns) in [("60", false), ("3", true)] {
+        let c = support::unique("azlbrkper");
+        let lock = lock_for(&c, "l");
+        let held = rt.block_on(lock.try_acquire()).unwrap().unwrap();
+        let out = azlock()
+            .args([
+                "break",
+                "--container",
+                &c,
+                "--blob",
+                "l",
+                "--period",
+                period,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(stderr(&out).contains("warning"), warns, "{period}: {said}");
+        assert_eq!(
+            said.contains("when the holder's lease would have expired"),
+            !warns,
+            "{period}: {said}"
+        );
+        drop(held);
+    }
+}
