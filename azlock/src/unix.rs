@@ -54,6 +54,13 @@ PAUSES (what is guaranteed, and what still needs the fencing token):
   always be split by a pause). For those, have the resource refuse AZLOCK_FENCING_TOKEN values
   smaller than the largest it has seen, or write to the lock blob with AZLOCK_LEASE_ID.
 
+BREAK (azlock break):
+  Without --period or --now, the lock is free only when the holder's lease would have expired
+  (at most --duration after its last renew). The holder's azlock sees the break at its next
+  renew (within a third of --duration) and stops its command then; its sentinel kills the
+  command at the latest a twelfth of --duration before the lock is free. --now (or a short
+  --period) frees the lock sooner: until the holder's azlock notices, two commands can run.
+
 EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is running):
   0 2 * * *  AZURE_STORAGE_CONNECTION_STRING=... azlock run --container locks --blob nightly-backup --duration 60 -- /usr/local/bin/backup.sh
 ";
@@ -62,8 +69,9 @@ EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is ru
 ///
 /// The lock is the lease of a blob (created on first use). `azlock run` acquires it, runs the
 /// command, renews the lease in the background while the command runs, and releases it when
-/// the command exits. If the lease is lost (broken by an administrator, or not renewable in
-/// time), the command is stopped before another holder can take over.
+/// the command exits. If the lease is lost (broken by `azlock break`, or not renewable in
+/// time), the command is stopped before another holder can take over — unless the break was
+/// `--now` or shorter than the lease.
 #[derive(Parser, Debug)]
 #[command(name = "azlock", version, after_help = AFTER_HELP)]
 struct Cli {
@@ -87,7 +95,9 @@ enum Command {
     Run(RunArgs),
     /// Show the lock's lease state, fencing token and (last) holder.
     Status(Target),
-    /// Break the lock's lease (administrative; the holder's azlock stops its command).
+    /// Break the lock's lease (administrative). By default the lock is free only when the
+    /// holder's lease would have expired; the holder's azlock stops its command before that,
+    /// at its next renew.
     Break(BreakArgs),
 }
 
@@ -126,9 +136,17 @@ struct RunArgs {
 struct BreakArgs {
     #[command(flatten)]
     target: Target,
-    /// Break period in seconds (0-60): how long the current lease still protects the lock.
-    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
-    period: u64,
+    /// Break period in seconds (0-60): the lock is free after this long, or when the holder's
+    /// lease would have expired if that is sooner. Default: when the holder's lease would have
+    /// expired, so the holder's azlock has stopped its command before anyone else can take
+    /// the lock. A period that can end before that is reported with its consequence.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "now")]
+    period: Option<u64>,
+    /// Free the lock at once (the same as --period 0). The holder's azlock notices only at its
+    /// next renew (up to a third of its --duration later), so until then its command runs
+    /// alongside the next holder's: only a fencing token keeps them apart.
+    #[arg(long)]
+    now: bool,
 }
 
 pub(crate) fn main() -> ExitCode {
@@ -213,18 +231,46 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
             Ok(0)
         }
         Command::Break(args) => {
-            let period = BreakPeriod::seconds(args.period)?;
+            let period = match (args.now, args.period) {
+                (true, _) => Some(BreakPeriod::immediate()),
+                (false, Some(p)) => Some(BreakPeriod::seconds(p)?),
+                (false, None) => None,
+            };
             let lock = BlobLock::new(blobs.container(&args.target.container)?, &args.target.blob)?;
-            let broken = lock.break_lock(Some(period)).await?;
-            println!(
-                "lease of {}/{} broken; it ends in {} s",
-                args.target.container,
-                args.target.blob,
-                broken.remaining.as_secs()
-            );
+            let broken = lock.break_lock(period).await?;
+            let secs = broken.remaining.as_secs();
+            let name = format!("{}/{}", args.target.container, args.target.blob);
+            match period {
+                // No period, or one the service cut short to the rest of the holder's lease.
+                p if p.is_none_or(|p| secs < u64::from(p.as_secs())) => println!(
+                    "lease of {name} broken; it ends in {secs} s, when the holder's lease would \
+                     have expired. The holder's azlock stops its command at its next renew (within \
+                     a third of its --duration) and then releases the lock, which frees it sooner."
+                ),
+                _ => {
+                    println!("lease of {name} broken; it ends in {secs} s");
+                    eprintln!("{}", early_break_warning(secs));
+                }
+            }
             Ok(0)
         }
     }
+}
+
+/// The consequence of an explicit break period: it may end before the holder notices.
+fn early_break_warning(secs: u64) -> String {
+    let when = if secs == 0 {
+        "now".to_string()
+    } else {
+        format!("in {secs} s")
+    };
+    format!(
+        "azlock: warning: the lock is free {when}, possibly before the holder's lease would have \
+         expired. The holder's azlock notices the break only at its next renew (up to a third of \
+         its --duration after the break) and stops its command then: until that moment the \
+         holder's command may run alongside the next holder's (only the fencing token keeps \
+         them apart). Without --period and --now, azlock break waits out the holder's lease."
+    )
 }
 
 fn default_label(command: &[String]) -> String {
@@ -264,7 +310,7 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
 
     let acquired = tokio::select! {
         r = async {
-            if wait.is_zero() { lock.try_acquire().await } else { lock.acquire(wait).await }
+            if wait.is_zero() { lock.try_acquire().await } else { lock.acquire_within(wait).await }
         } => r?,
         _ = sigint.recv() => return Ok(128 + libc::SIGINT as u8),
         _ = sigterm.recv() => return Ok(128 + libc::SIGTERM as u8),

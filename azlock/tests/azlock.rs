@@ -199,12 +199,18 @@ fn a_broken_lease_stops_the_command_and_exits_70() {
         .unwrap();
     let _lease = wait_for_file(&started, Duration::from_secs(20));
     let broke = Instant::now();
+    // An immediate break only when asked for, with its consequence printed.
     let out = azlock()
-        .args(["break", "--container", &c, "--blob", "l"])
+        .args(["break", "--container", &c, "--blob", "l", "--now"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("ends in 0 s"));
+    let warning = stderr(&out);
+    assert!(
+        warning.contains("the lock is free now") && warning.contains("alongside"),
+        "{warning}"
+    );
     let out = child.wait_with_output().unwrap();
     // Loss is seen at the next renew (every 5 s for a 15 s lease); the command is stopped.
     assert!(
@@ -244,7 +250,7 @@ fn a_stalled_holder_loses_the_lock_and_its_fenced_writes_are_refused() {
     let lock = lock_for(&c, "l");
     let t = Instant::now();
     let next = rt
-        .block_on(lock.acquire(Duration::from_secs(30)))
+        .block_on(lock.acquire_within(Duration::from_secs(30)))
         .unwrap()
         .expect("the stalled holder's lease expires and another contender gets it");
     // Not before the 15 s lease ran out (at most one 5 s renew interval before we stopped it).
@@ -402,6 +408,22 @@ fn bad_input_is_refused_before_sending() {
         // Secrets never printed.
         assert!(!stderr(&out).contains("Eby8vdM02"));
     }
+    // --now and --period contradict each other.
+    let out = Command::new(AZLOCK)
+        .args([
+            "break",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--now",
+            "--period",
+            "5",
+        ])
+        .env("AZURE_STORAGE_CONNECTION_STRING", &cs)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     // No command at all is a usage error too.
     let out = Command::new(AZLOCK)
         .args(["run", "--container", "c1c", "--blob", "l"])
@@ -422,4 +444,220 @@ fn bad_input_is_refused_before_sending() {
     );
     assert!(!help.contains("Eby8vdM02"));
     assert_eq!(server.count(), 0);
+}
+
+fn records(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Kills the holder's process group (azlock's, and through it the command's) if the test ends
+/// early.
+struct KillGroup(i32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) to the process group of a child this test spawned; failures do not
+        // matter here.
+        unsafe {
+            libc::kill(-self.0, libc::SIGKILL);
+        }
+    }
+}
+
+/// What the overlap probe saw.
+struct BreakProbe {
+    /// `azlock break`'s stdout and stderr.
+    said: String,
+    warned: String,
+    /// A's records after B's first.
+    overlaps: usize,
+    /// A's azlock's exit status and stderr.
+    status: std::process::ExitStatus,
+    err: String,
+}
+
+/// The overlap probe of `azlock break`: holder A runs under azlock (15 s lease) and appends
+/// `A <n>` records to a log every 50 ms; `azlock break <flags>`; holder B (the test) waits for
+/// the lock and appends `B <n>` records for 2 s; then A's azlock must have exited. Counts A's
+/// records after B's first.
+fn break_probe(flags: &[&str]) -> BreakProbe {
+    use std::os::unix::process::CommandExt;
+    let c = support::unique("azlbrkdef");
+    let dir = tmpdir("azlbrkdef");
+    let log = dir.join("log");
+    let started = dir.join("started");
+    let mut holder = azlock()
+        .args(["run", "--container", &c, "--blob", "l", "--duration", "15"])
+        .args(["--grace", "2", "--", "sh", "-c"])
+        .arg(format!(
+            "echo $AZLOCK_FENCING_TOKEN > {started}.tmp && mv {started}.tmp {started}; \
+             i=0; while :; do echo \"A $i\" >> {log}; i=$((i+1)); sleep 0.05; done",
+            started = started.display(),
+            log = log.display()
+        ))
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _cleanup = KillGroup(holder.id() as i32);
+    let a_token: u64 = wait_for_file(&started, Duration::from_secs(20))
+        .parse()
+        .unwrap();
+    let t = Instant::now();
+    while records(&log).len() < 3 {
+        assert!(t.elapsed() < Duration::from_secs(20), "A writes nothing");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let broke = Instant::now();
+    let out = azlock()
+        .args(["break", "--container", &c, "--blob", "l"])
+        .args(flags)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let warned = stderr(&out);
+
+    let rt = rt();
+    let lock = lock_for(&c, "l");
+    let b = rt
+        .block_on(lock.acquire_within(Duration::from_secs(40)))
+        .unwrap()
+        .expect("the broken lease ends and B gets the lock");
+    let b_after = broke.elapsed();
+    assert_eq!(b.fencing_token(), a_token + 1);
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap();
+        for i in 0..100 {
+            writeln!(f, "B {i}").unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let status = loop {
+        if let Some(st) = holder.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            broke.elapsed() < Duration::from_secs(60),
+            "A's azlock did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(b.is_held(), "B is unaffected");
+    rt.block_on(b.release()).unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(holder.stderr.as_mut().unwrap(), &mut err).unwrap();
+
+    let recs = records(&log);
+    let first_b = recs.iter().position(|r| r.starts_with("B ")).unwrap();
+    let overlaps = recs[first_b..]
+        .iter()
+        .filter(|r| r.starts_with("A "))
+        .count();
+    eprintln!(
+        "azlock break {flags:?}: {}; B acquired {:.1} s after the break; A records {first_b}, \
+         A after B's first {overlaps}; A's azlock exited with {status}:\n{err}",
+        said.trim(),
+        b_after.as_secs_f64(),
+    );
+    BreakProbe {
+        said,
+        warned,
+        overlaps,
+        status,
+        err,
+    }
+}
+
+/// `azlock break` with its defaults waits out the holder's lease, and A's azlock stops its
+/// command at its next renew, before that: no A record follows B's first.
+#[test]
+fn break_with_defaults_never_runs_two_holders_at_once() {
+    let BreakProbe {
+        said,
+        warned,
+        overlaps,
+        status,
+        err,
+    } = break_probe(&[]);
+    assert_eq!(overlaps, 0, "A wrote after B's first record\n{err}");
+    assert_eq!(status.code(), Some(70), "{err}");
+    assert!(err.contains("lost the lock"), "{err}");
+    // The refusal reads like every other error: one line, `[request id …]`, no raw
+    // "RequestId:…/Time:…" tail.
+    assert!(
+        err.contains("[request id ") && !err.contains("RequestId:"),
+        "{err}"
+    );
+    // The default waits out the rest of the holder's 15 s lease (renewed every 5 s): at least
+    // 9 s, more than A's azlock needs to notice at its next renew. (B got the lock sooner
+    // because A's azlock, once its command was stopped, released the breaking lease.)
+    let ends_in: u64 = said
+        .split("ends in ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(ends_in >= 9, "{said}");
+    assert!(!warned.contains("warning"), "{warned}");
+}
+
+/// `azlock break --now` does what it says, and says what it costs: the lock is free at once
+/// while A's azlock notices only at its next renew, so A's command runs beside B's until then
+/// (the baseline the default is measured against; the count is printed, not asserted).
+#[test]
+fn break_now_frees_the_lock_at_once_and_warns_of_the_overlap() {
+    let probe = break_probe(&["--now"]);
+    assert!(probe.said.contains("ends in 0 s"), "{}", probe.said);
+    assert!(
+        probe.warned.contains("warning") && probe.warned.contains("alongside"),
+        "{}",
+        probe.warned
+    );
+    // A is still stopped, at its next renew.
+    assert_eq!(probe.status.code(), Some(70), "{}", probe.err);
+    assert!(probe.err.contains("lost the lock"), "{}", probe.err);
+}
+
+/// An explicit period warns of its consequence only when it can end before the holder's
+/// lease would have: a period the service cut short to the rest of the lease is the default.
+#[test]
+fn an_explicit_period_warns_only_when_it_can_end_before_the_lease() {
+    let rt = rt();
+    for (period, warns) in [("60", false), ("3", true)] {
+        let c = support::unique("azlbrkper");
+        let lock = lock_for(&c, "l");
+        let held = rt.block_on(lock.try_acquire()).unwrap().unwrap();
+        let out = azlock()
+            .args([
+                "break",
+                "--container",
+                &c,
+                "--blob",
+                "l",
+                "--period",
+                period,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(stderr(&out).contains("warning"), warns, "{period}: {said}");
+        assert_eq!(
+            said.contains("when the holder's lease would have expired"),
+            !warns,
+            "{period}: {said}"
+        );
+        drop(held);
+    }
 }

@@ -145,7 +145,7 @@ fn frozen_holder(freeze_command_too: bool) {
     )
     .unwrap();
     let b = rt
-        .block_on(lock.acquire(Duration::from_secs(40)))
+        .block_on(lock.acquire_within(Duration::from_secs(40)))
         .unwrap()
         .expect("the frozen holder's lease expires and B gets the lock");
     let b_after = frozen.elapsed();

@@ -114,7 +114,7 @@ async fn run(container: &ContainerClient, strategy: Strategy) -> Stats {
                                 tokio::time::sleep(Duration::from_millis(100)).await;
                             },
                             _ => lock
-                                .acquire(Duration::from_secs(60))
+                                .acquire_within(Duration::from_secs(60))
                                 .await
                                 .unwrap()
                                 .expect("acquired within 60 s"),

@@ -111,7 +111,7 @@ async fn main() {
             || async move {
                 let worker = process(
                     consumer_q.clone(),
-                    |_d: Delivery| async { Ok::<(), azstore::Error>(()) },
+                    |_d: Delivery| async { Ok(()) },
                     WorkerOptions::default()
                         .concurrency(8)
                         .visibility(VIS)

@@ -48,7 +48,7 @@ async fn main() -> azstore::Result<()> {
         )?;
         let resource = resource.clone();
         workers.push(tokio::spawn(async move {
-            let Some(held) = lock.acquire(Duration::from_secs(30)).await? else {
+            let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? else {
                 println!("worker {who}: gave up waiting");
                 return azstore::Result::Ok(());
             };

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
+use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process_until_empty};
 use azstore::{Conditions, ErrorCode, StorageAccount, blob::BlobServiceClient};
 
 #[tokio::main]
@@ -55,21 +55,20 @@ async fn main() -> azstore::Result<()> {
                         );
                         return Ok(());
                     }
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(e.into()),
                 }
                 let n: u32 = order.trim_start_matches("order ").parse().unwrap_or(0);
                 if n % 5 == 0 && d.message().dequeue_count == 1 {
                     // The worker dies after the effect but before deleting the message.
-                    return Err(azstore::Error::new(
-                        azstore::ErrorKind::Service,
-                        "simulated crash",
-                    ));
+                    return Err("simulated crash".into());
                 }
                 Ok(())
             }
         }
     };
-    let worker = process(
+    // Work through the queue and return once it is empty. `retry_delay(ZERO)` makes a failed
+    // ("crashed") message visible again at once, so it is retried within this run.
+    let stats = process_until_empty(
         queue.clone(),
         handler,
         WorkerOptions::default()
@@ -77,17 +76,15 @@ async fn main() -> azstore::Result<()> {
             .visibility(Duration::from_secs(5))
             .retry_delay(Duration::ZERO)
             .idle_poll(Duration::from_millis(200)),
-    )?;
-    while worker.stats().completed < 20 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let stats = worker.shutdown().await?;
+    )
+    .await?;
     println!(
         "{} orders applied exactly once, {} redeliveries skipped; worker: {stats:?}",
         applied.load(Ordering::SeqCst),
         skipped.load(Ordering::SeqCst)
     );
     assert_eq!(applied.load(Ordering::SeqCst), 20);
+    assert_eq!(stats.completed, 20);
     queue.delete().await?;
     results.delete(&Conditions::none()).await?;
     Ok(())

@@ -481,27 +481,32 @@ impl fmt::Display for Error {
             }
             write!(f, ")")?;
         }
-        // One line: the service's messages carry "\nRequestId:...\nTime:..." tails.
         f.write_str(": ")?;
-        let mut lines = self
-            .inner
-            .message
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty());
-        if let Some(first) = lines.next() {
-            f.write_str(first)?;
-        }
-        for l in lines {
-            if !l.starts_with("RequestId:") && !l.starts_with("Time:") {
-                write!(f, " {l}")?;
-            }
-        }
-        if let Some(r) = &self.inner.request_id {
-            write!(f, " [request id {r}]")?;
-        }
-        Ok(())
+        write_one_line(f, &self.inner.message, self.inner.request_id.as_deref())
     }
+}
+
+/// `message` on one line — the service's messages carry `"\nRequestId:...\nTime:..."` tails,
+/// which are dropped — then ` [request id …]` when there is one: the shape of every error
+/// message azstore prints.
+pub(crate) fn write_one_line(
+    f: &mut fmt::Formatter<'_>,
+    message: &str,
+    request_id: Option<&str>,
+) -> fmt::Result {
+    let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
+    if let Some(first) = lines.next() {
+        f.write_str(first)?;
+    }
+    for l in lines {
+        if !l.starts_with("RequestId:") && !l.starts_with("Time:") {
+            write!(f, " {l}")?;
+        }
+    }
+    if let Some(r) = request_id {
+        write!(f, " [request id {r}]")?;
+    }
+    Ok(())
 }
 
 impl std::error::Error for Error {

@@ -89,7 +89,7 @@
 //! # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 //! use std::time::Duration;
 //! let lock = azstore::lock::BlobLock::new(container, "locks/nightly")?;
-//! if let Some(held) = lock.acquire(Duration::from_secs(30)).await? {
+//! if let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? {
 //!     let token = held.fencing_token();
 //!     tokio::select! {
 //!         _ = held.lost() => eprintln!("lease lost: stop acting as the owner"),

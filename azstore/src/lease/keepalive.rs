@@ -164,8 +164,10 @@ pub enum LeaseLoss {
         status: Option<u16>,
         /// The service error code (e.g. `LeaseIsBrokenAndCannotBeRenewed`).
         code: Option<ErrorCode>,
-        /// The message.
+        /// The service's message, as sent.
         message: String,
+        /// The service's `x-ms-request-id` of the refusal, for support requests.
+        request_id: Option<String>,
     },
     /// No extension succeeded for too long (the service unreachable, or this process was
     /// paused): the lease may have expired and been taken by now.
@@ -187,6 +189,7 @@ impl LeaseLoss {
             status: e.status(),
             code: e.error_code().cloned(),
             message: e.message().to_string(),
+            request_id: e.request_id().map(str::to_string),
         }
     }
 }
@@ -198,6 +201,7 @@ impl fmt::Display for LeaseLoss {
                 status,
                 code,
                 message,
+                request_id,
             } => {
                 write!(f, "lease renew refused")?;
                 match (status, code) {
@@ -206,7 +210,9 @@ impl fmt::Display for LeaseLoss {
                     (None, Some(c)) => write!(f, " ({c})")?,
                     (None, None) => {}
                 }
-                write!(f, ": {message}")
+                // One line, like every `Error`: no "\nRequestId:…\nTime:…" tail.
+                f.write_str(": ")?;
+                crate::error::write_one_line(f, message, request_id.as_deref())
             }
             LeaseLoss::Unconfirmed { since_last_renew } => write!(
                 f,
@@ -444,6 +450,34 @@ mod tests {
 
     const fn secs(n: u64) -> Duration {
         Duration::from_secs(n)
+    }
+
+    #[test]
+    fn a_refusal_reads_like_every_other_error() {
+        // Azurite's (and Azure's) message, with its RequestId/Time tail.
+        let e = Error::from_response(
+            409,
+            Some(ErrorCode::LeaseIsBrokenAndCannotBeRenewed),
+            "The lease ID matched, but the lease has been broken explicitly and cannot be \
+             renewed.\nRequestId:7d62c1c0\nTime:2026-11-25T06:49:25.335Z"
+                .into(),
+            Some("7d62c1c0".into()),
+        );
+        let shown = LeaseLoss::refused(&e).to_string();
+        assert_eq!(
+            shown,
+            "lease renew refused (409 LeaseIsBrokenAndCannotBeRenewed): The lease ID matched, \
+             but the lease has been broken explicitly and cannot be renewed. [request id 7d62c1c0]"
+        );
+        assert!(
+            e.to_string().ends_with("renewed. [request id 7d62c1c0]"),
+            "{e}"
+        );
+        let loss = LeaseLoss::refused(&e).to_error();
+        assert!(
+            loss.lease_lost() && !loss.to_string().contains('\n'),
+            "{loss}"
+        );
     }
 
     #[test]

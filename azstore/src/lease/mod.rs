@@ -104,7 +104,7 @@
 //!        Ok(true)
 //!    }
 //!
-//!    if let Some(held) = lock.acquire(Duration::from_secs(30)).await? {
+//!    if let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? {
 //!        if !write_fenced(&report, held.fencing_token(), "tonight's numbers").await? {
 //!            eprintln!("fenced off: a newer holder exists");
 //!        }

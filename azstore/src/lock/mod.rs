@@ -13,7 +13,7 @@
 //! use azstore::lock::BlobLock;
 //!
 //! let lock = BlobLock::new(container, "locks/nightly")?;
-//! let Some(held) = lock.acquire(Duration::from_secs(30)).await? else {
+//! let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? else {
 //!     println!("busy: {:?}", lock.status().await?.owner);
 //!     return Ok(());
 //! };
@@ -228,23 +228,39 @@ impl BlobLock {
         }
     }
 
-    /// Waits up to `timeout` for the lock: `Some` once held, `None` when someone else still
-    /// held it at the end.
+    /// Waits at most `wait` for the lock: `Some` once held, `None` when someone else still
+    /// held it at the end. `wait` is how long to wait, not the lease duration (that is
+    /// [`LockOptions::duration`], 30 s by default).
     ///
     /// Waiting reads the lease state (a cheap HEAD) and only tries to acquire when the lease
     /// is free, sleeping a jittered, backing-off interval in between, so waiters do not flood
     /// the service with 409s. A release by a holder in this process wakes a waiter at once.
     ///
-    /// **Returns by `timeout`**: every request is cut off at the deadline, whatever the
+    /// **Returns by `wait`**: every request is cut off at the deadline, whatever the
     /// client's own time budget. Transient failures (connection resets, timeouts, 5xx) are
     /// ridden out until then — on the first attempt as on the later ones; if the service
     /// could not be reached at the end, the last such failure is returned as an error rather
     /// than `None` (which would claim someone else holds the lock). An acquire cut off at
     /// the deadline may have taken the lease: it is released again in the background, so no
-    /// orphaned lease blocks the next holder. A zero `timeout` gives up at once; use
+    /// orphaned lease blocks the next holder. A zero `wait` gives up at once; use
     /// [`try_acquire`](Self::try_acquire) for a single attempt.
-    pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldLock>> {
-        let deadline = Instant::now().checked_add(timeout);
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    ///
+    /// // Wait up to 2 minutes for the lock (its lease lasts LockOptions::duration).
+    /// match lock.acquire_within(Duration::from_secs(120)).await? {
+    ///     Some(held) => {
+    ///         println!("fencing token {}", held.fencing_token());
+    ///         held.release().await?;
+    ///     }
+    ///     None => println!("still busy after 2 minutes"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldLock>> {
+        let deadline = Instant::now().checked_add(wait);
         let proposed = LeaseId::random();
         let wake = self.options.local_wakeup.then(|| wakeup(&self.blob));
         let mut poll = PollSleep::new(&self.options);
@@ -269,7 +285,7 @@ impl BlobLock {
                 let state = if woken {
                     Ok(None)
                 } else {
-                    by_deadline(deadline, timeout, async {
+                    by_deadline(deadline, wait, async {
                         self.blob.get_properties().await.map(|p| p.lease_state)
                     })
                     .await
@@ -289,7 +305,7 @@ impl BlobLock {
                 }
             }
             first = false;
-            match self.acquire_by_deadline(deadline, timeout, &proposed).await {
+            match self.acquire_by_deadline(deadline, wait, &proposed).await {
                 Ok(Some(held)) => return Ok(Some(held)),
                 Ok(None) => failure = None,
                 // Keep waiting through transient failures; the deadline still holds.
@@ -307,7 +323,7 @@ impl BlobLock {
     async fn acquire_by_deadline(
         &self,
         deadline: Option<Instant>,
-        timeout: Duration,
+        wait: Duration,
         proposed: &LeaseId,
     ) -> Result<Option<HeldLock>> {
         let Some(d) = deadline else {
@@ -322,7 +338,7 @@ impl BlobLock {
                     // Refused (409/412) when the cut-off acquire never took the lease.
                     let _ = blob.release_lease(&id, &Conditions::none()).await;
                 });
-                Err(deadline_error(timeout))
+                Err(deadline_error(wait))
             }
         }
     }
@@ -341,8 +357,21 @@ impl BlobLock {
         }
     }
 
-    /// Breaks the lock's lease (administrative: the holder's guard will report the loss at its
-    /// next renew). `None` breaks after the rest of the lease.
+    /// Breaks the lock's lease (administrative). `None` — the safe choice — lets the rest of
+    /// the holder's lease run out first: the holder's guard reports the loss at its next renew
+    /// (within a third of the lease duration with the default [`GuardOptions`]), before anyone
+    /// else can acquire. `Some(period)` frees the lock after `period` (or when the lease would
+    /// have expired, if that is sooner): a shorter period can free it before the holder
+    /// notices, and both then act as holders until it does — only the
+    /// [fencing token](Held::fencing_token) keeps them apart. An infinite lease breaks at
+    /// once either way. [`LeaseBroken::remaining`] says when the lock is free.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// let broken = lock.break_lock(None).await?;
+    /// println!("free in {:?} at the latest", broken.remaining);
+    /// # Ok(()) }
+    /// ```
     pub async fn break_lock(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
         self.blob.break_lease(period, &Conditions::none()).await
     }
@@ -423,21 +452,21 @@ impl BlobLock {
 /// `fut`, cut off at `deadline` (a `Timeout` error then).
 async fn by_deadline<T>(
     deadline: Option<Instant>,
-    timeout: Duration,
+    wait: Duration,
     fut: impl Future<Output = Result<T>>,
 ) -> Result<T> {
     match deadline {
         None => fut.await,
         Some(d) => tokio::time::timeout_at(d, fut)
             .await
-            .unwrap_or_else(|_| Err(deadline_error(timeout))),
+            .unwrap_or_else(|_| Err(deadline_error(wait))),
     }
 }
 
-fn deadline_error(timeout: Duration) -> Error {
+fn deadline_error(wait: Duration) -> Error {
     Error::new(
         ErrorKind::Timeout,
-        format!("the lock's storage did not answer within the acquire timeout of {timeout:?}"),
+        format!("the lock's storage did not answer within the lock wait of {wait:?}"),
     )
     .with_sent(RequestSent::Maybe)
 }

@@ -15,7 +15,8 @@
 //!   self-renewing lease), tells you if it lost the message, deletes it on success and lets it
 //!   reappear on failure.
 //! * [`process`] runs a handler over a queue with bounded concurrency, poison-message handling
-//!   and graceful shutdown.
+//!   and graceful shutdown; a fatal error (queue missing, authorization refused) stops it and
+//!   reaches the caller. [`process_until_empty`] works through a queue and returns.
 //!
 //! Queue metadata, the queue ACL (stored access policies, one
 //! [`SignedIdentifier`](crate::access_policy::SignedIdentifier) type for every service) and
@@ -59,4 +60,6 @@ pub use message::{
 pub use metadata::QueueProperties;
 pub use names::validate_queue_name;
 pub use service::{QueueItem, QueueServiceClient};
-pub use worker::{Delivery, WorkerHandle, WorkerOptions, WorkerStats, process};
+pub use worker::{
+    Delivery, HandlerError, WorkerHandle, WorkerOptions, WorkerStats, process, process_until_empty,
+};

@@ -1,7 +1,7 @@
-//! [`process`]: a queue worker with bounded concurrency, visibility keep-alive, poison
-//! messages and graceful shutdown.
+//! [`process`] and [`process_until_empty`]: a queue worker with bounded concurrency,
+//! visibility keep-alive, poison messages, graceful shutdown, and fatal errors returned to the
+//! caller.
 
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +19,13 @@ use crate::queue::message::{
     TimeToLive,
 };
 
-/// Options of [`process`]: `WorkerOptions::default().concurrency(4).poison_queue("orders-bad")`.
+/// The error a worker's handler returns: any error. `?` converts azstore's [`Error`], any
+/// `std::error::Error` and `anyhow::Error`; a message becomes one with `.into()`
+/// (`Err(format!("bad order {id}").into())`). A plain `Ok(())` needs no annotation.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Options of [`process`] and [`process_until_empty`]:
+/// `WorkerOptions::default().concurrency(4).poison_queue("orders-bad")`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
 #[non_exhaustive]
@@ -58,17 +64,23 @@ impl Default for WorkerOptions {
 
 impl WorkerOptions {
     setters! {
-        /// Sets the concurrency.
+        /// The most messages handled at once (default 8; at least 1).
         concurrency => set concurrency: usize;
-        /// Sets the visibility timeout.
+        /// How long a received message stays hidden from other consumers; a [`MessageGuard`]
+        /// extends it while the handler runs (default 30 s).
         visibility => set visibility: Duration;
-        /// Sets the dequeue-count threshold for poison messages.
+        /// After how many dequeues without success a message goes to the poison queue
+        /// (default 5; at least 1).
         max_dequeue_count => set max_dequeue_count: u32;
-        /// Sets the poison queue name.
+        /// The poison queue's name (default `<queue>-poison`; created on first use).
         poison_queue => into poison_queue;
-        /// Sets the idle poll interval.
+        /// How long to wait before receiving again when the queue was empty or a receive
+        /// failed transiently (default 1 s).
         idle_poll => set idle_poll: Duration;
-        /// Sets the retry delay after a failure.
+        /// After a handler failure, make the message visible again after this delay instead
+        /// of when its visibility timeout ends (default: the visibility timeout).
+        /// `Duration::ZERO` retries at once — with [`process_until_empty`], within the same
+        /// run.
         retry_delay => some retry_delay: Duration;
     }
 }
@@ -116,7 +128,9 @@ pub struct WorkerStats {
     /// Handled successfully but the delete failed (the message was lost to another consumer
     /// and may be handled twice).
     pub lost: u64,
-    /// Receive calls that failed (retried after `idle_poll`).
+    /// Receive calls that failed transiently (connection, timeout, 5xx, throttling; retried
+    /// after `idle_poll`). A fatal failure (the queue does not exist, authorization refused)
+    /// stops the worker and is returned as an error instead.
     pub receive_errors: u64,
 }
 
@@ -141,13 +155,16 @@ impl Counters {
     }
 }
 
-/// A running worker. [`WorkerHandle::shutdown`] stops it gracefully; dropping the handle
-/// does the same in the background.
+/// A running worker (see [`process`]). [`shutdown`](Self::shutdown) stops it gracefully and
+/// returns its counters, or the fatal error that stopped it; [`stopped`](Self::stopped)
+/// completes when it stopped on its own. Dropping the handle shuts the worker down in the
+/// background.
 #[derive(Debug)]
 pub struct WorkerHandle {
     stop: watch::Sender<bool>,
     counters: Arc<Counters>,
-    task: JoinHandle<()>,
+    task: JoinHandle<Result<()>>,
+    finished: watch::Receiver<bool>,
 }
 
 impl WorkerHandle {
@@ -156,13 +173,23 @@ impl WorkerHandle {
         self.counters.snapshot()
     }
 
+    /// Completes once the worker has stopped on its own, because of a fatal error (the queue
+    /// does not exist, authorization refused) — its in-flight handlers finished. Then
+    /// [`shutdown`](Self::shutdown) returns that error. Cancel-safe: wait on it beside a
+    /// shutdown signal, as the [`process`] example does.
+    pub async fn stopped(&mut self) {
+        // An error means the task is gone (it panicked): stopped as well.
+        let _ = self.finished.wait_for(|done| *done).await;
+    }
+
     /// Graceful shutdown: stop receiving new messages, let the in-flight handlers finish
-    /// (and their messages be deleted or released), then return the final counters.
+    /// (and their messages be deleted or released), then return the final counters — or,
+    /// if the worker had stopped on a fatal error, that error.
     pub async fn shutdown(self) -> Result<WorkerStats> {
         let _ = self.stop.send(true);
         self.task
             .await
-            .map_err(|e| Error::new(ErrorKind::Service, format!("worker task failed: {e}")))?;
+            .map_err(|e| Error::new(ErrorKind::Service, format!("worker task failed: {e}")))??;
         Ok(self.counters.snapshot())
     }
 }
@@ -174,9 +201,11 @@ struct Shared<H> {
     poison: QueueClient,
     poison_ready: OnceCell<()>,
     counters: Arc<Counters>,
+    /// Return once a receive finds no visible message and no handler runs.
+    until_empty: bool,
 }
 
-/// Runs `handler` over the messages of `queue` until shut down.
+/// Runs `handler` over the messages of `queue` until shut down (or a fatal error).
 ///
 /// * At most `options.concurrency` handlers run at once; messages are received in batches
 ///   of up to 32 only when there is room for them.
@@ -184,38 +213,130 @@ struct Shared<H> {
 ///   is deleted; on `Err` (or a panic) it is left to reappear.
 /// * A message dequeued `max_dequeue_count` times without success is copied to the poison
 ///   queue (`<queue>-poison` by default) and deleted from `queue`.
+/// * **Fatal errors reach the caller.** When a receive is refused in a way retrying cannot
+///   fix — the queue does not exist (404), authorization refused (401/403, e.g. a wrong key
+///   or an expired SAS), any other 4xx — the worker stops receiving, lets its in-flight
+///   handlers finish, and stops: [`WorkerHandle::stopped`] completes and
+///   [`WorkerHandle::shutdown`] returns the error. Transient receive failures (connection,
+///   timeout, 5xx, throttling) are counted in [`WorkerStats::receive_errors`], logged, and
+///   retried after `idle_poll`.
 ///
 /// Delivery is at least once: make the handler idempotent (see `examples/queue_worker.rs`).
-/// Fails with `InvalidInput` (nothing started) on bad options or outside a tokio runtime.
-/// Receive failures (including a missing queue) are counted in
-/// [`WorkerStats::receive_errors`], logged, and retried after `idle_poll`.
+/// The handler returns `Result<(), `[`HandlerError`]`>`: `?` works on any error, and `Ok(())`
+/// needs no annotation. Fails with `InvalidInput` (nothing started) on bad options or
+/// outside a tokio runtime. To work through a queue and return, use
+/// [`process_until_empty`].
 ///
 /// ```no_run
 /// # async fn f(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
 /// use azstore::queue::{process, Delivery, WorkerOptions};
 ///
-/// let worker = process(
+/// let mut worker = process(
 ///     queue,
 ///     |d: Delivery| async move {
 ///         println!("{}", d.content_str()?);
-///         Ok::<(), azstore::Error>(())
+///         Ok(())
 ///     },
 ///     WorkerOptions::default().concurrency(4),
 /// )?;
-/// tokio::signal::ctrl_c().await.ok();
+/// tokio::select! {
+///     _ = tokio::signal::ctrl_c() => {}
+///     // The queue was deleted, the key rotated, ...: shutdown() returns why.
+///     _ = worker.stopped() => {}
+/// }
 /// let stats = worker.shutdown().await?;
 /// println!("{stats:?}");
 /// # Ok(()) }
 /// ```
-pub fn process<H, Fut, E>(
+pub fn process<H, Fut>(
     queue: QueueClient,
     handler: H,
     options: WorkerOptions,
 ) -> Result<WorkerHandle>
 where
     H: Fn(Delivery) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = std::result::Result<(), E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
+    Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
+{
+    let shared = prepare(queue, handler, options, false)?;
+    let counters = shared.counters.clone();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (finished_tx, finished) = watch::channel(false);
+    let task = tokio::spawn(async move {
+        let result = run(shared, stop_rx).await;
+        let _ = finished_tx.send(true);
+        result
+    });
+    Ok(WorkerHandle {
+        stop: stop_tx,
+        counters,
+        task,
+        finished,
+    })
+}
+
+/// Runs `handler` over the messages of `queue` until the queue is empty, then returns the
+/// counters: for batch jobs and tests, without a polling loop of your own.
+///
+/// Works like [`process`] (concurrency, visibility keep-alive, poison queue) and returns once
+/// a receive finds no visible message while none of its handlers runs. Messages that are in
+/// the queue but hidden at that moment — received by another consumer, put with a delay, or
+/// left hidden after a failed attempt — are not waited for; with
+/// [`retry_delay`](WorkerOptions::retry_delay)`(Duration::ZERO)` a failed message becomes
+/// visible at once and is retried in the same run, until it succeeds or goes to the poison
+/// queue.
+///
+/// Errors: `InvalidInput` on bad options (nothing sent); a fatal receive failure — the queue
+/// does not exist, authorization refused, any other 4xx — after the in-flight handlers
+/// finished. Transient receive failures are retried after `idle_poll` and counted. Dropping
+/// the future stops the in-flight handlers; their messages reappear after their visibility
+/// timeout.
+///
+/// ```no_run
+/// # async fn f(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::{process_until_empty, Delivery, WorkerOptions};
+///
+/// let stats = process_until_empty(
+///     queue,
+///     |d: Delivery| async move {
+///         let order = d.content_str()?;
+///         if order.is_empty() {
+///             return Err("empty order".into());
+///         }
+///         Ok(())
+///     },
+///     WorkerOptions::default().concurrency(4),
+/// )
+/// .await?;
+/// println!("{} done, {} failed, {} poisoned", stats.completed, stats.failed, stats.poisoned);
+/// # Ok(()) }
+/// ```
+pub async fn process_until_empty<H, Fut>(
+    queue: QueueClient,
+    handler: H,
+    options: WorkerOptions,
+) -> Result<WorkerStats>
+where
+    H: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
+{
+    let shared = prepare(queue, handler, options, true)?;
+    let counters = shared.counters.clone();
+    // Never sent: this run ends when the queue is empty (or the future is dropped).
+    let (_stop, stop_rx) = watch::channel(false);
+    run(shared, stop_rx).await?;
+    Ok(counters.snapshot())
+}
+
+/// Validates the options (nothing is sent) and builds the worker's shared state.
+fn prepare<H, Fut>(
+    queue: QueueClient,
+    handler: H,
+    options: WorkerOptions,
+    until_empty: bool,
+) -> Result<Arc<Shared<H>>>
+where
+    H: Fn(Delivery) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
 {
     if options.concurrency == 0 {
         return Err(Error::invalid_input(
@@ -234,34 +355,38 @@ where
     let poison = queue
         .sibling(&poison_name)?
         .with_encoding(MessageEncoding::Raw);
-    let counters = Arc::new(Counters::default());
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let shared = Arc::new(Shared {
+    Ok(Arc::new(Shared {
         queue,
         handler,
         options,
         poison,
         poison_ready: OnceCell::new(),
-        counters: counters.clone(),
-    });
-    let task = tokio::spawn(run(shared, stop_rx));
-    Ok(WorkerHandle {
-        stop: stop_tx,
-        counters,
-        task,
-    })
+        counters: Arc::new(Counters::default()),
+        until_empty,
+    }))
 }
 
-async fn run<H, Fut, E>(shared: Arc<Shared<H>>, mut stop: watch::Receiver<bool>)
+/// Whether a failed receive can never succeed by retrying: the service answered with a 4xx
+/// other than 408 (timeout) and 429 (throttling) — the queue does not exist, authorization
+/// was refused, the request is wrong.
+fn is_fatal(e: &Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::NotFound | ErrorKind::Auth | ErrorKind::InvalidInput
+    ) || (e.status().is_some_and(|s| (400..500).contains(&s)) && !e.is_retryable())
+}
+
+/// The worker loop; `Err` with a fatal receive failure, after the in-flight handlers finished.
+async fn run<H, Fut>(shared: Arc<Shared<H>>, mut stop: watch::Receiver<bool>) -> Result<()>
 where
     H: Fn(Delivery) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = std::result::Result<(), E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
+    Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
 {
     let opts = &shared.options;
     let semaphore = Arc::new(Semaphore::new(opts.concurrency));
     let batch = opts.concurrency.min(MAX_MESSAGES_PER_CALL as usize);
     let mut tasks = JoinSet::new();
+    let mut fatal: Option<Error> = None;
     'outer: loop {
         while let Some(done) = tasks.try_join_next() {
             record_join(&shared.counters, done);
@@ -291,17 +416,40 @@ where
             .await;
         let messages = match received {
             Ok(m) => m,
+            Err(e) if is_fatal(&e) => {
+                tracing::error!(queue = %shared.queue.name(), error = %e, "receive refused; the worker stops");
+                fatal = Some(e);
+                break 'outer;
+            }
             Err(e) => {
                 shared
                     .counters
                     .receive_errors
                     .fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(queue = %shared.queue.name(), error = %e, "receive failed");
-                Vec::new()
+                drop(permits);
+                tokio::select! {
+                    _ = tokio::time::sleep(opts.idle_poll) => continue 'outer,
+                    _ = stop.changed() => break 'outer,
+                }
             }
         };
         if messages.is_empty() {
             drop(permits);
+            if shared.until_empty {
+                // Empty, and nothing in flight that could make a message visible again.
+                if tasks.is_empty() {
+                    break 'outer;
+                }
+                tokio::select! {
+                    Some(done) = tasks.join_next() => {
+                        record_join(&shared.counters, done);
+                        continue 'outer;
+                    }
+                    _ = tokio::time::sleep(opts.idle_poll) => continue 'outer,
+                    _ = stop.changed() => break 'outer,
+                }
+            }
             tokio::select! {
                 _ = tokio::time::sleep(opts.idle_poll) => continue 'outer,
                 _ = stop.changed() => break 'outer,
@@ -319,6 +467,10 @@ where
     while let Some(done) = tasks.join_next().await {
         record_join(&shared.counters, done);
     }
+    match fatal {
+        None => Ok(()),
+        Some(e) => Err(e),
+    }
 }
 
 fn record_join(counters: &Counters, done: std::result::Result<(), tokio::task::JoinError>) {
@@ -329,11 +481,10 @@ fn record_join(counters: &Counters, done: std::result::Result<(), tokio::task::J
     }
 }
 
-async fn handle_one<H, Fut, E>(shared: &Shared<H>, msg: ReceivedMessage)
+async fn handle_one<H, Fut>(shared: &Shared<H>, msg: ReceivedMessage)
 where
     H: Fn(Delivery) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = std::result::Result<(), E>> + Send + 'static,
-    E: fmt::Display + Send + 'static,
+    Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
 {
     let opts = &shared.options;
     let counters = &shared.counters;

@@ -66,7 +66,7 @@ fn companion(key: &str, suffix: &str) -> Result<String> {
 /// use std::time::Duration;
 ///
 /// let lock = redis.lock("locks/nightly")?;
-/// let Some(held) = lock.acquire(Duration::from_secs(30)).await? else {
+/// let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? else {
 ///     println!("busy: {:?}", lock.status().await?.owner);
 ///     return Ok(());
 /// };
@@ -204,14 +204,15 @@ impl RedisLock {
         ))
     }
 
-    /// Waits up to `timeout` for the lock; `None` when it could not be had in time.
+    /// Waits at most `wait` for the lock; `None` when it could not be had in time. `wait` is
+    /// how long to wait, not the lease duration (that is [`LockOptions::duration`]).
     ///
     /// Waiters retry the acquire script after a jittered, backing-off sleep
     /// ([`LockOptions::poll_interval`]); a release by a holder in this process wakes a local
     /// waiter at once. One id is proposed across the attempts of one wait, so a repeated
     /// attempt whose first reply was lost does not lock itself out.
-    pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldRedisLock>> {
-        let deadline = Instant::now().checked_add(timeout);
+    pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldRedisLock>> {
+        let deadline = Instant::now().checked_add(wait);
         let proposed = LeaseId::random();
         if let Some(held) = self.try_acquire_as(&proposed).await? {
             return Ok(Some(held));

@@ -672,7 +672,7 @@ async fn lock_acquire_rides_out_a_reset_on_its_first_attempt() {
     );
     let started = Instant::now();
     let held = lock
-        .acquire(Duration::from_secs(5))
+        .acquire_within(Duration::from_secs(5))
         .await
         .unwrap()
         .expect("acquired after the resets");
@@ -691,7 +691,10 @@ async fn lock_acquire_returns_by_its_timeout_against_a_stalled_service() {
         .unwrap();
     let lock = BlobLock::new(container, "stalled").unwrap();
     let started = Instant::now();
-    let err = lock.acquire(Duration::from_secs(5)).await.unwrap_err();
+    let err = lock
+        .acquire_within(Duration::from_secs(5))
+        .await
+        .unwrap_err();
     let took = started.elapsed();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert!(
@@ -721,12 +724,12 @@ async fn a_lease_taken_by_an_acquire_cut_off_at_its_deadline_is_released() {
             .method("PUT")
             .target_contains("comp=lease"),
     );
-    let err = lock.acquire(ms(500)).await.unwrap_err();
+    let err = lock.acquire_within(ms(500)).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     // The orphaned lease is released in the background: another client gets the lock at once.
     let direct = BlobLock::new(c.clone(), "locks/cut").unwrap();
     let held = direct
-        .acquire(Duration::from_secs(3))
+        .acquire_within(Duration::from_secs(3))
         .await
         .unwrap()
         .expect("no lease left behind");

@@ -1,5 +1,6 @@
 //! BlobLock against Azurite: creation races, fencing tokens, owner identity, waiting, mutual
-//! exclusion of 8 contending tasks, loss on break, and bad input refused before sending.
+//! exclusion of 8 contending tasks, loss on break (immediate, and the default that waits out
+//! the lease), and bad input refused before sending.
 
 use testkit as support;
 
@@ -89,7 +90,7 @@ async fn acquire_times_out_and_then_waits_for_a_release() {
     let t = Instant::now();
     assert!(
         waiter
-            .acquire(Duration::from_millis(800))
+            .acquire_within(Duration::from_millis(800))
             .await
             .unwrap()
             .is_none()
@@ -98,7 +99,7 @@ async fn acquire_times_out_and_then_waits_for_a_release() {
     assert!(waited >= Duration::from_millis(800), "{waited:?}");
     assert!(waited < Duration::from_secs(3), "{waited:?}");
 
-    let w = tokio::spawn(async move { waiter.acquire(Duration::from_secs(20)).await });
+    let w = tokio::spawn(async move { waiter.acquire_within(Duration::from_secs(20)).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     let released_at = Instant::now();
     held.release().await.unwrap();
@@ -124,7 +125,7 @@ async fn mutual_exclusion(local_wakeup: bool) {
         tasks.push(tokio::spawn(async move {
             for _ in 0..3 {
                 let held = lock
-                    .acquire(Duration::from_secs(60))
+                    .acquire_within(Duration::from_secs(60))
                     .await
                     .unwrap()
                     .expect("every contender eventually gets the lock");
@@ -204,6 +205,37 @@ async fn a_broken_lock_is_reported_lost_and_its_fenced_writes_refused() {
         ReleaseOutcome::AlreadyGone { .. }
     ));
     assert!(next.is_held());
+}
+
+#[tokio::test]
+async fn the_default_break_lets_the_holder_notice_before_anyone_else_can_acquire() {
+    let c = fresh_container("lockbrkdef");
+    let lock = BlobLock::with_options(c.clone(), "l", opts()).unwrap();
+    let held = lock.try_acquire().await.unwrap().unwrap();
+    let broke = Instant::now();
+    let b = lock.break_lock(None).await.unwrap();
+    // The rest of the 15 s lease (renewed every 5 s): longer than the holder needs to notice.
+    assert!(b.remaining >= Duration::from_secs(9), "{b:?}");
+    let loss = tokio::time::timeout(Duration::from_secs(7), held.lost())
+        .await
+        .expect("loss within one renew interval");
+    let noticed = broke.elapsed();
+    assert!(matches!(loss, LeaseLoss::Refused { .. }), "{loss:?}");
+    // When the holder learns of the loss, nobody else has the lock yet.
+    assert!(noticed < b.remaining, "{noticed:?} {b:?}");
+    assert!(
+        lock.try_acquire().await.unwrap().is_none(),
+        "still breaking"
+    );
+    assert_eq!(
+        lock.status().await.unwrap().lease_state,
+        Some(LeaseState::Breaking)
+    );
+    // The holder's release (what azlock does after stopping its command) frees it at once.
+    held.release().await.unwrap();
+    let next = lock.try_acquire().await.unwrap().expect("released");
+    assert_eq!(next.fencing_token(), 2);
+    next.release().await.unwrap();
 }
 
 #[tokio::test]

@@ -166,7 +166,7 @@ fn one_run(mode: &'static str) -> Report {
     )
     .unwrap();
     let b = rt
-        .block_on(lock.acquire(Duration::from_secs(40)))
+        .block_on(lock.acquire_within(Duration::from_secs(40)))
         .unwrap()
         .expect("the frozen holder's lease expires and B gets the lock");
     assert_eq!(b.fencing_token(), a_token + 1);

@@ -145,11 +145,6 @@ async fn invalid_names_refused_before_sending() {
     }
     // The default poison queue name must also be valid.
     let long = svc.queue(&"a".repeat(60)).unwrap();
-    let e = azstore::queue::process(
-        long,
-        |_d| async { Ok::<(), azstore::Error>(()) },
-        Default::default(),
-    )
-    .unwrap_err();
+    let e = azstore::queue::process(long, |_d| async { Ok(()) }, Default::default()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
 }

@@ -1,5 +1,6 @@
 //! The worker helper against Azurite: 500 messages, 3 concurrent workers, 10 % random
-//! failures, always-failing poison messages; and graceful shutdown.
+//! failures, always-failing poison messages; graceful shutdown; a missing queue and a refused
+//! key returned to the caller; processing until the queue is empty.
 
 use testkit::queue as queue_support;
 
@@ -8,7 +9,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use azstore::queue::{Delivery, QueueClient, WorkerOptions, process};
+use azstore::credential::{Credential, SharedKeyCredential};
+use azstore::queue::{
+    Delivery, QueueClient, QueueServiceClient, WorkerOptions, process, process_until_empty,
+};
+use azstore::{ErrorCode, ErrorKind};
 use futures_util::{StreamExt, TryStreamExt, stream};
 use queue_support::fresh_queue;
 
@@ -61,12 +66,12 @@ async fn five_hundred_messages_three_workers_random_failures_and_poison() {
                 let body = d.content_str().map_err(|e| e.to_string())?.into_owned();
                 tokio::time::sleep(Duration::from_millis(rand::random::<u64>() % 20)).await;
                 if body.starts_with("poison") {
-                    return Err(format!("{body} always fails"));
+                    return Err(format!("{body} always fails").into());
                 }
                 // Transient failures, 10 % of the time; never on the last allowed attempt
                 // so that only the poison messages can end in the poison queue.
                 if d.message().dequeue_count < MAX_DEQUEUE && rand::random::<f64>() < 0.1 {
-                    return Err(format!("{body}: transient failure"));
+                    return Err(format!("{body}: transient failure").into());
                 }
                 *completed.lock().unwrap().entry(body).or_default() += 1;
                 Ok(())
@@ -144,7 +149,7 @@ async fn graceful_shutdown_finishes_in_flight_and_takes_no_more() {
                 started.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(1500)).await;
                 finished.fetch_add(1, Ordering::SeqCst);
-                Ok::<(), String>(())
+                Ok(())
             }
         }
     };
@@ -186,7 +191,7 @@ async fn a_panicking_handler_loses_nothing() {
                 if d.message().dequeue_count == 1 {
                     panic!("handler bug on first delivery (expected in this test)");
                 }
-                Ok::<(), String>(())
+                Ok(())
             }
         }
     };
@@ -210,4 +215,140 @@ async fn a_panicking_handler_loses_nothing() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert!(q.peek_messages(1).await.unwrap().is_empty());
     q.delete().await.unwrap();
+}
+
+/// A handler that must never run (the tests below have no message to give it).
+fn never_called(_d: Delivery) -> std::future::Ready<Result<(), azstore::queue::HandlerError>> {
+    panic!("no message can reach the handler here")
+}
+
+#[tokio::test]
+async fn a_missing_queue_stops_the_worker_and_reaches_the_caller() {
+    // Never created.
+    let q = queue_support::service()
+        .queue(&testkit::unique("qwmissing"))
+        .unwrap();
+    let mut worker = process(
+        q.clone(),
+        never_called,
+        WorkerOptions::default().idle_poll(Duration::from_millis(50)),
+    )
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), worker.stopped())
+        .await
+        .expect("the worker stops on its own when the queue does not exist");
+    assert_eq!(worker.stats().receive_errors, 0, "fatal, not retried");
+    let err = worker.shutdown().await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    assert_eq!(err.error_code(), Some(&ErrorCode::QueueNotFound), "{err}");
+
+    // The batch mode returns the same error.
+    let err = tokio::time::timeout(
+        Duration::from_secs(10),
+        process_until_empty(q, never_called, WorkerOptions::default()),
+    )
+    .await
+    .expect("returns at once")
+    .unwrap_err();
+    assert_eq!(err.error_code(), Some(&ErrorCode::QueueNotFound), "{err}");
+}
+
+#[tokio::test]
+async fn refused_authorization_stops_the_worker_and_reaches_the_caller() {
+    let q = fresh_queue("qwauth").await;
+    q.put_message("never handled").await.unwrap();
+    // The same queue, signed with a wrong key: 403 (Azurite checks SharedKey signatures).
+    let good = testkit::account();
+    let bad = good.clone().with_credential(Credential::SharedKey(
+        SharedKeyCredential::new(good.name(), "d3Jvbmcga2V5IHdyb25nIGtleQ==").unwrap(),
+    ));
+    let wrong = QueueServiceClient::new(&bad)
+        .unwrap()
+        .queue(q.name())
+        .unwrap();
+    let mut worker = process(
+        wrong.clone(),
+        never_called,
+        WorkerOptions::default().idle_poll(Duration::from_millis(50)),
+    )
+    .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), worker.stopped())
+        .await
+        .expect("the worker stops on its own when authorization is refused");
+    let err = worker.shutdown().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth, "{err}");
+    assert_eq!(err.status(), Some(403), "{err}");
+    let err = process_until_empty(wrong, never_called, WorkerOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth, "{err}");
+    // The message is untouched.
+    assert_eq!(q.peek_messages(32).await.unwrap().len(), 1);
+    q.delete().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn process_until_empty_handles_every_message_then_returns() {
+    let q = fresh_queue("qwempty").await;
+    let poison_q = q.sibling(&format!("{}-poison", q.name())).unwrap();
+    // An empty queue: returns at once.
+    let stats = process_until_empty(q.clone(), never_called, WorkerOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(stats, azstore::queue::WorkerStats::default());
+
+    put_all(&q, (0..40).map(|i| format!("m{i}")).collect()).await;
+    q.put_message("always fails").await.unwrap();
+    let handled: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let handler = {
+        let handled = handled.clone();
+        move |d: Delivery| {
+            let handled = handled.clone();
+            async move {
+                let body = d.content_str()?.into_owned();
+                if body == "always fails" {
+                    return Err("this one always fails".into());
+                }
+                // Every fourth message fails its first delivery: retried in the same run.
+                let n: u32 = body.trim_start_matches('m').parse()?;
+                if n % 4 == 0 && d.message().dequeue_count == 1 {
+                    return Err(format!("{body}: first delivery fails").into());
+                }
+                handled.lock().unwrap().insert(body);
+                Ok(())
+            }
+        }
+    };
+    let t = Instant::now();
+    let stats = tokio::time::timeout(
+        Duration::from_secs(60),
+        process_until_empty(
+            q.clone(),
+            handler,
+            WorkerOptions::default()
+                .concurrency(4)
+                .max_dequeue_count(2)
+                .retry_delay(Duration::ZERO)
+                .idle_poll(Duration::from_millis(100)),
+        ),
+    )
+    .await
+    .expect("returns once the queue is empty")
+    .unwrap();
+    eprintln!("process_until_empty: {stats:?} in {:?}", t.elapsed());
+    assert_eq!(handled.lock().unwrap().len(), 40);
+    assert_eq!(stats.completed, 40, "{stats:?}");
+    assert_eq!(stats.failed, 10 + 2, "{stats:?}");
+    assert_eq!(stats.poisoned, 1, "{stats:?}");
+    // Nothing left behind, visible or hidden.
+    assert_eq!(
+        q.get_properties().await.unwrap().approximate_message_count,
+        0
+    );
+    assert_eq!(
+        drain_texts(&poison_q).await,
+        vec!["always fails".to_string()]
+    );
+    q.delete().await.unwrap();
+    poison_q.delete().await.unwrap();
 }

@@ -620,7 +620,7 @@ async fn mutual_exclusion(local_wakeup: bool) {
         tasks.push(tokio::spawn(async move {
             for _ in 0..3 {
                 let held = lock
-                    .acquire(Duration::from_secs(60))
+                    .acquire_within(Duration::from_secs(60))
                     .await
                     .unwrap()
                     .expect("every contender eventually gets the lock");
@@ -684,7 +684,7 @@ async fn a_holder_that_stops_renewing_learns_it_before_another_acquires() {
     let contender = azstore::redis::RedisLock::with_options(client(), &k, fifteen).unwrap();
     let contender_task = tokio::spawn(async move {
         let held = contender
-            .acquire(Duration::from_secs(40))
+            .acquire_within(Duration::from_secs(40))
             .await
             .unwrap()
             .expect("acquired once the lease expired");
