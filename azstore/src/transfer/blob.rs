@@ -203,7 +203,7 @@ impl BlobClient {
     /// ```no_run
     /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// let stdin = tokio::io::stdin();
-    /// blob.upload_reader(stdin, &azstore::blob::UploadOptions::new(Conditions::none())).await?;
+    /// blob.upload_reader(stdin, &azstore::blob::UploadOptions::new(azstore::Conditions::none())).await?;
     /// # Ok(()) }
     /// ```
     pub async fn upload_reader<R>(&self, reader: R, options: &UploadOptions) -> Result<WriteResult>
