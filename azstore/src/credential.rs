@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use base64::Engine;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use crate::error::{Error, Result};

@@ -182,10 +182,15 @@ fn xml_text(xml: &str, name: &str) -> Option<String> {
     let mut out = String::new();
     loop {
         match reader.read_event() {
-            Ok(Event::Start(e)) if e.local_name().as_ref() == name.as_bytes() => inside = true,
-            Ok(Event::Text(t)) if inside => out.push_str(&t.unescape().ok()?),
-            Ok(Event::CData(t)) if inside => out.push_str(&String::from_utf8_lossy(&t)),
-            Ok(Event::End(e)) if inside && e.local_name().as_ref() == name.as_bytes() => {
+            Ok(Event::Start(e)) if e.local_name().as_ref() == name => inside = true,
+            Ok(Event::Text(t)) if inside => out.push_str(&t.into_inner()),
+            Ok(Event::GeneralRef(r))
+                if inside && !crate::http::checks::push_xml_reference(&r, &mut out) =>
+            {
+                return None;
+            }
+            Ok(Event::CData(t)) if inside => out.push_str(&t.into_inner()),
+            Ok(Event::End(e)) if inside && e.local_name().as_ref() == name => {
                 return Some(out.trim().to_string());
             }
             Ok(Event::Eof) | Err(_) => return None,

@@ -1,8 +1,8 @@
 //! How requests reach the service: TLS roots, proxies, connect timeout, or your own
 //! `reqwest::Client`; and the rule that a bearer token never travels over plain HTTP.
 //!
-//! Azure Storage speaks HTTP/1.1 over TLS. The defaults suit the public cloud: the bundled
-//! Mozilla roots (`webpki-roots`), the proxy named by the standard `HTTPS_PROXY` /
+//! Azure Storage speaks HTTP/1.1 over TLS (rustls with the ring crypto provider, TLS 1.2 and
+//! 1.3). The defaults suit the public cloud: the bundled Mozilla roots (`webpki-roots`), the proxy named by the standard `HTTPS_PROXY` /
 //! `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` variables (upper or lower case) if any, a 10 s connect
 //! timeout.
 //!
@@ -18,7 +18,11 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject as _;
 
 use crate::error::{Error, Result};
 
@@ -31,8 +35,8 @@ pub enum TlsRoots {
     /// machine.
     #[default]
     Bundled,
-    /// The operating system's certificate store (on Linux also `SSL_CERT_FILE` /
-    /// `SSL_CERT_DIR`): what a corporate TLS-inspecting proxy's CA is usually installed in.
+    /// The operating system's certificate store, read when a client is built (on Linux also
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR`; `rustls-native-certs`): what a corporate TLS-inspecting proxy's CA is usually installed in.
     Native,
     /// Both of the above.
     BundledAndNative,
@@ -58,7 +62,7 @@ enum ProxyChoice {
 #[must_use]
 pub struct TransportOptions {
     roots: TlsRoots,
-    extra_roots: Vec<reqwest::Certificate>,
+    extra_roots: Vec<CertificateDer<'static>>,
     proxy: ProxyChoice,
     connect_timeout: Option<Duration>,
     client: Option<reqwest::Client>,
@@ -140,12 +144,22 @@ impl TransportOptions {
     /// Also trusts every certificate in `pem` (one or more `-----BEGIN CERTIFICATE-----`
     /// blocks): a private CA, a TLS-inspecting proxy's CA, an emulator's test certificate.
     pub fn add_root_certificates_pem(mut self, pem: &[u8]) -> Result<TransportOptions> {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
+        let certs = CertificateDer::pem_slice_iter(pem)
+            .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|_| Error::invalid_input("root certificates: not valid PEM"))?;
         if certs.is_empty() {
             return Err(Error::invalid_input(
                 "root certificates: no CERTIFICATE block in the PEM data",
             ));
+        }
+        // Checked here, so a bad certificate is an error of this call, not of the first request.
+        let mut check = rustls::RootCertStore::empty();
+        for c in &certs {
+            check.add(c.clone()).map_err(|_| {
+                Error::invalid_input(
+                    "root certificates: a CERTIFICATE block is not a valid X.509 certificate",
+                )
+            })?;
         }
         self.extra_roots.extend(certs);
         Ok(self)
@@ -191,22 +205,11 @@ impl TransportOptions {
         if let Some(c) = &self.client {
             return Ok(c.clone());
         }
-        let (bundled, native) = match self.roots {
-            TlsRoots::Bundled => (true, false),
-            TlsRoots::Native => (false, true),
-            TlsRoots::BundledAndNative => (true, true),
-            TlsRoots::OnlyAdded => (false, false),
-        };
         let mut b = reqwest::Client::builder()
             .pool_idle_timeout(pool_idle_timeout)
             .tcp_nodelay(true)
             .http1_only()
-            .tls_built_in_root_certs(bundled || native)
-            .tls_built_in_webpki_certs(bundled)
-            .tls_built_in_native_certs(native);
-        for c in &self.extra_roots {
-            b = b.add_root_certificate(c.clone());
-        }
+            .tls_backend_preconfigured(self.tls_config()?);
         if let Some(t) = self.connect_timeout {
             b = b.connect_timeout(t);
         }
@@ -219,6 +222,48 @@ impl TransportOptions {
             Error::invalid_input("could not build the HTTP client (TLS roots or proxy settings)")
                 .with_source(e.without_url())
         })
+    }
+}
+
+impl TransportOptions {
+    /// The TLS configuration: ring as the crypto provider (no process-wide default needed or
+    /// installed), TLS 1.2 and 1.3, the chosen roots, ALPN `http/1.1` only.
+    fn tls_config(&self) -> Result<rustls::ClientConfig> {
+        let (bundled, native) = match self.roots {
+            TlsRoots::Bundled => (true, false),
+            TlsRoots::Native => (false, true),
+            TlsRoots::BundledAndNative => (true, true),
+            TlsRoots::OnlyAdded => (false, false),
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        if bundled {
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        }
+        if native {
+            // Unreadable or unparsable entries are skipped (as browsers and curl do); a store
+            // with no usable certificate at all is an error unless other roots remain.
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _skipped) = roots.add_parsable_certificates(found.certs);
+            if added == 0 && !bundled && self.extra_roots.is_empty() {
+                return Err(Error::invalid_input(
+                    "TLS roots: the operating system's certificate store has no usable certificate \
+                     (set SSL_CERT_FILE, or choose TlsRoots::Bundled)",
+                ));
+            }
+        }
+        for c in &self.extra_roots {
+            roots.add(c.clone()).map_err(|_| {
+                Error::invalid_input("root certificates: not a valid X.509 certificate")
+            })?;
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::invalid_input("could not configure TLS").with_source(e))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(config)
     }
 }
 

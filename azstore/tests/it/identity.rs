@@ -386,7 +386,7 @@ async fn file_requests_with_a_token_carry_the_intent_header() {
     let (token, _) =
         testkit::token::jwt(testkit::token::STORAGE_AUDIENCE, time::Duration::hours(1));
     let url = format!("{}/{}?restype=share", server.endpoint(), share.name());
-    let bare = reqwest::Client::new()
+    let bare = crate::bare_http()
         .get(&url)
         .header("authorization", format!("Bearer {token}"))
         .header("x-ms-version", azstore::http::API_VERSION)
@@ -394,7 +394,7 @@ async fn file_requests_with_a_token_carry_the_intent_header() {
         .await
         .unwrap();
     assert_eq!(bare.status().as_u16(), 400);
-    let with = reqwest::Client::new()
+    let with = crate::bare_http()
         .get(&url)
         .header("authorization", format!("Bearer {token}"))
         .header("x-ms-version", azstore::http::API_VERSION)
