@@ -219,4 +219,18 @@ mod tests {
         assert_eq!(e.message(), "precondition failed");
         assert_eq!(parse_error_body(b"<Error><Code>unterminated"), (None, None));
     }
+
+    #[test]
+    fn references_in_xml_error_text_are_resolved() {
+        // The reader reports `&lt;` and `&#39;` apart from the text around them.
+        let xml = b"<Error><Code>InvalidXmlNodeValue</Code><Message>value &lt;x&gt; isn&#39;t &amp; wasn&apos;t</Message></Error>";
+        let (c, m) = parse_error_body(xml);
+        assert_eq!(c.as_deref(), Some("InvalidXmlNodeValue"));
+        assert_eq!(m.as_deref(), Some("value <x> isn't & wasn't"));
+        // A reference XML does not define: no text rather than a wrong one.
+        assert_eq!(
+            parse_error_body(b"<Error><Code>A&nbsp;B</Code></Error>"),
+            (None, None)
+        );
+    }
 }

@@ -190,6 +190,34 @@ mod tests {
     }
 
     #[test]
+    fn growth_follows_the_multiplier_and_saturates_at_the_cap() {
+        let delays = |p: RetryPolicy| {
+            let mut b = p.jitter(Jitter::None).max_retries(5).schedule();
+            std::iter::from_fn(|| b.next_delay())
+                .map(|d| d.as_millis())
+                .collect::<Vec<_>>()
+        };
+        let base = RetryPolicy::default()
+            .initial_delay(Duration::from_millis(100))
+            .max_delay(Duration::from_secs(1));
+        assert_eq!(
+            delays(base.clone().multiplier(1.5)),
+            [100, 150, 225, 337, 506]
+        );
+        assert_eq!(delays(base.clone().multiplier(1.0)), [100; 5]);
+        // A huge multiplier reaches the cap instead of overflowing `Duration`.
+        assert_eq!(
+            delays(base.clone().multiplier(1e300)),
+            [100, 1000, 1000, 1000, 1000]
+        );
+        // A first delay above the cap is capped too.
+        assert_eq!(
+            delays(base.initial_delay(Duration::from_secs(5))),
+            [1000; 5]
+        );
+    }
+
+    #[test]
     fn full_jitter_stays_below_base_and_elapsed_limit_stops() {
         let p = RetryPolicy::default()
             .max_retries(50)

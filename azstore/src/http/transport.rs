@@ -229,6 +229,19 @@ impl TransportOptions {
     /// The TLS configuration: ring as the crypto provider (no process-wide default needed or
     /// installed), TLS 1.2 and 1.3, the chosen roots, ALPN `http/1.1` only.
     fn tls_config(&self) -> Result<rustls::ClientConfig> {
+        let roots = self.root_store()?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::invalid_input("could not configure TLS").with_source(e))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(config)
+    }
+
+    /// The trusted roots: the built-in ones [`TlsRoots`] chooses, plus the added ones.
+    fn root_store(&self) -> Result<rustls::RootCertStore> {
         let (bundled, native) = match self.roots {
             TlsRoots::Bundled => (true, false),
             TlsRoots::Native => (false, true),
@@ -240,14 +253,14 @@ impl TransportOptions {
             roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         }
         if native {
-            // Unreadable or unparsable entries are skipped (as browsers and curl do); a store
-            // with no usable certificate at all is an error unless other roots remain.
+            // Unreadable or unparsable entries are skipped (as reqwest 0.12 did); a store with
+            // no usable certificate at all is an error unless other roots remain.
             let found = rustls_native_certs::load_native_certs();
             let (added, _skipped) = roots.add_parsable_certificates(found.certs);
             if added == 0 && !bundled && self.extra_roots.is_empty() {
                 return Err(Error::invalid_input(
-                    "TLS roots: the operating system's certificate store has no usable certificate \
-                     (set SSL_CERT_FILE, or choose TlsRoots::Bundled)",
+                    "TLS roots: the operating system's certificate store has no usable \
+                     certificate (set SSL_CERT_FILE, or choose TlsRoots::Bundled)",
                 ));
             }
         }
@@ -256,14 +269,7 @@ impl TransportOptions {
                 Error::invalid_input("root certificates: not a valid X.509 certificate")
             })?;
         }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| Error::invalid_input("could not configure TLS").with_source(e))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(config)
+        Ok(roots)
     }
 }
 
@@ -296,4 +302,68 @@ pub(crate) fn is_loopback_host(host: &str) -> bool {
     }
     let d = h.trim_end_matches('.').to_ascii_lowercase();
     d == "localhost" || d.ends_with(".localhost")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn roots(choice: TlsRoots) -> usize {
+        TransportOptions::default()
+            .tls_roots(choice)
+            .root_store()
+            .unwrap()
+            .len()
+    }
+
+    #[test]
+    fn each_root_choice_trusts_what_it_names() {
+        let bundled = webpki_roots::TLS_SERVER_ROOTS.len();
+        assert!(bundled > 100, "the Mozilla set has {bundled} roots");
+        assert_eq!(roots(TlsRoots::Bundled), bundled);
+        assert_eq!(roots(TlsRoots::OnlyAdded), 0);
+        // The machine's store (ca-certificates on the test machines) is read, not the bundle.
+        let native = roots(TlsRoots::Native);
+        assert!(native > 0, "the operating system's store is empty");
+        assert_eq!(roots(TlsRoots::BundledAndNative), bundled + native);
+        // Every choice builds a client (TLS configuration handed to reqwest).
+        for choice in [
+            TlsRoots::Bundled,
+            TlsRoots::Native,
+            TlsRoots::BundledAndNative,
+            TlsRoots::OnlyAdded,
+        ] {
+            let t = TransportOptions::default().tls_roots(choice);
+            t.build(Duration::from_secs(4)).unwrap();
+            assert_eq!(
+                t.tls_config().unwrap().alpn_protocols,
+                [b"http/1.1".to_vec()],
+                "HTTP/1.1 only"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_root_certificates_are_typed_errors_of_the_call_that_adds_them() {
+        let cases: [(&[u8], &str); 3] = [
+            (b"", "no CERTIFICATE block"),
+            (
+                b"-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n",
+                "not valid PEM",
+            ),
+            // Valid PEM and base64, but the bytes are no X.509 certificate.
+            (
+                b"-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n",
+                "not a valid X.509 certificate",
+            ),
+        ];
+        for (pem, expected) in cases {
+            let err = TransportOptions::default()
+                .add_root_certificates_pem(pem)
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+    }
 }

@@ -155,7 +155,15 @@ mod tests {
 
     #[test]
     fn malformed_is_an_error_not_a_panic() {
-        for bad in [&b""[..], b"<a><b></a>", b"<a>", b"\xff\xfe", b"<a></b>"] {
+        for bad in [
+            &b""[..],
+            b"<a><b></a>",
+            b"<a>",
+            b"\xff\xfe",
+            b"<a></b>",
+            b"<a>&nbsp;</a>",
+            b"<a>&#0;</a>",
+        ] {
             assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
     }
