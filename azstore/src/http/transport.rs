@@ -185,7 +185,10 @@ impl TransportOptions {
         /// could not be established was not sent, so it is retried like any transient failure.
         connect_timeout => some connect_timeout: Duration;
         /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
-        /// whatever the options above do not cover. The other transport options are then ignored,
+        /// whatever the options above do not cover. azstore builds reqwest with its
+        /// `rustls-no-provider` feature, so a client built with reqwest's own TLS settings needs
+        /// reqwest's `rustls` feature in your crate, a process-wide rustls crypto provider, or a
+        /// configuration given to `tls_backend_preconfigured`. The other transport options are then ignored,
         /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
         /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
         client => some client: reqwest::Client;
