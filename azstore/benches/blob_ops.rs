@@ -11,7 +11,7 @@ use azstore::{Conditions, Service, StorageAccount, blob::BlobClient, blob::BlobS
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use time::macros::format_description;
 
 const BODY: usize = 1024;
@@ -80,7 +80,18 @@ impl Raw {
             .expect("AccountKey in the connection string");
         let ep = account.endpoint(Service::Blob).unwrap();
         Raw {
+            // reqwest's `rustls-no-provider` (azstore's choice) needs a TLS configuration; this
+            // loop speaks plain HTTP to Azurite, so no roots are needed.
             http: reqwest::Client::builder()
+                .tls_backend_preconfigured(
+                    rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+                        rustls::crypto::ring::default_provider(),
+                    ))
+                    .with_safe_default_protocol_versions()
+                    .unwrap()
+                    .with_root_certificates(rustls::RootCertStore::empty())
+                    .with_no_client_auth(),
+                )
                 .tcp_nodelay(true)
                 .build()
                 .unwrap(),

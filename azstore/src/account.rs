@@ -224,7 +224,7 @@ impl StorageAccount {
     ///    `AZURE_STORAGE_ACCOUNT_KEY`, `AZURE_STORAGE_ACCESS_KEY`); a SAS
     ///    (`AZURE_STORAGE_SAS_TOKEN`, `AZURE_STORAGE_SAS_KEY`); a bearer token
     ///    (`AZURE_STORAGE_TOKEN`); with the `identity` feature, Microsoft Entra ID through
-    ///    [`crate::credential::entra::default_credential`] (service principal, workload identity,
+    ///    `credential::entra::default_credential` (service principal, workload identity,
     ///    managed identity, Azure CLI).
     ///
     /// `AZURE_STORAGE_AUTH_MODE=login` selects Entra ID even when a key is set (as the Azure

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use base64::Engine;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use crate::error::{Error, Result};
@@ -160,7 +160,7 @@ pub enum Credential {
     Sas(SasToken),
     /// An OAuth bearer token (Microsoft Entra ID) from a [`TokenProvider`], asked on every
     /// attempt. Build it with [`Credential::bearer`] (which puts a [`TokenCache`] in front of the
-    /// source) or, with the `identity` feature, [`Credential::entra`]. Sent only over HTTPS
+    /// source) or, with the `identity` feature, `Credential::entra`. Sent only over HTTPS
     /// (see [`crate::http::TransportOptions::allow_bearer_over_http_to_loopback`]); File
     /// requests also carry `x-ms-file-request-intent: backup`, as Azure Files requires.
     Bearer(Arc<dyn TokenProvider>),

@@ -6,7 +6,19 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
+
+/// The TLS configuration of a client built outside azstore (reqwest's `rustls-no-provider`
+/// needs one; the floor speaks plain HTTP to Azurite, so no roots are needed).
+pub fn plain_tls() -> rustls::ClientConfig {
+    rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth()
+}
 
 /// Account, key and endpoint from `AZURE_STORAGE_CONNECTION_STRING` (Azurite style).
 pub struct Floor {
@@ -46,6 +58,7 @@ impl Floor {
             .unwrap_or_default();
         Floor {
             http: reqwest::Client::builder()
+                .tls_backend_preconfigured(plain_tls())
                 .tcp_nodelay(true)
                 .pool_idle_timeout(std::time::Duration::from_secs(4))
                 .build()

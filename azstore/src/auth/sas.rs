@@ -555,7 +555,7 @@ mod tests {
     #[test]
     fn user_delegation_signature_follows_the_documented_layout() {
         use base64::Engine;
-        use hmac::{Hmac, Mac};
+        use hmac::{Hmac, KeyInit, Mac};
         let signed = KeyFields {
             object_id: "oid-1".into(),
             tenant_id: "tid-2".into(),

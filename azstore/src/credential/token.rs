@@ -73,7 +73,7 @@ impl fmt::Debug for AccessToken {
 
 /// A source of OAuth bearer tokens for `https://storage.azure.com/.default` (Microsoft Entra
 /// ID). With the `identity` feature, any `azure_core` `TokenCredential` is one (see
-/// [`crate::credential::entra`]); implement it to plug in anything else.
+/// module `credential::entra`); implement it to plug in anything else.
 ///
 /// Use it through [`crate::credential::Credential::bearer`], which puts a [`TokenCache`] in front of it:
 /// the pipeline asks for a token on every attempt, and the cache answers from memory.

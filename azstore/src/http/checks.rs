@@ -108,6 +108,21 @@ pub(crate) fn from_xml<T: serde::de::DeserializeOwned>(body: &[u8], operation: &
         .map_err(|e| Error::decode(format!("{operation} response is malformed: {e}")))
 }
 
+/// Appends the text an XML reference stands for (`&amp;` gives `&`, `&#x41;` gives `A`) to
+/// `out`: the reader reports references apart from the text around them. `false` for a
+/// reference XML does not predefine (Azure's documents use none) or an invalid character.
+pub(crate) fn push_xml_reference(r: &quick_xml::events::BytesRef<'_>, out: &mut String) -> bool {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => out.push(c),
+        Ok(None) => match quick_xml::escape::resolve_xml_entity(&r.clone().into_inner()) {
+            Some(s) => out.push_str(s),
+            None => return false,
+        },
+        Err(_) => return false,
+    }
+    true
+}
+
 /// Checks that an XML success body is a document whose root element is `root` (a captive
 /// portal's HTML page or a misrouted endpoint's answer is an error, never an empty result).
 /// `operation` names the operation in the error.
@@ -119,9 +134,9 @@ pub(crate) fn expect_xml_root(body: &[u8], root: &str, operation: &str) -> Resul
     let mut reader = quick_xml::Reader::from_str(text);
     loop {
         let found = match reader.read_event() {
-            Ok(Event::Start(e)) | Ok(Event::Empty(e)) => e.local_name().as_ref().to_vec(),
+            Ok(Event::Start(e)) | Ok(Event::Empty(e)) => e.local_name().as_ref().to_owned(),
             Ok(Event::Decl(_) | Event::PI(_) | Event::Comment(_) | Event::DocType(_)) => continue,
-            Ok(Event::Text(t)) if t.iter().all(u8::is_ascii_whitespace) => continue,
+            Ok(Event::Text(t)) if t.as_ref().bytes().all(|b| b.is_ascii_whitespace()) => continue,
             Ok(Event::Eof) => {
                 return Err(Error::decode(format!(
                     "{operation} response is empty (expected an XML <{root}> document)"
@@ -133,10 +148,9 @@ pub(crate) fn expect_xml_root(body: &[u8], root: &str, operation: &str) -> Resul
                 )));
             }
         };
-        if found == root.as_bytes() {
+        if found == root {
             return Ok(());
         }
-        let found = String::from_utf8_lossy(&found);
         return Err(Error::decode(format!(
             "{operation} response is not what the operation returns: its root element is \
              <{}>, expected <{root}> (an HTML page or a proxy's answer instead of the service's?)",

@@ -182,10 +182,15 @@ fn xml_text(xml: &str, name: &str) -> Option<String> {
     let mut out = String::new();
     loop {
         match reader.read_event() {
-            Ok(Event::Start(e)) if e.local_name().as_ref() == name.as_bytes() => inside = true,
-            Ok(Event::Text(t)) if inside => out.push_str(&t.unescape().ok()?),
-            Ok(Event::CData(t)) if inside => out.push_str(&String::from_utf8_lossy(&t)),
-            Ok(Event::End(e)) if inside && e.local_name().as_ref() == name.as_bytes() => {
+            Ok(Event::Start(e)) if e.local_name().as_ref() == name => inside = true,
+            Ok(Event::Text(t)) if inside => out.push_str(&t.into_inner()),
+            Ok(Event::GeneralRef(r))
+                if inside && !crate::http::checks::push_xml_reference(&r, &mut out) =>
+            {
+                return None;
+            }
+            Ok(Event::CData(t)) if inside => out.push_str(&t.into_inner()),
+            Ok(Event::End(e)) if inside && e.local_name().as_ref() == name => {
                 return Some(out.trim().to_string());
             }
             Ok(Event::Eof) | Err(_) => return None,
@@ -213,5 +218,19 @@ mod tests {
         assert_eq!(e.error_code(), Some(&ErrorCode::LeaseIdMissing));
         assert_eq!(e.message(), "precondition failed");
         assert_eq!(parse_error_body(b"<Error><Code>unterminated"), (None, None));
+    }
+
+    #[test]
+    fn references_in_xml_error_text_are_resolved() {
+        // The reader reports `&lt;` and `&#39;` apart from the text around them.
+        let xml = b"<Error><Code>InvalidXmlNodeValue</Code><Message>value &lt;x&gt; isn&#39;t &amp; wasn&apos;t</Message></Error>";
+        let (c, m) = parse_error_body(xml);
+        assert_eq!(c.as_deref(), Some("InvalidXmlNodeValue"));
+        assert_eq!(m.as_deref(), Some("value <x> isn't & wasn't"));
+        // A reference XML does not define: no text rather than a wrong one.
+        assert_eq!(
+            parse_error_body(b"<Error><Code>A&nbsp;B</Code></Error>"),
+            (None, None)
+        );
     }
 }

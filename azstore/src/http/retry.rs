@@ -1,16 +1,12 @@
 //! Retry schedules: exponential backoff with jitter.
 //!
-//! The delay schedule comes from the `backoff` crate, confined to this module behind
-//! [`RetryPolicy`] and [`Backoff`] so it can be swapped without touching callers (it is flagged
-//! unmaintained upstream). The same types drive transient retries in the pipeline and the
-//! conflict retries of [`crate::update::update`].
+//! The schedule is a few lines of arithmetic (each delay the previous one times the multiplier,
+//! capped at the maximum) with jitter from `rand`'s thread-local generator. The same types drive
+//! transient retries in the pipeline and the conflict retries of [`crate::update::update`].
 
 use std::time::Duration;
 
 use tokio::time::Instant;
-
-use backoff::backoff::Backoff as _;
-use rand::Rng;
 
 /// How random the delays are.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,15 +97,8 @@ impl RetryPolicy {
 
     /// A fresh schedule of delays.
     pub fn schedule(&self) -> Backoff {
-        let inner = backoff::ExponentialBackoffBuilder::new()
-            .with_initial_interval(self.initial_delay)
-            .with_max_interval(self.max_delay)
-            .with_multiplier(self.multiplier)
-            .with_randomization_factor(0.0)
-            .with_max_elapsed_time(None)
-            .build();
         Backoff {
-            inner,
+            next_base: self.initial_delay.min(self.max_delay),
             policy: self.clone(),
             retries: 0,
             started: Instant::now(),
@@ -120,7 +109,8 @@ impl RetryPolicy {
 /// One running schedule: call [`Backoff::next_delay`] after each failure.
 #[derive(Debug)]
 pub struct Backoff {
-    inner: backoff::ExponentialBackoff,
+    /// The next delay before jitter.
+    next_base: Duration,
     policy: RetryPolicy,
     retries: u32,
     started: Instant,
@@ -132,13 +122,13 @@ impl Backoff {
         if self.retries >= self.policy.max_retries {
             return None;
         }
-        let base = self.inner.next_backoff()?;
+        let base = self.next_base;
         let delay = match self.policy.jitter {
             Jitter::None => base,
-            Jitter::Full => base.mul_f64(rand::thread_rng().r#gen::<f64>()),
+            Jitter::Full => base.mul_f64(rand::random::<f64>()),
             Jitter::Proportional(f) => {
-                let f = f.clamp(0.0, 1.0);
-                base.mul_f64(1.0 - f + 2.0 * f * rand::thread_rng().r#gen::<f64>())
+                let f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+                base.mul_f64(1.0 - f + 2.0 * f * rand::random::<f64>())
             }
         };
         if let Some(max) = self.policy.max_elapsed {
@@ -147,6 +137,14 @@ impl Backoff {
             }
         }
         self.retries += 1;
+        // `multiplier` is finite and at least 1 (see `RetryPolicy::multiplier`); the product is
+        // computed in seconds so a huge multiplier saturates at the cap instead of panicking.
+        let grown = base.as_secs_f64() * self.policy.multiplier;
+        self.next_base = if grown >= self.policy.max_delay.as_secs_f64() {
+            self.policy.max_delay
+        } else {
+            Duration::from_secs_f64(grown)
+        };
         Some(delay)
     }
 
@@ -188,6 +186,34 @@ mod tests {
         assert_eq!(
             got,
             [100, 200, 350, 350].map(Duration::from_millis).to_vec()
+        );
+    }
+
+    #[test]
+    fn growth_follows_the_multiplier_and_saturates_at_the_cap() {
+        let delays = |p: RetryPolicy| {
+            let mut b = p.jitter(Jitter::None).max_retries(5).schedule();
+            std::iter::from_fn(|| b.next_delay())
+                .map(|d| d.as_millis())
+                .collect::<Vec<_>>()
+        };
+        let base = RetryPolicy::default()
+            .initial_delay(Duration::from_millis(100))
+            .max_delay(Duration::from_secs(1));
+        assert_eq!(
+            delays(base.clone().multiplier(1.5)),
+            [100, 150, 225, 337, 506]
+        );
+        assert_eq!(delays(base.clone().multiplier(1.0)), [100; 5]);
+        // A huge multiplier reaches the cap instead of overflowing `Duration`.
+        assert_eq!(
+            delays(base.clone().multiplier(1e300)),
+            [100, 1000, 1000, 1000, 1000]
+        );
+        // A first delay above the cap is capped too.
+        assert_eq!(
+            delays(base.initial_delay(Duration::from_secs(5))),
+            [1000; 5]
         );
     }
 

@@ -1,8 +1,8 @@
 //! How requests reach the service: TLS roots, proxies, connect timeout, or your own
 //! `reqwest::Client`; and the rule that a bearer token never travels over plain HTTP.
 //!
-//! Azure Storage speaks HTTP/1.1 over TLS. The defaults suit the public cloud: the bundled
-//! Mozilla roots (`webpki-roots`), the proxy named by the standard `HTTPS_PROXY` /
+//! Azure Storage speaks HTTP/1.1 over TLS (rustls with the ring crypto provider, TLS 1.2 and
+//! 1.3). The defaults suit the public cloud: the bundled Mozilla roots (`webpki-roots`), the proxy named by the standard `HTTPS_PROXY` /
 //! `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` variables (upper or lower case) if any, a 10 s connect
 //! timeout.
 //!
@@ -18,7 +18,11 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject as _;
 
 use crate::error::{Error, Result};
 
@@ -31,8 +35,8 @@ pub enum TlsRoots {
     /// machine.
     #[default]
     Bundled,
-    /// The operating system's certificate store (on Linux also `SSL_CERT_FILE` /
-    /// `SSL_CERT_DIR`): what a corporate TLS-inspecting proxy's CA is usually installed in.
+    /// The operating system's certificate store, read when a client is built (on Linux also
+    /// `SSL_CERT_FILE` / `SSL_CERT_DIR`; `rustls-native-certs`): what a corporate TLS-inspecting proxy's CA is usually installed in.
     Native,
     /// Both of the above.
     BundledAndNative,
@@ -58,7 +62,7 @@ enum ProxyChoice {
 #[must_use]
 pub struct TransportOptions {
     roots: TlsRoots,
-    extra_roots: Vec<reqwest::Certificate>,
+    extra_roots: Vec<CertificateDer<'static>>,
     proxy: ProxyChoice,
     connect_timeout: Option<Duration>,
     client: Option<reqwest::Client>,
@@ -140,12 +144,22 @@ impl TransportOptions {
     /// Also trusts every certificate in `pem` (one or more `-----BEGIN CERTIFICATE-----`
     /// blocks): a private CA, a TLS-inspecting proxy's CA, an emulator's test certificate.
     pub fn add_root_certificates_pem(mut self, pem: &[u8]) -> Result<TransportOptions> {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
+        let certs = CertificateDer::pem_slice_iter(pem)
+            .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|_| Error::invalid_input("root certificates: not valid PEM"))?;
         if certs.is_empty() {
             return Err(Error::invalid_input(
                 "root certificates: no CERTIFICATE block in the PEM data",
             ));
+        }
+        // Checked here, so a bad certificate is an error of this call, not of the first request.
+        let mut check = rustls::RootCertStore::empty();
+        for c in &certs {
+            check.add(c.clone()).map_err(|_| {
+                Error::invalid_input(
+                    "root certificates: a CERTIFICATE block is not a valid X.509 certificate",
+                )
+            })?;
         }
         self.extra_roots.extend(certs);
         Ok(self)
@@ -171,7 +185,10 @@ impl TransportOptions {
         /// could not be established was not sent, so it is retried like any transient failure.
         connect_timeout => some connect_timeout: Duration;
         /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
-        /// whatever the options above do not cover. The other transport options are then ignored,
+        /// whatever the options above do not cover. azstore builds reqwest with its
+        /// `rustls-no-provider` feature, so a client built with reqwest's own TLS settings needs
+        /// reqwest's `rustls` feature in your crate, a process-wide rustls crypto provider, or a
+        /// configuration given to `tls_backend_preconfigured`. The other transport options are then ignored,
         /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
         /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
         client => some client: reqwest::Client;
@@ -191,22 +208,11 @@ impl TransportOptions {
         if let Some(c) = &self.client {
             return Ok(c.clone());
         }
-        let (bundled, native) = match self.roots {
-            TlsRoots::Bundled => (true, false),
-            TlsRoots::Native => (false, true),
-            TlsRoots::BundledAndNative => (true, true),
-            TlsRoots::OnlyAdded => (false, false),
-        };
         let mut b = reqwest::Client::builder()
             .pool_idle_timeout(pool_idle_timeout)
             .tcp_nodelay(true)
             .http1_only()
-            .tls_built_in_root_certs(bundled || native)
-            .tls_built_in_webpki_certs(bundled)
-            .tls_built_in_native_certs(native);
-        for c in &self.extra_roots {
-            b = b.add_root_certificate(c.clone());
-        }
+            .tls_backend_preconfigured(self.tls_config()?);
         if let Some(t) = self.connect_timeout {
             b = b.connect_timeout(t);
         }
@@ -219,6 +225,54 @@ impl TransportOptions {
             Error::invalid_input("could not build the HTTP client (TLS roots or proxy settings)")
                 .with_source(e.without_url())
         })
+    }
+}
+
+impl TransportOptions {
+    /// The TLS configuration: ring as the crypto provider (no process-wide default needed or
+    /// installed), TLS 1.2 and 1.3, the chosen roots, ALPN `http/1.1` only.
+    fn tls_config(&self) -> Result<rustls::ClientConfig> {
+        let roots = self.root_store()?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::invalid_input("could not configure TLS").with_source(e))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(config)
+    }
+
+    /// The trusted roots: the built-in ones [`TlsRoots`] chooses, plus the added ones.
+    fn root_store(&self) -> Result<rustls::RootCertStore> {
+        let (bundled, native) = match self.roots {
+            TlsRoots::Bundled => (true, false),
+            TlsRoots::Native => (false, true),
+            TlsRoots::BundledAndNative => (true, true),
+            TlsRoots::OnlyAdded => (false, false),
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        if bundled {
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        }
+        if native {
+            // Unreadable or unparsable entries are skipped (as reqwest 0.12 did); a store with
+            // no usable certificate at all is an error unless other roots remain.
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _skipped) = roots.add_parsable_certificates(found.certs);
+            if added == 0 && !bundled && self.extra_roots.is_empty() {
+                return Err(Error::invalid_input(
+                    "TLS roots: the operating system's certificate store has no usable \
+                     certificate (set SSL_CERT_FILE, or choose TlsRoots::Bundled)",
+                ));
+            }
+        }
+        for c in &self.extra_roots {
+            roots.add(c.clone()).map_err(|_| {
+                Error::invalid_input("root certificates: not a valid X.509 certificate")
+            })?;
+        }
+        Ok(roots)
     }
 }
 
@@ -251,4 +305,68 @@ pub(crate) fn is_loopback_host(host: &str) -> bool {
     }
     let d = h.trim_end_matches('.').to_ascii_lowercase();
     d == "localhost" || d.ends_with(".localhost")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn roots(choice: TlsRoots) -> usize {
+        TransportOptions::default()
+            .tls_roots(choice)
+            .root_store()
+            .unwrap()
+            .len()
+    }
+
+    #[test]
+    fn each_root_choice_trusts_what_it_names() {
+        let bundled = webpki_roots::TLS_SERVER_ROOTS.len();
+        assert!(bundled > 100, "the Mozilla set has {bundled} roots");
+        assert_eq!(roots(TlsRoots::Bundled), bundled);
+        assert_eq!(roots(TlsRoots::OnlyAdded), 0);
+        // The machine's store (ca-certificates on the test machines) is read, not the bundle.
+        let native = roots(TlsRoots::Native);
+        assert!(native > 0, "the operating system's store is empty");
+        assert_eq!(roots(TlsRoots::BundledAndNative), bundled + native);
+        // Every choice builds a client (TLS configuration handed to reqwest).
+        for choice in [
+            TlsRoots::Bundled,
+            TlsRoots::Native,
+            TlsRoots::BundledAndNative,
+            TlsRoots::OnlyAdded,
+        ] {
+            let t = TransportOptions::default().tls_roots(choice);
+            t.build(Duration::from_secs(4)).unwrap();
+            assert_eq!(
+                t.tls_config().unwrap().alpn_protocols,
+                [b"http/1.1".to_vec()],
+                "HTTP/1.1 only"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_root_certificates_are_typed_errors_of_the_call_that_adds_them() {
+        let cases: [(&[u8], &str); 3] = [
+            (b"", "no CERTIFICATE block"),
+            (
+                b"-----BEGIN CERTIFICATE-----\n%%%\n-----END CERTIFICATE-----\n",
+                "not valid PEM",
+            ),
+            // Valid PEM and base64, but the bytes are no X.509 certificate.
+            (
+                b"-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n",
+                "not a valid X.509 certificate",
+            ),
+        ];
+        for (pem, expected) in cases {
+            let err = TransportOptions::default()
+                .add_root_certificates_pem(pem)
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+    }
 }

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use rand::Rng;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -83,10 +82,13 @@ impl PollSleep {
     /// this process (through `wake`).
     pub(crate) async fn sleep(&mut self, deadline: Option<Instant>, wake: Option<&Notify>) -> bool {
         let delay = {
-            let mut rng = rand::thread_rng();
             let lo = self.min.as_secs_f64();
             let hi = self.ceiling.as_secs_f64();
-            Duration::from_secs_f64(if hi > lo { rng.gen_range(lo..=hi) } else { lo })
+            Duration::from_secs_f64(if hi > lo {
+                rand::random_range(lo..=hi)
+            } else {
+                lo
+            })
         };
         self.ceiling = (self.ceiling * 2).min(self.max);
         let now = Instant::now();

@@ -64,7 +64,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<Element> {
     loop {
         match reader.read_event().map_err(malformed)? {
             Event::Start(e) => {
-                let name = String::from_utf8_lossy(e.local_name().as_ref()).into_owned();
+                let name = e.local_name().as_ref().to_owned();
                 stack.push(Element {
                     name,
                     ..Element::default()
@@ -72,7 +72,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<Element> {
             }
             Event::Empty(e) => {
                 let el = Element {
-                    name: String::from_utf8_lossy(e.local_name().as_ref()).into_owned(),
+                    name: e.local_name().as_ref().to_owned(),
                     ..Element::default()
                 };
                 match stack.last_mut() {
@@ -82,14 +82,22 @@ pub(crate) fn parse(body: &[u8]) -> Result<Element> {
             }
             Event::Text(t) => {
                 if let Some(cur) = stack.last_mut() {
-                    cur.text.push_str(&t.unescape().map_err(malformed)?);
+                    cur.text.push_str(&t.into_inner());
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(cur) = stack.last_mut() {
+                    if !crate::http::checks::push_xml_reference(&r, &mut cur.text) {
+                        return Err(malformed(format_args!(
+                            "unknown reference &{};",
+                            r.into_inner()
+                        )));
+                    }
                 }
             }
             Event::CData(c) => {
                 if let Some(cur) = stack.last_mut() {
-                    let inner = c.into_inner();
-                    cur.text
-                        .push_str(std::str::from_utf8(&inner).map_err(malformed)?);
+                    cur.text.push_str(&c.into_inner());
                 }
             }
             Event::End(_) => {
@@ -147,7 +155,15 @@ mod tests {
 
     #[test]
     fn malformed_is_an_error_not_a_panic() {
-        for bad in [&b""[..], b"<a><b></a>", b"<a>", b"\xff\xfe", b"<a></b>"] {
+        for bad in [
+            &b""[..],
+            b"<a><b></a>",
+            b"<a>",
+            b"\xff\xfe",
+            b"<a></b>",
+            b"<a>&nbsp;</a>",
+            b"<a>&#0;</a>",
+        ] {
             assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
     }

@@ -388,21 +388,42 @@ pub fn xml_canonical(bytes: &[u8]) -> Result<Vec<String>, String> {
     let text = text.trim_start_matches('\u{feff}');
     let mut reader = quick_xml::Reader::from_str(text);
     let mut out = Vec::new();
+    // Text arrives in pieces: the reader reports each reference (`&amp;`, `&#13;`) apart from
+    // the text around it. The pieces are joined before the text is compared.
+    let mut text = String::new();
+    let flush = |text: &mut String, out: &mut Vec<String>| {
+        if !text.trim().is_empty() {
+            out.push(canonical_text(text.trim()));
+        }
+        text.clear();
+    };
     loop {
         match reader.read_event() {
-            Ok(Event::Start(e)) => out.push(start_token(&e)),
+            Ok(Event::Text(t)) => text.push_str(&t.into_inner()),
+            Ok(Event::GeneralRef(r)) => match r.resolve_char_ref() {
+                Ok(Some(c)) => text.push(c),
+                _ => match quick_xml::escape::resolve_xml_entity(&r.clone().into_inner()) {
+                    Some(s) => text.push_str(s),
+                    None => return Err(format!("unknown reference &{};", r.into_inner())),
+                },
+            },
+            Ok(Event::CData(t)) => {
+                flush(&mut text, &mut out);
+                out.push(t.into_inner().into_owned());
+            }
+            Ok(Event::Start(e)) => {
+                flush(&mut text, &mut out);
+                out.push(start_token(&e));
+            }
             Ok(Event::Empty(e)) => {
+                flush(&mut text, &mut out);
                 out.push(start_token(&e));
                 out.push("</>".into());
             }
-            Ok(Event::End(_)) => out.push("</>".into()),
-            Ok(Event::Text(t)) => {
-                let t = t.unescape().map_err(|e| e.to_string())?;
-                if !t.trim().is_empty() {
-                    out.push(canonical_text(t.trim()));
-                }
+            Ok(Event::End(_)) => {
+                flush(&mut text, &mut out);
+                out.push("</>".into());
             }
-            Ok(Event::CData(t)) => out.push(String::from_utf8_lossy(&t).into_owned()),
             Ok(Event::Eof) => break,
             Ok(_) => {}
             Err(e) => return Err(format!("XML body does not parse: {e}")),
@@ -439,17 +460,14 @@ fn start_token(e: &quick_xml::events::BytesStart<'_>) -> String {
         .map(|a| {
             format!(
                 "{}={}",
-                String::from_utf8_lossy(a.key.as_ref()),
-                a.unescape_value().unwrap_or_default()
+                a.key.as_ref(),
+                a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .unwrap_or_default()
             )
         })
         .collect();
     attrs.sort();
-    format!(
-        "<{} {}>",
-        String::from_utf8_lossy(e.name().as_ref()),
-        attrs.join(" ")
-    )
+    format!("<{} {}>", e.name().as_ref(), attrs.join(" "))
 }
 
 /// Table batches: compare each operation's request line, its JSON body and its
@@ -653,24 +671,37 @@ fn xml_events(body: &[u8]) -> Vec<XmlEv> {
     let mut out = Vec::new();
     loop {
         match reader.read_event() {
-            Ok(Event::Start(e)) => out.push(XmlEv::Start(
-                String::from_utf8_lossy(e.name().as_ref()).into_owned(),
-            )),
+            Ok(Event::Start(e)) => out.push(XmlEv::Start(e.name().as_ref().to_owned())),
             Ok(Event::Empty(e)) => {
-                let n = String::from_utf8_lossy(e.name().as_ref()).into_owned();
-                out.push(XmlEv::Start(n));
+                out.push(XmlEv::Start(e.name().as_ref().to_owned()));
                 out.push(XmlEv::End);
             }
             Ok(Event::End(_)) => out.push(XmlEv::End),
-            Ok(Event::Text(t)) => out.push(XmlEv::Text(
-                t.unescape().map(|c| c.into_owned()).unwrap_or_default(),
-            )),
-            Ok(Event::CData(t)) => out.push(XmlEv::Text(String::from_utf8_lossy(&t).into_owned())),
+            // The reader reports each reference (`&amp;`) apart from the text around it: the
+            // pieces are joined into one text event.
+            Ok(Event::Text(t)) => push_text(&mut out, &t.into_inner()),
+            Ok(Event::GeneralRef(r)) => {
+                let resolved = match r.resolve_char_ref() {
+                    Ok(Some(c)) => c.to_string(),
+                    _ => quick_xml::escape::resolve_xml_entity(&r.into_inner())
+                        .unwrap_or_default()
+                        .to_string(),
+                };
+                push_text(&mut out, &resolved);
+            }
+            Ok(Event::CData(t)) => push_text(&mut out, &t.into_inner()),
             Ok(Event::Eof) | Err(_) => break,
             Ok(_) => {}
         }
     }
     out
+}
+
+fn push_text(out: &mut Vec<XmlEv>, piece: &str) {
+    match out.last_mut() {
+        Some(XmlEv::Text(t)) => t.push_str(piece),
+        _ => out.push(XmlEv::Text(piece.to_string())),
+    }
 }
 
 enum XmlEv {

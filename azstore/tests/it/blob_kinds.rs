@@ -165,7 +165,7 @@ async fn copy_with_source_and_destination_conditions() {
             azstore::OffsetDateTime::now_utc() + Duration::from_secs(600),
         )
         .unwrap();
-    let anonymous = reqwest::get(&sas).await.unwrap();
+    let anonymous = crate::bare_http().get(&sas).send().await.unwrap();
     assert_eq!(
         anonymous.status().as_u16(),
         200,

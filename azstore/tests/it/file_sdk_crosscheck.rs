@@ -40,7 +40,10 @@ async fn official_python_sdk_passes_against_the_test_server() {
     let data: Vec<u8> = (0..9 * 1024 * 1024 + 77u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
         .collect();
-    let sha = format!("{:x}", sha2::Sha256::digest(&data));
+    let sha: String = sha2::Sha256::digest(&data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let file = interop.file("from-rust.bin").unwrap();
     file.create(0, None).await.unwrap();
     let lease = LeaseGuard::acquire(file.clone(), LeaseDuration::Infinite)

@@ -89,6 +89,42 @@ async fn the_test_ca_is_needed_and_sufficient() {
         .unwrap();
 }
 
+#[tokio::test]
+async fn every_built_in_root_choice_adds_the_extra_ca_and_alone_refuses_the_test_server() {
+    // The test CA is in no built-in store: with each choice the handshake fails until the CA is
+    // added, and then succeeds (the added roots are merged with the built-in ones).
+    let account = testkit::tls::https_account();
+    for roots in [
+        azstore::http::TlsRoots::Bundled,
+        azstore::http::TlsRoots::Native,
+        azstore::http::TlsRoots::BundledAndNative,
+    ] {
+        let create = |transport: TransportOptions| {
+            let account = account.clone();
+            async move {
+                BlobServiceClient::with_options(
+                    &account,
+                    ClientOptions::default().transport(transport),
+                )
+                .unwrap()
+                .container(&testkit::unique("roots"))
+                .unwrap()
+                .create()
+                .await
+            }
+        };
+        let alone = TransportOptions::default().tls_roots(roots);
+        let err = create(alone.clone()).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Transport, "{roots:?}: {err}");
+        let with_ca = alone
+            .add_root_certificates_pem(&testkit::tls::ca_pem())
+            .unwrap();
+        create(with_ca)
+            .await
+            .unwrap_or_else(|e| panic!("{roots:?} with the test CA: {e}"));
+    }
+}
+
 /// Raw bearer credentials (no cache) so the service, not azstore, judges the token.
 fn uncached(source: CountingTokens) -> Credential {
     Credential::Bearer(Arc::new(source))
@@ -386,7 +422,7 @@ async fn file_requests_with_a_token_carry_the_intent_header() {
     let (token, _) =
         testkit::token::jwt(testkit::token::STORAGE_AUDIENCE, time::Duration::hours(1));
     let url = format!("{}/{}?restype=share", server.endpoint(), share.name());
-    let bare = reqwest::Client::new()
+    let bare = crate::bare_http()
         .get(&url)
         .header("authorization", format!("Bearer {token}"))
         .header("x-ms-version", azstore::http::API_VERSION)
@@ -394,7 +430,7 @@ async fn file_requests_with_a_token_carry_the_intent_header() {
         .await
         .unwrap();
     assert_eq!(bare.status().as_u16(), 400);
-    let with = reqwest::Client::new()
+    let with = crate::bare_http()
         .get(&url)
         .header("authorization", format!("Bearer {token}"))
         .header("x-ms-version", azstore::http::API_VERSION)

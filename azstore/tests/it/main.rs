@@ -2,6 +2,24 @@
 //! real servers (a private Azurite started by `scripts/azurite run`, the local File service of
 //! `testkit`, the official Python SDKs). They fail loudly, never skip, when a server is missing.
 
+/// A bare reqwest client for the requests a test sends by hand (plain HTTP to a local server).
+/// azstore builds reqwest with `rustls-no-provider` and hands every client it builds its own
+/// ring-based TLS configuration; a client built outside azstore gets one the same way, since
+/// `reqwest::Client::new()` would look for a process-wide crypto provider that nothing installs.
+pub fn bare_http() -> reqwest::Client {
+    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .unwrap()
+}
+
 mod blob_conditions;
 mod blob_containers;
 mod blob_from_url;
