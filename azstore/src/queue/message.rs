@@ -152,9 +152,27 @@ pub struct PutMessageOptions {
 
 impl PutMessageOptions {
     setters! {
-        /// Sets the visibility delay.
+        /// Keeps the new message invisible for this long after it is put (0 s – 7 days, and
+        /// not longer than the time to live; checked before sending). Default: visible at
+        /// once.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let later = azstore::queue::PutMessageOptions::default()
+        ///     .visibility_delay(Duration::from_secs(60));
+        /// # let _ = later;
+        /// ```
         visibility_delay => some visibility_delay: Duration;
-        /// Sets the time to live.
+        /// How long the message lives before the service deletes it, delivered or not.
+        /// Default: the service's 7 days.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use azstore::queue::{PutMessageOptions, TimeToLive};
+        /// let hour = PutMessageOptions::default().time_to_live(TimeToLive::After(Duration::from_secs(3600)));
+        /// let forever = PutMessageOptions::default().time_to_live(TimeToLive::Never);
+        /// # let _ = (hour, forever);
+        /// ```
         time_to_live => some time_to_live: TimeToLive;
     }
 

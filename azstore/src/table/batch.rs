@@ -237,6 +237,27 @@ impl TableClient {
     /// When an operation fails the whole batch fails with that operation's error (e.g. 412
     /// `UpdateConditionNotSatisfied`, 409 `EntityAlreadyExists`), its message starting with
     /// `batch operation N` (0-based; see [`failed_operation_index`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::MatchCondition;
+    /// use azstore::table::{Batch, Entity, failed_operation_index};
+    /// // Move one unit of stock between two rows of the same partition, atomically.
+    /// let from = table.get::<Entity>("warehouse-1", "sku-42").await?;
+    /// let to = table.get::<Entity>("warehouse-1", "sku-43").await?;
+    /// let count = |e: &Entity| e.get("Count").and_then(|v| v.as_i64()).unwrap_or(0);
+    /// let batch = Batch::new()
+    ///     .merge(&Entity::new("warehouse-1", "sku-42").with("Count", count(&from.entity) - 1), &from.etag)
+    ///     .merge(&Entity::new("warehouse-1", "sku-43").with("Count", count(&to.entity) + 1), &to.etag);
+    /// match table.submit(&batch).await {
+    ///     Ok(responses) => println!("{} operations applied", responses.len()),
+    ///     Err(e) if e.is_precondition_failed() => {
+    ///         println!("operation {:?} met a concurrent change; nothing applied", failed_operation_index(&e));
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # let _ = MatchCondition::Any; Ok(()) }
+    /// ```
     pub async fn submit(&self, batch: &Batch) -> Result<Vec<BatchResponse>> {
         batch.validate()?;
         let batch_id = format!("batch_{}", uuid::Uuid::new_v4());

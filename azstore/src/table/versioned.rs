@@ -56,6 +56,22 @@ impl<T> Clone for VersionedEntity<T> {
 impl TableClient {
     /// The entity with these keys as a [`Versioned`] resource of type `T` (keys validated,
     /// no request sent). Values written through it must carry the same keys.
+    ///
+    /// Writes through it store the write id of [`update`](crate::update::update) in the
+    /// entity's [`WRITE_ID_PROPERTY`] property (removed from what `read` returns).
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::table::Entity;
+    /// use azstore::update::{Decision, UpdatePolicy, update};
+    /// let visits = table.versioned::<Entity>("counters", "visits")?;
+    /// update(&visits, &UpdatePolicy::default(), |current| {
+    ///     let n = current.and_then(|e| e.get("N")).and_then(|v| v.as_i64()).unwrap_or(0);
+    ///     Decision::Write(Entity::new("counters", "visits").with("N", n + 1))
+    /// })
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
     pub fn versioned<T>(&self, partition_key: &str, row_key: &str) -> Result<VersionedEntity<T>> {
         validate_key("PartitionKey", partition_key)?;
         validate_key("RowKey", row_key)?;

@@ -73,7 +73,13 @@ pub struct BlobBytes {
 }
 
 impl BlobBytes {
-    /// Wraps a blob; content type `application/octet-stream`.
+    /// Wraps a blob; content type `application/octet-stream`. No request is sent.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// let log = azstore::update::BlobBytes::new(container.blob("audit.log")?);
+    /// # let _ = log; Ok(()) }
+    /// ```
     pub fn new(blob: BlobClient) -> BlobBytes {
         BlobBytes {
             blob,
@@ -81,7 +87,14 @@ impl BlobBytes {
         }
     }
 
-    /// Sets the content type written with each value.
+    /// The `Content-Type` stored with every value this resource writes (default
+    /// `application/octet-stream`).
+    ///
+    /// ```no_run
+    /// # fn demo(blob: azstore::blob::BlobClient) {
+    /// let notes = azstore::update::BlobBytes::new(blob).with_content_type("text/plain; charset=utf-8");
+    /// # let _ = notes; }
+    /// ```
     #[must_use]
     pub fn with_content_type(mut self, content_type: impl Into<String>) -> BlobBytes {
         self.content_type = content_type.into();
