@@ -396,7 +396,17 @@ impl StorageAccount {
         with_credential => set credential: Credential;
     }
 
-    /// Sets or replaces one service's endpoint.
+    /// Sets or replaces one service's endpoint (parsed here; a query string is refused),
+    /// e.g. a private endpoint or an emulator on another port. The other services keep
+    /// theirs.
+    ///
+    /// ```
+    /// use azstore::{Service, StorageAccount};
+    /// let account = StorageAccount::development()
+    ///     .with_endpoint(Service::Blob, "http://127.0.0.1:20000/devstoreaccount1")?;
+    /// assert_eq!(account.endpoint(Service::Blob)?.url(), "http://127.0.0.1:20000/devstoreaccount1");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn with_endpoint(mut self, service: Service, url: &str) -> Result<StorageAccount> {
         *self.slot(service) = Some(Endpoint::parse(url)?);
         Ok(self)

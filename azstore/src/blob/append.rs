@@ -67,9 +67,22 @@ impl AppendOptions {
     setters! {
         /// Limits the blob size.
         max_size => some max_size: u64;
-        /// Sets the conditions.
+        /// The usual conditions of the append (ETag, dates, tags, lease id); default
+        /// [`Conditions::none()`]. Keeps what [`at`](Self::at) and
+        /// [`max_size`](Self::max_size) set.
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::AppendOptions;
+        /// let lease = LeaseId::random();
+        /// let options = AppendOptions::at(1024).conditions(Conditions::lease(&lease));
+        /// assert_eq!(options.append_position, Some(1024));
+        /// ```
         conditions => set conditions: Conditions;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the block and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
         checksum => set checksum: crate::blob::Checksum;
     }
 

@@ -105,7 +105,17 @@ impl BlockOptions {
     setters! {
         /// Options with these conditions (only a lease id is accepted).
         conditions => new conditions: Conditions;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the block and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::{BlockOptions, Checksum};
+        /// let options = BlockOptions::conditions(Conditions::none()).checksum(Checksum::Crc64);
+        /// # let _ = options;
+        /// ```
         checksum => set checksum: crate::blob::Checksum;
     }
 }

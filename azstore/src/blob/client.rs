@@ -189,7 +189,19 @@ impl PutOptions {
     setters! {
         /// Options with these conditions.
         conditions => new conditions: Conditions;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the body and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// use azstore::Conditions;
+        /// use azstore::blob::{Checksum, PutOptions};
+        /// let options = PutOptions::conditions(Conditions::if_not_exists()).checksum(Checksum::Md5);
+        /// blob.put("checked end to end", &options).await?;
+        /// # Ok(()) }
+        /// ```
         checksum => set checksum: crate::blob::Checksum;
     }
 }

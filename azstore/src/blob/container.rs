@@ -53,14 +53,32 @@ pub struct CreateContainerOptions {
 }
 
 impl CreateContainerOptions {
-    /// Sets one metadata pair.
+    /// Adds one metadata pair to the new container (validated before sending; default:
+    /// none). Call it again for more pairs.
+    ///
+    /// ```
+    /// use azstore::blob::CreateContainerOptions;
+    /// let options = CreateContainerOptions::default()
+    ///     .metadata("team", "billing")
+    ///     .metadata("retention", "90d");
+    /// assert_eq!(options.metadata.len(), 2);
+    /// ```
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.metadata.insert(key.into(), value.into());
         self
     }
 
     setters! {
-        /// Sets the anonymous access level (`x-ms-blob-public-access`).
+        /// Who may read without authorization (`x-ms-blob-public-access`). Default
+        /// [`PublicAccess::None`]: private, every request must be authorized. Accounts that
+        /// disallow public access refuse anything else.
+        ///
+        /// ```
+        /// use azstore::blob::{CreateContainerOptions, PublicAccess};
+        /// // Anyone with a blob's URL can read it; listing still needs authorization.
+        /// let options = CreateContainerOptions::default().public_access(PublicAccess::Blob);
+        /// # let _ = options;
+        /// ```
         public_access => set public_access: PublicAccess;
     }
 }

@@ -87,15 +87,21 @@ impl CopyOptions {
     }
 
     setters! {
-        /// Sets the MD5 the source must have (Copy Blob From URL).
+        /// (Copy Blob From URL) The base64 MD5 the source must have; the service refuses the
+        /// copy with 400 `Md5Mismatch` otherwise. Default: not checked.
         source_content_md5 => into source_content_md5;
-        /// Sets where the index tags come from (Copy Blob From URL).
+        /// (Copy Blob From URL) Where the destination's index tags come from:
+        /// [`CopyTags::Replace`] (the tags in the write options, or none) or
+        /// [`CopyTags::Copy`] (the source's). Default: not sent, which the service treats as
+        /// `Replace`.
         tags_from => some tags: CopyTags;
         /// Has the service read the source with this bearer token (Copy Blob From URL).
         source_authorization => some source_authorization: SourceAuthorization;
         /// Seals the destination append blob after the copy (Copy Blob).
         seal => flag seal;
-        /// Sets the rehydrate priority (Copy Blob from an archived source).
+        /// (Copy Blob from an archived source) How fast the destination is rehydrated:
+        /// [`RehydratePriority::Standard`] (up to 15 hours) or [`RehydratePriority::High`].
+        /// Default: not sent (Standard).
         rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }
 }

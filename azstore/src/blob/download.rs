@@ -78,13 +78,41 @@ impl Default for DownloadOptions {
 
 impl DownloadOptions {
     setters! {
-        /// Sets the chunk size.
+        /// Bytes per ranged GET (default 8 MiB). Memory of file and stream downloads is
+        /// about `max_concurrency × chunk_size`.
+        ///
+        /// ```
+        /// let options = azstore::blob::DownloadOptions::default().chunk_size(4 << 20);
+        /// assert_eq!(options.chunk_size, 4 << 20);
+        /// ```
         chunk_size => set chunk_size: u64;
-        /// Sets the number of ranged GETs in flight.
+        /// Ranged GETs in flight at once (default 4).
+        ///
+        /// ```
+        /// let options = azstore::blob::DownloadOptions::default().max_concurrency(8);
+        /// # let _ = options;
+        /// ```
         max_concurrency => set max_concurrency: usize;
-        /// Sets the behaviour on a concurrent change.
+        /// What the download does when the blob changes between two ranges (default
+        /// [`OnChange::Fail`]: a `PreconditionFailed` error, never a mix of two versions).
+        ///
+        /// ```
+        /// use azstore::blob::{DownloadOptions, OnChange};
+        /// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
+        /// # let _ = options;
+        /// ```
         on_change => set on_change: OnChange;
-        /// Sets the conditions of the first request.
+        /// Conditions of the first request, e.g. `if_match` to read only a known version
+        /// (default [`Conditions::none()`]); the later ranges are always pinned to the
+        /// version the first one read.
+        ///
+        /// ```no_run
+        /// # fn demo(etag: azstore::ETag) {
+        /// use azstore::Conditions;
+        /// use azstore::blob::DownloadOptions;
+        /// let options = DownloadOptions::default().conditions(Conditions::if_match(&etag));
+        /// # let _ = options; }
+        /// ```
         conditions => set conditions: Conditions;
         /// Reports progress to `progress`.
         progress => some progress: Progress;

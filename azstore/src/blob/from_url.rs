@@ -250,9 +250,13 @@ impl PutFromUrlOptions {
     setters! {
         /// Options with these destination conditions.
         conditions => new conditions: Conditions;
-        /// Sets whether the source's HTTP headers are copied.
+        /// Whether the source's HTTP headers (content type, encoding, ...) are copied to the
+        /// new blob (`x-ms-copy-source-blob-properties`). Default: not sent, and the
+        /// service copies them. Headers given in the write options override them.
         copy_source_properties => some copy_source_properties: bool;
-        /// Sets where the index tags come from.
+        /// Where the new blob's index tags come from: [`CopyTags::Replace`] (the tags in the
+        /// write options, or none) or [`CopyTags::Copy`] (the source's). Default: not sent,
+        /// which the service treats as `Replace`.
         tags_from => some tags: CopyTags;
     }
 }

@@ -51,7 +51,16 @@ impl SetTierOptions {
     setters! {
         /// Options with these conditions.
         conditions => new conditions: Conditions;
-        /// Sets the rehydrate priority.
+        /// How fast a blob leaving Archive is rehydrated: [`RehydratePriority::Standard`] (up
+        /// to 15 hours) or [`RehydratePriority::High`] (under an hour below 10 GiB, at a
+        /// higher price). Default: none sent, which the service treats as Standard.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::{RehydratePriority, SetTierOptions};
+        /// let urgent = SetTierOptions::conditions(Conditions::none()).rehydrate_priority(RehydratePriority::High);
+        /// # let _ = urgent;
+        /// ```
         rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }
 }

@@ -125,7 +125,10 @@ impl PageWriteOptions {
         if_sequence_number_lt => some if_sequence_number_lt: u64;
         /// Only if the sequence number is exactly `n`.
         if_sequence_number_eq => some if_sequence_number_eq: u64;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the pages and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
         checksum => set checksum: crate::blob::Checksum;
     }
 

@@ -58,10 +58,27 @@ pub struct CopyFileOptions {
 
 impl CopyFileOptions {
     setters! {
-        /// Sets the destination's metadata.
+        /// The destination's metadata. Default: empty, and the source's metadata is copied.
+        ///
+        /// ```
+        /// use std::collections::BTreeMap;
+        /// let meta = BTreeMap::from([("copied-by".to_string(), "nightly".to_string())]);
+        /// let options = azstore::file::CopyFileOptions::default().metadata(meta);
+        /// # let _ = options;
+        /// ```
         metadata => set metadata: BTreeMap<String, String>;
 
-        /// Sets explicit SMB values.
+        /// Explicit SMB values for the destination (a permission given here is sent with
+        /// `x-ms-file-permission-copy-mode: override`; `preserve` values are refused before
+        /// sending). Default: those of a new file (permission inherited from the directory,
+        /// attributes and times new).
+        ///
+        /// ```
+        /// use azstore::file::{CopyFileOptions, FileAttributes, SmbProperties};
+        /// let options = CopyFileOptions::default()
+        ///     .smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
+        /// # let _ = options;
+        /// ```
         smb => set smb: SmbProperties;
 
         /// Copies the source's permission.
@@ -80,10 +97,22 @@ impl CopyFileOptions {
     }
 
     setters! {
-        /// Sets whether a read-only destination is overwritten.
+        /// Whether a read-only destination is overwritten (`x-ms-file-copy-ignore-readonly`).
+        /// Default false: the copy onto a read-only file fails.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().ignore_read_only(true);
+        /// # let _ = options;
+        /// ```
         ignore_read_only => set ignore_read_only: bool;
 
-        /// Sets whether the destination gets the `Archive` attribute.
+        /// Whether the destination gets the `Archive` attribute (`x-ms-file-copy-set-archive`),
+        /// as Windows marks a file that backup software should pick up. Default false.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().set_archive(true);
+        /// # let _ = options;
+        /// ```
         set_archive => set set_archive: bool;
 
         /// The destination's lease id.

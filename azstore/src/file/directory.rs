@@ -33,13 +33,36 @@ pub struct ListOptions {
 
 impl ListOptions {
     setters! {
-        /// Sets the prefix.
+        /// Lists only entries whose name starts with this (default: every entry).
+        ///
+        /// ```
+        /// let options = azstore::file::ListOptions::default().prefix("2026-");
+        /// # let _ = options;
+        /// ```
         prefix => into prefix;
 
-        /// Sets the marker.
+        /// Continues a listing where the previous page ended: pass its
+        /// [`ListPage::next_marker`] (default: start at the beginning).
+        ///
+        /// ```no_run
+        /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+        /// use azstore::file::ListOptions;
+        /// let first = dir.list(&ListOptions::default().max_results(100)).await?;
+        /// if let Some(marker) = first.next_marker {
+        ///     let second = dir.list(&ListOptions::default().max_results(100).marker(marker)).await?;
+        ///     # let _ = second;
+        /// }
+        /// # Ok(()) }
+        /// ```
         marker => into marker;
 
-        /// Sets the page size.
+        /// At most this many entries per page (1–5000; default: not sent, the service's
+        /// 5000).
+        ///
+        /// ```
+        /// let options = azstore::file::ListOptions::default().max_results(500);
+        /// # let _ = options;
+        /// ```
         max_results => some max_results: u32;
     }
 }

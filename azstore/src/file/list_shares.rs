@@ -66,7 +66,13 @@ impl ListSharesOptions {
         /// Only shares whose name starts with `prefix`.
         prefix => into prefix;
 
-        /// Sets the page size.
+        /// At most this many shares per page (1–5000; default: not sent, the service's
+        /// 5000). The stream still lists every share, one page at a time.
+        ///
+        /// ```
+        /// let options = azstore::file::ListSharesOptions::default().max_results(100);
+        /// # let _ = options;
+        /// ```
         max_results => some max_results: u32;
 
         /// Lists each share's metadata.

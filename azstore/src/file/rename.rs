@@ -38,10 +38,26 @@ pub struct RenameOptions {
 
 impl RenameOptions {
     setters! {
-        /// Sets whether an existing destination is replaced.
+        /// Whether an existing file at the destination is replaced
+        /// (`x-ms-file-rename-replace-if-exists`). Default false: an existing destination
+        /// fails the rename with 409 `ResourceAlreadyExists`.
+        ///
+        /// ```
+        /// let options = azstore::file::RenameOptions::default().replace_if_exists(true);
+        /// # let _ = options;
+        /// ```
         replace_if_exists => set replace_if_exists: bool;
 
-        /// Sets whether a read-only destination is replaced too.
+        /// Whether a read-only destination is replaced too (`x-ms-file-rename-ignore-readonly`;
+        /// needs [`replace_if_exists`](Self::replace_if_exists)). Default false: a read-only
+        /// destination fails the rename.
+        ///
+        /// ```
+        /// let options = azstore::file::RenameOptions::default()
+        ///     .replace_if_exists(true)
+        ///     .ignore_read_only(true);
+        /// # let _ = options;
+        /// ```
         ignore_read_only => set ignore_read_only: bool;
 
         /// The source's lease id.

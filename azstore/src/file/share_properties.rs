@@ -43,19 +43,54 @@ pub struct ShareOptions {
 
 impl ShareOptions {
     setters! {
-        /// Sets the metadata.
+        /// The metadata of a new share (create only; Set Share Metadata changes it later).
+        /// Default: none.
+        ///
+        /// ```
+        /// use std::collections::BTreeMap;
+        /// let meta = BTreeMap::from([("team".to_string(), "finance".to_string())]);
+        /// let options = azstore::file::ShareOptions::default().metadata(meta);
+        /// # let _ = options;
+        /// ```
         metadata => set metadata: BTreeMap<String, String>;
 
-        /// Sets the quota.
+        /// The share's size limit in GiB, 1–102400 (`x-ms-share-quota`). Default: not sent,
+        /// so the service's default (the largest size) on create and no change on set.
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default().quota_gib(100);
+        /// assert_eq!(options.quota_gib, Some(100));
+        /// ```
         quota_gib => some quota_gib: u32;
 
-        /// Sets the access tier.
+        /// The access tier (`x-ms-access-tier`: `TransactionOptimized`, `Hot`, `Cool`;
+        /// `Premium` on premium accounts). Default: not sent, so `TransactionOptimized` on
+        /// create and no change on set.
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default().access_tier("Cool");
+        /// # let _ = options;
+        /// ```
         access_tier => into access_tier;
 
-        /// Sets the enabled protocols.
+        /// The protocol the share is mounted with, create only (`x-ms-enabled-protocols`:
+        /// `SMB` or `NFS`; NFS needs a premium account). Default: SMB.
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default().enabled_protocols("NFS");
+        /// # let _ = options;
+        /// ```
         enabled_protocols => into enabled_protocols;
 
-        /// Sets the NFS root squash.
+        /// How an NFS share maps the root user (`x-ms-root-squash`: `NoRootSquash`,
+        /// `RootSquash`, `AllSquash`). Default: not sent (`NoRootSquash` on create).
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default()
+        ///     .enabled_protocols("NFS")
+        ///     .root_squash("RootSquash");
+        /// # let _ = options;
+        /// ```
         root_squash => into root_squash;
     }
 

@@ -197,7 +197,14 @@ impl Request {
         self
     }
 
-    /// Sets the body and its content type.
+    /// Sets the body and its `Content-Type` (a request has an empty body until then).
+    ///
+    /// ```
+    /// use azstore::http::{Method, Request};
+    /// let req = Request::new(Method::Put, "reports/q4.json")
+    ///     .body(r#"{"total": 12}"#, "application/json");
+    /// # let _ = req;
+    /// ```
     pub fn body(mut self, body: impl Into<Bytes>, content_type: &str) -> Request {
         self.body = body.into();
         self.header("content-type", content_type)

@@ -58,17 +58,59 @@ impl Default for WorkerOptions {
 
 impl WorkerOptions {
     setters! {
-        /// Sets the concurrency.
+        /// Most messages handled at once (default 8): the worker receives no more messages
+        /// than it has free handler slots.
+        ///
+        /// ```
+        /// let options = azstore::queue::WorkerOptions::default().concurrency(2);
+        /// assert_eq!(options.concurrency, 2);
+        /// ```
         concurrency => set concurrency: usize;
-        /// Sets the visibility timeout.
+        /// The visibility timeout of received messages (default 30 s). A [`MessageGuard`]
+        /// extends it while the handler runs, so it bounds how soon another consumer gets
+        /// a message whose worker crashed, not how long a handler may take.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let options = azstore::queue::WorkerOptions::default().visibility(Duration::from_secs(60));
+        /// # let _ = options;
+        /// ```
         visibility => set visibility: Duration;
-        /// Sets the dequeue-count threshold for poison messages.
+        /// How many deliveries a message gets before it is moved to the poison queue
+        /// (default 5): after a failure on the last one, or when it is received again past
+        /// the threshold.
+        ///
+        /// ```
+        /// let options = azstore::queue::WorkerOptions::default().max_dequeue_count(3);
+        /// # let _ = options;
+        /// ```
         max_dequeue_count => set max_dequeue_count: u32;
-        /// Sets the poison queue name.
+        /// The queue that poison messages are moved to (default `<queue>-poison`; created on
+        /// first use). Messages are copied verbatim and never expire there.
+        ///
+        /// ```
+        /// let options = azstore::queue::WorkerOptions::default().poison_queue("orders-failed");
+        /// assert_eq!(options.poison_queue.as_deref(), Some("orders-failed"));
+        /// ```
         poison_queue => into poison_queue;
-        /// Sets the idle poll interval.
+        /// How long the worker waits before polling again when the queue was empty
+        /// (default 1 s). Shorter picks new messages up sooner at the cost of more requests.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let options = azstore::queue::WorkerOptions::default().idle_poll(Duration::from_millis(200));
+        /// # let _ = options;
+        /// ```
         idle_poll => set idle_poll: Duration;
-        /// Sets the retry delay after a failure.
+        /// After a handler failure, make the message visible again after this delay.
+        /// Default: none, so it stays hidden until its visibility timeout ends.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// // Retry a failed message after 5 s instead of after the 30 s visibility timeout.
+        /// let options = azstore::queue::WorkerOptions::default().retry_delay(Duration::from_secs(5));
+        /// # let _ = options;
+        /// ```
         retry_delay => some retry_delay: Duration;
     }
 }

@@ -386,7 +386,14 @@ impl Entity {
         self
     }
 
-    /// Sets a property.
+    /// Adds or replaces a property in place (the `&mut` form of [`with`](Self::with)).
+    ///
+    /// ```
+    /// use azstore::table::{EdmValue, Entity};
+    /// let mut e = Entity::new("p", "r").with("N", 1_i64);
+    /// e.set("N", 2_i64);
+    /// assert_eq!(e.get("N"), Some(&EdmValue::Int64(2)));
+    /// ```
     pub fn set(&mut self, name: impl Into<String>, value: impl Into<EdmValue>) {
         self.properties.insert(name.into(), value.into());
     }

@@ -111,7 +111,14 @@ impl Query {
     }
 
     setters! {
-        /// Sets the filter.
+        /// Returns only the entities (or tables) that match `filter` (`$filter`), replacing
+        /// any filter set before. Default: every entity.
+        ///
+        /// ```
+        /// use azstore::table::{Filter, Query};
+        /// let recent = Query::all().top(100).with_filter(Filter::ge("Year", 2025)?);
+        /// # let _ = recent; Ok::<(), azstore::Error>(())
+        /// ```
         with_filter => some filter: Filter;
     }
 
