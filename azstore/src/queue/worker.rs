@@ -116,6 +116,18 @@ impl WorkerOptions {
 }
 
 /// One message handed to the handler.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::{Delivery, WorkerOptions, process};
+/// let worker = process(queue, |d: Delivery| async move {
+///     let id = d.message().id.clone();
+///     let text = d.content_str()?.into_owned();
+///     println!("{} (delivery #{}): {text}", id.as_str(), d.message().dequeue_count);
+///     Ok::<(), azstore::Error>(())
+/// }, WorkerOptions::default())?;
+/// # worker.shutdown().await?; Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Delivery {
     message: QueueMessage,
@@ -124,28 +136,70 @@ pub struct Delivery {
 
 impl Delivery {
     /// The message (id, text, dequeue count, ...).
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) {
+    /// if d.message().dequeue_count > 1 {
+    ///     println!("redelivery: check whether the first attempt already did the work");
+    /// }
+    /// # }
+    /// ```
     pub fn message(&self) -> &QueueMessage {
         &self.message
     }
 
-    /// The decoded content.
+    /// The decoded content (bytes; Base64 is decoded for a Base64 queue client).
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) -> azstore::Result<()> {
+    /// let job: serde_json::Value = serde_json::from_slice(&d.content()?)
+    ///     .map_err(|e| azstore::Error::invalid_input(format!("bad job: {e}")))?;
+    /// # let _ = job; Ok(()) }
+    /// ```
     pub fn content(&self) -> Result<bytes::Bytes> {
         self.message.content()
     }
 
     /// The decoded content as text.
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) -> azstore::Result<()> {
+    /// println!("{}", d.content_str()?);
+    /// # Ok(()) }
+    /// ```
     pub fn content_str(&self) -> Result<std::borrow::Cow<'_, str>> {
         self.message.content_str()
     }
 
     /// Flips if the worker lost the message while the handler runs (another consumer may
     /// receive it): stop and do not commit irreversible effects.
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) -> azstore::Result<()> {
+    /// let lost = d.lost_signal();
+    /// // ... prepare ...
+    /// if lost.is_lost() {
+    ///     return Err(azstore::Error::invalid_input("message lost: not sending the e-mail"));
+    /// }
+    /// // ... send the e-mail ...
+    /// # Ok(()) }
+    /// ```
     pub fn lost_signal(&self) -> LostSignal {
         self.lost.clone()
     }
 }
 
 /// Counters of a worker.
+///
+/// ```no_run
+/// # async fn demo(worker: azstore::queue::WorkerHandle) -> azstore::Result<()> {
+/// let stats = worker.shutdown().await?;
+/// println!(
+///     "{} done, {} failed, {} poisoned, {} lost, {} receive errors",
+///     stats.completed, stats.failed, stats.poisoned, stats.lost, stats.receive_errors
+/// );
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkerStats {
@@ -185,6 +239,15 @@ impl Counters {
 
 /// A running worker. [`WorkerHandle::shutdown`] stops it gracefully; dropping the handle
 /// does the same in the background.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::{Delivery, WorkerOptions, process};
+/// let worker = process(queue, |_d: Delivery| async { Ok::<(), azstore::Error>(()) }, WorkerOptions::default())?;
+/// tokio::signal::ctrl_c().await.ok();
+/// println!("{:?}", worker.shutdown().await?);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct WorkerHandle {
     stop: watch::Sender<bool>,
@@ -194,12 +257,30 @@ pub struct WorkerHandle {
 
 impl WorkerHandle {
     /// The counters so far.
+    ///
+    /// ```no_run
+    /// # async fn demo(worker: azstore::queue::WorkerHandle) {
+    /// let mut ticks = tokio::time::interval(std::time::Duration::from_secs(60));
+    /// for _ in 0..10 {
+    ///     ticks.tick().await;
+    ///     println!("{:?}", worker.stats());
+    /// }
+    /// # }
+    /// ```
     pub fn stats(&self) -> WorkerStats {
         self.counters.snapshot()
     }
 
     /// Graceful shutdown: stop receiving new messages, let the in-flight handlers finish
     /// (and their messages be deleted or released), then return the final counters.
+    ///
+    /// ```no_run
+    /// # async fn demo(worker: azstore::queue::WorkerHandle) -> azstore::Result<()> {
+    /// tokio::signal::ctrl_c().await.ok(); // SIGINT: finish what is in flight, then exit
+    /// let stats = worker.shutdown().await?;
+    /// println!("handled {} messages", stats.completed);
+    /// # Ok(()) }
+    /// ```
     pub async fn shutdown(self) -> Result<WorkerStats> {
         let _ = self.stop.send(true);
         self.task
