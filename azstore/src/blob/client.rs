@@ -29,6 +29,15 @@ pub struct BlobServiceClient {
 
 service_client!(BlobServiceClient, Blob =>
     /// A client for the container `name` (validated, no request sent).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// # let service = azstore::blob::BlobServiceClient::new(&azstore::StorageAccount::development())?;
+    /// let reports = service.container("reports")?;
+    /// assert!(service.container("Reports").is_err()); // container names are lower case
+    /// # let _ = reports;
+    /// # Ok(()) }
+    /// ```
     container: ContainerClient, validate_container_name);
 
 /// One container. Cheap to clone.

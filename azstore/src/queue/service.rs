@@ -26,6 +26,15 @@ impl QueueServiceClient {
     }
 
     /// A client for the queue `name` (validated, no request sent).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// # let service = azstore::queue::QueueServiceClient::new(&azstore::StorageAccount::development())?;
+    /// let jobs = service.queue("jobs")?;
+    /// assert!(service.queue("Jobs").is_err()); // queue names are lower case
+    /// # let _ = jobs;
+    /// # Ok(()) }
+    /// ```
     pub fn queue(&self, name: &str) -> Result<QueueClient> {
         QueueClient::on(&self.pipeline, name, self.encoding)
     }

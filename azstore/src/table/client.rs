@@ -92,6 +92,15 @@ pub struct TableServiceClient {
 
 service_client!(TableServiceClient, Table =>
     /// A client for the table `name` (validated, no request sent).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// # let service = azstore::table::TableServiceClient::new(&azstore::StorageAccount::development())?;
+    /// let customers = service.table("customers")?;
+    /// assert!(service.table("1bad").is_err()); // table names start with a letter
+    /// # let _ = customers;
+    /// # Ok(()) }
+    /// ```
     table: TableClient, validate_table_name);
 
 impl TableServiceClient {
