@@ -52,6 +52,12 @@ pub enum EdmValue {
 
 impl EdmValue {
     /// The EDM type name, e.g. `Edm.Int64`.
+    ///
+    /// ```
+    /// use azstore::table::EdmValue;
+    /// assert_eq!(EdmValue::from(7_i64).edm_type(), "Edm.Int64");
+    /// assert_eq!(EdmValue::from("x").edm_type(), "Edm.String");
+    /// ```
     pub fn edm_type(&self) -> &'static str {
         match self {
             EdmValue::String(_) => "Edm.String",
@@ -66,6 +72,12 @@ impl EdmValue {
     }
 
     /// The string, if this is an `Edm.String`.
+    ///
+    /// ```
+    /// use azstore::table::EdmValue;
+    /// assert_eq!(EdmValue::from("gold").as_str(), Some("gold"));
+    /// assert_eq!(EdmValue::from(1).as_str(), None);
+    /// ```
     pub fn as_str(&self) -> Option<&str> {
         match self {
             EdmValue::String(s) => Some(s),
@@ -74,6 +86,12 @@ impl EdmValue {
     }
 
     /// The value as an `i64` if this is an `Edm.Int32` or `Edm.Int64`.
+    ///
+    /// ```
+    /// use azstore::table::EdmValue;
+    /// assert_eq!(EdmValue::Int32(5).as_i64(), Some(5));
+    /// assert_eq!(EdmValue::Double(5.0).as_i64(), None);
+    /// ```
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             EdmValue::Int32(v) => Some(i64::from(*v)),
@@ -216,6 +234,12 @@ pub struct DateTime(OffsetDateTime);
 
 impl DateTime {
     /// Wraps a timestamp, converted to UTC and truncated to 100 ns.
+    ///
+    /// ```
+    /// use azstore::table::DateTime;
+    /// let t = DateTime::new(time::macros::datetime!(2026-11-22 01:13:20.123456789 +01:00));
+    /// assert_eq!(t.get(), time::macros::datetime!(2026-11-22 00:13:20.1234567 UTC));
+    /// ```
     pub fn new(t: OffsetDateTime) -> DateTime {
         let t = t.to_offset(time::UtcOffset::UTC);
         let ns = t.nanosecond();
@@ -223,16 +247,33 @@ impl DateTime {
     }
 
     /// The current time.
+    ///
+    /// ```
+    /// use azstore::table::Entity;
+    /// let seen = Entity::new("workers", "w7").with("LastSeen", azstore::table::DateTime::now());
+    /// # let _ = seen;
+    /// ```
     pub fn now() -> DateTime {
         DateTime::new(OffsetDateTime::now_utc())
     }
 
     /// The timestamp.
+    ///
+    /// ```
+    /// let t = azstore::table::DateTime::parse("2026-11-22T00:13:20.1234567Z").unwrap();
+    /// assert_eq!(t.get().year(), 2026);
+    /// ```
     pub fn get(&self) -> OffsetDateTime {
         self.0
     }
 
     /// Parses an ISO 8601 timestamp (`2026-11-22T00:13:20.1234567Z`).
+    ///
+    /// ```
+    /// use azstore::table::DateTime;
+    /// assert!(DateTime::parse("2026-11-22T00:13:20.1234567Z").is_some());
+    /// assert!(DateTime::parse("yesterday").is_none());
+    /// ```
     pub fn parse(s: &str) -> Option<DateTime> {
         crate::time_fmt::parse_iso8601(s).map(DateTime::new)
     }
@@ -328,6 +369,13 @@ wrapper_serde!(
 
 /// An `Edm.Guid`. Use it as a field type in a typed entity; a plain `String` field would be
 /// stored as `Edm.String`.
+///
+/// ```
+/// use azstore::table::{EdmValue, Entity, Guid};
+/// let id = Guid(uuid::Uuid::nil());
+/// let e = Entity::new("devices", "d1").with("DeviceId", id);
+/// assert_eq!(e.get("DeviceId").map(EdmValue::edm_type), Some("Edm.Guid"));
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct Guid(pub uuid::Uuid);
 
@@ -381,6 +429,12 @@ impl Entity {
 
     /// Adds (or replaces) a property.
     #[must_use]
+    ///
+    /// ```
+    /// use azstore::table::Entity;
+    /// let e = Entity::new("customers", "42").with("Email", "a@contoso.com").with("Vip", true);
+    /// assert_eq!(e.properties.len(), 2);
+    /// ```
     pub fn with(mut self, name: impl Into<String>, value: impl Into<EdmValue>) -> Entity {
         self.properties.insert(name.into(), value.into());
         self
@@ -399,6 +453,13 @@ impl Entity {
     }
 
     /// A property.
+    ///
+    /// ```
+    /// use azstore::table::{EdmValue, Entity};
+    /// let e = Entity::new("p", "r").with("Visits", 7_i64);
+    /// assert_eq!(e.get("Visits").and_then(EdmValue::as_i64), Some(7));
+    /// assert_eq!(e.get("Missing"), None);
+    /// ```
     pub fn get(&self, name: &str) -> Option<&EdmValue> {
         self.properties.get(name)
     }
