@@ -90,6 +90,13 @@ impl<T> fmt::Debug for RedisJson<T> {
 
 impl<T> RedisJson<T> {
     /// The value at `key` (validated here: non-empty, at most 64 KiB).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let prefs = azstore::redis::RedisJson::<BTreeMap<String, String>>::new(redis, "prefs:user:42")?;
+    /// # let _ = prefs; Ok(()) }
+    /// ```
     pub fn new(client: RedisClient, key: &str) -> Result<RedisJson<T>> {
         validate_key(key)?;
         Ok(RedisJson {
@@ -270,6 +277,12 @@ impl<T: Serialize> RedisJson<T> {
 
     /// Last writer wins: `SET` without any condition (and without a write id). Returns the
     /// new ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(counter: azstore::redis::RedisJson<u64>) -> azstore::Result<()> {
+    /// let etag = counter.overwrite(&0).await?; // reset, whatever was there
+    /// # let _ = etag; Ok(()) }
+    /// ```
     pub async fn overwrite(&self, value: &T) -> Result<ETag> {
         let etag = random_hex();
         let body = encode(value, &etag, None)?;

@@ -148,6 +148,12 @@ fn duration_ms(d: LeaseDuration) -> u64 {
 
 impl RedisLease {
     /// A lease on `key` (validated here; nothing is sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// let lease = azstore::redis::RedisLease::new(redis, "leader:billing")?;
+    /// # let _ = lease; Ok(()) }
+    /// ```
     pub fn new(client: RedisClient, key: &str) -> Result<RedisLease> {
         validate_key(key)?;
         Ok(RedisLease {
@@ -176,6 +182,15 @@ impl RedisLease {
     }
 
     /// The id holding the lease now, if any (`GET key`).
+    ///
+    /// ```no_run
+    /// # async fn demo(lease: azstore::redis::RedisLease) -> azstore::Result<()> {
+    /// match lease.holder().await? {
+    ///     Some(id) => println!("held by {id}"),
+    ///     None => println!("free"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn holder(&self) -> Result<Option<LeaseId>> {
         let key = self.key.clone();
         let raw: Option<String> = self
@@ -189,6 +204,14 @@ impl RedisLease {
     }
 
     /// The time left on the lease: `None` when there is none, `Some(None)` when infinite.
+    ///
+    /// ```no_run
+    /// # async fn demo(lease: azstore::redis::RedisLease) -> azstore::Result<()> {
+    /// if let Some(Some(left)) = lease.remaining().await? {
+    ///     println!("expires in {left:?} unless renewed");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn remaining(&self) -> Result<Option<Option<Duration>>> {
         let key = self.key.clone();
         let ttl: i64 = self

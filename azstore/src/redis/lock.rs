@@ -88,11 +88,27 @@ pub struct RedisLock {
 
 impl RedisLock {
     /// A lock on `key` with default [`LockOptions`] (validated here; nothing is sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// let lock = azstore::redis::RedisLock::new(redis, "locks:report")?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
     pub fn new(client: RedisClient, key: &str) -> Result<RedisLock> {
         RedisLock::with_options(client, key, LockOptions::default())
     }
 
     /// A lock with custom options (validated here, before any request).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::lease::LeaseDuration;
+    /// use azstore::lock::LockOptions;
+    /// use azstore::redis::RedisLock;
+    /// let options = LockOptions::default().duration(LeaseDuration::seconds(15)?).label("reporter");
+    /// let lock = RedisLock::with_options(redis, "locks:report", options)?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
     pub fn with_options(client: RedisClient, key: &str, options: LockOptions) -> Result<RedisLock> {
         validate_key(key)?;
         options.validate()?;
@@ -128,6 +144,15 @@ impl RedisLock {
     }
 
     /// One attempt: the held lock, or `None` when someone else holds it (or it is breaking).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// if let Some(held) = lock.try_acquire().await? {
+    ///     println!("token {}", held.fencing_token());
+    ///     held.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self) -> Result<Option<HeldRedisLock>> {
         self.try_acquire_as(&LeaseId::random()).await
     }
@@ -210,6 +235,16 @@ impl RedisLock {
     /// ([`LockOptions::poll_interval`]); a release by a holder in this process wakes a local
     /// waiter at once. One id is proposed across the attempts of one wait, so a repeated
     /// attempt whose first reply was lost does not lock itself out.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// match lock.acquire(Duration::from_secs(10)).await? {
+    ///     Some(held) => held.release().await.map(drop)?,
+    ///     None => println!("still held by someone else after 10 s"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldRedisLock>> {
         let deadline = Instant::now().checked_add(timeout);
         let proposed = LeaseId::random();
@@ -235,6 +270,13 @@ impl RedisLock {
     }
 
     /// Who holds (or last held) the lock, the time left and the fencing token.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// let s = lock.status().await?;
+    /// println!("locked: {}, {:?} left, owner {:?}", s.locked, s.remaining, s.owner);
+    /// # Ok(()) }
+    /// ```
     pub async fn status(&self) -> Result<RedisLockStatus> {
         let keys = (
             self.lease.key().to_string(),
@@ -282,6 +324,13 @@ impl RedisLock {
     /// Breaks the lock (administrative): at once, or after `period`; `None` lets a fixed
     /// lease run out (and breaks an infinite one at once). The holder's guard reports the
     /// loss at its next renew; nobody can acquire until the break ends.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// let broken = lock.break_lock(None).await?;
+    /// println!("free in {:?}", broken.remaining);
+    /// # Ok(()) }
+    /// ```
     pub async fn break_lock(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
         self.lease.lease_break(period).await
     }
