@@ -13,6 +13,18 @@ use crate::error::{Error, Result};
 use crate::transfer::Progress;
 
 /// Options of [`BlobClient::upload_with`] and [`BlobClient::upload_stream`].
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient, data: bytes::Bytes) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::UploadOptions;
+/// let options = UploadOptions::conditions(Conditions::if_not_exists())
+///     .block_size(16 << 20)
+///     .max_concurrency(8)
+///     .content_type("application/zip");
+/// blob.upload_with(data, &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
@@ -54,7 +66,17 @@ impl Default for UploadOptions {
 
 impl UploadOptions {
     setters! {
-        /// Default options with these conditions.
+        /// Default options with these conditions (applied to the single Put Blob or to the
+        /// final commit). Without it (`UploadOptions::default()`) the upload has no
+        /// condition: last writer wins.
+        ///
+        /// ```no_run
+        /// # fn demo(etag: azstore::ETag) {
+        /// use azstore::Conditions;
+        /// use azstore::blob::UploadOptions;
+        /// let replace_if_unchanged = UploadOptions::conditions(Conditions::if_match(&etag));
+        /// # let _ = replace_if_unchanged; }
+        /// ```
         conditions => new conditions: Conditions;
         /// Bytes per staged block when the body is larger than the
         /// [single-put limit](Self::single_put_limit) (1 byte – 4000 MiB; default 8 MiB).
@@ -108,7 +130,16 @@ impl UploadOptions {
         /// # let _ = options;
         /// ```
         checksum => set checksum: crate::blob::Checksum;
-        /// Reports progress to `progress`.
+        /// Reports progress to `progress` (default: no reports).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::UploadOptions;
+        /// use azstore::transfer::Progress;
+        /// let (progress, rx) = Progress::channel();
+        /// let options = UploadOptions::conditions(Conditions::none()).progress(progress);
+        /// # let _ = (options, rx);
+        /// ```
         progress => some progress: Progress;
     }
 

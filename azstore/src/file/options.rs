@@ -159,7 +159,15 @@ impl TransferOptions {
         /// ```
         create => set create: CreateFileOptions;
 
-        /// Reports progress to `progress`.
+        /// Reports progress to `progress` (default: no reports).
+        ///
+        /// ```
+        /// use azstore::file::TransferOptions;
+        /// use azstore::transfer::Progress;
+        /// let options = TransferOptions::default()
+        ///     .progress(Progress::callback(|p| eprintln!("{} of {:?}", p.bytes, p.total)));
+        /// # let _ = options;
+        /// ```
         progress => some progress: Progress;
     }
 
