@@ -198,12 +198,29 @@ async fn force_close(
 
 impl FileClient {
     /// List Handles: the SMB handles open on this file, one page from `marker`.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let page = file.list_handles(None).await?;
+    /// for h in &page.handles {
+    ///     println!("{} open on {}", h.id, h.path);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_handles(&self, marker: Option<&str>) -> Result<HandlePage> {
         list(&self.pipeline, self.request(Method::Get), marker).await
     }
 
     /// Force Close Handles: closes the selected SMB handles on this file (the SMB client
     /// loses them; unsaved data in it may be lost). Follows the service's marker until done.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::HandleSelector;
+    /// let closed = file.force_close_handles(&HandleSelector::All).await?;
+    /// println!("{} closed, {} failed", closed.closed, closed.failed);
+    /// # Ok(()) }
+    /// ```
     pub async fn force_close_handles(&self, which: &HandleSelector) -> Result<ClosedHandles> {
         force_close(&self.pipeline, || self.request(Method::Put), which).await
     }
