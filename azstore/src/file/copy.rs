@@ -82,13 +82,32 @@ impl CopyFileOptions {
         smb => set smb: SmbProperties;
 
         /// Copies the source's permission.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().permission_from_source();
+        /// assert!(options.permission_from_source);
+        /// ```
         permission_from_source => flag permission_from_source;
 
         /// Copies the source's attributes.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().attributes_from_source();
+        /// assert!(options.attributes_from_source);
+        /// ```
         attributes_from_source => flag attributes_from_source;
     }
 
     /// Copies the source's creation, last-write and change times.
+    ///
+    /// ```
+    /// // An exact copy: the source's security descriptor, attributes and times.
+    /// let options = azstore::file::CopyFileOptions::default()
+    ///     .permission_from_source()
+    ///     .attributes_from_source()
+    ///     .times_from_source();
+    /// # let _ = options;
+    /// ```
     pub fn times_from_source(mut self) -> Self {
         self.creation_time_from_source = true;
         self.last_write_time_from_source = true;
@@ -166,6 +185,16 @@ impl CopyFileOptions {
 }
 
 /// What Copy File returns.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient, source_url: String) -> azstore::Result<()> {
+/// use azstore::file::CopyFileOptions;
+/// let copy = file.start_copy(&source_url, &CopyFileOptions::default()).await?;
+/// if copy.status == azstore::blob::CopyStatus::Pending {
+///     println!("poll get_properties().copy for {}", copy.id);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct FileCopy {
@@ -194,6 +223,15 @@ impl FileClient {
     /// Copy File: the service copies `source_url` (a file, or a blob, readable with the SAS
     /// in the URL or within the same account) into this file, replacing it. Small copies
     /// complete at once (`success`); others continue in the background (`pending`).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::CopyFileOptions;
+    /// # let source_url = String::new();
+    /// let copy = file.start_copy(&source_url, &CopyFileOptions::default()).await?;
+    /// println!("copy {} is {:?}", copy.id, copy.status);
+    /// # Ok(()) }
+    /// ```
     pub async fn start_copy(
         &self,
         source_url: &str,
@@ -259,6 +297,16 @@ impl FileClient {
 
     /// Abort Copy File: stops a pending copy, leaving the destination empty with its full
     /// size. A copy that is no longer pending fails with 409 `NoPendingCopyOperation`.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// # let copy_id = String::new();
+    /// match file.abort_copy(&copy_id, None).await {
+    ///     Err(e) if e.is_conflict() => println!("already finished"),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn abort_copy(&self, copy_id: &str, lease: Option<&LeaseId>) -> Result<()> {
         if copy_id.is_empty()
             || !copy_id

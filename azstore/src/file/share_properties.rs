@@ -24,6 +24,12 @@ use crate::http::Method;
 
 /// Properties of a share on create ([`ShareClient::create_with_options`]) or Set Share
 /// Properties ([`ShareClient::set_properties`]). Fields left `None` are not sent.
+///
+/// ```
+/// use azstore::file::ShareOptions;
+/// let options = ShareOptions::default().quota_gib(50).access_tier("Cool");
+/// assert_eq!(options.quota_gib, Some(50));
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]
@@ -133,6 +139,13 @@ struct PermissionBody {
 
 impl ShareClient {
     /// Create Share with quota, access tier, protocols, root squash and metadata.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use azstore::file::ShareOptions;
+    /// share.create_with_options(&ShareOptions::default().quota_gib(100).access_tier("Hot")).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with_options(&self, options: &ShareOptions) -> Result<FileWrite> {
         options.check()?;
         crate::blob::validate_metadata(&options.metadata)?;
@@ -148,6 +161,13 @@ impl ShareClient {
 
     /// Set Share Properties: quota, access tier and root squash (metadata and protocols
     /// cannot change here: `InvalidInput`). A leased share accepts the lease id.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use azstore::file::ShareOptions;
+    /// share.set_properties(&ShareOptions::default().quota_gib(500), None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_properties(
         &self,
         options: &ShareOptions,
@@ -172,6 +192,13 @@ impl ShareClient {
     /// Create Share Permission: stores a security descriptor (SDDL, up to 8 KiB as JSON
     /// body) at the share level and returns its key (`x-ms-file-permission-key`), to pass
     /// as [`FilePermission::Key`](crate::file::FilePermission::Key).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let key = share.create_permission("O:BAG:SYD:(A;;FA;;;BA)").await?;
+    /// println!("stored under {key}");
+    /// # Ok(()) }
+    /// ```
     pub async fn create_permission(&self, sddl: &str) -> Result<String> {
         if sddl.is_empty() || sddl.len() > crate::file::MAX_INLINE_PERMISSION {
             return Err(Error::invalid_input(format!(
@@ -195,6 +222,14 @@ impl ShareClient {
     }
 
     /// Get Share Permission: the SDDL stored under `key`.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// # let key = String::new();
+    /// let sddl = share.get_permission(&key).await?;
+    /// println!("{sddl}");
+    /// # Ok(()) }
+    /// ```
     pub async fn get_permission(&self, key: &str) -> Result<String> {
         if key.is_empty() || key.chars().any(char::is_control) {
             return Err(Error::invalid_input(
