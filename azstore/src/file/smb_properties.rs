@@ -67,12 +67,26 @@ impl FileAttributes {
     pub const NO_SCRUB_DATA: FileAttributes = FileAttributes(131_072);
 
     /// Whether every attribute of `other` is set here.
+    ///
+    /// ```
+    /// use azstore::file::FileAttributes;
+    /// let a = FileAttributes::READ_ONLY | FileAttributes::HIDDEN;
+    /// assert!(a.contains(FileAttributes::HIDDEN));
+    /// assert!(!a.contains(FileAttributes::ARCHIVE));
+    /// ```
     pub fn contains(self, other: FileAttributes) -> bool {
         self.0 & other.0 == other.0
     }
 
     /// Parses the wire form (`ReadOnly|Archive`, `None`; names case-insensitive, spaces
     /// around `|` allowed). An unknown name is an error.
+    ///
+    /// ```
+    /// use azstore::file::FileAttributes;
+    /// assert_eq!(FileAttributes::parse("ReadOnly | Archive")?, FileAttributes::READ_ONLY | FileAttributes::ARCHIVE);
+    /// assert!(FileAttributes::parse("Sticky").is_err());
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn parse(s: &str) -> Result<FileAttributes> {
         let mut out = FileAttributes::NONE;
         for part in s.split('|').map(str::trim).filter(|p| !p.is_empty()) {
@@ -333,7 +347,15 @@ impl SmbProperties {
         })
     }
 
-    /// The time of an [`SmbTime::At`] field, e.g. `p.smb.time_of(p.smb.last_write_time)`.
+    /// The time of an [`SmbTime::At`] field, e.g.
+    /// `SmbProperties::time_of(props.smb.last_write_time)`.
+    ///
+    /// ```
+    /// use azstore::file::{SmbProperties, SmbTime};
+    /// let t = time::macros::datetime!(2026-11-25 07:00 UTC);
+    /// assert_eq!(SmbProperties::time_of(Some(SmbTime::At(t))), Some(t));
+    /// assert_eq!(SmbProperties::time_of(Some(SmbTime::Now)), None);
+    /// ```
     pub fn time_of(t: Option<SmbTime>) -> Option<OffsetDateTime> {
         match t {
             Some(SmbTime::At(t)) => Some(t),
