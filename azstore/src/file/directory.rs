@@ -90,6 +90,13 @@ impl ListOptions {
 
 impl DirectoryClient {
     /// The path below the share (empty for the root).
+    ///
+    /// ```no_run
+    /// # fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// assert_eq!(share.directory("2026/11")?.path(), "2026/11");
+    /// assert_eq!(share.root().path(), "");
+    /// # Ok(()) }
+    /// ```
     pub fn path(&self) -> &str {
         &self.path
     }
