@@ -575,6 +575,14 @@ macro_rules! service_properties {
         impl $client {
             /// Get Service Properties: analytics logging, metrics and CORS rules (see
             /// [`ServiceProperties`]).
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# async fn demo(service: ", stringify!($client), ") -> azstore::Result<()> {")]
+            /// let props = service.get_service_properties().await?;
+            /// println!("CORS rules: {:?}", props.cors);
+            /// # Ok(()) }
+            /// ```
             pub async fn get_service_properties(&self) -> Result<ServiceProperties> {
                 get(self.pipeline()).await
             }
@@ -583,6 +591,17 @@ macro_rules! service_properties {
             /// left unchanged. Invalid settings (retention outside 1–365 days, more than 5
             /// CORS rules, a section this service does not have) are refused before sending.
             /// The service may take up to 30 s to apply them.
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# async fn demo(service: ", stringify!($client), ") -> azstore::Result<()> {")]
+            /// use azstore::service_properties::ServiceProperties;
+            /// // Remove every CORS rule, leave the other sections as they are.
+            /// let mut props = ServiceProperties::default();
+            /// props.cors = Some(vec![]);
+            /// service.set_service_properties(&props).await?;
+            /// # Ok(()) }
+            /// ```
             pub async fn set_service_properties(&self, props: &ServiceProperties) -> Result<()> {
                 set(self.pipeline(), props, $sections).await
             }
