@@ -13,6 +13,14 @@ use crate::http::Method;
 
 /// A block id. On the wire it is base64; before encoding it must be at most 64 bytes, and all
 /// ids of one blob must have the same length.
+///
+/// ```
+/// use azstore::blob::BlockId;
+/// let first = BlockId::numbered("upload-7", 0)?;
+/// let second = BlockId::numbered("upload-7", 1)?;
+/// assert_ne!(first, second);
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BlockId(String);
 
@@ -144,6 +152,15 @@ impl BlockOptions {
 }
 
 /// One block as returned by Get Block List.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::BlockListType;
+/// for b in blob.get_block_list(BlockListType::Committed).await?.committed {
+///     println!("{} ({} bytes)", b.id.as_str(), b.size);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BlockInfo {
@@ -154,6 +171,14 @@ pub struct BlockInfo {
 }
 
 /// Which blocks Get Block List returns.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::BlockListType;
+/// let staged = blob.get_block_list(BlockListType::Uncommitted).await?.uncommitted;
+/// println!("{} blocks staged but not committed", staged.len());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockListType {
     /// Committed blocks only.
@@ -165,6 +190,14 @@ pub enum BlockListType {
 }
 
 /// What Get Block List returns.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::BlockListType;
+/// let list = blob.get_block_list(BlockListType::All).await?;
+/// println!("{} committed ({:?} bytes), {} staged", list.committed.len(), list.content_length, list.uncommitted.len());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BlockList {
