@@ -22,9 +22,30 @@
 use std::fmt;
 
 /// Result alias used throughout azstore.
+///
+/// ```no_run
+/// async fn latest_report(account: &azstore::StorageAccount) -> azstore::Result<bytes::Bytes> {
+///     Ok(account.blob("reports", "latest.json")?.download().await?.body)
+/// }
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What went wrong, in the terms a caller acts on.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::ErrorKind;
+/// match blob.download().await {
+///     Ok(d) => println!("{} bytes", d.body.len()),
+///     Err(e) => match e.kind() {
+///         ErrorKind::NotFound => println!("nothing there yet"),
+///         ErrorKind::Auth => eprintln!("check the key, SAS or token: {e}"),
+///         ErrorKind::Transport | ErrorKind::Timeout => eprintln!("network trouble: {e}"),
+///         _ => return Err(e),
+///     },
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -72,6 +93,23 @@ pub enum ErrorKind {
 /// Append Block). Before doing it again, find out — read the resource, or use
 /// [`update`](crate::update::update), which recognises its own writes and settles an
 /// ambiguous last write before it answers.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::RequestSent;
+/// match queue.put_message("charge order 42").await {
+///     Ok(_) => {}
+///     Err(e) if e.request_sent() == RequestSent::No => {
+///         queue.put_message("charge order 42").await?; // nothing was sent: safe to repeat
+///     }
+///     Err(e) if e.request_sent() == RequestSent::Maybe => {
+///         eprintln!("may have been queued: the consumer must tolerate a duplicate if we resend");
+///         return Err(e);
+///     }
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RequestSent {
     /// Nothing was sent: input validation, signing, or connecting failed. Safe to retry.
@@ -89,6 +127,12 @@ macro_rules! error_codes {
         /// A service error code, as sent in `x-ms-error-code`, an XML `<Error><Code>` or a Table
         /// JSON `odata.error.code`. Known codes are variants so they can be matched without
         /// string comparison; anything else is kept in [`ErrorCode::Other`].
+        ///
+        /// ```
+        /// use azstore::ErrorCode;
+        /// assert_eq!(ErrorCode::parse("BlobAlreadyExists"), ErrorCode::BlobAlreadyExists);
+        /// assert_eq!(ErrorCode::parse("SomethingNew"), ErrorCode::Other("SomethingNew".into()));
+        /// ```
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum ErrorCode {
@@ -99,6 +143,11 @@ macro_rules! error_codes {
 
         impl ErrorCode {
             /// Parses a service error code.
+            ///
+            /// ```
+            /// use azstore::ErrorCode;
+            /// assert_eq!(ErrorCode::parse("ConditionNotMet"), ErrorCode::ConditionNotMet);
+            /// ```
             pub fn parse(code: &str) -> ErrorCode {
                 match code {
                     $( stringify!($name) => ErrorCode::$name, )*
@@ -107,6 +156,10 @@ macro_rules! error_codes {
             }
 
             /// The code as the service spells it.
+            ///
+            /// ```
+            /// assert_eq!(azstore::ErrorCode::LeaseIdMissing.as_str(), "LeaseIdMissing");
+            /// ```
             pub fn as_str(&self) -> &str {
                 match self {
                     $( ErrorCode::$name => stringify!($name), )*
@@ -168,11 +221,24 @@ impl fmt::Display for ErrorCode {
 
 impl ErrorCode {
     /// Whether this code is about a lease (held by someone else, missing, mismatched, lost).
+    ///
+    /// ```
+    /// use azstore::ErrorCode;
+    /// assert!(ErrorCode::LeaseAlreadyPresent.is_lease_code());
+    /// assert!(!ErrorCode::ConditionNotMet.is_lease_code());
+    /// ```
     pub fn is_lease_code(&self) -> bool {
         self.as_str().starts_with("Lease") || *self == ErrorCode::InfiniteLeaseDurationRequired
     }
 
     /// Whether this code says a lease the caller believed it held is no longer valid.
+    ///
+    /// ```
+    /// use azstore::ErrorCode;
+    /// // Someone else holds it now: lost. Someone else held it before we asked: not "lost".
+    /// assert!(ErrorCode::LeaseIdMismatchWithBlobOperation.means_lease_lost());
+    /// assert!(!ErrorCode::LeaseAlreadyPresent.means_lease_lost());
+    /// ```
     pub fn means_lease_lost(&self) -> bool {
         use ErrorCode::*;
         matches!(
