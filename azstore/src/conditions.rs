@@ -51,6 +51,14 @@ impl ETag {
 
     /// Wraps an ETag, refusing (with `InvalidInput`) one that is empty or blank or holds a
     /// character that cannot be sent in an HTTP header.
+    ///
+    /// ```
+    /// use azstore::ETag;
+    /// // An ETag from a web form or a message: check it before trusting it in If-Match.
+    /// let etag = ETag::parse("\"0x8DCB1\"")?;
+    /// assert!(ETag::parse("   ").is_err());
+    /// # let _ = etag; Ok::<(), azstore::Error>(())
+    /// ```
     pub fn parse(s: impl Into<String>) -> Result<ETag> {
         let s = s.into();
         if s.trim().is_empty() {
@@ -398,13 +406,38 @@ impl Conditions {
     }
 
     setters! {
-        /// Adds a lease id to these conditions.
+        /// Adds a lease id to these conditions (required to write a leased resource).
+        ///
+        /// ```
+        /// use azstore::{Conditions, ETag, LeaseId};
+        /// let lease = LeaseId::random();
+        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).with_lease(&lease);
+        /// assert_eq!(c.lease_id, Some(lease));
+        /// ```
         with_lease => lease lease_id;
         /// Adds an `If-Modified-Since`.
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId, OffsetDateTime};
+        /// let c = Conditions::lease(&LeaseId::random()).and_if_modified_since(OffsetDateTime::now_utc());
+        /// assert!(c.if_modified_since.is_some());
+        /// ```
         and_if_modified_since => some if_modified_since: OffsetDateTime;
         /// Adds an `If-Unmodified-Since`.
+        ///
+        /// ```
+        /// use azstore::{Conditions, OffsetDateTime};
+        /// let c = Conditions::if_tags(r#""stage" = 'draft'"#).and_if_unmodified_since(OffsetDateTime::now_utc());
+        /// assert!(c.if_unmodified_since.is_some());
+        /// ```
         and_if_unmodified_since => some if_unmodified_since: OffsetDateTime;
         /// Adds an `x-ms-if-tags` expression.
+        ///
+        /// ```
+        /// use azstore::{Conditions, ETag};
+        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).and_if_tags(r#""owner" = 'a'"#);
+        /// assert!(c.if_tags.is_some());
+        /// ```
         and_if_tags => into if_tags;
     }
 

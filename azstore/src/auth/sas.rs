@@ -30,6 +30,18 @@ const ACCOUNT_PERMS: &str = "rwdxylacuptfi";
 /// Builds SAS tokens. Permissions are letters (`r` read, `a` add, `c` create, `w` write,
 /// `d` delete, `l` list, `u` update, `p` process, …); they are put into the order the service
 /// requires, and letters the resource does not support are refused.
+///
+/// ```
+/// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+/// use time::{Duration, OffsetDateTime};
+/// let key = SharedKeyCredential::new("acct", "a2V5")?;
+/// // "wr" is put in the service's order: sp=rw.
+/// let sas = SasBuilder::new("wr", OffsetDateTime::now_utc() + Duration::hours(1)).container(&key, "uploads")?;
+/// assert!(sas.expose_secret().contains("sp=rw"));
+/// // A letter the resource does not support is refused before anything is signed.
+/// assert!(SasBuilder::new("z", OffsetDateTime::now_utc()).queue(&key, "jobs").is_err());
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct SasBuilder {
@@ -533,36 +545,85 @@ impl UserDelegationKey {
     }
 
     /// The account the key belongs to.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("{}", key.account());
+    /// # Ok(()) }
+    /// ```
     pub fn account(&self) -> &str {
         &self.account
     }
 
     /// `SignedOid`: the Microsoft Entra object id of the identity that asked for the key.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("issued to {}", key.object_id());
+    /// # Ok(()) }
+    /// ```
     pub fn object_id(&self) -> &str {
         &self.signed.object_id
     }
 
     /// `SignedTid`: the Microsoft Entra tenant id.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("tenant {}", key.tenant_id());
+    /// # Ok(()) }
+    /// ```
     pub fn tenant_id(&self) -> &str {
         &self.signed.tenant_id
     }
 
     /// `SignedStart`, as the service wrote it.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("valid from {}", key.start());
+    /// # Ok(()) }
+    /// ```
     pub fn start(&self) -> &str {
         &self.signed.start
     }
 
     /// `SignedExpiry`, as the service wrote it.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("valid until {}", key.expiry());
+    /// # Ok(()) }
+    /// ```
     pub fn expiry(&self) -> &str {
         &self.signed.expiry
     }
 
     /// `SignedService` (`b` for Blob).
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// assert_eq!(key.service(), "b");
+    /// # Ok(()) }
+    /// ```
     pub fn service(&self) -> &str {
         &self.signed.service
     }
 
     /// `SignedVersion`: the service version that issued the key.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("issued by version {}", key.version());
+    /// # Ok(()) }
+    /// ```
     pub fn version(&self) -> &str {
         &self.signed.version
     }

@@ -13,6 +13,14 @@ use backoff::backoff::Backoff as _;
 use rand::Rng;
 
 /// How random the delays are.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::http::{Jitter, RetryPolicy};
+/// // ±20 % around each delay of the schedule.
+/// let policy = RetryPolicy::default().jitter(Jitter::Proportional(0.2)).initial_delay(Duration::from_millis(100));
+/// # let _ = policy;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Jitter {
     /// No randomness (deterministic schedules, e.g. in tests).
@@ -176,6 +184,23 @@ impl RetryPolicy {
 }
 
 /// One running schedule: call [`Backoff::next_delay`] after each failure.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::http::RetryPolicy;
+/// // The same schedule the pipeline uses, for a loop of your own.
+/// let mut backoff = RetryPolicy::default().schedule();
+/// loop {
+///     match blob.get_properties().await {
+///         Err(e) if e.is_retryable() => match backoff.next_delay() {
+///             Some(d) => tokio::time::sleep(d).await,
+///             None => return Err(e),
+///         },
+///         other => break other.map(drop),
+///     }
+/// }
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Backoff {
     inner: backoff::ExponentialBackoff,
@@ -186,6 +211,14 @@ pub struct Backoff {
 
 impl Backoff {
     /// The delay before the next attempt, or `None` when the policy says stop.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::http::{Jitter, RetryPolicy};
+    /// let mut b = RetryPolicy::default().jitter(Jitter::None).max_retries(1).schedule();
+    /// assert_eq!(b.next_delay(), Some(Duration::from_millis(200)));
+    /// assert_eq!(b.next_delay(), None);
+    /// ```
     pub fn next_delay(&mut self) -> Option<Duration> {
         if self.retries >= self.policy.max_retries {
             return None;
@@ -211,6 +244,14 @@ impl Backoff {
     /// The delay before the next attempt when the service asked for `retry_after`: the
     /// schedule's delay, raised to the requested one but never above the policy's max delay.
     /// `None` when the policy says stop.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::http::{Jitter, RetryPolicy};
+    /// let mut b = RetryPolicy::default().jitter(Jitter::None).schedule();
+    /// // The service asked for 2 s (Retry-After): more than the schedule's 200 ms.
+    /// assert_eq!(b.next_delay_after(Some(Duration::from_secs(2))), Some(Duration::from_secs(2)));
+    /// ```
     pub fn next_delay_after(&mut self, retry_after: Option<Duration>) -> Option<Duration> {
         let delay = self.next_delay()?;
         Some(match retry_after {
@@ -220,11 +261,22 @@ impl Backoff {
     }
 
     /// How many delays were handed out so far.
+    ///
+    /// ```
+    /// let mut b = azstore::http::RetryPolicy::default().schedule();
+    /// b.next_delay();
+    /// assert_eq!(b.retries(), 1);
+    /// ```
     pub fn retries(&self) -> u32 {
         self.retries
     }
 
     /// Time since the schedule started.
+    ///
+    /// ```
+    /// let b = azstore::http::RetryPolicy::default().schedule();
+    /// assert!(b.elapsed() < std::time::Duration::from_secs(60));
+    /// ```
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
