@@ -19,6 +19,15 @@ use crate::lease::keepalive::{
 use crate::lease::{Leasable, LeaseDuration};
 
 /// The result of [`LeaseGuard::release`].
+///
+/// ```no_run
+/// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+/// use azstore::lease::ReleaseOutcome;
+/// if let ReleaseOutcome::AlreadyGone { code } = guard.release().await? {
+///     eprintln!("the lease had already ended ({code:?}): someone else may have written since");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReleaseOutcome {

@@ -78,6 +78,14 @@ impl LockStatus {
 }
 
 /// Who acquired a lock, as recorded in the lock blob's metadata.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// if let Some(owner) = lock.status().await?.owner {
+///     println!("{} (pid {:?}, label {:?}) since {:?}", owner.host, owner.pid, owner.label, owner.acquired_at);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LockOwner {

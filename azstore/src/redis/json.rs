@@ -107,11 +107,23 @@ impl<T> RedisJson<T> {
     }
 
     /// The key.
+    ///
+    /// ```no_run
+    /// # fn demo(doc: azstore::redis::RedisJson<u64>) {
+    /// println!("{}", doc.key());
+    /// # }
+    /// ```
     pub fn key(&self) -> &str {
         &self.key
     }
 
     /// The client.
+    ///
+    /// ```no_run
+    /// # async fn demo(doc: azstore::redis::RedisJson<u64>) -> azstore::Result<()> {
+    /// doc.client().ping().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn client(&self) -> &RedisClient {
         &self.client
     }

@@ -164,6 +164,13 @@ impl RedisLease {
     }
 
     /// Records the duration to renew with (for a lease acquired by another `RedisLease`).
+    ///
+    /// ```no_run
+    /// # fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::lease::LeaseDuration;
+    /// let lease = redis.lease("leader:billing")?.with_duration(LeaseDuration::seconds(30)?);
+    /// # let _ = lease; Ok(()) }
+    /// ```
     #[must_use]
     pub fn with_duration(self, duration: LeaseDuration) -> RedisLease {
         self.duration_ms
@@ -172,11 +179,23 @@ impl RedisLease {
     }
 
     /// The key.
+    ///
+    /// ```no_run
+    /// # fn demo(lease: azstore::redis::RedisLease) {
+    /// println!("{}", lease.key());
+    /// # }
+    /// ```
     pub fn key(&self) -> &str {
         &self.key
     }
 
     /// The client.
+    ///
+    /// ```no_run
+    /// # async fn demo(lease: azstore::redis::RedisLease) -> azstore::Result<()> {
+    /// lease.client().ping().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn client(&self) -> &RedisClient {
         &self.client
     }

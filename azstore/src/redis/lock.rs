@@ -124,21 +124,45 @@ impl RedisLock {
     }
 
     /// The lease key.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// println!("lock key {}, fencing counter in {}", lock.key(), lock.fence_key());
+    /// # }
+    /// ```
     pub fn key(&self) -> &str {
         self.lease.key()
     }
 
     /// The key holding the fencing counter.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// assert_ne!(lock.fence_key(), lock.key());
+    /// # }
+    /// ```
     pub fn fence_key(&self) -> &str {
         &self.fence_key
     }
 
     /// The options.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// println!("{:?}", lock.options());
+    /// # }
+    /// ```
     pub fn options(&self) -> &LockOptions {
         &self.options
     }
 
     /// The lease (e.g. to break it by hand).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// println!("held by {:?}", lock.lease().holder().await?);
+    /// # Ok(()) }
+    /// ```
     pub fn lease(&self) -> &RedisLease {
         &self.lease
     }
@@ -337,6 +361,15 @@ impl RedisLock {
 }
 
 /// What [`RedisLock::status`] reports.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+/// let s = lock.status().await?;
+/// if s.locked {
+///     println!("held by {:?} for another {:?} (token {:?})", s.owner, s.remaining, s.fencing_token);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisLockStatus {
@@ -354,6 +387,18 @@ pub struct RedisLockStatus {
 
 /// A held [`RedisLock`]: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Held::release); dropping it releases in the background.
+///
+/// ```no_run
+/// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::redis::HeldRedisLock;
+/// let held: Option<HeldRedisLock> = redis.lock("locks:nightly")?.acquire(Duration::from_secs(5)).await?;
+/// if let Some(held) = held {
+///     println!("token {}", held.fencing_token());
+///     held.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
 pub type HeldRedisLock = Held<RedisLease>;
 
 #[cfg(test)]

@@ -29,6 +29,13 @@ pub(crate) const GUID: &str = "$azstore::Guid";
 ///
 /// `Serialize`/`Deserialize` are implemented, so an `EdmValue` can be a field of a typed
 /// entity struct, and a dynamic [`Entity`] round-trips every type exactly.
+///
+/// ```
+/// use azstore::table::{EdmValue, Entity};
+/// let e = Entity::new("p", "r").with("Count", 3_i64).with("Ratio", 0.5).with("Raw", vec![1u8, 2]);
+/// assert_eq!(e.get("Count"), Some(&EdmValue::Int64(3)));
+/// assert_eq!(e.get("Raw").map(EdmValue::edm_type), Some("Edm.Binary"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "$azstore::EdmValue")]
 pub enum EdmValue {
@@ -229,6 +236,17 @@ from_impl!(String => String, &str => String, i32 => Int32, i64 => Int64, f64 => 
 /// Use it as a field type in a typed entity (`time::OffsetDateTime` has no serde support
 /// enabled here); it serializes as `Edm.DateTime` with 7 fractional digits
 /// (`2026-11-22T00:13:20.1234567Z`). Nanoseconds below 100 ns are truncated.
+///
+/// ```
+/// use azstore::table::DateTime;
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// #[serde(rename_all = "PascalCase")]
+/// struct Visit { partition_key: String, row_key: String, at: DateTime }
+/// let v = Visit { partition_key: "2026-11".into(), row_key: "v1".into(), at: DateTime::now() };
+/// let e = azstore::table::to_entity(&v)?;
+/// assert_eq!(e.get("At").map(|x| x.edm_type()), Some("Edm.DateTime"));
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DateTime(OffsetDateTime);
 
