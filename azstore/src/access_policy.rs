@@ -25,6 +25,17 @@ use crate::error::{Error, Result};
 pub(crate) const MAX_POLICIES: usize = 5;
 
 /// One stored access policy (a `<SignedIdentifier>`).
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::access_policy::SignedIdentifier;
+/// let now = azstore::OffsetDateTime::now_utc();
+/// // Producers may add messages for 30 days; revoke them all by removing the policy.
+/// let producers = SignedIdentifier::new("producers", "a")
+///     .expiry(now + std::time::Duration::from_secs(30 * 86400));
+/// queue.set_access_policy(&[producers]).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SignedIdentifier {
@@ -42,6 +53,13 @@ pub struct SignedIdentifier {
 impl SignedIdentifier {
     /// A policy `id` granting `permission` (an empty string grants none), with no start or
     /// expiry.
+    ///
+    /// ```
+    /// use azstore::access_policy::SignedIdentifier;
+    /// let readers = SignedIdentifier::new("readers", "rl");
+    /// assert_eq!(readers.permission.as_deref(), Some("rl"));
+    /// assert_eq!(SignedIdentifier::new("none", "").permission, None);
+    /// ```
     pub fn new(id: impl Into<String>, permission: impl Into<String>) -> SignedIdentifier {
         let permission = permission.into();
         SignedIdentifier {
@@ -53,10 +71,26 @@ impl SignedIdentifier {
     }
 
     setters! {
-        /// Sets the start of validity.
+        /// When the policy starts to apply (sent in whole seconds, UTC). Default: none, so
+        /// it applies from the moment it is stored (or from the SAS's own start).
+        ///
+        /// ```
+        /// use azstore::access_policy::SignedIdentifier;
+        /// let start = time::macros::datetime!(2026-12-01 00:00:00 UTC);
+        /// let december = SignedIdentifier::new("december", "r").start(start);
+        /// assert_eq!(december.start, Some(start));
+        /// ```
         #[must_use]
         start => some start: OffsetDateTime;
-        /// Sets the end of validity.
+        /// When the policy stops applying (sent in whole seconds, UTC). Default: none, so a
+        /// SAS that names the policy must carry its own expiry.
+        ///
+        /// ```
+        /// use azstore::access_policy::SignedIdentifier;
+        /// let end = time::macros::datetime!(2026-12-31 23:59:59 UTC);
+        /// let until = SignedIdentifier::new("year-end", "r").expiry(end);
+        /// assert_eq!(until.expiry, Some(end));
+        /// ```
         #[must_use]
         expiry => some expiry: OffsetDateTime;
     }

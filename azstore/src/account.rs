@@ -17,6 +17,13 @@ pub const DEV_KEY: &str =
 pub const CONNECTION_STRING_ENV: &str = "AZURE_STORAGE_CONNECTION_STRING";
 
 /// One of the four storage services.
+///
+/// ```
+/// use azstore::{Service, StorageAccount};
+/// let account = StorageAccount::development();
+/// assert_eq!(account.endpoint(Service::Table)?.url(), "http://127.0.0.1:10002/devstoreaccount1");
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Service {
     /// Blob storage (containers and blobs).
@@ -41,6 +48,13 @@ impl Service {
 }
 
 /// Ports of the local emulators, for [`StorageAccount::emulator`].
+///
+/// ```
+/// use azstore::EmulatorPorts;
+/// // Azurite started with other ports, no File service.
+/// let ports = EmulatorPorts { blob: 20000, queue: 20001, table: 20002, file: None };
+/// # let _ = ports;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EmulatorPorts {
     /// Azurite's Blob service (default 10000).
@@ -66,6 +80,14 @@ impl Default for EmulatorPorts {
 
 /// A service endpoint: `https://acct.blob.core.windows.net` (host style) or
 /// `http://127.0.0.1:10000/devstoreaccount1` (path style, as Azurite uses).
+///
+/// ```
+/// use azstore::Endpoint;
+/// let e = Endpoint::parse("http://127.0.0.1:10000/devstoreaccount1/")?;
+/// assert_eq!(e.origin(), "http://127.0.0.1:10000");
+/// assert_eq!(e.path_prefix(), "/devstoreaccount1");
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     /// `scheme://host[:port]`
@@ -76,6 +98,12 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// Parses an endpoint URL. A query string is not allowed (put a SAS in the credential).
+    ///
+    /// ```
+    /// use azstore::Endpoint;
+    /// assert!(Endpoint::parse("https://acct.blob.core.windows.net").is_ok());
+    /// assert!(Endpoint::parse("https://acct.blob.core.windows.net/?sv=2025-11-05").is_err());
+    /// ```
     pub fn parse(url: &str) -> Result<Endpoint> {
         let url = url.trim();
         let (scheme, rest) = url
@@ -105,16 +133,34 @@ impl Endpoint {
     }
 
     /// `scheme://host[:port]`
+    ///
+    /// ```
+    /// let e = azstore::Endpoint::parse("https://acct.blob.core.windows.net")?;
+    /// assert_eq!(e.origin(), "https://acct.blob.core.windows.net");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn origin(&self) -> &str {
         &self.origin
     }
 
     /// The path prefix: empty for host-style endpoints, `/account` for path-style ones.
+    ///
+    /// ```
+    /// let e = azstore::Endpoint::parse("https://acct.blob.core.windows.net")?;
+    /// assert_eq!(e.path_prefix(), "");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn path_prefix(&self) -> &str {
         &self.prefix
     }
 
     /// The endpoint as a URL without trailing slash.
+    ///
+    /// ```
+    /// let e = azstore::Endpoint::parse("http://127.0.0.1:10000/devstoreaccount1/")?;
+    /// assert_eq!(e.url(), "http://127.0.0.1:10000/devstoreaccount1");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn url(&self) -> String {
         format!("{}{}", self.origin, self.prefix)
     }
@@ -127,6 +173,16 @@ impl fmt::Display for Endpoint {
 }
 
 /// An account: its name, how to authorize, and where each service lives.
+///
+/// ```no_run
+/// # async fn demo() -> azstore::Result<()> {
+/// use azstore::StorageAccount;
+/// // From AZURE_STORAGE_CONNECTION_STRING (or the other variables `from_env` reads).
+/// let account = StorageAccount::from_env()?;
+/// let blob = account.blob("reports", "q4.json")?;
+/// let queue = account.queue("jobs")?;
+/// # let _ = (blob, queue); Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct StorageAccount {
     name: String,
@@ -140,6 +196,14 @@ pub struct StorageAccount {
 impl StorageAccount {
     /// An account with a SharedKey credential and the public-cloud endpoints
     /// (`https://{name}.{service}.core.windows.net`).
+    ///
+    /// ```
+    /// use azstore::{Service, StorageAccount};
+    /// let key = "c2VjcmV0LWtleQ=="; // in real code: from a secret store, never from source
+    /// let account = StorageAccount::new("contoso", key)?;
+    /// assert_eq!(account.endpoint(Service::Queue)?.url(), "https://contoso.queue.core.windows.net");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn new(name: &str, key_base64: &str) -> Result<StorageAccount> {
         validate_account_name(name)?;
         let cred = SharedKeyCredential::new(name, key_base64)?;
@@ -155,6 +219,11 @@ impl StorageAccount {
     /// When the emulators run elsewhere (e.g. `scripts/azurite` fell back to free ports), use
     /// [`StorageAccount::emulator`] or [`StorageAccount::from_env`] with the connection
     /// string the script exports.
+    ///
+    /// ```
+    /// let account = azstore::StorageAccount::development();
+    /// assert_eq!(account.name(), "devstoreaccount1");
+    /// ```
     pub fn development() -> StorageAccount {
         StorageAccount::emulator("127.0.0.1", EmulatorPorts::default())
             .expect("the default emulator endpoints are valid")
@@ -232,6 +301,14 @@ impl StorageAccount {
     /// credential use [`crate::http::TransportOptions::from_env`].
     ///
     /// When nothing fits, the error lists every variable it looked for (never a value).
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// // AZURE_STORAGE_ACCOUNT_NAME=contoso AZURE_STORAGE_KEY=... my-app
+    /// let account = azstore::StorageAccount::from_env()?;
+    /// println!("using account {}", account.name());
+    /// # Ok(()) }
+    /// ```
     pub fn from_env() -> Result<StorageAccount> {
         env::resolve(&|k| std::env::var(k).ok())
     }
@@ -393,26 +470,66 @@ impl StorageAccount {
 
     setters! {
         /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
+        ///
+        /// ```
+        /// use azstore::StorageAccount;
+        /// use azstore::credential::{Credential, SasToken};
+        /// let account = StorageAccount::development()
+        ///     .with_credential(Credential::Sas(SasToken::new("sv=2025-11-05&sp=r&sig=c2ln")?));
+        /// assert!(matches!(account.credential(), Credential::Sas(_)));
+        /// # Ok::<(), azstore::Error>(())
+        /// ```
         with_credential => set credential: Credential;
     }
 
-    /// Sets or replaces one service's endpoint.
+    /// Sets or replaces one service's endpoint (parsed here; a query string is refused),
+    /// e.g. a private endpoint or an emulator on another port. The other services keep
+    /// theirs.
+    ///
+    /// ```
+    /// use azstore::{Service, StorageAccount};
+    /// let account = StorageAccount::development()
+    ///     .with_endpoint(Service::Blob, "http://127.0.0.1:20000/devstoreaccount1")?;
+    /// assert_eq!(account.endpoint(Service::Blob)?.url(), "http://127.0.0.1:20000/devstoreaccount1");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn with_endpoint(mut self, service: Service, url: &str) -> Result<StorageAccount> {
         *self.slot(service) = Some(Endpoint::parse(url)?);
         Ok(self)
     }
 
     /// The account name.
+    ///
+    /// ```
+    /// let account = azstore::StorageAccount::from_connection_string("AccountName=contoso")?;
+    /// assert_eq!(account.name(), "contoso");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// How requests are authorized.
+    ///
+    /// ```
+    /// use azstore::credential::Credential;
+    /// let account = azstore::StorageAccount::development();
+    /// assert!(matches!(account.credential(), Credential::SharedKey(_)));
+    /// ```
     pub fn credential(&self) -> &Credential {
         &self.credential
     }
 
     /// The endpoint of `service`, or an `InvalidInput` error when the account has none.
+    ///
+    /// ```
+    /// use azstore::{Service, StorageAccount};
+    /// let account = StorageAccount::from_connection_string(
+    ///     "AccountName=contoso;AccountKey=a2V5;BlobEndpoint=https://cdn.contoso.com",
+    /// )?;
+    /// assert_eq!(account.endpoint(Service::Blob)?.url(), "https://cdn.contoso.com");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn endpoint(&self, service: Service) -> Result<&Endpoint> {
         match service {
             Service::Blob => self.blob.as_ref(),

@@ -83,11 +83,24 @@ impl Eq for Clock {}
 impl Clock {
     /// The system clock that counts through suspend where the OS offers one (see the
     /// [module docs](self)). This is the default.
+    ///
+    /// ```
+    /// use azstore::clock::Clock;
+    /// assert_eq!(Clock::system(), Clock::default());
+    /// ```
     pub fn system() -> Clock {
         Clock(Source::System)
     }
 
-    /// The current reading.
+    /// The current reading: the time since the clock's origin.
+    ///
+    /// ```
+    /// let clock = azstore::clock::Clock::system();
+    /// let started = clock.now();
+    /// // ... work ...
+    /// let took = clock.now() - started; // counts a system suspend in between, on Linux
+    /// # let _ = took;
+    /// ```
     pub fn now(&self) -> Duration {
         match &self.0 {
             Source::System => system_now(),
@@ -96,6 +109,12 @@ impl Clock {
     }
 
     /// Whether this is a [`ManualClock`]'s clock.
+    ///
+    /// ```
+    /// use azstore::clock::{Clock, ManualClock};
+    /// assert!(ManualClock::new().clock().is_manual());
+    /// assert!(!Clock::system().is_manual());
+    /// ```
     pub fn is_manual(&self) -> bool {
         matches!(self.0, Source::Manual(_))
     }
@@ -150,11 +169,26 @@ pub struct ManualClock(Arc<AtomicU64>);
 
 impl ManualClock {
     /// A clock reading zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let manual = azstore::clock::ManualClock::new();
+    /// assert_eq!(manual.clock().now(), Duration::ZERO);
+    /// ```
     pub fn new() -> ManualClock {
         ManualClock::default()
     }
 
-    /// Moves the clock forward by `by` (saturating).
+    /// Moves the clock forward by `by` (saturating). Every [`Clock`] made by
+    /// [`clock`](Self::clock) sees the move at once, from any thread.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let manual = azstore::clock::ManualClock::new();
+    /// let clock = manual.clock();
+    /// manual.advance(Duration::from_secs(20)); // "the process was paused for 20 s"
+    /// assert_eq!(clock.now(), Duration::from_secs(20));
+    /// ```
     pub fn advance(&self, by: Duration) {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
         let _ = self
@@ -165,6 +199,14 @@ impl ManualClock {
     }
 
     /// The [`Clock`] to hand to a guard.
+    ///
+    /// ```
+    /// use azstore::clock::ManualClock;
+    /// use azstore::lease::GuardOptions;
+    /// let manual = ManualClock::new();
+    /// let options = GuardOptions::default().clock(manual.clock());
+    /// # let _ = options;
+    /// ```
     pub fn clock(&self) -> Clock {
         Clock(Source::Manual(self.0.clone()))
     }

@@ -39,12 +39,26 @@ pub struct ETag(String);
 impl ETag {
     /// Wraps an ETag exactly as the service returned it (quotes included). Not checked here:
     /// an invalid one is refused when a request would carry it (see the type docs).
+    ///
+    /// ```
+    /// // An ETag kept from an earlier read, e.g. in a database row.
+    /// let etag = azstore::ETag::new("\"0x8DCB1A2B3C4D5E6\"");
+    /// assert_eq!(etag.as_str(), "\"0x8DCB1A2B3C4D5E6\"");
+    /// ```
     pub fn new(s: impl Into<String>) -> ETag {
         ETag(s.into())
     }
 
     /// Wraps an ETag, refusing (with `InvalidInput`) one that is empty or blank or holds a
     /// character that cannot be sent in an HTTP header.
+    ///
+    /// ```
+    /// use azstore::ETag;
+    /// // An ETag from a web form or a message: check it before trusting it in If-Match.
+    /// let etag = ETag::parse("\"0x8DCB1\"")?;
+    /// assert!(ETag::parse("   ").is_err());
+    /// # let _ = etag; Ok::<(), azstore::Error>(())
+    /// ```
     pub fn parse(s: impl Into<String>) -> Result<ETag> {
         let s = s.into();
         if s.trim().is_empty() {
@@ -61,6 +75,12 @@ impl ETag {
     }
 
     /// The ETag as sent on the wire.
+    ///
+    /// ```
+    /// let etag = azstore::ETag::parse("W/\"datetime'2026-11-22T00%3A04%3A18.08Z'\"")?;
+    /// assert!(etag.as_str().starts_with("W/"));
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -85,11 +105,26 @@ impl From<&str> for ETag {
 }
 
 /// A lease id (a GUID string) proving the holder of a lease.
+///
+/// ```
+/// use azstore::{Conditions, LeaseId};
+/// let id = LeaseId::random();
+/// let writes_as_holder = Conditions::lease(&id);
+/// assert_eq!(writes_as_holder.lease_id, Some(id));
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct LeaseId(String);
 
 impl LeaseId {
-    /// Wraps a lease id. It must be a GUID.
+    /// Wraps a lease id. It must be a GUID (`InvalidInput` otherwise).
+    ///
+    /// ```
+    /// use azstore::LeaseId;
+    /// // A lease id handed over by another process, e.g. in an environment variable.
+    /// let id = LeaseId::new("6a1f9b2c-3d4e-4f50-8a6b-7c8d9e0f1a2b")?;
+    /// assert!(LeaseId::new("not-a-guid").is_err());
+    /// # let _ = id; Ok::<(), azstore::Error>(())
+    /// ```
     pub fn new(s: impl Into<String>) -> Result<LeaseId> {
         let s = s.into();
         uuid::Uuid::parse_str(&s).map_err(|_| Error::invalid_input("lease id must be a GUID"))?;
@@ -97,6 +132,11 @@ impl LeaseId {
     }
 
     /// A new random lease id (for a proposed id on acquire or change).
+    ///
+    /// ```
+    /// use azstore::LeaseId;
+    /// assert_ne!(LeaseId::random(), LeaseId::random());
+    /// ```
     pub fn random() -> LeaseId {
         LeaseId(uuid::Uuid::new_v4().to_string())
     }
@@ -107,6 +147,11 @@ impl LeaseId {
     }
 
     /// The id as sent on the wire.
+    ///
+    /// ```
+    /// let id = azstore::LeaseId::random();
+    /// assert_eq!(id.as_str().len(), 36);
+    /// ```
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -123,6 +168,14 @@ impl fmt::Display for LeaseId {
 /// Where a condition is required (Table update, merge and delete), this is what you pass:
 /// the ETag you read (`&etag` converts) for an optimistic write, or [`MatchCondition::Any`]
 /// to force it, so an unconditional write is always a visible choice.
+///
+/// ```
+/// use azstore::{ETag, MatchCondition};
+/// let etag = ETag::new("W/\"datetime'2026-11-22T00%3A04%3A18.08Z'\"");
+/// let only_this_version: MatchCondition = (&etag).into();
+/// assert_eq!(only_this_version.header_value(), etag.as_str());
+/// assert_eq!(MatchCondition::Any.header_value(), "*");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MatchCondition {
     /// `*`: any existing version.
@@ -133,6 +186,10 @@ pub enum MatchCondition {
 
 impl MatchCondition {
     /// The header value.
+    ///
+    /// ```
+    /// assert_eq!(azstore::MatchCondition::Any.header_value(), "*");
+    /// ```
     pub fn header_value(&self) -> &str {
         match self {
             MatchCondition::Any => "*",
@@ -156,6 +213,16 @@ impl From<&ETag> for MatchCondition {
 /// The conditions of one request. [`Conditions::none()`] (also `Default`) means
 /// *last writer wins*. Combine with the builder methods:
 /// `Conditions::if_match(&etag).with_lease(&lease_id)`.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// let current = blob.get_properties().await?;
+/// // Our lease, and nobody changed the blob since the read.
+/// let conditions = Conditions::if_match(&current.etag).with_lease(&lease);
+/// blob.upload("next version", &conditions).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[must_use]
 pub struct Conditions {
@@ -204,16 +271,39 @@ impl Allowed {
 
 impl Conditions {
     /// No condition: the write replaces whatever is there (last writer wins).
+    ///
+    /// ```
+    /// assert!(azstore::Conditions::none().is_unconditional());
+    /// ```
     pub fn none() -> Conditions {
         Conditions::default()
     }
 
-    /// Only if the current version is `etag` (optimistic update).
+    /// Only if the current version is `etag` (optimistic update): 412 `ConditionNotMet`
+    /// when someone wrote since.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let read = blob.download().await?;
+    /// let mut text = String::from_utf8_lossy(&read.body).into_owned();
+    /// text.push_str("\none more line");
+    /// match blob.upload(text, &Conditions::if_match(&read.properties.etag)).await {
+    ///     Err(e) if e.is_precondition_failed() => println!("changed since the read: start over"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn if_match(etag: &ETag) -> Conditions {
         Conditions::none().and_if_match(etag)
     }
 
-    /// Only if the resource exists (`If-Match: *`).
+    /// Only if the resource exists (`If-Match: *`): a write that must not create.
+    ///
+    /// ```
+    /// use azstore::{Conditions, MatchCondition};
+    /// assert_eq!(Conditions::if_exists().if_match, Some(MatchCondition::Any));
+    /// ```
     pub fn if_exists() -> Conditions {
         Conditions {
             if_match: Some(MatchCondition::Any),
@@ -222,6 +312,16 @@ impl Conditions {
     }
 
     /// Only if the current version is not `etag` (reads: 304 when unchanged).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, cached: azstore::ETag) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// match blob.download_if(&Conditions::if_none_match(&cached)).await {
+    ///     Err(e) if e.is_not_modified() => println!("our copy is current"),
+    ///     other => println!("new content: {} bytes", other?.body.len()),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn if_none_match(etag: &ETag) -> Conditions {
         Conditions {
             if_none_match: Some(etag.into()),
@@ -230,6 +330,17 @@ impl Conditions {
     }
 
     /// Only if nothing exists yet (`If-None-Match: *`): create-only, the "designated create".
+    /// 409 `BlobAlreadyExists` when someone else created it first.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// match blob.upload("initial", &Conditions::if_not_exists()).await {
+    ///     Err(e) if e.is_conflict() => println!("already initialised"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn if_not_exists() -> Conditions {
         Conditions {
             if_none_match: Some(MatchCondition::Any),
@@ -238,43 +349,105 @@ impl Conditions {
     }
 
     /// Only if modified after `t`.
+    ///
+    /// ```
+    /// use azstore::{Conditions, OffsetDateTime};
+    /// let an_hour_ago = OffsetDateTime::now_utc() - time::Duration::hours(1);
+    /// let fresh_only = Conditions::if_modified_since(an_hour_ago);
+    /// # let _ = fresh_only;
+    /// ```
     pub fn if_modified_since(t: OffsetDateTime) -> Conditions {
         Conditions::none().and_if_modified_since(t)
     }
 
     /// Only if not modified after `t`.
+    ///
+    /// ```
+    /// use azstore::{Conditions, OffsetDateTime};
+    /// let cutoff = time::macros::datetime!(2026-11-01 00:00:00 UTC);
+    /// let untouched_since = Conditions::if_unmodified_since(cutoff);
+    /// # let _ = (untouched_since, OffsetDateTime::now_utc());
+    /// ```
     pub fn if_unmodified_since(t: OffsetDateTime) -> Conditions {
         Conditions::none().and_if_unmodified_since(t)
     }
 
     /// Only if the blob's index tags satisfy `expr` (`x-ms-if-tags`).
+    ///
+    /// ```
+    /// let only_drafts = azstore::Conditions::if_tags(r#""status" = 'draft'"#);
+    /// assert!(only_drafts.if_tags.is_some());
+    /// ```
     pub fn if_tags(expr: impl Into<String>) -> Conditions {
         Conditions::none().and_if_tags(expr)
     }
 
     /// Only with this lease (write to a leased resource).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+    /// blob.upload("held", &azstore::Conditions::lease(&lease)).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn lease(id: &LeaseId) -> Conditions {
         Conditions::none().with_lease(id)
     }
 
     /// Adds an `If-Match`.
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag, LeaseId};
+    /// let c = Conditions::lease(&LeaseId::random()).and_if_match(&ETag::new("\"0x1\""));
+    /// assert!(c.if_match.is_some() && c.lease_id.is_some());
+    /// ```
     pub fn and_if_match(mut self, etag: &ETag) -> Conditions {
         self.if_match = Some(etag.into());
         self
     }
 
     setters! {
-        /// Adds a lease id to these conditions.
+        /// Adds a lease id to these conditions (required to write a leased resource).
+        ///
+        /// ```
+        /// use azstore::{Conditions, ETag, LeaseId};
+        /// let lease = LeaseId::random();
+        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).with_lease(&lease);
+        /// assert_eq!(c.lease_id, Some(lease));
+        /// ```
         with_lease => lease lease_id;
         /// Adds an `If-Modified-Since`.
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId, OffsetDateTime};
+        /// let c = Conditions::lease(&LeaseId::random()).and_if_modified_since(OffsetDateTime::now_utc());
+        /// assert!(c.if_modified_since.is_some());
+        /// ```
         and_if_modified_since => some if_modified_since: OffsetDateTime;
         /// Adds an `If-Unmodified-Since`.
+        ///
+        /// ```
+        /// use azstore::{Conditions, OffsetDateTime};
+        /// let c = Conditions::if_tags(r#""stage" = 'draft'"#).and_if_unmodified_since(OffsetDateTime::now_utc());
+        /// assert!(c.if_unmodified_since.is_some());
+        /// ```
         and_if_unmodified_since => some if_unmodified_since: OffsetDateTime;
         /// Adds an `x-ms-if-tags` expression.
+        ///
+        /// ```
+        /// use azstore::{Conditions, ETag};
+        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).and_if_tags(r#""owner" = 'a'"#);
+        /// assert!(c.if_tags.is_some());
+        /// ```
         and_if_tags => into if_tags;
     }
 
     /// True when no condition is set (last writer wins).
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag};
+    /// assert!(Conditions::none().is_unconditional());
+    /// assert!(!Conditions::if_match(&ETag::new("\"0x1\"")).is_unconditional());
+    /// ```
     pub fn is_unconditional(&self) -> bool {
         *self == Conditions::default()
     }

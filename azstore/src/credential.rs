@@ -20,7 +20,18 @@ mod token;
 
 pub use token::{AccessToken, StaticToken, TokenCache, TokenProvider};
 
-/// An account name plus its base64 account key.
+/// An account name plus its base64 account key. `Debug` never shows the key.
+///
+/// Usually made for you by [`StorageAccount::new`](crate::StorageAccount::new) or a connection
+/// string; build one yourself to put it in a [`Credential::SharedKey`].
+///
+/// ```
+/// use azstore::credential::{Credential, SharedKeyCredential};
+/// let key = SharedKeyCredential::new("myaccount", "c2VjcmV0LWtleQ==")?;
+/// let credential = Credential::SharedKey(key);
+/// assert!(!format!("{credential:?}").contains("c2VjcmV0"));
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct SharedKeyCredential {
     account: String,
@@ -45,6 +56,12 @@ impl SharedKeyCredential {
     }
 
     /// The account name.
+    ///
+    /// ```
+    /// let key = azstore::credential::SharedKeyCredential::new("myaccount", "a2V5")?;
+    /// assert_eq!(key.account(), "myaccount");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn account(&self) -> &str {
         &self.account
     }
@@ -97,12 +114,28 @@ impl KeyedMac {
     }
 }
 
-/// A shared access signature query string (without the leading `?`).
+/// A shared access signature query string (without the leading `?`). `Debug` and `Display`
+/// replace the signature.
+///
+/// ```
+/// use azstore::credential::SasToken;
+/// let sas = SasToken::new("?sv=2025-11-05&sp=r&se=2026-12-01&sr=c&sig=abc%2Fdef")?;
+/// assert!(!sas.to_string().contains("abc"));
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct SasToken(Arc<str>);
 
 impl SasToken {
     /// Wraps a SAS token such as `sv=2025-11-05&ss=b&...&sig=...`; a leading `?` is removed.
+    /// `InvalidInput` when it is empty or has no `sig=`.
+    ///
+    /// ```
+    /// use azstore::credential::{Credential, SasToken};
+    /// let credential = Credential::Sas(SasToken::new("sv=2025-11-05&sp=rl&sig=c2ln")?);
+    /// assert!(SasToken::new("sv=2025-11-05&sp=rl").is_err()); // no signature
+    /// # let _ = credential; Ok::<(), azstore::Error>(())
+    /// ```
     pub fn new(token: impl AsRef<str>) -> Result<Self> {
         let t = token.as_ref().trim().trim_start_matches('?');
         if t.is_empty() {
@@ -127,6 +160,12 @@ impl SasToken {
     }
 
     /// The raw token. Handle with care: it contains the signature.
+    ///
+    /// ```
+    /// let sas = azstore::credential::SasToken::new("?sp=r&sig=c2ln")?;
+    /// assert_eq!(sas.expose_secret(), "sp=r&sig=c2ln");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn expose_secret(&self) -> &str {
         &self.0
     }
@@ -151,6 +190,16 @@ impl fmt::Display for SasToken {
 }
 
 /// How requests are authorized.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::StorageAccount;
+/// use azstore::credential::{Credential, SasToken};
+/// // The same account endpoints, authorized with a SAS instead of the account key.
+/// let sas = SasToken::new(std::env::var("MY_SAS").unwrap_or_default())?;
+/// let account = StorageAccount::from_env()?.with_credential(Credential::Sas(sas));
+/// # let _ = account; Ok(()) }
+/// ```
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub enum Credential {
@@ -172,11 +221,30 @@ pub enum Credential {
 impl Credential {
     /// A bearer credential: `source` behind a [`TokenCache`] (refresh ahead of expiry, one
     /// token request at a time, bounded time; see the cache's docs).
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::credential::{Credential, StaticToken};
+    /// // A token obtained out of band, e.g. `az account get-access-token --resource https://storage.azure.com`.
+    /// let token = StaticToken::new(std::env::var("AZURE_STORAGE_TOKEN").unwrap_or_default())?;
+    /// let account = azstore::StorageAccount::from_connection_string("AccountName=myaccount")?
+    ///     .with_credential(Credential::bearer(token));
+    /// # let _ = account; Ok(()) }
+    /// ```
     pub fn bearer(source: impl TokenProvider + 'static) -> Credential {
         Credential::Bearer(Arc::new(TokenCache::new(source)))
     }
 
     /// A bearer credential from a configured cache (e.g. with another fetch timeout).
+    ///
+    /// ```no_run
+    /// # fn demo(source: azstore::credential::StaticToken) {
+    /// use std::time::Duration;
+    /// use azstore::credential::{Credential, TokenCache};
+    /// let cache = TokenCache::new(source).with_fetch_timeout(Duration::from_secs(5));
+    /// let credential = Credential::bearer_cached(cache);
+    /// # let _ = credential; }
+    /// ```
     pub fn bearer_cached(cache: TokenCache) -> Credential {
         Credential::Bearer(Arc::new(cache))
     }

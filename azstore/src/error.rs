@@ -22,9 +22,30 @@
 use std::fmt;
 
 /// Result alias used throughout azstore.
+///
+/// ```no_run
+/// async fn latest_report(account: &azstore::StorageAccount) -> azstore::Result<bytes::Bytes> {
+///     Ok(account.blob("reports", "latest.json")?.download().await?.body)
+/// }
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What went wrong, in the terms a caller acts on.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::ErrorKind;
+/// match blob.download().await {
+///     Ok(d) => println!("{} bytes", d.body.len()),
+///     Err(e) => match e.kind() {
+///         ErrorKind::NotFound => println!("nothing there yet"),
+///         ErrorKind::Auth => eprintln!("check the key, SAS or token: {e}"),
+///         ErrorKind::Transport | ErrorKind::Timeout => eprintln!("network trouble: {e}"),
+///         _ => return Err(e),
+///     },
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -72,6 +93,23 @@ pub enum ErrorKind {
 /// Append Block). Before doing it again, find out — read the resource, or use
 /// [`update`](crate::update::update), which recognises its own writes and settles an
 /// ambiguous last write before it answers.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::RequestSent;
+/// match queue.put_message("charge order 42").await {
+///     Ok(_) => {}
+///     Err(e) if e.request_sent() == RequestSent::No => {
+///         queue.put_message("charge order 42").await?; // nothing was sent: safe to repeat
+///     }
+///     Err(e) if e.request_sent() == RequestSent::Maybe => {
+///         eprintln!("may have been queued: the consumer must tolerate a duplicate if we resend");
+///         return Err(e);
+///     }
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RequestSent {
     /// Nothing was sent: input validation, signing, or connecting failed. Safe to retry.
@@ -89,6 +127,12 @@ macro_rules! error_codes {
         /// A service error code, as sent in `x-ms-error-code`, an XML `<Error><Code>` or a Table
         /// JSON `odata.error.code`. Known codes are variants so they can be matched without
         /// string comparison; anything else is kept in [`ErrorCode::Other`].
+        ///
+        /// ```
+        /// use azstore::ErrorCode;
+        /// assert_eq!(ErrorCode::parse("BlobAlreadyExists"), ErrorCode::BlobAlreadyExists);
+        /// assert_eq!(ErrorCode::parse("SomethingNew"), ErrorCode::Other("SomethingNew".into()));
+        /// ```
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum ErrorCode {
@@ -99,6 +143,11 @@ macro_rules! error_codes {
 
         impl ErrorCode {
             /// Parses a service error code.
+            ///
+            /// ```
+            /// use azstore::ErrorCode;
+            /// assert_eq!(ErrorCode::parse("ConditionNotMet"), ErrorCode::ConditionNotMet);
+            /// ```
             pub fn parse(code: &str) -> ErrorCode {
                 match code {
                     $( stringify!($name) => ErrorCode::$name, )*
@@ -107,6 +156,10 @@ macro_rules! error_codes {
             }
 
             /// The code as the service spells it.
+            ///
+            /// ```
+            /// assert_eq!(azstore::ErrorCode::LeaseIdMissing.as_str(), "LeaseIdMissing");
+            /// ```
             pub fn as_str(&self) -> &str {
                 match self {
                     $( ErrorCode::$name => stringify!($name), )*
@@ -168,11 +221,24 @@ impl fmt::Display for ErrorCode {
 
 impl ErrorCode {
     /// Whether this code is about a lease (held by someone else, missing, mismatched, lost).
+    ///
+    /// ```
+    /// use azstore::ErrorCode;
+    /// assert!(ErrorCode::LeaseAlreadyPresent.is_lease_code());
+    /// assert!(!ErrorCode::ConditionNotMet.is_lease_code());
+    /// ```
     pub fn is_lease_code(&self) -> bool {
         self.as_str().starts_with("Lease") || *self == ErrorCode::InfiniteLeaseDurationRequired
     }
 
     /// Whether this code says a lease the caller believed it held is no longer valid.
+    ///
+    /// ```
+    /// use azstore::ErrorCode;
+    /// // Someone else holds it now: lost. Someone else held it before we asked: not "lost".
+    /// assert!(ErrorCode::LeaseIdMismatchWithBlobOperation.means_lease_lost());
+    /// assert!(!ErrorCode::LeaseAlreadyPresent.means_lease_lost());
+    /// ```
     pub fn means_lease_lost(&self) -> bool {
         use ErrorCode::*;
         matches!(
@@ -196,6 +262,21 @@ impl ErrorCode {
 }
 
 /// An azstore error. Cheap to move (one box); see the module docs for how to inspect it.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::{Conditions, RequestSent};
+/// if let Err(e) = blob.upload("x", &Conditions::if_not_exists()).await {
+///     eprintln!(
+///         "{e} (status {:?}, code {:?}, request id {:?}, sent: {:?}, retryable: {})",
+///         e.status(), e.error_code(), e.request_id(), e.request_sent(), e.is_retryable()
+///     );
+///     if e.request_sent() == RequestSent::Maybe {
+///         // the write may have applied: read before writing again
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 pub struct Error {
     inner: Box<Inner>,
 }
@@ -223,6 +304,13 @@ macro_rules! kind_predicates {
 impl Error {
     /// A new error of `kind` with a message. Mostly for implementors of `Versioned` (see the `update` module) and
     /// for closures that abort a read-modify-write loop.
+    ///
+    /// ```
+    /// use azstore::{Error, ErrorKind, RequestSent};
+    /// let e = Error::new(ErrorKind::Aborted, "the order was cancelled meanwhile");
+    /// assert_eq!(e.kind(), ErrorKind::Aborted);
+    /// assert_eq!(e.request_sent(), RequestSent::No);
+    /// ```
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         let sent = match kind {
             ErrorKind::InvalidInput | ErrorKind::Aborted => RequestSent::No,
@@ -243,6 +331,11 @@ impl Error {
     }
 
     /// Bad caller input, caught before anything was sent.
+    ///
+    /// ```
+    /// let e = azstore::Error::invalid_input("quantity must be positive");
+    /// assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    /// ```
     pub fn invalid_input(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::InvalidInput, message)
     }
@@ -331,54 +424,171 @@ impl Error {
     }
 
     /// What went wrong.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::ErrorKind;
+    /// match blob.download().await {
+    ///     Ok(d) => println!("{} bytes", d.body.len()),
+    ///     Err(e) if e.kind() == ErrorKind::Auth => eprintln!("check the account key or token: {e}"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn kind(&self) -> ErrorKind {
         self.inner.kind
     }
 
     /// The HTTP status, when the service answered.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// if let Err(e) = blob.get_properties().await {
+    ///     if e.status() == Some(403) {
+    ///         eprintln!("not authorized: {e}");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn status(&self) -> Option<u16> {
         self.inner.status
     }
 
     /// The service error code, when the service sent one.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::ErrorCode;
+    /// match blob.download().await {
+    ///     Err(e) if e.error_code() == Some(&ErrorCode::ContainerNotFound) => {
+    ///         eprintln!("the container is missing, not just the blob");
+    ///     }
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn error_code(&self) -> Option<&ErrorCode> {
         self.inner.code.as_ref()
     }
 
-    /// The human-readable message.
+    /// The human-readable message (without the status, code or request id that `Display`
+    /// adds).
+    ///
+    /// ```
+    /// let e = azstore::Error::invalid_input("bad name");
+    /// assert_eq!(e.message(), "bad name");
+    /// ```
     pub fn message(&self) -> &str {
         &self.inner.message
     }
 
     /// The service's `x-ms-request-id`, for support requests.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// if let Err(e) = blob.download().await {
+    ///     tracing::error!(request_id = e.request_id(), "download failed: {e}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn request_id(&self) -> Option<&str> {
         self.inner.request_id.as_deref()
     }
 
     /// Whether the request may have reached the server.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::{Conditions, RequestSent};
+    /// let etag = blob.get_properties().await?.etag;
+    /// if let Err(e) = blob.upload("v2", &Conditions::if_match(&etag)).await {
+    ///     match e.request_sent() {
+    ///         RequestSent::No => {}                     // safe to send again
+    ///         RequestSent::Maybe => { /* may have applied: read before retrying */ }
+    ///         _ => {}                                   // the service answered: see the error
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn request_sent(&self) -> RequestSent {
         self.inner.sent
     }
 
     kind_predicates! {
         /// 412 because a condition was not met (stale ETag, date condition, append position).
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
+        /// match blob.upload("v2", &azstore::Conditions::if_match(&etag)).await {
+        ///     Err(e) if e.is_precondition_failed() => println!("stale: re-read and retry"),
+        ///     other => { other?; }
+        /// }
+        /// # Ok(()) }
+        /// ```
         is_precondition_failed => PreconditionFailed,
         /// 409 conflict (already exists, being deleted, sharing violation, …). Lease conflicts
         /// are [`ErrorKind::Lease`] instead.
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// match blob.upload("v1", &azstore::Conditions::if_not_exists()).await {
+        ///     Err(e) if e.is_conflict() => println!("already exists"),
+        ///     other => { other?; }
+        /// }
+        /// # Ok(()) }
+        /// ```
         is_conflict => Conflict,
         /// 404.
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// let body = match blob.download().await {
+        ///     Ok(d) => d.body,
+        ///     Err(e) if e.is_not_found() => bytes::Bytes::new(), // treat as empty
+        ///     Err(e) => return Err(e),
+        /// };
+        /// # let _ = body; Ok(()) }
+        /// ```
         is_not_found => NotFound,
-        /// 304.
+        /// 304: a read with `If-None-Match` found the resource unchanged.
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient, cached: azstore::ETag) -> azstore::Result<()> {
+        /// match blob.download_if(&azstore::Conditions::if_none_match(&cached)).await {
+        ///     Err(e) if e.is_not_modified() => println!("cache is current"),
+        ///     other => { other?; }
+        /// }
+        /// # Ok(()) }
+        /// ```
         is_not_modified => NotModified,
         /// A checksum did not match, on the service's side or on a verified read
         /// ([`ErrorKind::Integrity`]).
         is_integrity_mismatch => Integrity,
-        /// Any lease-related refusal.
+        /// Any lease-related refusal (held by someone else, missing, mismatched, lost).
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// match blob.upload("x", &azstore::Conditions::none()).await {
+        ///     Err(e) if e.is_lease_error() => println!("leased by someone: {e}"),
+        ///     other => { other?; }
+        /// }
+        /// # Ok(()) }
+        /// ```
         is_lease_error => Lease,
     }
 
     /// The lease the caller used is no longer valid (expired and taken, broken, changed,
     /// released). A holder that sees this must stop acting as the owner.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+    /// if let Err(e) = guard.target().upload("v2", &guard.conditions()).await {
+    ///     if e.lease_lost() {
+    ///         eprintln!("no longer the holder: stop");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn lease_lost(&self) -> bool {
         self.inner
             .code
@@ -389,12 +599,37 @@ impl Error {
     /// A queue message's pop receipt is stale (400 `PopReceiptMismatch`): the message became
     /// visible again and was received (or updated) by someone else, so this holder no longer
     /// owns it. Do not delete or update it; its next holder will process it.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// match queue.delete_message(msg).await {
+    ///     Err(e) if e.is_pop_receipt_stale() => println!("redelivered to someone else"),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_pop_receipt_stale(&self) -> bool {
         self.inner.code == Some(ErrorCode::PopReceiptMismatch)
     }
 
     /// Whether retrying the same request later may succeed (throttling, server busy,
     /// connection failures, timeouts). Conditions (304/409/412) are answers and never retryable.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// // The pipeline already retried within its time budget; try twice more, a minute apart.
+    /// let mut attempts = 0;
+    /// let props = loop {
+    ///     match blob.get_properties().await {
+    ///         Err(e) if e.is_retryable() && attempts < 2 => {
+    ///             attempts += 1;
+    ///             tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    ///         }
+    ///         other => break other?,
+    ///     }
+    /// };
+    /// # let _ = props; Ok(()) }
+    /// ```
     pub fn is_retryable(&self) -> bool {
         match self.inner.kind {
             ErrorKind::Transport | ErrorKind::Timeout => true,

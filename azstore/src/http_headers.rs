@@ -15,6 +15,17 @@ use crate::http::{Headers, Request};
 
 /// HTTP headers stored with a blob or a file. Set Blob Properties and Set File Properties
 /// replace all of them: a field left `None` is cleared.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::http_headers::HttpHeaders;
+/// // Keep what is stored, change one header (Set Blob Properties replaces all of them).
+/// let props = blob.get_properties().await?;
+/// let headers = HttpHeaders { cache_control: Some("max-age=3600".into()), ..props.http_headers };
+/// blob.set_http_headers(&headers, &Conditions::if_match(&props.etag)).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[must_use]
 pub struct HttpHeaders {
@@ -45,17 +56,55 @@ const NAMES: [&str; 6] = [
 
 impl HttpHeaders {
     setters! {
-        /// Sets `Content-Type`.
+        /// The `Content-Type` stored and served with every read (default: none; a blob
+        /// written without one is served as `application/octet-stream`).
+        ///
+        /// ```
+        /// let h = azstore::http_headers::HttpHeaders::default().content_type("application/json");
+        /// assert_eq!(h.content_type.as_deref(), Some("application/json"));
+        /// ```
         content_type => into content_type;
-        /// Sets `Content-Encoding`.
+        /// The `Content-Encoding` served with every read, e.g. `gzip` for content stored
+        /// compressed (default: none). azstore does not compress or decompress.
+        ///
+        /// ```
+        /// let h = azstore::http_headers::HttpHeaders::default().content_encoding("gzip");
+        /// assert_eq!(h.content_encoding.as_deref(), Some("gzip"));
+        /// ```
         content_encoding => into content_encoding;
-        /// Sets `Content-Language`.
+        /// The `Content-Language` served with every read, e.g. `en-GB` (default: none).
+        ///
+        /// ```
+        /// let h = azstore::http_headers::HttpHeaders::default().content_language("de-CH");
+        /// assert_eq!(h.content_language.as_deref(), Some("de-CH"));
+        /// ```
         content_language => into content_language;
-        /// Sets `Cache-Control`.
+        /// The `Cache-Control` served with every read, for browsers and CDNs (default: none).
+        ///
+        /// ```
+        /// let h = azstore::http_headers::HttpHeaders::default().cache_control("public, max-age=86400");
+        /// assert!(h.cache_control.is_some());
+        /// ```
         cache_control => into cache_control;
-        /// Sets `Content-Disposition`.
+        /// The `Content-Disposition` served with every read, e.g. to make browsers download
+        /// under a file name (default: none).
+        ///
+        /// ```
+        /// let h = azstore::http_headers::HttpHeaders::default()
+        ///     .content_disposition("attachment; filename=\"report.csv\"");
+        /// assert!(h.content_disposition.is_some());
+        /// ```
         content_disposition => into content_disposition;
-        /// Sets the stored `Content-MD5`.
+        /// The `Content-MD5` stored with the content (base64 of the 16-byte digest), kept as
+        /// given and served back to readers; it does not check the bytes sent (a transactional
+        /// checksum does). Default: none, or what the service computed for a single-request
+        /// upload.
+        ///
+        /// ```
+        /// // MD5 of the empty string.
+        /// let h = azstore::http_headers::HttpHeaders::default().content_md5("1B2M2Y8AsgTpgAmY7PhCfg==");
+        /// assert!(h.content_md5.is_some());
+        /// ```
         content_md5 => into content_md5;
     }
 

@@ -72,12 +72,30 @@ macro_rules! service_client {
     ) => {
         impl $ty {
             /// A client with default options.
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            /// # fn demo() -> azstore::Result<()> {
+            /// let account = azstore::StorageAccount::from_env()?; // AZURE_STORAGE_CONNECTION_STRING
+            #[doc = concat!("let service = ", stringify!($ty), "::new(&account)?;")]
+            /// # let _ = service; Ok(()) }
+            /// ```
             pub fn new(account: &$crate::StorageAccount) -> $crate::Result<$ty> {
                 $ty::with_options(account, $crate::http::ClientOptions::default())
             }
 
             /// A client with custom retry and timeout options. Fails with `InvalidInput` when
             /// the account has no endpoint for this service.
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            /// # fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+            /// use std::time::Duration;
+            /// use azstore::http::ClientOptions;
+            /// let options = ClientOptions::default().total_timeout(Duration::from_secs(10));
+            #[doc = concat!("let service = ", stringify!($ty), "::with_options(&account, options)?;")]
+            /// # let _ = service; Ok(()) }
+            /// ```
             pub fn with_options(
                 account: &$crate::StorageAccount,
                 options: $crate::http::ClientOptions,
@@ -93,6 +111,17 @@ macro_rules! service_client {
             }
 
             /// The underlying pipeline (for operations azstore does not wrap).
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# async fn demo(service: ", stringify!($ty), ") -> azstore::Result<()> {")]
+            /// use azstore::http::{Method, Request};
+            /// // Get Service Properties, sent as azstore sends its own requests.
+            /// let req = Request::new(Method::Get, "").query("restype", "service").query("comp", "properties");
+            /// let resp = service.pipeline().send(req).await?;
+            /// println!("{} bytes of XML", resp.body.len());
+            /// # Ok(()) }
+            /// ```
             pub fn pipeline(&self) -> &$crate::http::Pipeline {
                 &self.pipeline
             }
@@ -117,16 +146,38 @@ macro_rules! named_client {
     ($ty:ident, $what:literal) => {
         impl $ty {
             #[doc = concat!("The ", $what, " name.")]
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# fn demo(client: ", stringify!($ty), ") {")]
+            /// println!("working on {}", client.name());
+            /// # }
+            /// ```
             pub fn name(&self) -> &str {
                 &self.name
             }
 
-            /// The underlying pipeline (for operations azstore does not wrap).
+            /// The underlying pipeline (for operations azstore does not wrap), shared with the
+            /// service client this one came from.
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# fn demo(client: ", stringify!($ty), ") {")]
+            /// println!("{:?}", client.pipeline());
+            /// # }
+            /// ```
             pub fn pipeline(&self) -> &$crate::http::Pipeline {
                 &self.pipeline
             }
 
             #[doc = concat!("The ", $what, " URL (without credentials).")]
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# fn demo(client: ", stringify!($ty), ") {")]
+            /// println!("{}", client.url()); // safe to log: no key, no SAS
+            /// # }
+            /// ```
             pub fn url(&self) -> String {
                 self.pipeline.url_of(&self.name)
             }

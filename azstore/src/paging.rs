@@ -39,7 +39,19 @@ pub use futures_util::{Stream, StreamExt, TryStreamExt};
 
 use crate::error::Result;
 
-/// A boxed, `Send` stream of results, as returned by the listing and download methods.
+/// A boxed, `Send` stream of results, as returned by the listing and download methods. Use
+/// `futures_util::TryStreamExt` to consume it.
+///
+/// ```no_run
+/// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// use azstore::paging::ResultStream;
+/// use azstore::table::{Entity, Query, Stored};
+/// let stream: ResultStream<Stored<Entity>> = table.query(Query::all());
+/// let count = stream.try_fold(0usize, |n, _| async move { Ok(n + 1) }).await?;
+/// println!("{count} entities");
+/// # Ok(()) }
+/// ```
 pub type ResultStream<T> = Pin<Box<dyn Stream<Item = Result<T>> + Send + 'static>>;
 
 /// Every item of a listing (or every chunk of a streamed download), in order; the first error
@@ -50,6 +62,22 @@ pub async fn collect_all<T>(stream: ResultStream<T>) -> Result<Vec<T>> {
 }
 
 /// One page of a listing and where the next page starts.
+///
+/// ```no_run
+/// # async fn demo(queues: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
+/// let mut marker: Option<String> = None;
+/// loop {
+///     let page = queues.list_queues_page(None, marker.as_deref(), Some(100)).await?;
+///     for queue in &page.items {
+///         println!("{}", queue.name);
+///     }
+///     marker = page.next_marker;
+///     if marker.is_none() {
+///         break;
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Page<T, M = String> {

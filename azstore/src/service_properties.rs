@@ -24,6 +24,12 @@ use crate::{
 };
 
 /// A retention policy: how many days logs, metrics or soft-deleted blobs are kept.
+///
+/// ```
+/// use azstore::service_properties::RetentionPolicy;
+/// assert_eq!(RetentionPolicy::days(7), RetentionPolicy { enabled: true, days: Some(7) });
+/// assert!(!RetentionPolicy::disabled().enabled);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RetentionPolicy {
     /// Whether data is deleted after `days`.
@@ -33,7 +39,12 @@ pub struct RetentionPolicy {
 }
 
 impl RetentionPolicy {
-    /// Keep for `days` days.
+    /// Keep for `days` days (1–365, checked before Set Service Properties is sent).
+    ///
+    /// ```
+    /// let week = azstore::service_properties::RetentionPolicy::days(7);
+    /// assert_eq!(week.days, Some(7));
+    /// ```
     pub fn days(days: u32) -> RetentionPolicy {
         RetentionPolicy {
             enabled: true,
@@ -42,6 +53,15 @@ impl RetentionPolicy {
     }
 
     /// No retention limit (or, for soft delete: soft delete off).
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// use azstore::service_properties::RetentionPolicy;
+    /// let mut props = blobs.get_service_properties().await?;
+    /// props.delete_retention_policy = Some(RetentionPolicy::disabled()); // soft delete off
+    /// blobs.set_service_properties(&props).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn disabled() -> RetentionPolicy {
         RetentionPolicy {
             enabled: false,
@@ -51,6 +71,21 @@ impl RetentionPolicy {
 }
 
 /// Storage Analytics logging.
+///
+/// ```no_run
+/// # async fn demo(queues: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
+/// use azstore::service_properties::{Logging, RetentionPolicy, ServiceProperties};
+/// let mut props = ServiceProperties::default(); // other sections: left unchanged
+/// props.logging = Some(Logging {
+///     version: "1.0".into(),
+///     delete: true,
+///     read: false,
+///     write: true,
+///     retention_policy: RetentionPolicy::days(30),
+/// });
+/// queues.set_service_properties(&props).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Logging {
     /// Analytics version, usually `1.0`.
@@ -66,6 +101,20 @@ pub struct Logging {
 }
 
 /// Storage Analytics metrics (hourly or per minute).
+///
+/// ```no_run
+/// # async fn demo(tables: azstore::table::TableServiceClient) -> azstore::Result<()> {
+/// use azstore::service_properties::{Metrics, RetentionPolicy};
+/// let mut props = tables.get_service_properties().await?;
+/// props.hour_metrics = Some(Metrics {
+///     version: "1.0".into(),
+///     enabled: true,
+///     include_apis: Some(true),
+///     retention_policy: RetentionPolicy::days(7),
+/// });
+/// tables.set_service_properties(&props).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Metrics {
     /// Analytics version, usually `1.0`.
@@ -79,6 +128,22 @@ pub struct Metrics {
 }
 
 /// One CORS rule.
+///
+/// ```no_run
+/// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+/// use azstore::service_properties::CorsRule;
+/// let mut props = blobs.get_service_properties().await?;
+/// // Let the web app read blobs from the browser.
+/// props.cors = Some(vec![CorsRule {
+///     allowed_origins: vec!["https://app.contoso.com".into()],
+///     allowed_methods: vec!["GET".into(), "HEAD".into()],
+///     allowed_headers: vec!["*".into()],
+///     exposed_headers: vec!["etag".into()],
+///     max_age_in_seconds: 3600,
+/// }]);
+/// blobs.set_service_properties(&props).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CorsRule {
     /// Origins allowed (`*` for all).
@@ -94,6 +159,19 @@ pub struct CorsRule {
 }
 
 /// Static website hosting (Blob service).
+///
+/// ```no_run
+/// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+/// use azstore::service_properties::StaticWebsite;
+/// let mut props = blobs.get_service_properties().await?;
+/// props.static_website = Some(StaticWebsite {
+///     enabled: true,
+///     index_document: Some("index.html".into()),
+///     error_document_404_path: Some("404.html".into()),
+/// });
+/// blobs.set_service_properties(&props).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StaticWebsite {
     /// Whether the `$web` container is served.
@@ -106,6 +184,14 @@ pub struct StaticWebsite {
 
 /// The properties of a storage service. Sections a service does not have (e.g. soft delete
 /// on Queue) are `None` when read and must be `None` when written.
+///
+/// ```no_run
+/// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+/// let props = blobs.get_service_properties().await?;
+/// println!("soft delete: {:?}, CORS rules: {}", props.delete_retention_policy,
+///     props.cors.as_ref().map_or(0, Vec::len));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ServiceProperties {
@@ -257,6 +343,14 @@ fn metrics(m: RawMetrics) -> Metrics {
 
 impl ServiceProperties {
     /// Parses a `<StorageServiceProperties>` document (a leading BOM is accepted).
+    ///
+    /// ```
+    /// use azstore::service_properties::ServiceProperties;
+    /// let xml = b"<StorageServiceProperties><DefaultServiceVersion>2025-11-05</DefaultServiceVersion></StorageServiceProperties>";
+    /// let props = ServiceProperties::from_xml(xml)?;
+    /// assert_eq!(props.default_service_version.as_deref(), Some("2025-11-05"));
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn from_xml(body: &[u8]) -> Result<ServiceProperties> {
         let text = std::str::from_utf8(body)
             .map_err(|_| Error::decode("service properties are not UTF-8"))?;
@@ -336,6 +430,16 @@ impl ServiceProperties {
     }
 
     /// The `<StorageServiceProperties>` document, sections in the service's schema order.
+    ///
+    /// ```
+    /// use azstore::service_properties::{RetentionPolicy, ServiceProperties};
+    /// let mut props = ServiceProperties::default();
+    /// props.delete_retention_policy = Some(RetentionPolicy::days(7));
+    /// let xml = props.to_xml();
+    /// assert!(xml.contains("<Days>7</Days>"));
+    /// assert_eq!(ServiceProperties::from_xml(xml.as_bytes())?, props);
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn to_xml(&self) -> String {
         fn esc(s: &str) -> String {
             quick_xml::escape::escape(s).into_owned()
@@ -471,6 +575,14 @@ macro_rules! service_properties {
         impl $client {
             /// Get Service Properties: analytics logging, metrics and CORS rules (see
             /// [`ServiceProperties`]).
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# async fn demo(service: ", stringify!($client), ") -> azstore::Result<()> {")]
+            /// let props = service.get_service_properties().await?;
+            /// println!("CORS rules: {:?}", props.cors);
+            /// # Ok(()) }
+            /// ```
             pub async fn get_service_properties(&self) -> Result<ServiceProperties> {
                 get(self.pipeline()).await
             }
@@ -479,6 +591,17 @@ macro_rules! service_properties {
             /// left unchanged. Invalid settings (retention outside 1–365 days, more than 5
             /// CORS rules, a section this service does not have) are refused before sending.
             /// The service may take up to 30 s to apply them.
+            ///
+            /// ```no_run
+            /// # use azstore::{blob::*, file::*, queue::*, table::*};
+            #[doc = concat!("# async fn demo(service: ", stringify!($client), ") -> azstore::Result<()> {")]
+            /// use azstore::service_properties::ServiceProperties;
+            /// // Remove every CORS rule, leave the other sections as they are.
+            /// let mut props = ServiceProperties::default();
+            /// props.cors = Some(vec![]);
+            /// service.set_service_properties(&props).await?;
+            /// # Ok(()) }
+            /// ```
             pub async fn set_service_properties(&self, props: &ServiceProperties) -> Result<()> {
                 set(self.pipeline(), props, $sections).await
             }

@@ -25,32 +25,76 @@ impl StorageAccount {
         self.container(container)?.blob(name)
     }
 
-    /// A client for the container `name`.
+    /// A client for the container `name` (validated, no request sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+    /// let uploads = account.container("uploads")?;
+    /// uploads.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn container(&self, name: &str) -> Result<ContainerClient> {
         BlobServiceClient::new(self)?.container(name)
     }
 
-    /// A client for the queue `name`.
+    /// A client for the queue `name` (validated, no request sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+    /// account.queue("emails")?.put_message("welcome:42").await?;
+    /// # Ok(()) }
+    /// ```
     pub fn queue(&self, name: &str) -> Result<QueueClient> {
         QueueServiceClient::new(self)?.queue(name)
     }
 
-    /// A client for the table `name`.
+    /// A client for the table `name` (validated, no request sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+    /// use azstore::table::Entity;
+    /// let visits = account.table("visits")?;
+    /// visits.create_if_not_exists().await?;
+    /// visits.insert_or_merge(&Entity::new("2026-11-25", "home").with("Count", 1_i64)).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn table(&self, name: &str) -> Result<TableClient> {
         TableServiceClient::new(self)?.table(name)
     }
 
-    /// A client for the file share `name`.
+    /// A client for the file share `name` (validated, no request sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+    /// let share = account.share("team-docs")?;
+    /// share.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn share(&self, name: &str) -> Result<ShareClient> {
         ShareServiceClient::new(self)?.share(name)
     }
 
-    /// A client for the file at `path` (`dir/sub/file.txt`) in `share`.
+    /// A client for the file at `path` (`dir/sub/file.txt`) in `share` (validated, no request
+    /// sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+    /// let report = account.file("team-docs", "2026/report.pdf")?;
+    /// let bytes = report.download(&azstore::file::TransferOptions::default()).await?;
+    /// # let _ = bytes; Ok(()) }
+    /// ```
     pub fn file(&self, share: &str, path: &str) -> Result<FileClient> {
         self.share(share)?.file(path)
     }
 
-    /// A client for the directory at `path` in `share`.
+    /// A client for the directory at `path` in `share` (validated, no request sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+    /// let dir = account.directory("team-docs", "2026")?;
+    /// dir.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn directory(&self, share: &str, path: &str) -> Result<DirectoryClient> {
         self.share(share)?.directory(path)
     }

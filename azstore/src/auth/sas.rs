@@ -30,6 +30,18 @@ const ACCOUNT_PERMS: &str = "rwdxylacuptfi";
 /// Builds SAS tokens. Permissions are letters (`r` read, `a` add, `c` create, `w` write,
 /// `d` delete, `l` list, `u` update, `p` process, …); they are put into the order the service
 /// requires, and letters the resource does not support are refused.
+///
+/// ```
+/// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+/// use time::{Duration, OffsetDateTime};
+/// let key = SharedKeyCredential::new("acct", "a2V5")?;
+/// // "wr" is put in the service's order: sp=rw.
+/// let sas = SasBuilder::new("wr", OffsetDateTime::now_utc() + Duration::hours(1)).container(&key, "uploads")?;
+/// assert!(sas.expose_secret().contains("sp=rw"));
+/// // A letter the resource does not support is refused before anything is signed.
+/// assert!(SasBuilder::new("z", OffsetDateTime::now_utc()).queue(&key, "jobs").is_err());
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct SasBuilder {
@@ -43,7 +55,20 @@ pub struct SasBuilder {
 }
 
 impl SasBuilder {
-    /// A SAS granting `permissions` until `expiry`.
+    /// A SAS granting `permissions` until `expiry`. The permission letters are checked (and
+    /// put in the service's order) when the token is signed.
+    ///
+    /// ```
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+    /// use time::{Duration, OffsetDateTime};
+    /// let key = SharedKeyCredential::new("acct", "a2V5")?;
+    /// let read_for_a_day = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::days(1));
+    /// let sas = read_for_a_day.container(&key, "public-reports")?;
+    /// assert!(sas.expose_secret().contains("sp=r"));
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
     pub fn new(permissions: &str, expiry: OffsetDateTime) -> SasBuilder {
         SasBuilder {
             permissions: permissions.to_string(),
@@ -80,22 +105,83 @@ impl SasBuilder {
 
     setters! {
         /// Not valid before `start` (allow for clock skew: start a few minutes in the past).
+        /// Default: valid from the moment it is used.
+        ///
+        /// ```
+        /// use azstore::sas::SasBuilder;
+        /// use time::{Duration, OffsetDateTime};
+        /// let now = OffsetDateTime::now_utc();
+        /// let sas = SasBuilder::new("r", now + Duration::hours(1)).start(now - Duration::minutes(5));
+        /// # let _ = sas;
+        /// ```
         start => some start: OffsetDateTime;
-        /// Only accept the SAS over HTTPS (`spr=https`).
+        /// Only accept the SAS over HTTPS (`spr=https`). Default: HTTPS and HTTP (the
+        /// emulators speak HTTP).
+        ///
+        /// ```
+        /// use azstore::sas::SasBuilder;
+        /// use time::{Duration, OffsetDateTime};
+        /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::hours(1)).https_only();
+        /// # let _ = sas;
+        /// ```
         https_only => flag https_only;
         /// Only accept requests from this IP or range (`sip`), e.g. `168.1.5.60-168.1.5.70`.
+        /// Default: any address.
+        ///
+        /// ```
+        /// use azstore::sas::SasBuilder;
+        /// use time::{Duration, OffsetDateTime};
+        /// let office_only = SasBuilder::new("rl", OffsetDateTime::now_utc() + Duration::hours(8))
+        ///     .ip_range("203.0.113.0-203.0.113.255");
+        /// # let _ = office_only;
+        /// ```
         ip_range => into ip;
-        /// Refer to a stored access policy (`si`) on the container, queue or table.
+        /// Refer to a stored access policy (`si`) on the container, queue or table: removing
+        /// or changing the policy revokes or changes every SAS that names it. Default: none.
+        ///
+        /// ```
+        /// use azstore::sas::SasBuilder;
+        /// use time::{Duration, OffsetDateTime};
+        /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::days(7)).identifier("readers");
+        /// # let _ = sas;
+        /// ```
         identifier => into identifier;
     }
 
     /// A service SAS for one blob (`sr=b`).
+    ///
+    /// ```
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+    /// use time::{Duration, OffsetDateTime};
+    /// let key = SharedKeyCredential::new("acct", "a2V5")?;
+    /// // A download link valid for 15 minutes.
+    /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::minutes(15))
+    ///     .https_only()
+    ///     .blob(&key, "invoices", "2026/11/0001.pdf")?;
+    /// let url = format!("https://acct.blob.core.windows.net/invoices/2026/11/0001.pdf?{}", sas.expose_secret());
+    /// # let _ = url;
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
     pub fn blob(&self, key: &SharedKeyCredential, container: &str, blob: &str) -> Result<SasToken> {
         let (perms, resource) = self.blob_scope(key.account(), container, Some(blob))?;
         self.blob_like(key, perms, resource, "b")
     }
 
     /// A service SAS for a container and its blobs (`sr=c`).
+    ///
+    /// ```
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+    /// use time::{Duration, OffsetDateTime};
+    /// let key = SharedKeyCredential::new("acct", "a2V5")?;
+    /// // Let an uploader create and write blobs, but not read or delete them.
+    /// let sas = SasBuilder::new("cw", OffsetDateTime::now_utc() + Duration::hours(1)).container(&key, "uploads")?;
+    /// assert!(sas.expose_secret().contains("sr=c"));
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
     pub fn container(&self, key: &SharedKeyCredential, container: &str) -> Result<SasToken> {
         let (perms, resource) = self.blob_scope(key.account(), container, None)?;
         self.blob_like(key, perms, resource, "c")
@@ -140,6 +226,18 @@ impl SasBuilder {
     }
 
     /// A service SAS for a queue.
+    ///
+    /// ```
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+    /// use time::{Duration, OffsetDateTime};
+    /// let key = SharedKeyCredential::new("acct", "a2V5")?;
+    /// // Producers may add messages, nothing else.
+    /// let sas = SasBuilder::new("a", OffsetDateTime::now_utc() + Duration::days(1)).queue(&key, "jobs")?;
+    /// # let _ = sas;
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
     pub fn queue(&self, key: &SharedKeyCredential, queue: &str) -> Result<SasToken> {
         let perms = self.permissions_for(QUEUE_PERMS, "queue")?;
         let (st, se) = self.times()?;
@@ -149,6 +247,17 @@ impl SasBuilder {
     }
 
     /// A service SAS for a table (whole table; no partition/row key ranges).
+    ///
+    /// ```
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+    /// use time::{Duration, OffsetDateTime};
+    /// let key = SharedKeyCredential::new("acct", "a2V5")?;
+    /// let read_only = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::hours(2)).table(&key, "customers")?;
+    /// # let _ = read_only;
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
     pub fn table(&self, key: &SharedKeyCredential, table: &str) -> Result<SasToken> {
         let perms = self.permissions_for(TABLE_PERMS, "table")?;
         let (st, se) = self.times()?;
@@ -207,6 +316,17 @@ impl SasBuilder {
 
     /// A user delegation SAS for a container and its blobs (`sr=c`); see
     /// [`SasBuilder::user_delegation_blob`].
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// use time::{Duration, OffsetDateTime};
+    /// let key = blobs.user_delegation_key(None, OffsetDateTime::now_utc() + Duration::hours(1)).await?;
+    /// use azstore::sas::SasBuilder;
+    /// let sas = SasBuilder::new("rl", OffsetDateTime::now_utc() + Duration::minutes(30))
+    ///     .user_delegation_container(&key, "reports")?;
+    /// # let _ = sas;
+    /// # Ok(()) }
+    /// ```
     pub fn user_delegation_container(
         &self,
         key: &UserDelegationKey,
@@ -254,6 +374,18 @@ impl SasBuilder {
 
     /// An account SAS. `services` is a subset of `bqtf` (blob, queue, table, file) and
     /// `resource_types` a subset of `sco` (service, container, object).
+    ///
+    /// ```
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::{credential::SharedKeyCredential, sas::SasBuilder};
+    /// use time::{Duration, OffsetDateTime};
+    /// let key = SharedKeyCredential::new("acct", "a2V5")?;
+    /// // Read and list every blob and queue of the account for an hour.
+    /// let sas = SasBuilder::new("rl", OffsetDateTime::now_utc() + Duration::hours(1)).account(&key, "bq", "co")?;
+    /// assert!(sas.expose_secret().contains("ss=bq"));
+    /// # Ok(()) }
+    /// # demo().unwrap();
+    /// ```
     pub fn account(
         &self,
         key: &SharedKeyCredential,
@@ -356,6 +488,15 @@ impl SasBuilder {
 /// used to sign user delegation SAS tokens with [`SasBuilder::user_delegation_blob`] and
 /// [`SasBuilder::user_delegation_container`]. The key value is secret: it is not shown by
 /// `Debug`.
+///
+/// ```no_run
+/// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+/// use time::{Duration, OffsetDateTime};
+/// // Needs a bearer (Entra ID) credential on `blobs`.
+/// let key = blobs.user_delegation_key(None, OffsetDateTime::now_utc() + Duration::hours(1)).await?;
+/// println!("key of {} for {}, valid until {}", key.object_id(), key.account(), key.expiry());
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct UserDelegationKey {
     account: String,
@@ -404,36 +545,85 @@ impl UserDelegationKey {
     }
 
     /// The account the key belongs to.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("{}", key.account());
+    /// # Ok(()) }
+    /// ```
     pub fn account(&self) -> &str {
         &self.account
     }
 
     /// `SignedOid`: the Microsoft Entra object id of the identity that asked for the key.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("issued to {}", key.object_id());
+    /// # Ok(()) }
+    /// ```
     pub fn object_id(&self) -> &str {
         &self.signed.object_id
     }
 
     /// `SignedTid`: the Microsoft Entra tenant id.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("tenant {}", key.tenant_id());
+    /// # Ok(()) }
+    /// ```
     pub fn tenant_id(&self) -> &str {
         &self.signed.tenant_id
     }
 
     /// `SignedStart`, as the service wrote it.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("valid from {}", key.start());
+    /// # Ok(()) }
+    /// ```
     pub fn start(&self) -> &str {
         &self.signed.start
     }
 
     /// `SignedExpiry`, as the service wrote it.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("valid until {}", key.expiry());
+    /// # Ok(()) }
+    /// ```
     pub fn expiry(&self) -> &str {
         &self.signed.expiry
     }
 
     /// `SignedService` (`b` for Blob).
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// assert_eq!(key.service(), "b");
+    /// # Ok(()) }
+    /// ```
     pub fn service(&self) -> &str {
         &self.signed.service
     }
 
     /// `SignedVersion`: the service version that issued the key.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let key = blobs.user_delegation_key(None, azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(3600)).await?;
+    /// println!("issued by version {}", key.version());
+    /// # Ok(()) }
+    /// ```
     pub fn version(&self) -> &str {
         &self.signed.version
     }

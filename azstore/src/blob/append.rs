@@ -10,6 +10,18 @@ use crate::error::{Error, Result};
 use crate::http::{Method, Request, Response};
 
 /// Options of creating an append or page blob.
+///
+/// ```no_run
+/// # async fn demo(log: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::CreateOptions;
+/// let options = CreateOptions::new(Conditions::if_not_exists()).content_type("text/plain");
+/// match log.create_append_blob(&options).await {
+///     Err(e) if e.is_conflict() => {} // the log exists already: keep appending to it
+///     other => { other?; }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
@@ -54,6 +66,16 @@ pub(crate) enum EmptyBlob {
 }
 
 /// Conditions of Append Block.
+///
+/// ```no_run
+/// # async fn demo(log: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::AppendOptions;
+/// let len = log.get_properties().await?.content_length;
+/// // Append at the end we saw, and never past 1 GiB.
+/// let options = AppendOptions::at(len).max_size(1 << 30);
+/// log.append_block("2026-11-25T07:00Z started\n", &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
 #[non_exhaustive]
@@ -71,7 +93,13 @@ pub struct AppendOptions {
 }
 
 impl AppendOptions {
-    /// Append only at `offset`.
+    /// Append only at `offset`: the block is refused (412 `AppendPositionConditionNotMet`)
+    /// unless the blob is exactly `offset` bytes long, so a retried append cannot apply twice.
+    ///
+    /// ```
+    /// let options = azstore::blob::AppendOptions::at(4096);
+    /// assert_eq!(options.append_position, Some(4096));
+    /// ```
     pub fn at(offset: u64) -> AppendOptions {
         AppendOptions {
             append_position: Some(offset),
@@ -80,11 +108,30 @@ impl AppendOptions {
     }
 
     setters! {
-        /// Limits the blob size.
+        /// Refuses the append (412 `MaxBlobSizeConditionNotMet`) if the blob would grow beyond
+        /// this many bytes. Default: no limit but the service's.
+        ///
+        /// ```
+        /// let options = azstore::blob::AppendOptions::default().max_size(64 << 20);
+        /// assert_eq!(options.max_size, Some(64 << 20));
+        /// ```
         max_size => some max_size: u64;
-        /// Sets the conditions.
+        /// The usual conditions of the append (ETag, dates, tags, lease id); default
+        /// [`Conditions::none()`]. Keeps what [`at`](Self::at) and
+        /// [`max_size`](Self::max_size) set.
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::AppendOptions;
+        /// let lease = LeaseId::random();
+        /// let options = AppendOptions::at(1024).conditions(Conditions::lease(&lease));
+        /// assert_eq!(options.append_position, Some(1024));
+        /// ```
         conditions => set conditions: Conditions;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the block and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
         checksum => set checksum: crate::blob::Checksum;
     }
 
@@ -105,6 +152,14 @@ impl AppendOptions {
 }
 
 /// What Append Block returns.
+///
+/// ```no_run
+/// # async fn demo(log: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::AppendOptions;
+/// let written = log.append_block("event\n", &AppendOptions::default()).await?;
+/// println!("written at offset {}, version {}", written.append_offset, written.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AppendResult {
@@ -143,6 +198,14 @@ pub const MAX_APPEND_BLOCK: usize = 100 * 1024 * 1024;
 
 impl BlobClient {
     /// Put Blob of an empty append blob (replacing anything there, unless conditioned).
+    ///
+    /// ```no_run
+    /// # async fn demo(log: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::CreateOptions;
+    /// log.create_append_blob(&CreateOptions::new(Conditions::if_not_exists())).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_append_blob(&self, options: &CreateOptions) -> Result<WriteResult> {
         self.create_empty(EmptyBlob::Append, options).await
     }
@@ -183,6 +246,18 @@ impl BlobClient {
 
     /// Append Block. Not idempotent: a timed-out attempt is not retried (it may have been
     /// applied); use [`AppendOptions::at`] to make a retry of your own safe.
+    ///
+    /// ```no_run
+    /// # async fn demo(log: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::AppendOptions;
+    /// let end = log.get_properties().await?.content_length;
+    /// match log.append_block("line\n", &AppendOptions::at(end)).await {
+    ///     // Someone appended first (or our earlier attempt applied): re-read the end and decide.
+    ///     Err(e) if e.is_precondition_failed() => println!("the log moved on"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn append_block(
         &self,
         body: impl IntoBody,

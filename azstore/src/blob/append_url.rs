@@ -26,9 +26,27 @@ pub struct AppendFromUrlOptions {
 
 impl AppendFromUrlOptions {
     setters! {
-        /// Sets the conditions, append position and maximum size of this blob.
+        /// The conditions on this (destination) blob, its required append position and
+        /// maximum size, as for Append Block. Default: none of them.
+        ///
+        /// ```
+        /// use azstore::blob::{AppendFromUrlOptions, AppendOptions};
+        /// // Append only if this blob is exactly 4096 bytes long (a retry cannot append twice).
+        /// let options = AppendFromUrlOptions::default().append(AppendOptions::at(4096));
+        /// # let _ = options;
+        /// ```
         append => set append: AppendOptions;
-        /// Sets the conditions on the source blob.
+        /// Conditions on the source blob, sent as `x-ms-source-if-*` (an ETag or date; no
+        /// lease id, no tags). Default [`Conditions::none()`]: whatever version the service
+        /// reads.
+        ///
+        /// ```no_run
+        /// # fn demo(source_etag: azstore::ETag) {
+        /// use azstore::Conditions;
+        /// use azstore::blob::AppendFromUrlOptions;
+        /// let options = AppendFromUrlOptions::default().source_conditions(Conditions::if_match(&source_etag));
+        /// # let _ = options; }
+        /// ```
         source_conditions => set source_conditions: Conditions;
         /// Appends only this half-open byte range of the source.
         source_range => some source_range: Range<u64>;

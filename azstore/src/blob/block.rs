@@ -13,11 +13,26 @@ use crate::http::Method;
 
 /// A block id. On the wire it is base64; before encoding it must be at most 64 bytes, and all
 /// ids of one blob must have the same length.
+///
+/// ```
+/// use azstore::blob::BlockId;
+/// let first = BlockId::numbered("upload-7", 0)?;
+/// let second = BlockId::numbered("upload-7", 1)?;
+/// assert_ne!(first, second);
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BlockId(String);
 
 impl BlockId {
     /// A block id from raw bytes (at most 64).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// let id = azstore::blob::BlockId::new(b"chunk-0001")?;
+    /// assert_eq!(id.as_str(), "Y2h1bmstMDAwMQ==");
+    /// # Ok(()) }
+    /// ```
     pub fn new(raw: impl AsRef<[u8]>) -> Result<BlockId> {
         let raw = raw.as_ref();
         if raw.is_empty() || raw.len() > 64 {
@@ -28,11 +43,27 @@ impl BlockId {
 
     /// The `index`-th block id of an upload tagged `upload` (fixed width, so all ids of the
     /// upload have equal length).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// use azstore::blob::BlockId;
+    /// let a = BlockId::numbered("nightly", 1)?;
+    /// let b = BlockId::numbered("nightly", 10_000)?;
+    /// assert_eq!(a.as_str().len(), b.as_str().len());
+    /// # Ok(()) }
+    /// ```
     pub fn numbered(upload: &str, index: u64) -> Result<BlockId> {
         BlockId::new(format!("{upload}-{index:010}"))
     }
 
     /// Wraps an id exactly as the service returned it (base64).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// let id = azstore::blob::BlockId::from_base64("Y2h1bmstMDAwMQ==")?;
+    /// assert_eq!(id, azstore::blob::BlockId::new(b"chunk-0001")?);
+    /// # Ok(()) }
+    /// ```
     pub fn from_base64(s: impl Into<String>) -> Result<BlockId> {
         let s = s.into();
         let raw = STANDARD
@@ -120,12 +151,31 @@ impl BlockOptions {
     setters! {
         /// Sets the conditions (only a lease id is accepted).
         conditions => set conditions: Conditions;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the block and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::{BlockOptions, Checksum};
+        /// let options = BlockOptions::default().conditions(Conditions::none()).checksum(Checksum::Crc64);
+        /// # let _ = options;
+        /// ```
         checksum => set checksum: crate::blob::Checksum;
     }
 }
 
 /// One block as returned by Get Block List.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::BlockListType;
+/// for b in blob.get_block_list(BlockListType::Committed).await?.committed {
+///     println!("{} ({} bytes)", b.id.as_str(), b.size);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BlockInfo {
@@ -136,6 +186,14 @@ pub struct BlockInfo {
 }
 
 /// Which blocks Get Block List returns.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::BlockListType;
+/// let staged = blob.get_block_list(BlockListType::Uncommitted).await?.uncommitted;
+/// println!("{} blocks staged but not committed", staged.len());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockListType {
     /// Committed blocks only.
@@ -147,6 +205,14 @@ pub enum BlockListType {
 }
 
 /// What Get Block List returns.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::BlockListType;
+/// let list = blob.get_block_list(BlockListType::All).await?;
+/// println!("{} committed ({:?} bytes), {} staged", list.committed.len(), list.content_length, list.uncommitted.len());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BlockList {
@@ -168,6 +234,18 @@ pub const MAX_BLOCKS: usize = 50_000;
 impl BlobClient {
     /// Put Block: stages `body` under `id` (not visible until committed). Accepts only a
     /// lease id (a leased blob needs it). Does not change the ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{BlockId, BlockRef, CommitOptions};
+    /// let ids = [BlockId::numbered("upload-1", 0)?, BlockId::numbered("upload-1", 1)?];
+    /// blob.put_block(&ids[0], "first half, ", &Conditions::none()).await?;
+    /// blob.put_block(&ids[1], "second half", &Conditions::none()).await?;
+    /// let blocks: Vec<BlockRef> = ids.into_iter().map(BlockRef::Uncommitted).collect();
+    /// blob.put_block_list(&blocks, &CommitOptions::new(Conditions::if_not_exists())).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_block(
         &self,
         id: &BlockId,
@@ -183,6 +261,16 @@ impl BlobClient {
 
     /// Put Block with a transactional checksum: the service refuses the block with 400
     /// `Md5Mismatch` / `Crc64Mismatch` if it received other bytes than were sent.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{BlockId, BlockOptions, Checksum};
+    /// let id = BlockId::numbered("upload-2", 0)?;
+    /// let options = BlockOptions::default().conditions(Conditions::none()).checksum(Checksum::Md5);
+    /// blob.put_block_with(&id, vec![0u8; 1 << 20], &options).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_block_with(
         &self,
         id: &BlockId,
@@ -206,6 +294,18 @@ impl BlobClient {
 
     /// Put Block List: commits `blocks` in order as the blob's new content, under the
     /// caller's conditions. All block ids must have the same length (checked before sending).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{BlockListType, BlockRef, CommitOptions};
+    /// // Re-commit the current blocks in reverse order, only if the blob did not change meanwhile.
+    /// let list = blob.get_block_list(BlockListType::Committed).await?;
+    /// let Some(etag) = list.etag.clone() else { return Ok(()) };
+    /// let blocks: Vec<BlockRef> = list.committed.iter().rev().map(|b| BlockRef::Committed(b.id.clone())).collect();
+    /// blob.put_block_list(&blocks, &CommitOptions::new(Conditions::if_match(&etag))).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_block_list(
         &self,
         blocks: &[BlockRef],
@@ -250,6 +350,16 @@ impl BlobClient {
 
     /// Get Block List. Accepts a lease id and `x-ms-if-tags` (412 `ConditionNotMet` when the
     /// blob's tags do not match); the service takes no ETag or date condition here.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::BlockListType;
+    /// # let lease = azstore::LeaseId::random();
+    /// let list = blob.get_block_list_if(BlockListType::All, &Conditions::lease(&lease)).await?;
+    /// println!("{} staged blocks", list.uncommitted.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn get_block_list_if(
         &self,
         which: BlockListType,

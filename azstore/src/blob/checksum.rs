@@ -13,6 +13,15 @@ use md5::{Digest, Md5};
 /// Which transactional checksum azstore computes and sends with a write, or asks the service
 /// for on a ranged read. Off by default: TLS already protects data in transit; a checksum adds
 /// an end-to-end check (against corrupting proxies or memory) for the CPU cost of hashing.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient, data: bytes::Bytes) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::{Checksum, UploadOptions};
+/// let options = UploadOptions::new(Conditions::none()).checksum(Checksum::Crc64);
+/// blob.upload_with(data, &options).await?; // every block checked by the service
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Checksum {
     /// No checksum.
@@ -53,11 +62,21 @@ impl Checksum {
 }
 
 /// The base64 MD5 digest of `data`, as sent in `Content-MD5`.
+///
+/// ```
+/// assert_eq!(azstore::blob::md5_base64(b"hello"), "XUFAKrxLKna5cZ2REBfFkg==");
+/// ```
 pub fn md5_base64(data: &[u8]) -> String {
     STANDARD.encode(Md5::digest(data))
 }
 
 /// The base64 CRC-64 of `data`, as sent in `x-ms-content-crc64`.
+///
+/// ```
+/// use azstore::blob::crc64_base64;
+/// // The 8 bytes of the CRC (little-endian), base64: 12 characters.
+/// assert_eq!(crc64_base64(b"123456789"), "iJh5CoYUi64=");
+/// ```
 pub fn crc64_base64(data: &[u8]) -> String {
     STANDARD.encode(crc64(data).to_le_bytes())
 }
@@ -96,6 +115,11 @@ const fn make_tables() -> [[u64; 256]; 8] {
 }
 
 /// Azure Storage's CRC-64 of `data` (CRC-64/NVME).
+///
+/// ```
+/// // The CRC-64/NVME check value.
+/// assert_eq!(azstore::blob::crc64(b"123456789"), 0xAE8B_1486_0A79_9888);
+/// ```
 pub fn crc64(data: &[u8]) -> u64 {
     !crc64_update(!0, data)
 }

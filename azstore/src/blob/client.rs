@@ -13,6 +13,16 @@ use crate::error::{ErrorCode, Result};
 use crate::http::{Method, Pipeline, Request, Response};
 
 /// The Blob service of one account. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo() -> azstore::Result<()> {
+/// use azstore::blob::BlobServiceClient;
+/// let account = azstore::StorageAccount::from_env()?; // AZURE_STORAGE_CONNECTION_STRING
+/// let blobs = BlobServiceClient::new(&account)?;
+/// let reports = blobs.container("reports")?;
+/// reports.create_if_not_exists().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlobServiceClient {
     pipeline: Pipeline,
@@ -20,9 +30,27 @@ pub struct BlobServiceClient {
 
 service_client!(BlobServiceClient, Blob =>
     /// A client for the container `name` (validated, no request sent).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// # let service = azstore::blob::BlobServiceClient::new(&azstore::StorageAccount::development())?;
+    /// let reports = service.container("reports")?;
+    /// assert!(service.container("Reports").is_err()); // container names are lower case
+    /// # let _ = reports;
+    /// # Ok(()) }
+    /// ```
     container: ContainerClient, validate_container_name);
 
 /// One container. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// let container = account.container("invoices")?;
+/// container.create_if_not_exists().await?;
+/// container.blob("2026/11/0001.pdf")?.upload(&b"%PDF-1.7"[..], &Conditions::if_not_exists()).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ContainerClient {
     pub(crate) pipeline: Pipeline,
@@ -33,6 +61,14 @@ named_client!(ContainerClient, "container");
 
 impl ContainerClient {
     /// A client for the blob `name` in this container (validated, no request sent).
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// let blob = container.blob("2026/11/summary.json")?;
+    /// assert_eq!(blob.container_name(), container.name());
+    /// assert!(container.blob("").is_err()); // refused before anything is sent
+    /// # Ok(()) }
+    /// ```
     pub fn blob(&self, name: &str) -> Result<BlobClient> {
         validate_blob_name(name)?;
         Ok(BlobClient {
@@ -48,18 +84,44 @@ impl ContainerClient {
     }
 
     /// Create Container. Fails with 409 `ContainerAlreadyExists` when it exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// match container.create().await {
+    ///     Ok(created) => println!("created, version {}", created.etag),
+    ///     Err(e) if e.is_conflict() => println!("exists already"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn create(&self) -> Result<WriteResult> {
         let resp = self.pipeline.send(self.request(Method::Put)).await?;
         WriteResult::from_response(&resp)
     }
 
     /// Creates the container unless it exists. Returns `true` when this call created it.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// container.create_if_not_exists().await?; // safe at every start-up
+    /// # Ok(()) }
+    /// ```
     pub async fn create_if_not_exists(&self) -> Result<bool> {
         crate::error::created_unless(self.create().await, ErrorCode::ContainerAlreadyExists)
     }
 
     /// Delete Container. Accepts If-Modified-Since, If-Unmodified-Since and the lease id
     /// (If-Match / If-None-Match are refused: the service does not support them here).
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// match container.delete(&Conditions::none()).await {
+    ///     Err(e) if e.is_not_found() => {} // already gone
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self, conditions: &Conditions) -> Result<()> {
         conditions.check(
             Allowed {
@@ -177,6 +239,16 @@ pub(crate) fn read_only(operation: &str, kind: &str, id: &str) -> crate::error::
 }
 
 /// One blob. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// let blob = account.container("reports")?.blob("q4.json")?;
+/// blob.upload(r#"{"revenue": 10}"#, &Conditions::none()).await?;
+/// let read = blob.download().await?;
+/// println!("{} bytes, version {}", read.body.len(), read.properties.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlobClient {
     pub(crate) pipeline: Pipeline,
@@ -188,6 +260,18 @@ pub struct BlobClient {
 }
 
 /// Options of Put Blob.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::PutOptions;
+/// let options = PutOptions::new(Conditions::if_not_exists())
+///     .content_type("application/json")
+///     .cache_control("max-age=60")
+///     .meta("source", "exporter");
+/// blob.put(r#"{"ok": true}"#, &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
@@ -227,7 +311,19 @@ impl PutOptions {
     setters! {
         /// Sets the conditions.
         conditions => set conditions: Conditions;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the body and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// use azstore::Conditions;
+        /// use azstore::blob::{Checksum, PutOptions};
+        /// let options = PutOptions::new(Conditions::if_not_exists()).checksum(Checksum::Md5);
+        /// blob.put("checked end to end", &options).await?;
+        /// # Ok(()) }
+        /// ```
         checksum => set checksum: crate::blob::Checksum;
     }
 }
@@ -235,6 +331,15 @@ impl PutOptions {
 crate::blob::write_options::write_builders!(PutOptions);
 
 /// What a write returns: the new version.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// let v1 = blob.upload("v1", &Conditions::none()).await?;
+/// // The next write succeeds only if nobody wrote in between.
+/// blob.upload("v2", &Conditions::if_match(&v1.etag)).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct WriteResult {
@@ -254,6 +359,14 @@ impl WriteResult {
 }
 
 /// A downloaded blob: its content and the properties of the version read.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let download = blob.download().await?;
+/// let text = String::from_utf8_lossy(&download.body);
+/// println!("{text} (type {:?})", download.properties.http_headers.content_type);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Download {
@@ -275,22 +388,49 @@ impl Download {
 
 impl BlobClient {
     /// The blob name.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// assert_eq!(container.blob("a/b.txt")?.name(), "a/b.txt");
+    /// # Ok(()) }
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The container name.
+    ///
+    /// ```no_run
+    /// # fn demo(blob: azstore::blob::BlobClient) {
+    /// println!("{}/{}", blob.container_name(), blob.name());
+    /// # }
+    /// ```
     pub fn container_name(&self) -> &str {
         &self.container
     }
 
-    /// The underlying pipeline.
+    /// The underlying pipeline (for operations azstore does not wrap).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("{:?}", resp.headers.get("x-ms-blob-type"));
+    /// # Ok(()) }
+    /// ```
     pub fn pipeline(&self) -> &Pipeline {
         &self.pipeline
     }
 
     /// The blob URL (without credentials; with `?snapshot=` or `?versionid=` when this
     /// client addresses a snapshot or version).
+    ///
+    /// ```no_run
+    /// # fn demo(blob: azstore::blob::BlobClient) {
+    /// println!("{}", blob.url()); // e.g. https://acct.blob.core.windows.net/reports/q4.json
+    /// # }
+    /// ```
     pub fn url(&self) -> String {
         let url = self.pipeline.url_of(&self.path());
         match &self.at {
@@ -330,6 +470,17 @@ impl BlobClient {
     /// * `Conditions::none()`: last writer wins.
     /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.
     /// * `Conditions::if_not_exists()`: 409 `BlobAlreadyExists` if it exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// match blob.upload("first!", &Conditions::if_not_exists()).await {
+    ///     Ok(written) => println!("created at {}", written.etag),
+    ///     Err(e) if e.is_conflict() => println!("someone else created it"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn upload(
         &self,
         body: impl IntoBody,
@@ -343,7 +494,17 @@ impl BlobClient {
         self.upload_with(body, &options).await
     }
 
-    /// Put Blob with all options.
+    /// Put Blob with all options: one request, whatever the size (up to 5000 MiB; use
+    /// [`upload_with`](Self::upload_with) for larger bodies or parallel blocks).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::PutOptions;
+    /// let options = PutOptions::new(Conditions::if_match(&etag)).content_type("text/csv");
+    /// let written = blob.put("id,total\n1,10\n", &options).await?;
+    /// # let _ = written; Ok(()) }
+    /// ```
     pub async fn put(&self, body: impl IntoBody, options: &PutOptions) -> Result<WriteResult> {
         options.conditions.check(Allowed::ALL, "Put Blob")?;
         let body: Bytes = body.into_body();
@@ -367,12 +528,31 @@ impl BlobClient {
 
     /// Get Blob: the whole content and the properties of the version read. With
     /// `Conditions::if_none_match(&etag)` an unchanged blob gives [`crate::ErrorKind::NotModified`].
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, cached: azstore::ETag) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// match blob.download_if(&Conditions::if_none_match(&cached)).await {
+    ///     Ok(fresh) => println!("changed: {} new bytes", fresh.body.len()),
+    ///     Err(e) if e.is_not_modified() => println!("cache still valid"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn download_if(&self, conditions: &Conditions) -> Result<Download> {
         let resp = self.send_read(Method::Get, "Get Blob", conditions).await?;
         Download::from_response(resp)
     }
 
-    /// Get Blob Properties.
+    /// Get Blob Properties under conditions (e.g. with the lease id of a leased blob).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let props = blob.get_properties_if(&Conditions::lease(&lease)).await?;
+    /// println!("{} bytes, {:?}", props.content_length, props.lease_state);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_properties_if(&self, conditions: &Conditions) -> Result<BlobProperties> {
         let resp = self
             .send_read(Method::Head, "Get Blob Properties", conditions)
@@ -393,12 +573,32 @@ impl BlobClient {
             .await
     }
 
-    /// Whether the blob exists.
+    /// Whether the blob exists (one HEAD request; a missing container is `false` too).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// if !blob.exists().await? {
+    ///     println!("nothing at {}", blob.url());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn exists(&self) -> Result<bool> {
         crate::error::found(self.get_properties().await)
     }
 
     /// Delete Blob (with its snapshots) under the given conditions.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let props = blob.get_properties().await?;
+    /// // Delete only the version we looked at.
+    /// match blob.delete(&Conditions::if_match(&props.etag)).await {
+    ///     Err(e) if e.is_precondition_failed() => println!("changed meanwhile: kept"),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self, conditions: &Conditions) -> Result<()> {
         conditions.check(Allowed::ALL, "Delete Blob")?;
         self.pipeline

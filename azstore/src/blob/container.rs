@@ -53,14 +53,32 @@ pub struct CreateContainerOptions {
 }
 
 impl CreateContainerOptions {
-    /// Sets one metadata pair.
+    /// Adds one metadata pair to the new container (validated before sending; default:
+    /// none). Call it again for more pairs.
+    ///
+    /// ```
+    /// use azstore::blob::CreateContainerOptions;
+    /// let options = CreateContainerOptions::default()
+    ///     .metadata("team", "billing")
+    ///     .metadata("retention", "90d");
+    /// assert_eq!(options.metadata.len(), 2);
+    /// ```
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.metadata.insert(key.into(), value.into());
         self
     }
 
     setters! {
-        /// Sets the anonymous access level (`x-ms-blob-public-access`).
+        /// Who may read without authorization (`x-ms-blob-public-access`). Default
+        /// [`PublicAccess::None`]: private, every request must be authorized. Accounts that
+        /// disallow public access refuse anything else.
+        ///
+        /// ```
+        /// use azstore::blob::{CreateContainerOptions, PublicAccess};
+        /// // Anyone with a blob's URL can read it; listing still needs authorization.
+        /// let options = CreateContainerOptions::default().public_access(PublicAccess::Blob);
+        /// # let _ = options;
+        /// ```
         public_access => set public_access: PublicAccess;
     }
 }
@@ -111,6 +129,15 @@ pub struct ContainerAcl {
 
 impl ContainerAcl {
     /// An ACL with these policies and private access.
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// use azstore::access_policy::SignedIdentifier;
+    /// use azstore::blob::{ContainerAcl, PublicAccess};
+    /// let acl = ContainerAcl::new(vec![SignedIdentifier::new("readers", "r")]);
+    /// assert_eq!(acl.public_access, PublicAccess::None);
+    /// # Ok(()) }
+    /// ```
     pub fn new(identifiers: Vec<SignedIdentifier>) -> ContainerAcl {
         ContainerAcl {
             public_access: PublicAccess::None,
@@ -162,6 +189,14 @@ const SET_CONTAINER_ACL: Allowed = Allowed {
 impl ContainerClient {
     /// Create Container with metadata and an anonymous access level. Fails with 409
     /// `ContainerAlreadyExists` when it exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::blob::{CreateContainerOptions, PublicAccess};
+    /// let options = CreateContainerOptions::default().metadata("team", "web").public_access(PublicAccess::Blob);
+    /// container.create_with(&options).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with(&self, options: &CreateContainerOptions) -> Result<WriteResult> {
         crate::blob::names::validate_metadata(&options.metadata)?;
         let req = self
@@ -175,6 +210,15 @@ impl ContainerClient {
     ///
     /// Sent as `GET` (the REST API allows GET and HEAD): a GET's error answers carry the
     /// error body, and it is what the official SDKs send to Azure.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// # let lease = azstore::LeaseId::random();
+    /// let props = container.get_properties_if(&Conditions::lease(&lease)).await?;
+    /// println!("{:?}", props.lease_state);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_properties_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Properties")?;
         let resp = self
@@ -185,11 +229,27 @@ impl ContainerClient {
     }
 
     /// Whether the container exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// if !container.exists().await? {
+    ///     container.create_if_not_exists().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn exists(&self) -> Result<bool> {
         crate::error::found(self.get_properties().await)
     }
 
     /// Get Container Metadata (with the container's ETag). Accepts only a lease id.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// # let lease = azstore::LeaseId::random();
+    /// let props = container.get_metadata_if(&azstore::Conditions::lease(&lease)).await?;
+    /// println!("{:?}", props.metadata);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_metadata_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
         let resp = self
@@ -201,6 +261,15 @@ impl ContainerClient {
     /// Set Container Metadata, replacing all metadata. The service accepts only
     /// If-Modified-Since (and a lease id) here: If-Match, If-None-Match, If-Unmodified-Since
     /// and tags are refused with `InvalidInput` before sending.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let mut metadata = container.get_metadata().await?.metadata;
+    /// metadata.insert("retention".into(), "90d".into());
+    /// container.set_metadata(&metadata, &Conditions::none()).await?; // last writer wins
+    /// # Ok(()) }
+    /// ```
     pub async fn set_metadata(
         &self,
         metadata: &BTreeMap<String, String>,
@@ -213,6 +282,14 @@ impl ContainerClient {
 
     /// Get Container ACL: public access level and stored access policies. Accepts only a
     /// lease id.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// # let lease = azstore::LeaseId::random();
+    /// let acl = container.get_acl_if(&azstore::Conditions::lease(&lease)).await?;
+    /// println!("{} stored policies", acl.acl.identifiers.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container ACL")?;
         let resp = self
@@ -232,6 +309,17 @@ impl ContainerClient {
     /// Set Container ACL, replacing the public access level and all stored access policies.
     /// Accepts If-Modified-Since, If-Unmodified-Since and a lease id; If-Match/If-None-Match
     /// and tags are refused. Azure caches policies: changes can take up to 30 s to apply.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::access_policy::SignedIdentifier;
+    /// use azstore::blob::ContainerAcl;
+    /// let expiry = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(7 * 86400);
+    /// let acl = ContainerAcl::new(vec![SignedIdentifier::new("readers", "rl").expiry(expiry)]);
+    /// container.set_acl(&acl, &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_acl(
         &self,
         acl: &ContainerAcl,

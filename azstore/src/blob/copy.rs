@@ -18,6 +18,18 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::http::Method;
 
 /// The state of a copy (`x-ms-copy-status`).
+///
+/// ```no_run
+/// # async fn demo(dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::CopyStatus;
+/// match dest.get_properties().await?.copy_state() {
+///     Some(CopyStatus::Pending) => println!("still copying"),
+///     Some(CopyStatus::Success) => println!("copied"),
+///     Some(other) => println!("copy ended: {other:?}"),
+///     None => println!("never a copy destination"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CopyStatus {
     /// Still copying.
@@ -46,12 +58,31 @@ impl CopyStatus {
 
 impl BlobProperties {
     /// The state of the last copy into this blob, typed.
+    ///
+    /// ```no_run
+    /// # async fn demo(dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::CopyStatus;
+    /// let done = dest.get_properties().await?.copy_state() == Some(CopyStatus::Success);
+    /// # let _ = done; Ok(()) }
+    /// ```
     pub fn copy_state(&self) -> Option<CopyStatus> {
         self.copy_status.as_deref().map(CopyStatus::parse)
     }
 }
 
 /// Options of a copy.
+///
+/// ```no_run
+/// # async fn demo(dest: azstore::blob::BlobClient, url: String, source_etag: azstore::ETag) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::CopyOptions;
+/// // Copy only the version we looked at, and never over an existing destination.
+/// let options = CopyOptions::new(Conditions::if_not_exists())
+///     .source_conditions(Conditions::if_match(&source_etag))
+///     .meta("copied-from", "reports");
+/// dest.copy_from_url(&url, &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
@@ -107,15 +138,21 @@ impl CopyOptions {
         source_conditions => set source_conditions: Conditions;
         /// Sets the conditions on the destination blob (chosen in [`CopyOptions::new`]).
         conditions => set conditions: Conditions;
-        /// Sets the MD5 the source must have (Copy Blob From URL).
+        /// (Copy Blob From URL) The base64 MD5 the source must have; the service refuses the
+        /// copy with 400 `Md5Mismatch` otherwise. Default: not checked.
         source_content_md5 => into source_content_md5;
-        /// Sets where the index tags come from (Copy Blob From URL).
+        /// (Copy Blob From URL) Where the destination's index tags come from:
+        /// [`CopyTags::Replace`] (the tags in the write options, or none) or
+        /// [`CopyTags::Copy`] (the source's). Default: not sent, which the service treats as
+        /// `Replace`.
         tags_from => some tags: CopyTags;
         /// Has the service read the source with this bearer token (Copy Blob From URL).
         source_authorization => some source_authorization: SourceAuthorization;
         /// Seals the destination append blob after the copy (Copy Blob).
         seal => flag seal;
-        /// Sets the rehydrate priority (Copy Blob from an archived source).
+        /// (Copy Blob from an archived source) How fast the destination is rehydrated:
+        /// [`RehydratePriority::Standard`] (up to 15 hours) or [`RehydratePriority::High`].
+        /// Default: not sent (Standard).
         rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }
 }
@@ -123,6 +160,20 @@ impl CopyOptions {
 crate::blob::write_options::write_builders!(CopyOptions);
 
 /// What a copy returns.
+///
+/// ```no_run
+/// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::Conditions;
+/// use azstore::blob::{CopyOptions, CopyStatus};
+/// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(3600))?;
+/// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+/// if started.status == CopyStatus::Pending {
+///     let done = dest.wait_for_copy(&started.copy_id, Duration::from_secs(2)).await?;
+///     println!("copy ended: {done:?}");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct CopyResult {
@@ -236,6 +287,20 @@ impl BlobClient {
     /// Copy Blob: starts a server-side copy of `source_url` into this blob and returns at
     /// once (the status may be `Pending`; see [`BlobClient::wait_for_copy`]). The source
     /// must be readable with this account's credential or carry a SAS.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// use azstore::Conditions;
+    /// use azstore::blob::{CopyOptions, CopyStatus};
+    /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(3600))?;
+    /// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+    /// if started.status == CopyStatus::Pending {
+    ///     let done = dest.wait_for_copy(&started.copy_id, Duration::from_secs(2)).await?;
+    ///     println!("copy ended: {done:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn start_copy_from_url(
         &self,
         source_url: &str,
@@ -246,6 +311,17 @@ impl BlobClient {
 
     /// Copy Blob From URL: copies synchronously (sources up to 256 MiB); returns when the
     /// copy is complete. A source outside public access needs a SAS in the URL.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// use azstore::Conditions;
+    /// use azstore::blob::CopyOptions;
+    /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(600))?;
+    /// let copied = dest.copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+    /// println!("{:?}", copied.status);
+    /// # Ok(()) }
+    /// ```
     pub async fn copy_from_url(
         &self,
         source_url: &str,
@@ -256,6 +332,15 @@ impl BlobClient {
 
     /// Polls Get Blob Properties until the copy `copy_id` is no longer pending, returning its
     /// final status. Fails if another copy replaced it.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// # let copy_id = String::new(); let _ = source;
+    /// let status = dest.wait_for_copy(&copy_id, Duration::from_secs(5)).await?;
+    /// println!("{status:?}");
+    /// # Ok(()) }
+    /// ```
     pub async fn wait_for_copy(&self, copy_id: &str, poll_every: Duration) -> Result<CopyStatus> {
         loop {
             let p = self.get_properties().await?;
@@ -281,6 +366,15 @@ impl BlobClient {
     /// `expiry`: the usual source for [`BlobClient::copy_from_url`], which Azure only reads
     /// with the source's own authorization. With a SAS credential the client's token is
     /// appended instead. The result contains a signature: treat it as a secret.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// // A read link valid for 10 minutes (do not log it: it holds a signature).
+    /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(600))?;
+    /// # let _ = (url, dest);
+    /// # Ok(()) }
+    /// ```
     pub fn sas_url(&self, permissions: &str, expiry: OffsetDateTime) -> Result<String> {
         let token = match self.pipeline.credential() {
             Credential::SharedKey(key) => {
@@ -298,6 +392,17 @@ impl BlobClient {
 
     /// Abort Copy Blob: stops a pending copy, leaving an empty destination. Accepts only a
     /// lease id. A finished copy gives 409 `NoPendingCopyOperation`.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// # let copy_id = String::new(); let _ = source;
+    /// match dest.abort_copy(&copy_id, &Conditions::none()).await {
+    ///     Err(e) if e.is_conflict() => println!("already finished"),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn abort_copy(&self, copy_id: &str, conditions: &Conditions) -> Result<()> {
         conditions.check(Allowed::LEASE_ONLY, "Abort Copy Blob")?;
         if copy_id.is_empty() {

@@ -32,6 +32,13 @@ pub const DEFAULT_CHUNK: u64 = 8 * 1024 * 1024;
 pub const DEFAULT_CONCURRENCY: usize = 4;
 
 /// What a chunked read does when the blob changes between two ranges.
+///
+/// ```
+/// use azstore::blob::{DownloadOptions, OnChange};
+/// // A log blob that is rewritten now and then: start over (at most twice) rather than fail.
+/// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 2 });
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OnChange {
     /// Fail with `PreconditionFailed` (412 `ConditionNotMet`; for files: `Conflict`).
@@ -47,6 +54,14 @@ pub enum OnChange {
 /// Options of the chunked and parallel downloads ([`BlobClient::download_chunked`],
 /// [`BlobClient::download_to_file`], [`BlobClient::download_into`],
 /// [`BlobClient::download_stream_with`]).
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::DownloadOptions;
+/// let options = DownloadOptions::default().chunk_size(16 << 20).max_concurrency(8);
+/// let whole = blob.download_chunked(&options).await?;
+/// # let _ = whole; Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
@@ -78,15 +93,51 @@ impl Default for DownloadOptions {
 
 impl DownloadOptions {
     setters! {
-        /// Sets the chunk size.
+        /// Bytes per ranged GET (default 8 MiB). Memory of file and stream downloads is
+        /// about `max_concurrency × chunk_size`.
+        ///
+        /// ```
+        /// let options = azstore::blob::DownloadOptions::default().chunk_size(4 << 20);
+        /// assert_eq!(options.chunk_size, 4 << 20);
+        /// ```
         chunk_size => set chunk_size: u64;
-        /// Sets the number of ranged GETs in flight.
+        /// Ranged GETs in flight at once (default 4).
+        ///
+        /// ```
+        /// let options = azstore::blob::DownloadOptions::default().max_concurrency(8);
+        /// # let _ = options;
+        /// ```
         max_concurrency => set max_concurrency: usize;
-        /// Sets the behaviour on a concurrent change.
+        /// What the download does when the blob changes between two ranges (default
+        /// [`OnChange::Fail`]: a `PreconditionFailed` error, never a mix of two versions).
+        ///
+        /// ```
+        /// use azstore::blob::{DownloadOptions, OnChange};
+        /// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
+        /// # let _ = options;
+        /// ```
         on_change => set on_change: OnChange;
-        /// Sets the conditions of the first request.
+        /// Conditions of the first request, e.g. `if_match` to read only a known version
+        /// (default [`Conditions::none()`]); the later ranges are always pinned to the
+        /// version the first one read.
+        ///
+        /// ```no_run
+        /// # fn demo(etag: azstore::ETag) {
+        /// use azstore::Conditions;
+        /// use azstore::blob::DownloadOptions;
+        /// let options = DownloadOptions::default().conditions(Conditions::if_match(&etag));
+        /// # let _ = options; }
+        /// ```
         conditions => set conditions: Conditions;
-        /// Reports progress to `progress`.
+        /// Reports progress to `progress` (default: no reports).
+        ///
+        /// ```
+        /// use azstore::blob::DownloadOptions;
+        /// use azstore::transfer::Progress;
+        /// let options = DownloadOptions::default()
+        ///     .progress(Progress::callback(|p| eprintln!("{} bytes", p.bytes)));
+        /// # let _ = options;
+        /// ```
         progress => some progress: Progress;
     }
 }
@@ -95,6 +146,19 @@ impl DownloadOptions {
 /// chunk in memory. Every chunk after the first is requested with `If-Match` on the ETag in
 /// [`BlobStream::properties`]; if the blob changes meanwhile, the stream yields a
 /// `PreconditionFailed` error and ends.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// let mut stream = blob.download_stream(8 << 20).await?;
+/// let size = stream.properties().content_length;
+/// let mut read = 0;
+/// while let Some(chunk) = stream.try_next().await? {
+///     read += chunk.len() as u64;
+///     eprint!("\r{read} / {size}");
+/// }
+/// # Ok(()) }
+/// ```
 pub struct BlobStream {
     pub(crate) properties: BlobProperties,
     pub(crate) inner: ResultStream<Bytes>,
@@ -110,11 +174,25 @@ impl std::fmt::Debug for BlobStream {
 
 impl BlobStream {
     /// Properties of the version being read (its ETag is the one pinned).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// let stream = blob.download_stream(4 << 20).await?;
+    /// println!("reading version {} ({} bytes)", stream.properties().etag, stream.properties().content_length);
+    /// # Ok(()) }
+    /// ```
     pub fn properties(&self) -> &BlobProperties {
         &self.properties
     }
 
     /// Reads the rest of the stream into one buffer.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// let all = blob.download_stream(4 << 20).await?.collect().await?;
+    /// println!("{} bytes", all.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn collect(mut self) -> Result<Bytes> {
         let mut out = BytesMut::new();
         while let Some(chunk) = self.inner.next().await {
@@ -135,6 +213,16 @@ impl Stream for BlobStream {
 impl BlobClient {
     /// Get Blob of the byte range `range` (half-open). The returned properties describe the
     /// whole blob (its `content_length` is the total size). Accepts every condition.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let first = blob.download_range(0..1024).await?;
+    /// // The next range only from the same version (412 if it changed meanwhile).
+    /// let next = blob.download_range_if(1024..2048, &Conditions::if_match(&first.properties.etag)).await?;
+    /// # let _ = next;
+    /// # Ok(()) }
+    /// ```
     pub async fn download_range_if(
         &self,
         range: Range<u64>,
@@ -210,6 +298,14 @@ impl BlobClient {
     /// `options.max_concurrency` ranged GETs of `options.chunk_size` in flight, pinning the
     /// first ETag; on a concurrent change it fails or restarts as `options.on_change` says.
     /// The result is always one consistent version.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::DownloadOptions;
+    /// let big = blob.download_chunked(&DownloadOptions::default().max_concurrency(8)).await?;
+    /// println!("{} bytes of version {}", big.body.len(), big.properties.etag);
+    /// # Ok(()) }
+    /// ```
     pub async fn download_chunked(&self, options: &DownloadOptions) -> Result<Download> {
         let src = BlobSource::new(self, &options.conditions)?;
         let (properties, body) = crate::transfer::download::to_vec(&src, &plan(options)).await?;

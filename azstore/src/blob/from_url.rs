@@ -29,11 +29,24 @@ use crate::http::{Method, Request};
 
 /// A bearer token the service presents to the source (`x-ms-copy-source-authorization`).
 /// A secret: `Debug` shows only that it is set.
+///
+/// ```
+/// use azstore::blob::SourceAuthorization;
+/// let auth = SourceAuthorization::bearer("eyJ0eXAiOiJKV1Qi")?;
+/// assert!(!format!("{auth:?}").contains("eyJ0"));
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct SourceAuthorization(String);
 
 impl SourceAuthorization {
     /// An OAuth bearer token (an Entra ID access token for `https://storage.azure.com/`).
+    ///
+    /// ```
+    /// use azstore::blob::SourceAuthorization;
+    /// assert!(SourceAuthorization::bearer("").is_err());
+    /// assert!(SourceAuthorization::bearer("a b").is_err());
+    /// ```
     pub fn bearer(token: impl AsRef<str>) -> Result<SourceAuthorization> {
         let token = token.as_ref().trim();
         if token.is_empty() || token.contains(|c: char| c.is_control() || c == ' ') {
@@ -65,6 +78,19 @@ pub(crate) enum SourceUse {
 
 /// The source of a from-URL write. Its `Debug` output hides a SAS signature in the URL and the
 /// bearer token.
+///
+/// ```no_run
+/// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::Conditions;
+/// use azstore::blob::{CopySource, PutFromUrlOptions};
+/// let props = source.get_properties().await?;
+/// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(600))?;
+/// // Copy exactly the version we looked at.
+/// let from = CopySource::url(url)?.conditions(Conditions::if_match(&props.etag));
+/// dest.put_blob_from_url(&from, &PutFromUrlOptions::new(Conditions::none())).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 #[must_use]
 pub struct CopySource {
@@ -104,6 +130,14 @@ pub(crate) fn validate_source_url(url: &str) -> Result<()> {
 impl CopySource {
     /// A source URL: public, or carrying a SAS (see [`BlobClient::sas_url`]), or to be read
     /// with [`CopySource::bearer`].
+    ///
+    /// ```
+    /// use azstore::blob::CopySource;
+    /// let source = CopySource::url("https://acct.blob.core.windows.net/public/logo.png")?;
+    /// assert!(CopySource::url("ftp://example.com/x").is_err());
+    /// # let _ = source;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn url(url: impl Into<String>) -> Result<CopySource> {
         let url = url.into();
         validate_source_url(&url)?;
@@ -118,25 +152,73 @@ impl CopySource {
     }
 
     setters! {
-        /// Has the service read the source with this bearer token.
+        /// Has the service read the source with this bearer token (default: none; the
+        /// source is then public or carries a SAS).
+        ///
+        /// ```
+        /// use azstore::blob::{CopySource, SourceAuthorization};
+        /// let token = std::env::var("SOURCE_TOKEN").unwrap_or_else(|_| "eyJ0".into());
+        /// let source = CopySource::url("https://other.blob.core.windows.net/data/a.bin")?
+        ///     .bearer(SourceAuthorization::bearer(token)?);
+        /// # let _ = source;
+        /// # Ok::<(), azstore::Error>(())
+        /// ```
         bearer => some authorization: SourceAuthorization;
         /// Conditions on the source (`x-ms-source-if-match`, `-none-match`, `-modified-since`,
         /// `-unmodified-since`, and `x-ms-source-if-tags` where the operation accepts it). A
         /// source condition that does not hold fails with 412 `SourceConditionNotMet` (or 304
-        /// for `if_none_match`/`if_modified_since`, as the service answers).
+        /// for `if_none_match`/`if_modified_since`, as the service answers). Default: none.
+        ///
+        /// ```
+        /// use azstore::{Conditions, ETag};
+        /// use azstore::blob::CopySource;
+        /// let etag = ETag::new("\"0x8DCB1\"");
+        /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.conditions(Conditions::if_match(&etag));
+        /// # let _ = source;
+        /// # Ok::<(), azstore::Error>(())
+        /// ```
         conditions => set conditions: Conditions;
-        /// Reads only this half-open byte range of the source (`x-ms-source-range`).
+        /// Reads only this half-open byte range of the source (`x-ms-source-range`). Default:
+        /// the whole source.
+        ///
+        /// ```
+        /// let first_mib = azstore::blob::CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.range(0..1 << 20);
+        /// # let _ = first_mib;
+        /// # Ok::<(), azstore::Error>(())
+        /// ```
         range => some range: Range<u64>;
         /// The service checks that what it read from the source has this MD5 (base64), failing
-        /// with 400 `Md5Mismatch` otherwise (`x-ms-source-content-md5`).
+        /// with 400 `Md5Mismatch` otherwise (`x-ms-source-content-md5`). Default: not checked.
+        ///
+        /// ```
+        /// use azstore::blob::{CopySource, md5_base64};
+        /// let expected = md5_base64(b"the bytes we expect");
+        /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.content_md5(expected);
+        /// # let _ = source;
+        /// # Ok::<(), azstore::Error>(())
+        /// ```
         content_md5 => into content_md5;
         /// The service checks that what it read from the source has this CRC-64 (base64, see
         /// [`crc64_base64`](crate::blob::crc64_base64)), failing with 400 `Crc64Mismatch`
-        /// otherwise (`x-ms-source-content-crc64`).
+        /// otherwise (`x-ms-source-content-crc64`). Default: not checked.
+        ///
+        /// ```
+        /// use azstore::blob::{CopySource, crc64_base64};
+        /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?
+        ///     .content_crc64(crc64_base64(b"the bytes we expect"));
+        /// # let _ = source;
+        /// # Ok::<(), azstore::Error>(())
+        /// ```
         content_crc64 => into content_crc64;
     }
 
     /// The source URL (it may contain a SAS signature: treat it as a secret).
+    ///
+    /// ```
+    /// let source = azstore::blob::CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?;
+    /// assert_eq!(source.url_str(), "https://acct.blob.core.windows.net/c/a.bin");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn url_str(&self) -> &str {
         &self.url
     }
@@ -267,9 +349,13 @@ impl PutFromUrlOptions {
     setters! {
         /// Sets the destination conditions.
         conditions => set conditions: Conditions;
-        /// Sets whether the source's HTTP headers are copied.
+        /// Whether the source's HTTP headers (content type, encoding, ...) are copied to the
+        /// new blob (`x-ms-copy-source-blob-properties`). Default: not sent, and the
+        /// service copies them. Headers given in the write options override them.
         copy_source_properties => some copy_source_properties: bool;
-        /// Sets where the index tags come from.
+        /// Where the new blob's index tags come from: [`CopyTags::Replace`] (the tags in the
+        /// write options, or none) or [`CopyTags::Copy`] (the source's). Default: not sent,
+        /// which the service treats as `Replace`.
         tags_from => some tags: CopyTags;
     }
 }
@@ -289,6 +375,17 @@ impl BlobClient {
     /// Put Blob From URL: replaces this block blob with the content of `source` (up to
     /// 5000 MiB), synchronously. Destination conditions go in `options.conditions`, source
     /// conditions in the [`CopySource`] (including `x-ms-source-if-tags`).
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// use azstore::Conditions;
+    /// use azstore::blob::{CopySource, PutFromUrlOptions};
+    /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(600))?;
+    /// let options = PutFromUrlOptions::new(Conditions::if_not_exists()).content_type("image/png");
+    /// dest.put_blob_from_url(&CopySource::url(url)?, &options).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_blob_from_url(
         &self,
         source: &CopySource,
@@ -318,6 +415,21 @@ impl BlobClient {
 
     /// Put Block From URL: stages block `id` from `source` (optionally a range of it, at most
     /// 4000 MiB). Accepts only a lease id on the destination; does not change the ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{BlockId, BlockRef, CommitOptions, CopySource};
+    /// // Assemble the destination from the first and last MiB of a large source.
+    /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(600))?;
+    /// let size = source.get_properties().await?.content_length;
+    /// let ids = [BlockId::numbered("join", 0)?, BlockId::numbered("join", 1)?];
+    /// dest.put_block_from_url(&ids[0], &CopySource::url(url.clone())?.range(0..1 << 20), &Conditions::none()).await?;
+    /// dest.put_block_from_url(&ids[1], &CopySource::url(url)?.range(size - (1 << 20)..size), &Conditions::none()).await?;
+    /// let blocks: Vec<BlockRef> = ids.into_iter().map(BlockRef::Uncommitted).collect();
+    /// dest.put_block_list(&blocks, &CommitOptions::new(Conditions::none())).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_block_from_url(
         &self,
         id: &BlockId,
@@ -343,6 +455,17 @@ impl BlobClient {
     /// Put Page From URL: writes the source range (512-byte aligned, at most 4 MiB) to this
     /// page blob at `offset`, under the destination conditions and sequence-number conditions
     /// of `options`.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::blob::BlobClient, dest: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{CopySource, PageWriteOptions};
+    /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(600))?;
+    /// // Copy the source's first 4 MiB into the destination page blob at the same offset.
+    /// let from = CopySource::url(url)?.range(0..4 << 20);
+    /// dest.put_pages_from_url(0, &from, &PageWriteOptions::default().conditions(Conditions::none())).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_pages_from_url(
         &self,
         offset: u64,

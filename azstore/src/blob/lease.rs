@@ -168,28 +168,105 @@ lease_methods!(BlobClient {
     /// long as nobody else leased or (on Azure) modified the blob in between. Refusals:
     /// 409 `LeaseIdMismatchWithLeaseOperation` (someone else's lease),
     /// `LeaseIsBrokenAndCannotBeRenewed`, `LeaseNotPresentWithLeaseOperation`.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// match blob.renew_lease(&id, &Conditions::none()).await {
+    ///     Err(e) if e.lease_lost() => eprintln!("not ours any more: stop writing"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     renew;
     /// Changes the active lease id `id` into `proposed`.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::LeaseId;
+    /// // Hand the lease to a process that was told `next` beforehand.
+    /// let next = LeaseId::random();
+    /// blob.change_lease(&id, &next, &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     change;
     /// Releases the lease `id`, so another client can acquire one at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// blob.release_lease(&id, &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     release;
     /// Breaks the active lease (no lease id needed). `period` is how long the lease keeps
     /// protecting the blob; `None` is the service default (the rest of a fixed lease, at once
     /// for an infinite one). Returns the time left until the lease is broken.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::lease::BreakPeriod;
+    /// let broken = blob.break_lease(Some(BreakPeriod::seconds(5)?), &Conditions::none()).await?;
+    /// println!("free in {:?}", broken.remaining);
+    /// # let _ = id;
+    /// # Ok(()) }
+    /// ```
     break;
 });
 
 lease_methods!(ContainerClient {
     /// Acquires a container lease (it guards only Delete Container). Conditions:
     /// If-Modified-Since and If-Unmodified-Since only; others are refused before sending.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::lease::LeaseDuration;
+    /// // Nobody can delete the container while we hold this (writes to blobs are not affected).
+    /// let lease = container.acquire_lease(LeaseDuration::Infinite, None, &Conditions::none()).await?;
+    /// # let _ = (lease, id);
+    /// # Ok(()) }
+    /// ```
     acquire;
     /// Renews the container lease `id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// container.renew_lease(&id, &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     renew;
     /// Changes the container lease id `id` into `proposed`.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// container.change_lease(&id, &azstore::LeaseId::random(), &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     change;
     /// Releases the container lease `id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// container.release_lease(&id, &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     release;
     /// Breaks the container lease; returns the time left until it is broken.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::lease::BreakPeriod;
+    /// container.break_lease(Some(BreakPeriod::immediate()), &Conditions::none()).await?;
+    /// # let _ = id;
+    /// # Ok(()) }
+    /// ```
     break;
 });
 

@@ -26,6 +26,17 @@ impl RehydratePriority {
 }
 
 /// What Set Blob Tier did.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::{AccessTier, SetTierOptions, TierChange};
+/// match blob.set_tier(AccessTier::Cool, &SetTierOptions::default().conditions(Conditions::none())).await? {
+///     TierChange::Done => println!("now Cool"),
+///     TierChange::Pending => println!("in progress"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TierChange {
     /// The tier changed at once (200 OK).
@@ -36,6 +47,13 @@ pub enum TierChange {
 }
 
 /// Options of [`BlobClient::set_tier`].
+///
+/// ```
+/// use azstore::Conditions;
+/// use azstore::blob::SetTierOptions;
+/// let only_if_tagged = SetTierOptions::default().conditions(Conditions::if_tags(r#""retention" = 'short'"#));
+/// # let _ = only_if_tagged;
+/// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
 #[non_exhaustive]
@@ -51,7 +69,16 @@ impl SetTierOptions {
     setters! {
         /// Sets the conditions.
         conditions => set conditions: Conditions;
-        /// Sets the rehydrate priority.
+        /// How fast a blob leaving Archive is rehydrated: [`RehydratePriority::Standard`] (up
+        /// to 15 hours) or [`RehydratePriority::High`] (under an hour below 10 GiB, at a
+        /// higher price). Default: none sent, which the service treats as Standard.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::{RehydratePriority, SetTierOptions};
+        /// let urgent = SetTierOptions::default().conditions(Conditions::none()).rehydrate_priority(RehydratePriority::High);
+        /// # let _ = urgent;
+        /// ```
         rehydrate_priority => some rehydrate_priority: RehydratePriority;
     }
 }
@@ -60,6 +87,18 @@ impl BlobClient {
     /// Set Blob Tier: moves a block blob between Hot, Cool, Cold and Archive (or a premium
     /// page blob between `P*` tiers). Does not change the ETag. Leaving Archive is
     /// asynchronous: the answer is then [`TierChange::Pending`].
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{AccessTier, RehydratePriority, SetTierOptions, TierChange};
+    /// // Bring an archived blob back, fast.
+    /// let options = SetTierOptions::default().conditions(Conditions::none()).rehydrate_priority(RehydratePriority::High);
+    /// if blob.set_tier(AccessTier::Hot, &options).await? == TierChange::Pending {
+    ///     println!("rehydrating: readable within the hour");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn set_tier(&self, tier: AccessTier, options: &SetTierOptions) -> Result<TierChange> {
         options
             .conditions
@@ -88,6 +127,15 @@ impl BlobClient {
     /// `BlobIsSealed`). Accepts ETag and date conditions and a lease id, and with
     /// `append_position` seals only if the blob is exactly that long (412
     /// `AppendPositionConditionNotMet`), so a writer can seal exactly what it wrote.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// // Seal the log at the length we wrote: nobody can append after that.
+    /// let len = blob.get_properties().await?.content_length;
+    /// blob.seal(&Conditions::none(), Some(len)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn seal(
         &self,
         conditions: &Conditions,

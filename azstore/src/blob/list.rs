@@ -81,24 +81,65 @@ impl ListInclude {
 
 impl ListOptions {
     setters! {
-        /// Only names starting with `prefix`.
+        /// Only names starting with `prefix` (default: every name).
+        ///
+        /// ```
+        /// let options = azstore::blob::ListOptions::default().prefix("logs/2026-11-");
+        /// # let _ = options;
+        /// ```
         prefix => into prefix;
-        /// Groups blob names at `delimiter` (usually `/`).
+        /// (List Blobs) Groups blob names at `delimiter` (usually `/`) into
+        /// [`BlobListItem::Prefix`] entries, like directories. Default: a flat listing.
+        ///
+        /// ```
+        /// // The "directories" directly under 2026/.
+        /// let options = azstore::blob::ListOptions::default().prefix("2026/").delimiter("/");
+        /// # let _ = options;
+        /// ```
         delimiter => into delimiter;
-        /// Page size (1–5000).
+        /// Entries per page (1–5000; default: not sent, the service's 5000). The streams
+        /// still list everything, one page per request.
+        ///
+        /// ```
+        /// let options = azstore::blob::ListOptions::default().max_results(100);
+        /// # let _ = options;
+        /// ```
         max_results => some max_results: u32;
-        /// Include metadata.
+        /// Lists each item's user metadata too (default: not included).
+        ///
+        /// ```
+        /// let options = azstore::blob::ListOptions::default().with_metadata();
+        /// assert!(options.include_metadata);
+        /// ```
         with_metadata => flag include_metadata;
-        /// Include snapshots.
+        /// (List Blobs) Lists snapshots too, each with [`BlobItem::snapshot`] set (default:
+        /// base blobs only).
+        ///
+        /// ```
+        /// let options = azstore::blob::ListOptions::default().with_snapshots();
+        /// assert!(options.include_snapshots);
+        /// ```
         with_snapshots => flag include_snapshots;
     }
 
     /// Include soft-deleted blobs (List Blobs only): `including(ListInclude::Deleted)`.
+    ///
+    /// ```
+    /// use azstore::blob::{ListInclude, ListOptions};
+    /// let options = ListOptions::default().with_deleted();
+    /// assert_eq!(options.include, vec![ListInclude::Deleted]);
+    /// ```
     pub fn with_deleted(self) -> ListOptions {
         self.including(ListInclude::Deleted)
     }
 
     /// Adds an `include=` value (List Blobs).
+    ///
+    /// ```
+    /// use azstore::blob::{ListInclude, ListOptions};
+    /// let options = ListOptions::default().including(ListInclude::Versions).including(ListInclude::Tags);
+    /// assert_eq!(options.include.len(), 2);
+    /// ```
     pub fn including(mut self, what: ListInclude) -> ListOptions {
         if !self.include.contains(&what) {
             self.include.push(what);
@@ -156,6 +197,17 @@ impl ListOptions {
 }
 
 /// A container as listed.
+///
+/// ```no_run
+/// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// use azstore::blob::ListOptions;
+/// let mut containers = blobs.list_containers(ListOptions::default().with_metadata());
+/// while let Some(c) = containers.try_next().await? {
+///     println!("{} {:?} {:?}", c.name, c.lease_state, c.metadata.get("owner"));
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ContainerItem {
@@ -174,6 +226,19 @@ pub struct ContainerItem {
 }
 
 /// A blob as listed.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// use azstore::blob::{BlobListItem, ListOptions};
+/// let mut entries = container.list_blobs(ListOptions::default());
+/// while let Some(entry) = entries.try_next().await? {
+///     if let BlobListItem::Blob(b) = entry {
+///         println!("{}: {:?} bytes, {:?}", b.name, b.content_length, b.access_tier);
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BlobItem {
@@ -218,6 +283,23 @@ pub struct BlobItem {
 }
 
 /// An entry of List Blobs: a blob, or (with a delimiter) a virtual directory.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// use azstore::blob::{BlobListItem, ListOptions};
+/// let top: Vec<BlobListItem> = container
+///     .list_blobs(ListOptions::default().delimiter("/"))
+///     .try_collect()
+///     .await?;
+/// for entry in &top {
+///     match entry {
+///         BlobListItem::Prefix(dir) => println!("{dir}"),
+///         BlobListItem::Blob(b) => println!("{}", b.name),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 // Nearly every entry is a blob: boxing it would cost an allocation per item for nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +312,17 @@ pub enum BlobListItem {
 
 impl BlobListItem {
     /// The blob name or the prefix.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// let names: Vec<String> = container
+    ///     .list_blobs(azstore::blob::ListOptions::default().delimiter("/"))
+    ///     .map_ok(|e| e.name().to_string())
+    ///     .try_collect()
+    ///     .await?;
+    /// # let _ = names; Ok(()) }
+    /// ```
     pub fn name(&self) -> &str {
         match self {
             BlobListItem::Blob(b) => &b.name,
@@ -265,6 +358,24 @@ fn date(s: Option<String>) -> Option<OffsetDateTime> {
 
 impl BlobServiceClient {
     /// List Containers: one page starting at `marker`.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// use azstore::blob::ListOptions;
+    /// let options = ListOptions::default().max_results(100);
+    /// let mut marker: Option<String> = None;
+    /// loop {
+    ///     let page = blobs.list_containers_page(&options, marker.as_deref()).await?;
+    ///     for c in &page.items {
+    ///         println!("{}", c.name);
+    ///     }
+    ///     marker = page.next_marker;
+    ///     if marker.is_none() {
+    ///         break;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_containers_page(
         &self,
         options: &ListOptions,
@@ -324,6 +435,14 @@ impl BlobServiceClient {
 
 impl ContainerClient {
     /// List Blobs: one page starting at `marker`.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::blob::ListOptions;
+    /// let page = container.list_blobs_page(&ListOptions::default().max_results(10), None).await?;
+    /// println!("{} entries; more: {}", page.items.len(), page.next_marker.is_some());
+    /// # Ok(()) }
+    /// ```
     pub async fn list_blobs_page(
         &self,
         options: &ListOptions,

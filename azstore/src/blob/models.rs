@@ -10,6 +10,16 @@ use crate::http::Headers;
 use crate::http_headers::HttpHeaders;
 
 /// `x-ms-lease-state`.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::LeaseState;
+/// match blob.get_properties().await?.lease_state {
+///     Some(LeaseState::Leased | LeaseState::Breaking) => println!("held by someone"),
+///     _ => println!("free to acquire"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeaseState {
     /// No lease; can be acquired.
@@ -38,6 +48,14 @@ impl LeaseState {
 }
 
 /// `x-ms-lease-status`.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::LeaseStatus;
+/// let locked = blob.get_properties().await?.lease_status == Some(LeaseStatus::Locked);
+/// # let _ = locked;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeaseStatus {
     /// Leased.
@@ -47,6 +65,15 @@ pub enum LeaseStatus {
 }
 
 /// `x-ms-lease-duration` of a leased resource.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::LeaseDurationType;
+/// if blob.get_properties().await?.lease_duration == Some(LeaseDurationType::Infinite) {
+///     println!("leased until released or broken");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeaseDurationType {
     /// Never expires.
@@ -56,6 +83,15 @@ pub enum LeaseDurationType {
 }
 
 /// `x-ms-blob-type`.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::BlobType;
+/// if blob.get_properties().await?.blob_type == Some(BlobType::AppendBlob) {
+///     println!("append with append_block");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlobType {
     /// Block blob.
@@ -77,6 +113,10 @@ impl BlobType {
     }
 
     /// The header value.
+    ///
+    /// ```
+    /// assert_eq!(azstore::blob::BlobType::PageBlob.as_str(), "PageBlob");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             BlobType::BlockBlob => "BlockBlob",
@@ -87,6 +127,13 @@ impl BlobType {
 }
 
 /// What Get Blob Properties (and Get Blob) return.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let p = blob.get_properties().await?;
+/// println!("{} bytes, {:?}, version {}, {:?}", p.content_length, p.blob_type, p.etag, p.metadata);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BlobProperties {

@@ -5,6 +5,13 @@ use crate::error::{Error, Result};
 /// Checks a container name: 3–63 characters, lowercase letters, digits and hyphens, starting
 /// with a letter or digit, no two hyphens in a row, not ending with a hyphen (`$root`, `$logs`
 /// and `$web` are also accepted).
+///
+/// ```
+/// use azstore::blob::validate_container_name;
+/// assert!(validate_container_name("reports-2026").is_ok());
+/// assert!(validate_container_name("Reports").is_err());
+/// assert!(validate_container_name("a--b").is_err());
+/// ```
 pub fn validate_container_name(name: &str) -> Result<()> {
     if matches!(name, "$root" | "$logs" | "$web") {
         return Ok(());
@@ -19,6 +26,12 @@ pub fn validate_container_name(name: &str) -> Result<()> {
 /// dot or a forward slash"): the service itself stores such names (live Azure answered 201 to
 /// `.a.a.` and `/a/a/` in `test_common_blob.test_create_blob_with_special_chars`), but tools
 /// and file systems mishandle them.
+///
+/// ```
+/// use azstore::blob::validate_blob_name;
+/// assert!(validate_blob_name("2026/11/report.pdf").is_ok());
+/// assert!(validate_blob_name("").is_err());
+/// ```
 pub fn validate_blob_name(name: &str) -> Result<()> {
     let chars = name.chars().count();
     if chars == 0 || chars > 1024 {
@@ -67,6 +80,15 @@ mod tests {
 
 /// Checks metadata names: each must be a valid C# identifier (ASCII letters, digits and `_`,
 /// not starting with a digit), and names must be unique ignoring case.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use azstore::blob::validate_metadata;
+/// let ok = BTreeMap::from([("owner".to_string(), "a".to_string())]);
+/// assert!(validate_metadata(&ok).is_ok());
+/// let bad = BTreeMap::from([("not-an-identifier".to_string(), "a".to_string())]);
+/// assert!(validate_metadata(&bad).is_err());
+/// ```
 pub fn validate_metadata(meta: &std::collections::BTreeMap<String, String>) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for (k, v) in meta {

@@ -18,6 +18,14 @@ pub const PAGE_SIZE: u64 = 512;
 pub const MAX_PUT_PAGE: u64 = 4 * 1024 * 1024;
 
 /// What Get Page Ranges returns.
+///
+/// ```no_run
+/// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let ranges = disk.get_page_ranges().await?;
+/// let written: u64 = ranges.ranges.iter().map(|r| r.end - r.start).sum();
+/// println!("{written} of {:?} bytes hold data", ranges.blob_content_length);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PageRanges {
@@ -36,6 +44,18 @@ pub struct PageRanges {
 }
 
 /// Options of [`BlobClient::get_page_ranges_with`].
+///
+/// ```no_run
+/// # async fn demo(disk: azstore::blob::BlobClient, yesterday: azstore::blob::SnapshotId) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::PageRangeOptions;
+/// // What changed since yesterday's snapshot (an incremental backup).
+/// let diff = disk
+///     .get_page_ranges_with(&PageRangeOptions::default().conditions(Conditions::none()).since_snapshot(&yesterday))
+///     .await?;
+/// println!("{} changed, {} cleared", diff.ranges.len(), diff.clear_ranges.len());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
 #[non_exhaustive]
@@ -58,22 +78,69 @@ impl PageRangeOptions {
     setters! {
         /// Sets the conditions.
         conditions => set conditions: Conditions;
-        /// Only ranges within `range`.
+        /// Only ranges within `range` (half-open, 512-byte aligned). Default: the whole blob.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// let first_mib = azstore::blob::PageRangeOptions::default().conditions(Conditions::none()).range(0..1 << 20);
+        /// # let _ = first_mib;
+        /// ```
         range => some range: Range<u64>;
     }
 
-    /// The diff since `snapshot`.
+    /// The diff since `snapshot` (`prevsnapshot`): only pages changed or cleared since then.
+    /// Default: all written ranges.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::{PageRangeOptions, SnapshotId};
+    /// let since = SnapshotId::new("2026-11-24T00:00:00.0000000Z");
+    /// let options = PageRangeOptions::default().conditions(Conditions::none()).since_snapshot(&since);
+    /// # let _ = options;
+    /// ```
     pub fn since_snapshot(mut self, snapshot: &crate::blob::SnapshotId) -> PageRangeOptions {
         self.previous_snapshot = Some(snapshot.clone());
         self
     }
 
     setters! {
-        /// The diff since a snapshot named by URL (`x-ms-previous-snapshot-url`).
+        /// The diff since a snapshot named by URL (`x-ms-previous-snapshot-url`; managed
+        /// disks). Default: none.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// let options = azstore::blob::PageRangeOptions::default().conditions(Conditions::none())
+        ///     .since_snapshot_url("https://acct.blob.core.windows.net/disks/d1.vhd?snapshot=2026-11-24T00:00:00.0000000Z");
+        /// # let _ = options;
+        /// ```
         since_snapshot_url => into previous_snapshot_url;
-        /// At most `n` ranges per answer.
+        /// At most `n` ranges per answer (default: not sent, every range in one answer);
+        /// continue with [`marker`](Self::marker).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// let options = azstore::blob::PageRangeOptions::default().conditions(Conditions::none()).max_results(1000);
+        /// # let _ = options;
+        /// ```
         max_results => some max_results: u32;
-        /// Continues where a previous answer stopped.
+        /// Continues where a previous answer stopped: its
+        /// [`next_marker`](PageRanges::next_marker). Default: from the start.
+        ///
+        /// ```no_run
+        /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// use azstore::Conditions;
+        /// use azstore::blob::PageRangeOptions;
+        /// let mut options = PageRangeOptions::default().conditions(Conditions::none()).max_results(1000);
+        /// loop {
+        ///     let page = disk.get_page_ranges_with(&options).await?;
+        ///     println!("{} ranges", page.ranges.len());
+        ///     match page.next_marker {
+        ///         Some(m) => options = options.marker(m),
+        ///         None => break,
+        ///     }
+        /// }
+        /// # Ok(()) }
+        /// ```
         marker => into marker;
     }
 }
@@ -125,7 +192,10 @@ impl PageWriteOptions {
         if_sequence_number_lt => some if_sequence_number_lt: u64;
         /// Only if the sequence number is exactly `n`.
         if_sequence_number_eq => some if_sequence_number_eq: u64;
-        /// Sets the transactional checksum.
+        /// The transactional checksum azstore computes over the pages and sends with it, so
+        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+        /// transfer.
         checksum => set checksum: crate::blob::Checksum;
     }
 
@@ -162,6 +232,15 @@ fn check_sequence_number(n: Option<u64>) -> Result<()> {
 
 /// How Set Blob Properties changes a page blob's sequence number
 /// (`x-ms-sequence-number-action`).
+///
+/// ```no_run
+/// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::SequenceNumberAction;
+/// let r = disk.set_sequence_number(SequenceNumberAction::Increment, &Conditions::none()).await?;
+/// println!("now at sequence number {:?}", r.sequence_number);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SequenceNumberAction {
     /// Set it to the larger of its current value and this one (`max`).
@@ -173,6 +252,14 @@ pub enum SequenceNumberAction {
 }
 
 /// What a page blob write returns: the new version and the sequence number.
+///
+/// ```no_run
+/// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// let resized = disk.resize(4 << 20, &Conditions::none()).await?;
+/// println!("version {}, sequence number {:?}", resized.etag, resized.sequence_number);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PageWriteResult {
@@ -223,6 +310,14 @@ impl BlobClient {
     }
 
     /// Put Blob of a page blob of `size` bytes (a multiple of 512), all zeros.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::CreateOptions;
+    /// disk.create_page_blob(1 << 30, &CreateOptions::new(Conditions::if_not_exists())).await?; // 1 GiB
+    /// # Ok(()) }
+    /// ```
     pub async fn create_page_blob(
         &self,
         size: u64,
@@ -233,6 +328,14 @@ impl BlobClient {
 
     /// Put Page (update): writes `body` at `offset`. Offset and length must be multiples of
     /// 512 and the body at most 4 MiB (checked before sending). Changes the ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// // Write the second 4 KiB page run.
+    /// disk.put_pages(4096, vec![0xAB; 4096], &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_pages(
         &self,
         offset: u64,
@@ -245,6 +348,16 @@ impl BlobClient {
     }
 
     /// Put Page (update) with sequence-number conditions and a transactional checksum.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{Checksum, PageWriteOptions};
+    /// // Only while the sequence number is still 7 (our generation), checked end to end.
+    /// let options = PageWriteOptions::default().conditions(Conditions::none()).if_sequence_number_eq(7).checksum(Checksum::Crc64);
+    /// disk.put_pages_with(0, vec![0u8; 512], &options).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_pages_with(
         &self,
         offset: u64,
@@ -268,6 +381,13 @@ impl BlobClient {
     }
 
     /// Put Page (clear): zeroes `len` bytes at `offset` (both multiples of 512).
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// disk.clear_pages(0, 1 << 20, &Conditions::none()).await?; // the first MiB reads as zeros
+    /// # Ok(()) }
+    /// ```
     pub async fn clear_pages(
         &self,
         offset: u64,
@@ -280,6 +400,15 @@ impl BlobClient {
     }
 
     /// Put Page (clear) with sequence-number conditions.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::PageWriteOptions;
+    /// let options = PageWriteOptions::default().conditions(Conditions::none()).if_sequence_number_le(7);
+    /// disk.clear_pages_with(0, 512, &options).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn clear_pages_with(
         &self,
         offset: u64,
@@ -305,6 +434,14 @@ impl BlobClient {
     /// Set Blob Properties with `x-ms-sequence-number-action`: changes the page blob's
     /// sequence number and nothing else. Accepts every condition. The returned
     /// `sequence_number` is the new value.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::SequenceNumberAction;
+    /// disk.set_sequence_number(SequenceNumberAction::Update(8), &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_sequence_number(
         &self,
         action: SequenceNumberAction,
@@ -330,6 +467,14 @@ impl BlobClient {
     /// Set Blob Properties with `x-ms-blob-content-length`: resizes the page blob to `size`
     /// bytes (a multiple of 512; pages beyond a smaller size are discarded). Nothing else
     /// changes. Accepts every condition.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let props = disk.get_properties().await?;
+    /// disk.resize(2 << 30, &Conditions::if_match(&props.etag)).await?; // grow to 2 GiB
+    /// # Ok(()) }
+    /// ```
     pub async fn resize(&self, size: u64, conditions: &Conditions) -> Result<PageWriteResult> {
         conditions.check(Allowed::ALL, "Set Blob Properties (resize)")?;
         check_aligned("size", size)?;
@@ -345,6 +490,15 @@ impl BlobClient {
     /// Get Page Ranges: the written ranges of a page blob (every page, one request; see
     /// [`BlobClient::get_page_ranges_with`] for paging, sub-ranges and diffs). Accepts every
     /// condition.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// # let lease = azstore::LeaseId::random();
+    /// let ranges = disk.get_page_ranges_if(&Conditions::lease(&lease)).await?;
+    /// # let _ = ranges;
+    /// # Ok(()) }
+    /// ```
     pub async fn get_page_ranges_if(&self, conditions: &Conditions) -> Result<PageRanges> {
         self.get_page_ranges_with(&PageRangeOptions::default().conditions(conditions.clone()))
             .await

@@ -104,6 +104,18 @@ impl BlobClient {
     }
 
     /// Get Blob Metadata: the metadata and the blob's ETag. Accepts every condition.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// # let cached = azstore::ETag::new("\"0x1\"");
+    /// match blob.get_metadata_if(&Conditions::if_none_match(&cached)).await {
+    ///     Ok((metadata, etag)) => println!("changed: {metadata:?} at {etag}"),
+    ///     Err(e) if e.is_not_modified() => println!("unchanged"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn get_metadata_if(
         &self,
         conditions: &Conditions,
@@ -118,6 +130,16 @@ impl BlobClient {
     }
 
     /// Set Blob Metadata: replaces all metadata. Changes the ETag. Accepts every condition.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// // Add one pair without losing the others or a concurrent change.
+    /// let (mut metadata, etag) = blob.get_metadata().await?;
+    /// metadata.insert("reviewed".into(), "yes".into());
+    /// blob.set_metadata(&metadata, &Conditions::if_match(&etag)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_metadata(
         &self,
         metadata: &BTreeMap<String, String>,
@@ -130,6 +152,18 @@ impl BlobClient {
 
     /// Snapshot Blob: a read-only copy of the blob as it is now. The base blob's ETag does
     /// not change. Conditions apply to the base blob.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let snap = blob.snapshot(&Conditions::none()).await?;
+    /// println!("snapshot {} taken", snap.snapshot.as_str());
+    /// // ... later: read it back, or delete it.
+    /// let old = blob.download_snapshot(&snap.snapshot).await?;
+    /// blob.delete_snapshot(&snap.snapshot).await?;
+    /// # let _ = old;
+    /// # Ok(()) }
+    /// ```
     pub async fn snapshot(&self, conditions: &Conditions) -> Result<SnapshotResult> {
         conditions.check(Allowed::ALL, "Snapshot Blob")?;
         let resp = self
@@ -147,6 +181,15 @@ impl BlobClient {
     }
 
     /// Get Blob of a snapshot.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::SnapshotId;
+    /// let snapshot = SnapshotId::new("2026-11-25T06:00:00.0000000Z");
+    /// let then = blob.download_snapshot(&snapshot).await?;
+    /// println!("{} bytes then", then.body.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn download_snapshot(&self, snapshot: &SnapshotId) -> Result<Download> {
         let resp = self
             .pipeline
@@ -159,6 +202,15 @@ impl BlobClient {
     }
 
     /// Delete Blob with an explicit snapshot option. Accepts every condition.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::DeleteSnapshots;
+    /// // Drop the old snapshots, keep the blob.
+    /// blob.delete_with(DeleteSnapshots::Only, &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_with(
         &self,
         snapshots: DeleteSnapshots,
@@ -191,6 +243,13 @@ impl BlobClient {
     }
 
     /// Deletes one snapshot of this blob.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::SnapshotId;
+    /// blob.delete_snapshot(&SnapshotId::new("2026-11-25T06:00:00.0000000Z")).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_snapshot(&self, snapshot: &SnapshotId) -> Result<()> {
         self.pipeline
             .send(
@@ -202,6 +261,14 @@ impl BlobClient {
     }
 
     /// Get Blob Tags. Accepts `x-ms-if-tags` and a lease id only.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let tags = blob.get_tags_if(&Conditions::if_tags(r#""project" = 'apollo'"#)).await?;
+    /// println!("{tags:?}");
+    /// # Ok(()) }
+    /// ```
     pub async fn get_tags_if(&self, conditions: &Conditions) -> Result<Tags> {
         conditions.check(TAGS_ONLY, "Get Blob Tags")?;
         let resp = self
@@ -215,6 +282,15 @@ impl BlobClient {
     /// and a lease id only; the tags are validated before sending. Works on the base blob
     /// and on a version (`at_version`); a snapshot's tags cannot be set (refused before
     /// sending: the service takes no `snapshot=` here).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let mut tags = blob.get_tags().await?;
+    /// tags.insert("status".into(), "archived".into());
+    /// blob.set_tags(&tags, &Conditions::none()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_tags(&self, tags: &Tags, conditions: &Conditions) -> Result<()> {
         conditions.check(TAGS_ONLY, "Set Blob Tags")?;
         if let Some(("snapshot", id)) = &self.at {

@@ -12,6 +12,14 @@ use crate::http::{Method, Request};
 use crate::paging::{Page, ResultStream, every_page};
 
 /// What Get Account Information returns.
+///
+/// ```no_run
+/// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+/// if blobs.account_info().await?.is_hns_enabled == Some(true) {
+///     println!("a Data Lake Storage Gen2 account");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AccountInfo {
@@ -24,6 +32,17 @@ pub struct AccountInfo {
 }
 
 /// A blob found by Find Blobs by Tags.
+///
+/// ```no_run
+/// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// let found: Vec<_> = blobs.find_blobs_by_tags(r#""project" = 'apollo'"#).try_collect().await?;
+/// for b in found {
+///     let client = blobs.container(&b.container)?.blob(&b.name)?;
+///     println!("{} ({:?})", client.url(), b.tags);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaggedBlob {
@@ -165,6 +184,15 @@ macro_rules! find_blobs_by_tags {
 find_blobs_by_tags!(BlobServiceClient {
     /// Find Blobs by Tags across all containers: one page of blobs whose index tags satisfy
     /// `expr` (e.g. `"status" = 'done' AND "year" >= '2026'`).
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// let page = blobs.find_blobs_by_tags_page(r#""status" = 'done'"#, Some(100), None).await?;
+    /// for b in &page.items {
+    ///     println!("{}/{}", b.container, b.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
     page;
     /// Find Blobs by Tags across all containers, following `NextMarker` to the end.
     ///
@@ -179,13 +207,37 @@ find_blobs_by_tags!(BlobServiceClient {
 
 find_blobs_by_tags!(ContainerClient {
     /// Find Blobs by Tags within this container: one page.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// let page = container.find_blobs_by_tags_page(r#""year" >= '2026'"#, None, None).await?;
+    /// println!("{} found, more: {}", page.items.len(), page.next_marker.is_some());
+    /// # Ok(()) }
+    /// ```
     page;
     /// Find Blobs by Tags within this container, following `NextMarker` to the end.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// let mut found = container.find_blobs_by_tags(r#""status" = 'failed'"#);
+    /// while let Some(b) = found.try_next().await? {
+    ///     println!("{} {:?}", b.name, b.tags);
+    /// }
+    /// # Ok(()) }
+    /// ```
     all;
 });
 
 impl BlobServiceClient {
     /// Get Account Information: SKU and account kind.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// let info = blobs.account_info().await?;
+    /// println!("{} {} (HNS: {:?})", info.sku_name, info.account_kind, info.is_hns_enabled);
+    /// # Ok(()) }
+    /// ```
     pub async fn account_info(&self) -> Result<AccountInfo> {
         let resp = self
             .pipeline()
@@ -205,6 +257,15 @@ impl BlobServiceClient {
     /// Restore Container (Undelete): brings back the soft-deleted container `deleted_name`
     /// in the version `deleted_version` (from a listing of deleted containers) under the same
     /// name. Fails with 409 `ContainerAlreadyExists` when a container of that name exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// # let version = String::new();
+    /// // `version` comes from a listing of deleted containers.
+    /// let restored = blobs.restore_container("reports", &version).await?;
+    /// println!("{} is back", restored.name());
+    /// # Ok(()) }
+    /// ```
     pub async fn restore_container(
         &self,
         deleted_name: &str,

@@ -13,6 +13,18 @@ use crate::error::{Error, Result};
 use crate::transfer::Progress;
 
 /// Options of [`BlobClient::upload_with`] and [`BlobClient::upload_stream`].
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient, data: bytes::Bytes) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::UploadOptions;
+/// let options = UploadOptions::new(Conditions::if_not_exists())
+///     .block_size(16 << 20)
+///     .max_concurrency(8)
+///     .content_type("application/zip");
+/// blob.upload_with(data, &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
@@ -59,7 +71,7 @@ impl UploadOptions {
     /// Write options have no default: an unconditional write is always spelled out.
     ///
     /// ```compile_fail
-    /// let opts = azstore::blob::UploadOptions::default(); // no Default: choose the conditions
+    /// let opts = azstore::blob::UploadOptions::new(Conditions::none()); // no Default: choose the conditions
     /// ```
     pub fn new(conditions: Conditions) -> Self {
         UploadOptions {
@@ -79,18 +91,68 @@ impl UploadOptions {
     setters! {
         /// Sets the conditions.
         conditions => set conditions: Conditions;
-        /// Sets the block size.
+        /// Bytes per staged block when the body is larger than the
+        /// [single-put limit](Self::single_put_limit) (1 byte – 4000 MiB; default 8 MiB).
+        /// Memory in flight is about `max_concurrency × block_size`.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::UploadOptions;
+        /// let options = UploadOptions::new(Conditions::none()).block_size(16 << 20);
+        /// assert_eq!(options.block_size, 16 << 20);
+        /// ```
         block_size => set block_size: usize;
-        /// Sets the single-put limit (0: always stage blocks).
+        /// Bodies up to this many bytes are written with one Put Blob; larger ones are staged
+        /// as blocks and committed (default 32 MiB; 0: always stage blocks).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::UploadOptions;
+        /// let always_blocks = UploadOptions::new(Conditions::none()).single_put_limit(0);
+        /// # let _ = always_blocks;
+        /// ```
         single_put_limit => set single_put_limit: usize;
-        /// Sets the number of blocks staged at once.
+        /// Blocks staged at the same time (at least 1; default 4).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::UploadOptions;
+        /// let options = UploadOptions::new(Conditions::none()).max_concurrency(8);
+        /// # let _ = options;
+        /// ```
         max_concurrency => set max_concurrency: usize;
-        /// Sets whether an `If-Match` ETag is checked before staging (see
-        /// [`UploadOptions::precheck`](#structfield.precheck)).
+        /// Whether an `If-Match` ETag is checked with a cheap HEAD before any block is
+        /// staged, so that a stale upload fails before sending gigabytes (default true; see
+        /// [`UploadOptions::precheck`](#structfield.precheck)). The commit decides either way.
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::UploadOptions;
+        /// let options = UploadOptions::new(Conditions::none()).precheck(false);
+        /// # let _ = options;
+        /// ```
         precheck => set precheck: bool;
-        /// Sets the transactional checksum of every request that carries data.
+        /// The transactional checksum of every request that carries data (the Put Blob, or
+        /// each staged block); the service refuses damaged bytes. Default
+        /// [`Checksum::None`](crate::blob::Checksum::None).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::{Checksum, UploadOptions};
+        /// let options = UploadOptions::new(Conditions::none()).checksum(Checksum::Crc64);
+        /// # let _ = options;
+        /// ```
         checksum => set checksum: crate::blob::Checksum;
-        /// Reports progress to `progress`.
+        /// Reports progress to `progress` (default: no reports).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::UploadOptions;
+        /// use azstore::transfer::Progress;
+        /// let (progress, rx) = Progress::channel();
+        /// let options = UploadOptions::new(Conditions::none()).progress(progress);
+        /// # let _ = (options, rx);
+        /// ```
         progress => some progress: Progress;
     }
 

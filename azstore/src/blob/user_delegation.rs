@@ -51,6 +51,18 @@ impl BlobServiceClient {
     /// Only a bearer credential (Microsoft Entra ID) may ask for one: with any other
     /// credential, and for an expiry out of range, this fails with
     /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before sending.
+    ///
+    /// ```no_run
+    /// # async fn demo(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
+    /// use time::{Duration, OffsetDateTime};
+    /// use azstore::sas::SasBuilder;
+    /// // `blobs` was built from an account with an Entra ID credential.
+    /// let key = blobs.user_delegation_key(None, OffsetDateTime::now_utc() + Duration::hours(1)).await?;
+    /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::minutes(30))
+    ///     .user_delegation_blob(&key, "reports", "q4.csv")?;
+    /// # let _ = sas;
+    /// # Ok(()) }
+    /// ```
     pub async fn user_delegation_key(
         &self,
         start: Option<OffsetDateTime>,

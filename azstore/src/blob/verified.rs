@@ -36,6 +36,16 @@ impl BlobClient {
 
     /// [`BlobClient::download_range_verified`] under conditions (e.g. `if_match` to read a
     /// known version only).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::Checksum;
+    /// let etag = blob.get_properties().await?.etag;
+    /// let head = blob.download_range_verified_if(0..4096, &Conditions::if_match(&etag), Checksum::Md5).await?;
+    /// # let _ = head;
+    /// # Ok(()) }
+    /// ```
     pub async fn download_range_verified_if(
         &self,
         range: Range<u64>,

@@ -19,16 +19,40 @@ use crate::blob::client::BlobClient;
 use crate::blob::properties::SnapshotId;
 
 /// A blob version id (`x-ms-version-id`, e.g. `2026-11-23T10:00:00.1234567Z`), opaque.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// use azstore::blob::{BlobListItem, ListInclude, ListOptions, VersionId};
+/// let mut entries = container.list_blobs(ListOptions::default().prefix("config.json").including(ListInclude::Versions));
+/// while let Some(BlobListItem::Blob(b)) = entries.try_next().await? {
+///     if let Some(v) = b.version_id {
+///         let old = container.blob(&b.name)?.at_version(&VersionId::new(v));
+///         println!("{} bytes", old.get_properties().await?.content_length);
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct VersionId(String);
 
 impl VersionId {
     /// Wraps a version id (from `BlobProperties::version_id` or a listing).
+    ///
+    /// ```
+    /// let v = azstore::blob::VersionId::new("2026-11-23T10:00:00.1234567Z");
+    /// assert_eq!(v.as_str(), "2026-11-23T10:00:00.1234567Z");
+    /// ```
     pub fn new(s: impl Into<String>) -> VersionId {
         VersionId(s.into())
     }
 
     /// The value as sent in `?versionid=`.
+    ///
+    /// ```
+    /// let v = azstore::blob::VersionId::new("2026-11-23T10:00:00.1234567Z");
+    /// println!("?versionid={}", v.as_str());
+    /// ```
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -39,6 +63,17 @@ impl BlobClient {
     /// (download, properties, metadata, tags, block list, page ranges), deletes, and sets the
     /// tier; every other write is refused with
     /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before sending.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// let snap = blob.snapshot(&Conditions::none()).await?;
+    /// let frozen = blob.at_snapshot(&snap.snapshot);
+    /// let then = frozen.download().await?; // reads work
+    /// assert!(frozen.upload("x", &Conditions::none()).await.is_err()); // writes are refused
+    /// # let _ = then;
+    /// # Ok(()) }
+    /// ```
     pub fn at_snapshot(&self, snapshot: &SnapshotId) -> BlobClient {
         BlobClient {
             at: Some(("snapshot", Arc::from(snapshot.as_str()))),
@@ -50,6 +85,15 @@ impl BlobClient {
     /// request sent). Like a snapshot client it reads, deletes and sets the tier, and it can
     /// also set the version's tags; every other write is refused with
     /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) before sending.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::VersionId;
+    /// let old = blob.at_version(&VersionId::new("2026-11-23T10:00:00.1234567Z"));
+    /// let body = old.download().await?.body;
+    /// # let _ = body;
+    /// # Ok(()) }
+    /// ```
     pub fn at_version(&self, version: &VersionId) -> BlobClient {
         BlobClient {
             at: Some(("versionid", Arc::from(version.as_str()))),
@@ -58,6 +102,16 @@ impl BlobClient {
     }
 
     /// A client for the base (current) blob.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::SnapshotId;
+    /// let snap = blob.at_snapshot(&SnapshotId::new("2026-11-24T00:00:00.0000000Z"));
+    /// let current = snap.base();
+    /// assert_eq!(current.snapshot_id(), None);
+    /// # let _ = current;
+    /// # Ok(()) }
+    /// ```
     pub fn base(&self) -> BlobClient {
         BlobClient {
             at: None,
@@ -66,6 +120,14 @@ impl BlobClient {
     }
 
     /// The snapshot this client addresses, if any.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::SnapshotId;
+    /// let id = SnapshotId::new("2026-11-24T00:00:00.0000000Z");
+    /// assert_eq!(blob.at_snapshot(&id).snapshot_id(), Some(id));
+    /// # Ok(()) }
+    /// ```
     pub fn snapshot_id(&self) -> Option<SnapshotId> {
         match &self.at {
             Some(("snapshot", s)) => Some(SnapshotId::new(s.to_string())),
@@ -74,6 +136,12 @@ impl BlobClient {
     }
 
     /// The version this client addresses, if any.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// assert_eq!(blob.version_id(), None); // the base blob
+    /// # Ok(()) }
+    /// ```
     pub fn version_id(&self) -> Option<VersionId> {
         match &self.at {
             Some(("versionid", v)) => Some(VersionId::new(v.to_string())),

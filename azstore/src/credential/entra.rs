@@ -72,6 +72,19 @@ impl Credential {
 /// A `TokenCredential` as an azstore [`TokenProvider`] for [`STORAGE_SCOPE`]: to put behind a
 /// [`TokenCache`](super::TokenCache) with options of your own (e.g. another fetch timeout);
 /// [`Credential::entra`] does it with the defaults.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::credential::entra::{self, EntraTokens};
+/// use azstore::credential::{Credential, TokenCache};
+/// use azstore::http::TransportOptions;
+/// let source = EntraTokens(entra::default_credential(&TransportOptions::default())?);
+/// let credential = Credential::bearer_cached(
+///     TokenCache::new(source).with_fetch_timeout(Duration::from_secs(10)),
+/// );
+/// # let _ = credential; Ok(()) }
+/// ```
 pub struct EntraTokens(pub Arc<dyn TokenCredential>);
 
 impl std::fmt::Debug for EntraTokens {
@@ -100,6 +113,20 @@ impl TokenProvider for EntraTokens {
 
 /// `azure_core` client options whose transport is azstore's HTTP client built from
 /// `transport` (roots, proxy, connect timeout), for constructing `azure_identity` credentials.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::credential::entra;
+/// use azstore::http::TransportOptions;
+/// use entra::azure_identity::{ManagedIdentityCredential, ManagedIdentityCredentialOptions};
+/// // A managed identity whose token requests use the roots and proxy of `TransportOptions`.
+/// let mi = ManagedIdentityCredential::new(Some(ManagedIdentityCredentialOptions {
+///     client_options: entra::client_options(&TransportOptions::default())?,
+///     ..Default::default()
+/// }))
+/// .expect("managed identity");
+/// # let _ = mi; Ok(()) }
+/// ```
 pub fn client_options(transport: &TransportOptions) -> Result<CoreClientOptions> {
     Ok(CoreClientOptions {
         transport: Some(http_transport(transport)?),
@@ -108,6 +135,18 @@ pub fn client_options(transport: &TransportOptions) -> Result<CoreClientOptions>
 }
 
 /// An `azure_core` [`Transport`] over azstore's HTTP client built from `transport`.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::credential::entra;
+/// use azstore::http::TransportOptions;
+/// let transport = entra::http_transport(&TransportOptions::default())?;
+/// let options = entra::azure_core::http::ClientOptions {
+///     transport: Some(transport),
+///     ..Default::default()
+/// };
+/// # let _ = options; Ok(()) }
+/// ```
 pub fn http_transport(transport: &TransportOptions) -> Result<Transport> {
     let client = transport.build(Duration::from_secs(4))?;
     Ok(Transport::new(Arc::new(ReqwestClient(client))))
@@ -126,6 +165,17 @@ pub fn http_transport(transport: &TransportOptions) -> Result<Transport> {
 ///    `azd auth login`). The first that answers is kept.
 ///
 /// Token requests use azstore's HTTP client built from `transport`.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::StorageAccount;
+/// use azstore::credential::{Credential, entra};
+/// use azstore::http::TransportOptions;
+/// let credential = entra::default_credential(&TransportOptions::default())?;
+/// let account = StorageAccount::from_connection_string("AccountName=myaccount")?
+///     .with_credential(Credential::entra(credential));
+/// # let _ = account; Ok(()) }
+/// ```
 pub fn default_credential(transport: &TransportOptions) -> Result<Arc<dyn TokenCredential>> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
     let core = || client_options(transport);

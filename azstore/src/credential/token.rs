@@ -30,6 +30,13 @@ use tokio::time::Instant;
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 
 /// An OAuth access token and when it expires. `Debug` shows only the expiry.
+///
+/// ```
+/// use azstore::credential::AccessToken;
+/// let expires = azstore::OffsetDateTime::now_utc() + time::Duration::hours(1);
+/// let token = AccessToken::new("eyJ0eXAi", expires);
+/// assert_eq!(token.expires_on(), expires);
+/// ```
 #[derive(Clone)]
 pub struct AccessToken {
     token: Arc<str>,
@@ -52,11 +59,23 @@ impl AccessToken {
     }
 
     /// When the token expires.
+    ///
+    /// ```
+    /// use azstore::credential::AccessToken;
+    /// let t = AccessToken::new("eyJ0", azstore::OffsetDateTime::UNIX_EPOCH);
+    /// assert!(t.expires_on() < azstore::OffsetDateTime::now_utc()); // long expired
+    /// ```
     pub fn expires_on(&self) -> OffsetDateTime {
         self.expires_on
     }
 
     /// The raw token. Handle with care: it is a secret.
+    ///
+    /// ```
+    /// let t = azstore::credential::AccessToken::new("eyJ0", azstore::OffsetDateTime::now_utc());
+    /// let header = format!("Bearer {}", t.expose_secret());
+    /// # let _ = header;
+    /// ```
     pub fn expose_secret(&self) -> &str {
         &self.token
     }
@@ -96,12 +115,27 @@ impl fmt::Debug for AccessToken {
 /// ```
 pub trait TokenProvider: Send + Sync {
     /// Fetches a new token. Called by the cache only when the cached one is due for refresh.
+    ///
+    /// ```no_run
+    /// # async fn demo(provider: std::sync::Arc<dyn azstore::credential::TokenProvider>) -> azstore::Result<()> {
+    /// let token = provider.token().await?;
+    /// println!("valid until {}", token.expires_on());
+    /// # Ok(()) }
+    /// ```
     fn token(&self) -> Pin<Box<dyn Future<Output = Result<AccessToken>> + Send + '_>>;
 
     /// Told that the service refused `token` with 401 (revoked, or expired earlier than its
     /// `expires_on` said). Returns whether asking [`token`](Self::token) again may give a
     /// different token, in which case the pipeline repeats the request once. The default
     /// keeps nothing and returns `false`; [`TokenCache`] forgets the token and returns `true`.
+    ///
+    /// ```
+    /// use azstore::credential::{AccessToken, StaticToken, TokenProvider};
+    /// let fixed = StaticToken::new("eyJ0")?;
+    /// // A fixed token cannot be replaced: the request is not repeated.
+    /// assert!(!fixed.token_rejected(&AccessToken::new("eyJ0", azstore::OffsetDateTime::now_utc())));
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     fn token_rejected(&self, token: &AccessToken) -> bool {
         let _ = token;
         false
@@ -110,11 +144,27 @@ pub trait TokenProvider: Send + Sync {
 
 /// A fixed token (for example one obtained out of band, `AZURE_STORAGE_TOKEN`). When it is a
 /// JWT its `exp` claim is used as the expiry; otherwise it is treated as never expiring.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::credential::{Credential, StaticToken};
+/// // e.g. from `az account get-access-token --resource https://storage.azure.com`
+/// let token = StaticToken::new(std::env::var("AZURE_STORAGE_TOKEN").unwrap_or_default())?;
+/// let account = azstore::StorageAccount::from_connection_string("AccountName=contoso")?
+///     .with_credential(Credential::bearer(token));
+/// # let _ = account; Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct StaticToken(AccessToken);
 
 impl StaticToken {
-    /// Wraps a token string.
+    /// Wraps a token string; `InvalidInput` when it cannot go into a header.
+    ///
+    /// ```
+    /// use azstore::credential::StaticToken;
+    /// assert!(StaticToken::new("eyJ0eXAi").is_ok());
+    /// assert!(StaticToken::new("bad\ntoken").is_err());
+    /// ```
     pub fn new(token: impl Into<String>) -> Result<StaticToken> {
         let token = token.into();
         check_token_chars(&token)?;
@@ -179,6 +229,14 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(1);
 
 /// A caching, single-flight front for a [`TokenProvider`] (see the module docs for the
 /// schedule). Cheap to clone; clones share the cache.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::credential::{Credential, StaticToken, TokenCache};
+/// let cache = TokenCache::new(StaticToken::new("eyJ0")?).with_fetch_timeout(Duration::from_secs(10));
+/// let credential = Credential::bearer_cached(cache);
+/// # let _ = credential; Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct TokenCache {
     inner: Arc<CacheInner>,
@@ -214,11 +272,24 @@ struct Cached {
 
 impl TokenCache {
     /// A cache in front of `source`, with a 30 s bound on every token request.
+    ///
+    /// ```
+    /// let cache = azstore::credential::TokenCache::new(azstore::credential::StaticToken::new("eyJ0")?);
+    /// # let _ = cache; Ok::<(), azstore::Error>(())
+    /// ```
     pub fn new(source: impl TokenProvider + 'static) -> TokenCache {
         TokenCache::from_arc(Arc::new(source))
     }
 
     /// Like [`TokenCache::new`] for a shared source.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use azstore::credential::{StaticToken, TokenCache, TokenProvider};
+    /// let shared: Arc<dyn TokenProvider> = Arc::new(StaticToken::new("eyJ0")?);
+    /// let cache = TokenCache::from_arc(shared.clone());
+    /// # let _ = cache; Ok::<(), azstore::Error>(())
+    /// ```
     pub fn from_arc(source: Arc<dyn TokenProvider>) -> TokenCache {
         TokenCache {
             inner: Arc::new(CacheInner {
@@ -233,11 +304,25 @@ impl TokenCache {
     setters! {
         /// Replaces the time allowed for one token request (default 30 s). A request that takes
         /// longer fails with [`ErrorKind::Auth`].
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use azstore::credential::{StaticToken, TokenCache};
+        /// let quick = TokenCache::new(StaticToken::new("eyJ0")?).with_fetch_timeout(Duration::from_secs(5));
+        /// # let _ = quick; Ok::<(), azstore::Error>(())
+        /// ```
         #[must_use]
         with_fetch_timeout => set fetch_timeout: Duration;
     }
 
     /// A token with enough time left for a request, from memory when possible.
+    ///
+    /// ```no_run
+    /// # async fn demo(source: azstore::credential::StaticToken) -> azstore::Result<()> {
+    /// let cache = azstore::credential::TokenCache::new(source);
+    /// let token = cache.get().await?; // later calls answer from memory until refresh is due
+    /// # let _ = token; Ok(()) }
+    /// ```
     pub async fn get(&self) -> Result<AccessToken> {
         let inner = &*self.inner;
         let now = Instant::now();

@@ -58,20 +58,56 @@ pub struct CopyFileOptions {
 
 impl CopyFileOptions {
     setters! {
-        /// Sets the destination's metadata.
+        /// The destination's metadata. Default: empty, and the source's metadata is copied.
+        ///
+        /// ```
+        /// use std::collections::BTreeMap;
+        /// let meta = BTreeMap::from([("copied-by".to_string(), "nightly".to_string())]);
+        /// let options = azstore::file::CopyFileOptions::default().metadata(meta);
+        /// # let _ = options;
+        /// ```
         metadata => set metadata: BTreeMap<String, String>;
 
-        /// Sets explicit SMB values.
+        /// Explicit SMB values for the destination (a permission given here is sent with
+        /// `x-ms-file-permission-copy-mode: override`; `preserve` values are refused before
+        /// sending). Default: those of a new file (permission inherited from the directory,
+        /// attributes and times new).
+        ///
+        /// ```
+        /// use azstore::file::{CopyFileOptions, FileAttributes, SmbProperties};
+        /// let options = CopyFileOptions::default()
+        ///     .smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
+        /// # let _ = options;
+        /// ```
         smb => set smb: SmbProperties;
 
         /// Copies the source's permission.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().permission_from_source();
+        /// assert!(options.permission_from_source);
+        /// ```
         permission_from_source => flag permission_from_source;
 
         /// Copies the source's attributes.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().attributes_from_source();
+        /// assert!(options.attributes_from_source);
+        /// ```
         attributes_from_source => flag attributes_from_source;
     }
 
     /// Copies the source's creation, last-write and change times.
+    ///
+    /// ```
+    /// // An exact copy: the source's security descriptor, attributes and times.
+    /// let options = azstore::file::CopyFileOptions::default()
+    ///     .permission_from_source()
+    ///     .attributes_from_source()
+    ///     .times_from_source();
+    /// # let _ = options;
+    /// ```
     pub fn times_from_source(mut self) -> Self {
         self.creation_time_from_source = true;
         self.last_write_time_from_source = true;
@@ -80,10 +116,22 @@ impl CopyFileOptions {
     }
 
     setters! {
-        /// Sets whether a read-only destination is overwritten.
+        /// Whether a read-only destination is overwritten (`x-ms-file-copy-ignore-readonly`).
+        /// Default false: the copy onto a read-only file fails.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().ignore_read_only(true);
+        /// # let _ = options;
+        /// ```
         ignore_read_only => set ignore_read_only: bool;
 
-        /// Sets whether the destination gets the `Archive` attribute.
+        /// Whether the destination gets the `Archive` attribute (`x-ms-file-copy-set-archive`),
+        /// as Windows marks a file that backup software should pick up. Default false.
+        ///
+        /// ```
+        /// let options = azstore::file::CopyFileOptions::default().set_archive(true);
+        /// # let _ = options;
+        /// ```
         set_archive => set set_archive: bool;
 
         /// The destination's lease id.
@@ -137,6 +185,16 @@ impl CopyFileOptions {
 }
 
 /// What Copy File returns.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient, source_url: String) -> azstore::Result<()> {
+/// use azstore::file::CopyFileOptions;
+/// let copy = file.start_copy(&source_url, &CopyFileOptions::default()).await?;
+/// if copy.status == azstore::blob::CopyStatus::Pending {
+///     println!("poll get_properties().copy for {}", copy.id);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct FileCopy {
@@ -165,6 +223,15 @@ impl FileClient {
     /// Copy File: the service copies `source_url` (a file, or a blob, readable with the SAS
     /// in the URL or within the same account) into this file, replacing it. Small copies
     /// complete at once (`success`); others continue in the background (`pending`).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::CopyFileOptions;
+    /// # let source_url = String::new();
+    /// let copy = file.start_copy(&source_url, &CopyFileOptions::default()).await?;
+    /// println!("copy {} is {:?}", copy.id, copy.status);
+    /// # Ok(()) }
+    /// ```
     pub async fn start_copy(
         &self,
         source_url: &str,
@@ -230,6 +297,16 @@ impl FileClient {
 
     /// Abort Copy File: stops a pending copy, leaving the destination empty with its full
     /// size. A copy that is no longer pending fails with 409 `NoPendingCopyOperation`.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// # let copy_id = String::new();
+    /// match file.abort_copy(&copy_id, None).await {
+    ///     Err(e) if e.is_conflict() => println!("already finished"),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn abort_copy(&self, copy_id: &str, lease: Option<&LeaseId>) -> Result<()> {
         if copy_id.is_empty()
             || !copy_id

@@ -11,6 +11,19 @@ use crate::http::{Method, Pipeline, Request};
 use crate::paging::{Page, ResultStream, every_page};
 
 /// One directory (the root directory has the empty path). Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+/// use azstore::file::ListItem;
+/// let dir = share.directory("2026")?;
+/// dir.create_if_not_exists().await?;
+/// for item in dir.list_all(None).await? {
+///     if let ListItem::File { name, size, .. } = item {
+///         println!("{name}: {size} bytes");
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct DirectoryClient {
     pub(crate) pipeline: Pipeline,
@@ -19,6 +32,14 @@ pub struct DirectoryClient {
 }
 
 /// Which entries one List Directories and Files call returns.
+///
+/// ```no_run
+/// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+/// use azstore::file::ListOptions;
+/// let page = dir.list(&ListOptions::default().prefix("report-").max_results(50)).await?;
+/// println!("{} entries, more: {}", page.items.len(), page.next_marker.is_some());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]
@@ -33,24 +54,60 @@ pub struct ListOptions {
 
 impl ListOptions {
     setters! {
-        /// Sets the prefix.
+        /// Lists only entries whose name starts with this (default: every entry).
+        ///
+        /// ```
+        /// let options = azstore::file::ListOptions::default().prefix("2026-");
+        /// # let _ = options;
+        /// ```
         prefix => into prefix;
 
-        /// Sets the marker.
+        /// Continues a listing where the previous page ended: pass its
+        /// [`ListPage::next_marker`] (default: start at the beginning).
+        ///
+        /// ```no_run
+        /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+        /// use azstore::file::ListOptions;
+        /// let first = dir.list(&ListOptions::default().max_results(100)).await?;
+        /// if let Some(marker) = first.next_marker {
+        ///     let second = dir.list(&ListOptions::default().max_results(100).marker(marker)).await?;
+        ///     # let _ = second;
+        /// }
+        /// # Ok(()) }
+        /// ```
         marker => into marker;
 
-        /// Sets the page size.
+        /// At most this many entries per page (1–5000; default: not sent, the service's
+        /// 5000).
+        ///
+        /// ```
+        /// let options = azstore::file::ListOptions::default().max_results(500);
+        /// # let _ = options;
+        /// ```
         max_results => some max_results: u32;
     }
 }
 
 impl DirectoryClient {
     /// The path below the share (empty for the root).
+    ///
+    /// ```no_run
+    /// # fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// assert_eq!(share.directory("2026/11")?.path(), "2026/11");
+    /// assert_eq!(share.root().path(), "");
+    /// # Ok(()) }
+    /// ```
     pub fn path(&self) -> &str {
         &self.path
     }
 
     /// The share name.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// println!("{}:{}", dir.share_name(), dir.path());
+    /// # Ok(()) }
+    /// ```
     pub fn share_name(&self) -> &str {
         &self.share
     }
@@ -67,6 +124,12 @@ impl DirectoryClient {
     }
 
     /// A client for the subdirectory `name` (one component).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// dir.directory("archive")?.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn directory(&self, name: &str) -> Result<DirectoryClient> {
         Ok(DirectoryClient {
             pipeline: self.pipeline.clone(),
@@ -76,6 +139,13 @@ impl DirectoryClient {
     }
 
     /// A client for the file `name` (one component) in this directory.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// let readme = dir.file("README.txt")?;
+    /// # let _ = readme;
+    /// # Ok(()) }
+    /// ```
     pub fn file(&self, name: &str) -> Result<FileClient> {
         Ok(FileClient {
             pipeline: self.pipeline.clone(),
@@ -95,21 +165,52 @@ impl DirectoryClient {
 
     /// Create Directory. 409 `ResourceAlreadyExists` when it exists, 404 `ParentNotFound`
     /// when the parent directory does not.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// match dir.create().await {
+    ///     Err(e) if e.is_not_found() => println!("create the parent first"),
+    ///     Err(e) if e.is_conflict() => println!("exists already"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn create(&self) -> Result<FileWrite> {
         self.create_with(&BTreeMap::new()).await
     }
 
     /// Create Directory with metadata.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let metadata = BTreeMap::from([("project".to_string(), "apollo".to_string())]);
+    /// dir.create_with(&metadata).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
         self.create_with_smb(metadata, &Default::default()).await
     }
 
     /// Creates the directory unless it exists. Returns `true` when this call created it.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// dir.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_if_not_exists(&self) -> Result<bool> {
         crate::error::created_unless(self.create().await, ErrorCode::ResourceAlreadyExists)
     }
 
     /// Get Directory Properties.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// let props = dir.get_properties().await?;
+    /// println!("{:?}", props.metadata);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_properties(&self) -> Result<DirectoryProperties> {
         // GET, as for shares.
         let resp = self.pipeline.send(self.request(Method::Get)).await?;
@@ -117,11 +218,27 @@ impl DirectoryClient {
     }
 
     /// Set Directory Metadata, replacing all metadata.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// dir.set_metadata(&BTreeMap::from([("archived".to_string(), "yes".to_string())])).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
         FileWrite::set_metadata(&self.pipeline, self.request(Method::Put), metadata).await
     }
 
     /// Delete Directory. Fails with 409 `DirectoryNotEmpty` unless it is empty.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// match dir.delete().await {
+    ///     Err(e) if e.is_conflict() => println!("not empty"),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self) -> Result<()> {
         if self.path.is_empty() {
             return Err(Error::invalid_input("the root directory cannot be deleted"));
@@ -143,6 +260,14 @@ impl DirectoryClient {
     }
 
     /// One page of List Directories and Files (direct children only).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use azstore::file::ListOptions;
+    /// let page = dir.list(&ListOptions::default()).await?;
+    /// println!("{} entries; more: {}", page.items.len(), page.next_marker.is_some());
+    /// # Ok(()) }
+    /// ```
     pub async fn list(&self, options: &ListOptions) -> Result<ListPage> {
         if let Some(n) = options.max_results {
             if !(1..=5000).contains(&n) {
@@ -192,6 +317,14 @@ impl DirectoryClient {
     }
 
     /// All direct children, following markers page by page.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// for item in dir.list_all(Some("2026-")).await? {
+    ///     println!("{item:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_all(&self, prefix: Option<&str>) -> Result<Vec<ListItem>> {
         let mut options = ListOptions {
             prefix: prefix.map(str::to_string),

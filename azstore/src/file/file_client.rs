@@ -44,6 +44,13 @@ pub struct FileClient {
 }
 
 /// A downloaded file (or range) and the properties of the version read.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// let got = file.get().await?;
+/// println!("{} bytes, version {}", got.body.len(), got.properties.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct FileDownload {
@@ -54,6 +61,17 @@ pub struct FileDownload {
 }
 
 /// A download whose body arrives as a stream of chunks.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// let mut stream = file.get_stream(None).await?;
+/// println!("{} bytes coming", stream.properties.content_length);
+/// while let Some(chunk) = stream.body.try_next().await? {
+///     println!("{} bytes", chunk.len());
+/// }
+/// # Ok(()) }
+/// ```
 #[non_exhaustive]
 pub struct FileStream {
     /// Properties; `content_length` is the size of the whole file.
@@ -86,11 +104,23 @@ fn range_header(range: &Range<u64>) -> Result<String> {
 
 impl FileClient {
     /// The path below the share.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// println!("{}/{}", file.share_name(), file.path());
+    /// # Ok(()) }
+    /// ```
     pub fn path(&self) -> &str {
         &self.path
     }
 
     /// The share name.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// assert!(!file.share_name().is_empty());
+    /// # Ok(()) }
+    /// ```
     pub fn share_name(&self) -> &str {
         &self.share
     }
@@ -101,6 +131,12 @@ impl FileClient {
     }
 
     /// The file URL (without credentials).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// println!("{}", file.url()); // e.g. https://acct.file.core.windows.net/share/dir/a.txt
+    /// # Ok(()) }
+    /// ```
     pub fn url(&self) -> String {
         self.pipeline.url_of(&self.full_path())
     }
@@ -115,12 +151,29 @@ impl FileClient {
 
     /// Create File: a new file of `size` bytes (all zero), replacing any existing file
     /// (last writer wins). A leased file needs the lease id.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use bytes::Bytes;
+    /// // A 1 KiB file, then its first bytes.
+    /// file.create(1024, None).await?;
+    /// file.put_range(0, Bytes::from_static(b"header"), None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create(&self, size: u64, lease: Option<&LeaseId>) -> Result<FileWrite> {
         self.create_with(size, &CreateFileOptions::default(), lease)
             .await
     }
 
     /// Create File with content type, metadata, stored HTTP headers and SMB properties.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::CreateFileOptions;
+    /// let options = CreateFileOptions::default().content_type("text/csv");
+    /// file.create_with(0, &options, None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with(
         &self,
         size: u64,
@@ -151,6 +204,14 @@ impl FileClient {
     /// Put Range (`x-ms-write: update`): writes `data` at `offset`. `data` must be 1 byte to
     /// 4 MiB (else `InvalidInput`, nothing sent; [`FileClient::upload`] splits larger data)
     /// and lie within the file's size.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use bytes::Bytes;
+    /// // Overwrite bytes 512..516 of an existing file of at least 516 bytes.
+    /// file.put_range(512, Bytes::from_static(b"DONE"), None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_range(
         &self,
         offset: u64,
@@ -165,6 +226,14 @@ impl FileClient {
     /// `Content-MD5`, `Checksum::Crc64` sends `x-ms-content-crc64`. The service refuses
     /// bytes that do not match with 400 `Md5Mismatch` / `Crc64Mismatch`
     /// ([`ErrorKind::Integrity`](crate::ErrorKind::Integrity)) and writes nothing.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use bytes::Bytes;
+    /// use azstore::blob::Checksum;
+    /// file.put_range_with(0, Bytes::from_static(b"checked"), Checksum::Crc64, None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_range_with(
         &self,
         offset: u64,
@@ -197,6 +266,12 @@ impl FileClient {
     }
 
     /// Put Range with `x-ms-write: clear`: zeroes `range` and frees its storage.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// file.clear_range(0..4096, None).await?; // the first 4 KiB read as zeros now
+    /// # Ok(()) }
+    /// ```
     pub async fn clear_range(
         &self,
         range: Range<u64>,
@@ -212,6 +287,13 @@ impl FileClient {
     }
 
     /// Get File, whole, in one request. See [`FileClient::download`] for large files.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let got = file.get().await?;
+    /// println!("{}", String::from_utf8_lossy(&got.body));
+    /// # Ok(()) }
+    /// ```
     pub async fn get(&self) -> Result<FileDownload> {
         let resp = self.pipeline.send(self.request(Method::Get)).await?;
         Ok(FileDownload {
@@ -222,6 +304,13 @@ impl FileClient {
 
     /// Get File for one byte range (206). The range may extend past the end of the file; the
     /// service returns what exists. A range starting at or past the end is a 416 error.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let head = file.get_range(0..100).await?;
+    /// println!("first {} of {} bytes", head.body.len(), head.properties.content_length);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_range(&self, range: Range<u64>) -> Result<FileDownload> {
         let req = self
             .request(Method::Get)
@@ -235,6 +324,15 @@ impl FileClient {
 
     /// Get File as a stream (whole file, or `range`): the properties arrive first, the body
     /// is read as the caller polls it.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// let stream = file.get_stream(Some(0..1 << 20)).await?; // the first MiB
+    /// let bytes: Vec<bytes::Bytes> = stream.body.try_collect().await?;
+    /// # let _ = bytes;
+    /// # Ok(()) }
+    /// ```
     pub async fn get_stream(&self, range: Option<Range<u64>>) -> Result<FileStream> {
         let mut req = self.request(Method::Get);
         if let Some(r) = &range {
@@ -249,18 +347,39 @@ impl FileClient {
     }
 
     /// Get File Properties.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let props = file.get_properties().await?;
+    /// println!("{} bytes, {:?}, {:?}", props.content_length, props.http_headers.content_type, props.smb.attributes);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_properties(&self) -> Result<FileProperties> {
         let resp = self.pipeline.send(self.request(Method::Head)).await?;
         FileProperties::from_headers(&resp.headers)
     }
 
     /// Whether the file exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// if !file.exists().await? {
+    ///     file.create(0, None).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn exists(&self) -> Result<bool> {
         crate::error::found(self.get_properties().await)
     }
 
     /// Set File Properties: resize to `size` (truncating or zero-extending) and/or set the
     /// content type.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// file.set_properties(Some(0), Some("text/plain"), None).await?; // truncate to empty
+    /// # Ok(()) }
+    /// ```
     pub async fn set_properties(
         &self,
         size: Option<u64>,
@@ -276,7 +395,16 @@ impl FileClient {
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 
-    /// Set File Metadata, replacing all metadata.
+    /// Set File Metadata, replacing all metadata (last writer wins: files have no If-Match).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let mut metadata = file.get_properties().await?.metadata;
+    /// metadata.insert("reviewed".into(), "yes".into());
+    /// file.set_metadata(&metadata, None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_metadata(
         &self,
         metadata: &BTreeMap<String, String>,
@@ -287,6 +415,15 @@ impl FileClient {
     }
 
     /// Delete File. A leased file needs the lease id.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// match file.delete(None).await {
+    ///     Err(e) if e.is_not_found() => {} // already gone
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
         let req = lease_header(self.request(Method::Delete), lease);
         self.pipeline.send(req).await?;
@@ -310,6 +447,15 @@ impl FileClient {
     }
 
     /// List Ranges: the written ranges of the whole file, or within `range`.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let written = file.list_ranges(None).await?;
+    /// for r in &written.ranges {
+    ///     println!("data in {r:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_ranges(&self, range: Option<Range<u64>>) -> Result<RangeList> {
         let mut req = self.request(Method::Get).query("comp", "rangelist");
         if let Some(r) = &range {

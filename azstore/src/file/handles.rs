@@ -21,6 +21,14 @@ use crate::file::{DirectoryClient, FileClient};
 use crate::http::{Method, Request};
 
 /// An open SMB handle.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// for h in file.list_handles(None).await?.handles {
+///     println!("{} held by session {} from {}", h.id, h.session_id, h.client_ip);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Handle {
@@ -41,6 +49,20 @@ pub struct Handle {
 }
 
 /// One page of List Handles.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// let mut marker: Option<String> = None;
+/// loop {
+///     let page = file.list_handles(marker.as_deref()).await?;
+///     println!("{} handles", page.handles.len());
+///     marker = page.next_marker;
+///     if marker.is_none() {
+///         break;
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HandlePage {
@@ -51,6 +73,17 @@ pub struct HandlePage {
 }
 
 /// Which handles Force Close Handles closes (`x-ms-handle-id`).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::HandleSelector;
+/// for h in file.list_handles(None).await?.handles {
+///     if h.path.ends_with(".lock") {
+///         file.force_close_handles(&HandleSelector::Id(h.id)).await?;
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HandleSelector {
     /// Every handle (`*`).
@@ -60,6 +93,16 @@ pub enum HandleSelector {
 }
 
 /// What Force Close Handles did (summed over all the calls it needed).
+///
+/// ```no_run
+/// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+/// use azstore::file::HandleSelector;
+/// let closed = dir.force_close_handles(&HandleSelector::All, true).await?;
+/// if closed.failed > 0 {
+///     eprintln!("{} handles could not be closed", closed.failed);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ClosedHandles {
@@ -198,12 +241,29 @@ async fn force_close(
 
 impl FileClient {
     /// List Handles: the SMB handles open on this file, one page from `marker`.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let page = file.list_handles(None).await?;
+    /// for h in &page.handles {
+    ///     println!("{} open on {}", h.id, h.path);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_handles(&self, marker: Option<&str>) -> Result<HandlePage> {
         list(&self.pipeline, self.request(Method::Get), marker).await
     }
 
     /// Force Close Handles: closes the selected SMB handles on this file (the SMB client
     /// loses them; unsaved data in it may be lost). Follows the service's marker until done.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::HandleSelector;
+    /// let closed = file.force_close_handles(&HandleSelector::All).await?;
+    /// println!("{} closed, {} failed", closed.closed, closed.failed);
+    /// # Ok(()) }
+    /// ```
     pub async fn force_close_handles(&self, which: &HandleSelector) -> Result<ClosedHandles> {
         force_close(&self.pipeline, || self.request(Method::Put), which).await
     }
@@ -211,6 +271,13 @@ impl FileClient {
 
 impl DirectoryClient {
     /// List Handles on this directory (with `recursive`, also on everything below it).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// let page = dir.list_handles(true, None).await?;
+    /// println!("{} handles open below {}", page.handles.len(), dir.path());
+    /// # Ok(()) }
+    /// ```
     pub async fn list_handles(&self, recursive: bool, marker: Option<&str>) -> Result<HandlePage> {
         let req = self
             .request(Method::Get)
@@ -219,6 +286,15 @@ impl DirectoryClient {
     }
 
     /// Force Close Handles on this directory (with `recursive`, also below it).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use azstore::file::HandleSelector;
+    /// // Before a maintenance window: disconnect every SMB client below this directory.
+    /// let closed = dir.force_close_handles(&HandleSelector::All, true).await?;
+    /// println!("{} closed", closed.closed);
+    /// # Ok(()) }
+    /// ```
     pub async fn force_close_handles(
         &self,
         which: &HandleSelector,

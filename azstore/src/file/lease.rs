@@ -25,6 +25,12 @@ use crate::lease::{
 impl FileClient {
     /// Lease File, break: ends whoever's lease at once (file leases have no break period).
     /// Needs no lease id — this is how an operator frees a file whose holder is gone.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// file.break_lease().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn break_lease(&self) -> Result<LeaseBroken> {
         self.send(LeaseOp::Break(None)).await
     }
@@ -61,6 +67,14 @@ macro_rules! common_lease_methods {
 
             #[doc = concat!("Lease ", $what, ", change: replaces the id of the lease held with")]
             /// `current` by `proposed`.
+            ///
+            /// ```no_run
+            /// # use azstore::file::*;
+            #[doc = concat!("# async fn demo(client: ", stringify!($client), ", current: azstore::LeaseId) -> azstore::Result<()> {")]
+            /// let next = azstore::LeaseId::random();
+            /// client.change_lease(&current, &next).await?;
+            /// # Ok(()) }
+            /// ```
             pub async fn change_lease(
                 &self,
                 current: &LeaseId,
@@ -75,6 +89,13 @@ macro_rules! common_lease_methods {
 
             #[doc = concat!("Lease ", $what, ", release: frees the lease held with `id` so")]
             /// anyone can acquire one at once.
+            ///
+            /// ```no_run
+            /// # use azstore::file::*;
+            #[doc = concat!("# async fn demo(client: ", stringify!($client), ", id: azstore::LeaseId) -> azstore::Result<()> {")]
+            /// client.release_lease(&id).await?;
+            /// # Ok(()) }
+            /// ```
             pub async fn release_lease(&self, id: &LeaseId) -> Result<LeaseReleased> {
                 self.send(LeaseOp::Release(id)).await
             }
@@ -161,10 +182,24 @@ common_lease_methods!(
     /// else). A share lease guards deleting the share. `proposed` picks the lease id (a random
     /// one otherwise). [`LeaseGuard<ShareClient>`](crate::lease::LeaseGuard) renews it in the
     /// background.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use azstore::lease::LeaseDuration;
+    /// // Nobody can delete the share while this lease is held.
+    /// let lease = share.acquire_lease(LeaseDuration::Infinite, None).await?;
+    /// # let _ = lease; Ok(()) }
+    /// ```
 );
 
 impl ShareClient {
     /// Lease Share, renew: restarts the duration clock of the lease held with `id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// share.renew_lease(&id).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn renew_lease(&self, id: &LeaseId) -> Result<LeaseResult> {
         self.send(LeaseOp::Renew(id)).await
     }
@@ -173,6 +208,14 @@ impl ShareClient {
     /// infinite lease then breaks after exactly `period`); without it a fixed lease runs
     /// out its remaining time and an infinite one breaks at once. Returns the time until
     /// the lease is broken.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use azstore::lease::BreakPeriod;
+    /// let broken = share.break_lease(Some(BreakPeriod::seconds(10)?)).await?;
+    /// println!("free in {:?}", broken.remaining);
+    /// # Ok(()) }
+    /// ```
     pub async fn break_lease(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
         self.send(LeaseOp::Break(period)).await
     }

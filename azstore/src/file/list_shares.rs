@@ -11,6 +11,16 @@ use crate::file::ShareServiceClient;
 use crate::http::{Method, Request};
 
 /// A share as listed.
+///
+/// ```no_run
+/// # async fn demo(shares: azstore::file::ShareServiceClient) -> azstore::Result<()> {
+/// use azstore::file::ListSharesOptions;
+/// let page = shares.list_shares_page(&ListSharesOptions::default().with_metadata(), None).await?;
+/// for share in &page.shares {
+///     println!("{} {:?}", share.name, share.metadata);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ShareItem {
@@ -64,12 +74,28 @@ pub struct ListSharesOptions {
 impl ListSharesOptions {
     setters! {
         /// Only shares whose name starts with `prefix`.
+        ///
+        /// ```
+        /// let options = azstore::file::ListSharesOptions::default().prefix("team-");
+        /// # let _ = options;
+        /// ```
         prefix => into prefix;
 
-        /// Sets the page size.
+        /// At most this many shares per page (1–5000; default: not sent, the service's
+        /// 5000). The stream still lists every share, one page at a time.
+        ///
+        /// ```
+        /// let options = azstore::file::ListSharesOptions::default().max_results(100);
+        /// # let _ = options;
+        /// ```
         max_results => some max_results: u32;
 
         /// Lists each share's metadata.
+        ///
+        /// ```
+        /// let options = azstore::file::ListSharesOptions::default().with_metadata();
+        /// assert!(options.include_metadata);
+        /// ```
         with_metadata => flag include_metadata;
 
         /// Lists share snapshots too.

@@ -13,6 +13,15 @@ use crate::http::{Headers, Request, Response};
 use crate::http_headers::HttpHeaders;
 
 /// Lease information as sent in `x-ms-lease-*` headers.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// let lease = file.get_properties().await?.lease;
+/// if lease.is_locked() {
+///     println!("leased ({:?})", lease.duration);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct LeaseInfo {
@@ -42,6 +51,14 @@ impl LeaseInfo {
     }
 
     /// Whether someone holds the lease (leased or breaking).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// if file.get_properties().await?.lease.is_locked() {
+    ///     println!("writes need the lease id");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_locked(&self) -> bool {
         self.status == Some(LeaseStatus::Locked)
     }
@@ -49,6 +66,13 @@ impl LeaseInfo {
 
 /// What a write returns: the new version. The File service never checks it on a later write
 /// (there is no `If-Match` on File REST); it tells you what you wrote.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// let written = file.create(0, None).await?;
+/// println!("version {} at {:?}", written.etag, written.last_modified);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct FileWrite {
@@ -82,6 +106,13 @@ impl FileWrite {
 }
 
 /// Get Share Properties.
+///
+/// ```no_run
+/// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+/// let props = share.get_properties().await?;
+/// println!("quota {:?} GiB, protocols {:?}", props.quota_gib, props.enabled_protocols);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ShareProperties {
@@ -120,6 +151,13 @@ impl ShareProperties {
 }
 
 /// Get Directory Properties.
+///
+/// ```no_run
+/// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+/// let props = dir.get_properties().await?;
+/// println!("{:?} {:?}", props.smb.attributes, props.metadata);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct DirectoryProperties {
@@ -145,6 +183,14 @@ impl DirectoryProperties {
 }
 
 /// Get File Properties (and the properties returned with Get File).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// let p = file.get_properties().await?;
+/// println!("{} bytes, {:?}, written {:?}", p.content_length, p.http_headers.content_type,
+///     azstore::file::SmbProperties::time_of(p.smb.last_write_time));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct FileProperties {
@@ -171,6 +217,14 @@ pub struct FileProperties {
 }
 
 /// The state of the last Copy File into a file (`x-ms-copy-*` headers).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// if let Some(copy) = file.get_properties().await?.copy {
+///     println!("copy {} from {:?}: {:?} ({:?})", copy.id, copy.source, copy.status, copy.progress);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct FileCopyInfo {
@@ -228,6 +282,18 @@ impl FileProperties {
 }
 
 /// One entry of a directory listing.
+///
+/// ```no_run
+/// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+/// use azstore::file::ListItem;
+/// for item in dir.list_all(None).await? {
+///     match item {
+///         ListItem::Directory { name, .. } => println!("{name}/"),
+///         ListItem::File { name, size, .. } => println!("{name} ({size} bytes)"),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListItem {
     /// A subdirectory.
@@ -246,6 +312,12 @@ pub enum ListItem {
 
 impl ListItem {
     /// The entry's name.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// let names: Vec<String> = dir.list_all(None).await?.iter().map(|i| i.name().to_string()).collect();
+    /// # let _ = names; Ok(()) }
+    /// ```
     pub fn name(&self) -> &str {
         match self {
             ListItem::Directory { name } | ListItem::File { name, .. } => name,
@@ -259,6 +331,13 @@ impl ListItem {
 }
 
 /// One page of List Directories and Files.
+///
+/// ```no_run
+/// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+/// let page = dir.list(&azstore::file::ListOptions::default()).await?;
+/// println!("{} entries, more: {}", page.items.len(), page.next_marker.is_some());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ListPage {
@@ -347,6 +426,14 @@ impl ListPage {
 }
 
 /// List Ranges: which byte ranges of a file hold written data.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// let list = file.list_ranges(None).await?;
+/// let stored: u64 = list.ranges.iter().map(|r| r.end - r.start).sum();
+/// println!("{stored} of {:?} bytes hold data", list.file_size);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct RangeList {

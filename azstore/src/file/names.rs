@@ -54,6 +54,13 @@ pub fn validate_name(name: &str) -> Result<()> {
 
 /// Checks a path below the share (`dir/sub/file.txt`, `/`-separated): every component is a
 /// valid name, at most 2048 characters and 250 levels. The empty path is the root directory.
+///
+/// ```
+/// use azstore::file::validate_path;
+/// assert!(validate_path("reports/2026/q4.pdf").is_ok());
+/// assert!(validate_path("").is_ok()); // the root
+/// assert!(validate_path("a/b?c").is_err());
+/// ```
 pub fn validate_path(path: &str) -> Result<()> {
     if path.is_empty() {
         return Ok(());

@@ -20,6 +20,15 @@ use crate::file::{DirectoryClient, FileClient};
 use crate::http::{Method, Request};
 
 /// Options of [`FileClient::rename`] and [`DirectoryClient::rename`].
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::RenameOptions;
+/// // Replace whatever is at the destination, read-only or not.
+/// let options = RenameOptions::default().replace_if_exists(true).ignore_read_only(true);
+/// file.rename("current/report.pdf", &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]
@@ -38,16 +47,44 @@ pub struct RenameOptions {
 
 impl RenameOptions {
     setters! {
-        /// Sets whether an existing destination is replaced.
+        /// Whether an existing file at the destination is replaced
+        /// (`x-ms-file-rename-replace-if-exists`). Default false: an existing destination
+        /// fails the rename with 409 `ResourceAlreadyExists`.
+        ///
+        /// ```
+        /// let options = azstore::file::RenameOptions::default().replace_if_exists(true);
+        /// # let _ = options;
+        /// ```
         replace_if_exists => set replace_if_exists: bool;
 
-        /// Sets whether a read-only destination is replaced too.
+        /// Whether a read-only destination is replaced too (`x-ms-file-rename-ignore-readonly`;
+        /// needs [`replace_if_exists`](Self::replace_if_exists)). Default false: a read-only
+        /// destination fails the rename.
+        ///
+        /// ```
+        /// let options = azstore::file::RenameOptions::default()
+        ///     .replace_if_exists(true)
+        ///     .ignore_read_only(true);
+        /// # let _ = options;
+        /// ```
         ignore_read_only => set ignore_read_only: bool;
 
-        /// The source's lease id.
+        /// The source's lease id, for a leased source file (default: none).
+        ///
+        /// ```
+        /// let lease = azstore::LeaseId::random();
+        /// let options = azstore::file::RenameOptions::default().source_lease(&lease);
+        /// # let _ = options;
+        /// ```
         source_lease => lease source_lease;
 
-        /// The destination's lease id.
+        /// The lease id of a leased destination file being replaced (default: none).
+        ///
+        /// ```
+        /// let lease = azstore::LeaseId::random();
+        /// let options = azstore::file::RenameOptions::default().replace_if_exists(true).destination_lease(&lease);
+        /// # let _ = options;
+        /// ```
         destination_lease => lease destination_lease;
     }
 
@@ -90,6 +127,14 @@ impl FileClient {
     /// `ParentNotFound`); an existing destination is replaced only with
     /// [`RenameOptions::replace_if_exists`]; a leased source or destination needs its lease id
     /// (412 otherwise).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::RenameOptions;
+    /// let done = file.rename("archive/2026/report.pdf", &RenameOptions::default()).await?;
+    /// println!("now at {}", done.path());
+    /// # Ok(()) }
+    /// ```
     pub async fn rename(&self, destination: &str, options: &RenameOptions) -> Result<FileClient> {
         let target = self.share_client().file(destination)?;
         if target.path() == self.path() {
@@ -105,6 +150,14 @@ impl FileClient {
 impl DirectoryClient {
     /// Rename Directory: moves this directory, with everything in it, to `destination` in the
     /// same share and returns a client for it.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use azstore::file::RenameOptions;
+    /// let moved = dir.rename("archive/2026", &RenameOptions::default()).await?;
+    /// println!("now at {}", moved.path());
+    /// # Ok(()) }
+    /// ```
     pub async fn rename(
         &self,
         destination: &str,
@@ -144,6 +197,12 @@ impl DirectoryClient {
     }
 
     /// The directory URL (without credentials).
+    ///
+    /// ```no_run
+    /// # fn demo(dir: azstore::file::DirectoryClient) {
+    /// println!("{}", dir.url());
+    /// # }
+    /// ```
     pub fn url(&self) -> String {
         self.pipeline
             .url_of(&format!("{}/{}", self.share, self.path))

@@ -26,4 +26,13 @@ pub struct ShareServiceClient {
 
 service_client!(ShareServiceClient, File =>
     /// A client for the share `name` (validated, no request sent).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// # let service = azstore::file::ShareServiceClient::new(&azstore::StorageAccount::development())?;
+    /// let share = service.share("team-docs")?;
+    /// assert!(service.share("Not_Valid").is_err()); // refused before sending
+    /// # let _ = share;
+    /// # Ok(()) }
+    /// ```
     share: ShareClient, validate_share_name);

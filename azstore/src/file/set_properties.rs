@@ -42,12 +42,30 @@ pub struct SetFileProperties {
 impl SetFileProperties {
     setters! {
         /// Resizes the file.
+        ///
+        /// ```
+        /// let change = azstore::file::SetFileProperties::default().size(0); // truncate
+        /// # let _ = change;
+        /// ```
         size => some size: u64;
 
         /// Replaces the stored HTTP headers.
+        ///
+        /// ```
+        /// use azstore::http_headers::HttpHeaders;
+        /// let change = azstore::file::SetFileProperties::default()
+        ///     .headers(HttpHeaders::default().content_type("text/csv"));
+        /// # let _ = change;
+        /// ```
         headers => some headers: HttpHeaders;
 
         /// Changes SMB properties.
+        ///
+        /// ```
+        /// use azstore::file::{FileAttributes, SetFileProperties, SmbProperties};
+        /// let change = SetFileProperties::default().smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
+        /// # let _ = change;
+        /// ```
         smb => set smb: SmbProperties;
     }
 }
@@ -55,6 +73,17 @@ impl SetFileProperties {
 impl FileClient {
     /// Set File Properties: size, stored HTTP headers and SMB properties in one call (see
     /// [`SetFileProperties`]). Last writer wins; a leased file needs the lease id.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::SetFileProperties;
+    /// use azstore::http_headers::HttpHeaders;
+    /// let change = SetFileProperties::default()
+    ///     .size(1024)
+    ///     .headers(HttpHeaders::default().content_type("application/octet-stream"));
+    /// file.set_properties_with(&change, None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_properties_with(
         &self,
         change: &SetFileProperties,
@@ -73,6 +102,14 @@ impl FileClient {
     }
 
     /// Set File Properties changing only SMB properties (size and HTTP headers kept).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::{FileAttributes, SmbProperties};
+    /// let hidden = SmbProperties::default().attributes(FileAttributes::HIDDEN | FileAttributes::READ_ONLY);
+    /// file.set_smb_properties(&hidden, None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_smb_properties(
         &self,
         smb: &SmbProperties,
@@ -84,6 +121,12 @@ impl FileClient {
 
     /// Set File Properties changing only the size (`x-ms-content-length`): truncates or
     /// zero-extends; HTTP headers and SMB properties are kept.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// file.resize(10 << 20, None).await?; // 10 MiB, zero-extended
+    /// # Ok(()) }
+    /// ```
     pub async fn resize(&self, size: u64, lease: Option<&LeaseId>) -> Result<FileWrite> {
         let change = SetFileProperties::default().size(size);
         self.set_properties_with(&change, lease).await
@@ -93,6 +136,15 @@ impl FileClient {
 impl DirectoryClient {
     /// Create Directory with metadata and SMB properties (unset: Azure's defaults —
     /// attributes `Directory`, times `now`, permission `inherit`).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// use azstore::file::{FilePermission, SmbProperties};
+    /// let smb = SmbProperties::default().permission(FilePermission::Sddl("O:BAG:SYD:(A;;FA;;;BA)".into()));
+    /// dir.create_with_smb(&BTreeMap::new(), &smb).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with_smb(
         &self,
         metadata: &BTreeMap<String, String>,
@@ -107,6 +159,13 @@ impl DirectoryClient {
     }
 
     /// Set Directory Properties: changes SMB properties (unset fields are preserved).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use azstore::file::{FileAttributes, SmbProperties};
+    /// dir.set_properties(&SmbProperties::default().attributes(FileAttributes::DIRECTORY | FileAttributes::HIDDEN)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_properties(&self, smb: &SmbProperties) -> Result<FileWrite> {
         smb.check(false)?;
         let req = smb.apply(self.request(Method::Put).query("comp", "properties"));

@@ -13,6 +13,16 @@ use crate::file::names::validate_path;
 use crate::http::{Method, Pipeline, Request};
 
 /// One file share. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use azstore::file::TransferOptions;
+/// let share = account.share("team-docs")?;
+/// share.create_if_not_exists().await?;
+/// share.directory("2026")?.create_if_not_exists().await?;
+/// share.file("2026/notes.txt")?.upload("hello".into(), &TransferOptions::default(), None).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ShareClient {
     pub(crate) pipeline: Pipeline,
@@ -23,6 +33,13 @@ named_client!(ShareClient, "share");
 
 impl ShareClient {
     /// The root directory.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let top = share.root().list_all(None).await?;
+    /// println!("{} entries at the top", top.len());
+    /// # Ok(()) }
+    /// ```
     pub fn root(&self) -> DirectoryClient {
         DirectoryClient {
             pipeline: self.pipeline.clone(),
@@ -32,6 +49,12 @@ impl ShareClient {
     }
 
     /// A client for the directory at `path` (`a/b`, validated, no request sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// share.directory("2026/11")?.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn directory(&self, path: &str) -> Result<DirectoryClient> {
         validate_path(path)?;
         Ok(DirectoryClient {
@@ -42,6 +65,13 @@ impl ShareClient {
     }
 
     /// A client for the file at `path` (`a/b/c.txt`, validated, no request sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let text = share.file("2026/notes.txt")?.get().await?.body;
+    /// # let _ = text;
+    /// # Ok(()) }
+    /// ```
     pub fn file(&self, path: &str) -> Result<FileClient> {
         if path.is_empty() {
             return Err(Error::invalid_input("a file path must not be empty"));
@@ -60,11 +90,28 @@ impl ShareClient {
 
     /// Create Share. Fails with 409 `ShareAlreadyExists` when it exists
     /// (`ShareBeingDeleted` while a delete is in progress).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// match share.create().await {
+    ///     Err(e) if e.is_conflict() => println!("exists (or is being deleted)"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn create(&self) -> Result<FileWrite> {
         self.create_with(&BTreeMap::new(), None).await
     }
 
     /// Create Share with metadata and an optional quota in GiB.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let metadata = BTreeMap::from([("team".to_string(), "finance".to_string())]);
+    /// share.create_with(&metadata, Some(100)).await?; // at most 100 GiB
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with(
         &self,
         metadata: &BTreeMap<String, String>,
@@ -76,11 +123,24 @@ impl ShareClient {
     }
 
     /// Creates the share unless it exists. Returns `true` when this call created it.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// share.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_if_not_exists(&self) -> Result<bool> {
         crate::error::created_unless(self.create().await, ErrorCode::ShareAlreadyExists)
     }
 
     /// Get Share Properties (metadata, quota, lease state).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let props = share.get_properties().await?;
+    /// println!("quota {:?} GiB, tier {:?}", props.quota_gib, props.access_tier);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_properties(&self) -> Result<ShareProperties> {
         // GET (the REST API allows GET and HEAD): error answers then carry their body, and it
         // is what the official SDKs send to Azure.
@@ -88,12 +148,26 @@ impl ShareClient {
         ShareProperties::from_headers(&resp.headers)
     }
 
-    /// Set Share Metadata, replacing all metadata.
+    /// Set Share Metadata, replacing all metadata (last writer wins).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let mut metadata = share.get_properties().await?.metadata;
+    /// metadata.insert("owner".into(), "finance".into());
+    /// share.set_metadata(&metadata).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
         FileWrite::set_metadata(&self.pipeline, self.request(Method::Put), metadata).await
     }
 
     /// Delete Share. A leased share needs its lease id (412 otherwise).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// share.delete(None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
         let req = self
             .request(Method::Delete)

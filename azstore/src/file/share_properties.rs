@@ -24,6 +24,12 @@ use crate::http::Method;
 
 /// Properties of a share on create ([`ShareClient::create_with_options`]) or Set Share
 /// Properties ([`ShareClient::set_properties`]). Fields left `None` are not sent.
+///
+/// ```
+/// use azstore::file::ShareOptions;
+/// let options = ShareOptions::default().quota_gib(50).access_tier("Cool");
+/// assert_eq!(options.quota_gib, Some(50));
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]
@@ -43,19 +49,54 @@ pub struct ShareOptions {
 
 impl ShareOptions {
     setters! {
-        /// Sets the metadata.
+        /// The metadata of a new share (create only; Set Share Metadata changes it later).
+        /// Default: none.
+        ///
+        /// ```
+        /// use std::collections::BTreeMap;
+        /// let meta = BTreeMap::from([("team".to_string(), "finance".to_string())]);
+        /// let options = azstore::file::ShareOptions::default().metadata(meta);
+        /// # let _ = options;
+        /// ```
         metadata => set metadata: BTreeMap<String, String>;
 
-        /// Sets the quota.
+        /// The share's size limit in GiB, 1–102400 (`x-ms-share-quota`). Default: not sent,
+        /// so the service's default (the largest size) on create and no change on set.
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default().quota_gib(100);
+        /// assert_eq!(options.quota_gib, Some(100));
+        /// ```
         quota_gib => some quota_gib: u32;
 
-        /// Sets the access tier.
+        /// The access tier (`x-ms-access-tier`: `TransactionOptimized`, `Hot`, `Cool`;
+        /// `Premium` on premium accounts). Default: not sent, so `TransactionOptimized` on
+        /// create and no change on set.
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default().access_tier("Cool");
+        /// # let _ = options;
+        /// ```
         access_tier => into access_tier;
 
-        /// Sets the enabled protocols.
+        /// The protocol the share is mounted with, create only (`x-ms-enabled-protocols`:
+        /// `SMB` or `NFS`; NFS needs a premium account). Default: SMB.
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default().enabled_protocols("NFS");
+        /// # let _ = options;
+        /// ```
         enabled_protocols => into enabled_protocols;
 
-        /// Sets the NFS root squash.
+        /// How an NFS share maps the root user (`x-ms-root-squash`: `NoRootSquash`,
+        /// `RootSquash`, `AllSquash`). Default: not sent (`NoRootSquash` on create).
+        ///
+        /// ```
+        /// let options = azstore::file::ShareOptions::default()
+        ///     .enabled_protocols("NFS")
+        ///     .root_squash("RootSquash");
+        /// # let _ = options;
+        /// ```
         root_squash => into root_squash;
     }
 
@@ -98,6 +139,13 @@ struct PermissionBody {
 
 impl ShareClient {
     /// Create Share with quota, access tier, protocols, root squash and metadata.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use azstore::file::ShareOptions;
+    /// share.create_with_options(&ShareOptions::default().quota_gib(100).access_tier("Hot")).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_with_options(&self, options: &ShareOptions) -> Result<FileWrite> {
         options.check()?;
         crate::blob::validate_metadata(&options.metadata)?;
@@ -113,6 +161,13 @@ impl ShareClient {
 
     /// Set Share Properties: quota, access tier and root squash (metadata and protocols
     /// cannot change here: `InvalidInput`). A leased share accepts the lease id.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use azstore::file::ShareOptions;
+    /// share.set_properties(&ShareOptions::default().quota_gib(500), None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_properties(
         &self,
         options: &ShareOptions,
@@ -137,6 +192,13 @@ impl ShareClient {
     /// Create Share Permission: stores a security descriptor (SDDL, up to 8 KiB as JSON
     /// body) at the share level and returns its key (`x-ms-file-permission-key`), to pass
     /// as [`FilePermission::Key`](crate::file::FilePermission::Key).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let key = share.create_permission("O:BAG:SYD:(A;;FA;;;BA)").await?;
+    /// println!("stored under {key}");
+    /// # Ok(()) }
+    /// ```
     pub async fn create_permission(&self, sddl: &str) -> Result<String> {
         if sddl.is_empty() || sddl.len() > crate::file::MAX_INLINE_PERMISSION {
             return Err(Error::invalid_input(format!(
@@ -160,6 +222,14 @@ impl ShareClient {
     }
 
     /// Get Share Permission: the SDDL stored under `key`.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// # let key = String::new();
+    /// let sddl = share.get_permission(&key).await?;
+    /// println!("{sddl}");
+    /// # Ok(()) }
+    /// ```
     pub async fn get_permission(&self, key: &str) -> Result<String> {
         if key.is_empty() || key.chars().any(char::is_control) {
             return Err(Error::invalid_input(

@@ -25,6 +25,16 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::http::RetryPolicy;
 
 /// Which SMB conflict a 409 reports.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::SmbConflict;
+/// match file.delete(None).await {
+///     Err(e) if e.smb_conflict() == Some(SmbConflict::DeletePending) => {} // going away anyway
+///     other => other?,
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SmbConflict {
     /// `SharingViolation`: an SMB handle with an incompatible sharing mode is open.
@@ -38,6 +48,19 @@ pub enum SmbConflict {
 impl Error {
     /// Which SMB conflict this error reports, if any (409 `SharingViolation`,
     /// `FileLockConflict` or `DeletePending`).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::SmbConflict;
+    /// if let Err(e) = file.delete(None).await {
+    ///     match e.smb_conflict() {
+    ///         Some(SmbConflict::SharingViolation) => println!("open in an SMB client: try later"),
+    ///         Some(other) => println!("{other:?}"),
+    ///         None => return Err(e),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn smb_conflict(&self) -> Option<SmbConflict> {
         match self.error_code()? {
             ErrorCode::SharingViolation => Some(SmbConflict::SharingViolation),
@@ -52,18 +75,48 @@ impl Error {
     /// 409 `SharingViolation`: an SMB client holds the file open in a conflicting mode. It
     /// clears when that handle closes; when it does not, the open handles can be listed and
     /// force-closed (the service's List Handles / Force Close Handles).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::HandleSelector;
+    /// if let Err(e) = file.delete(None).await {
+    ///     if e.is_sharing_violation() {
+    ///         file.force_close_handles(&HandleSelector::All).await?; // the SMB client loses its handle
+    ///         file.delete(None).await?;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_sharing_violation(&self) -> bool {
         self.smb_conflict() == Some(SmbConflict::SharingViolation)
     }
 
     /// 409 `DeletePending` (the seed's `SMBDeletePending`): the file or directory is marked for
     /// deletion while an SMB client still has it open; it is gone once the last handle closes.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// match file.create(0, None).await {
+    ///     Err(e) if e.is_delete_pending() => println!("wait for the old file to go"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_delete_pending(&self) -> bool {
         self.smb_conflict() == Some(SmbConflict::DeletePending)
     }
 
     /// 409 `ShareBeingDeleted`: the share is being deleted; creating it again succeeds only
     /// after the delete finished (typically ~30 s on Azure).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// match share.create().await {
+    ///     Err(e) if e.is_share_being_deleted() => println!("deleted a moment ago: retry in 30 s"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_share_being_deleted(&self) -> bool {
         self.error_code() == Some(&ErrorCode::ShareBeingDeleted)
     }
@@ -71,6 +124,15 @@ impl Error {
     /// 412 on a file write because of its lease: the file is leased and no or another lease
     /// id was sent (`LeaseIdMissing`, `LeaseIdMismatchWithFileOperation`), or a lease id was
     /// sent but the file has no active lease (`LeaseNotPresentWithFileOperation`).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// match file.put_range(0, bytes::Bytes::from_static(b"x"), None).await {
+    ///     Err(e) if e.is_file_lease_refusal() => println!("leased by someone: pass the lease id"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_file_lease_refusal(&self) -> bool {
         self.status() == Some(412)
             && matches!(
@@ -84,7 +146,14 @@ impl Error {
     }
 }
 
-/// How [`retry_smb_conflicts`] waits for SMB handles to close.
+/// How [`retry_smb_conflicts`] waits for SMB handles to close. The default: up to 10
+/// retries, 100 ms doubling to at most 5 s, at most 60 s in all, on `SharingViolation` and
+/// `FileLockConflict` (not `DeletePending`).
+///
+/// ```
+/// let retry = azstore::file::SmbRetry::default().delete_pending(true);
+/// # let _ = retry;
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct SmbRetry {
@@ -110,9 +179,22 @@ impl Default for SmbRetry {
 impl SmbRetry {
     setters! {
         /// Replaces the delay schedule.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use azstore::file::SmbRetry;
+        /// use azstore::http::RetryPolicy;
+        /// let patient = SmbRetry::default().policy(RetryPolicy::default().max_retries(30).max_elapsed(Some(Duration::from_secs(300))));
+        /// # let _ = patient;
+        /// ```
         policy => set policy: RetryPolicy;
         /// Also wait out `DeletePending` (useful before re-creating a file an SMB client is
         /// deleting; a write to it would only find the file gone afterwards).
+        ///
+        /// ```
+        /// let retry = azstore::file::SmbRetry::default().delete_pending(true);
+        /// # let _ = retry;
+        /// ```
         delete_pending => set delete_pending: bool;
     }
 

@@ -67,12 +67,26 @@ impl FileAttributes {
     pub const NO_SCRUB_DATA: FileAttributes = FileAttributes(131_072);
 
     /// Whether every attribute of `other` is set here.
+    ///
+    /// ```
+    /// use azstore::file::FileAttributes;
+    /// let a = FileAttributes::READ_ONLY | FileAttributes::HIDDEN;
+    /// assert!(a.contains(FileAttributes::HIDDEN));
+    /// assert!(!a.contains(FileAttributes::ARCHIVE));
+    /// ```
     pub fn contains(self, other: FileAttributes) -> bool {
         self.0 & other.0 == other.0
     }
 
     /// Parses the wire form (`ReadOnly|Archive`, `None`; names case-insensitive, spaces
     /// around `|` allowed). An unknown name is an error.
+    ///
+    /// ```
+    /// use azstore::file::FileAttributes;
+    /// assert_eq!(FileAttributes::parse("ReadOnly | Archive")?, FileAttributes::READ_ONLY | FileAttributes::ARCHIVE);
+    /// assert!(FileAttributes::parse("Sticky").is_err());
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn parse(s: &str) -> Result<FileAttributes> {
         let mut out = FileAttributes::NONE;
         for part in s.split('|').map(str::trim).filter(|p| !p.is_empty()) {
@@ -189,22 +203,60 @@ pub struct SmbProperties {
 
 impl SmbProperties {
     setters! {
-        /// Sets the attributes.
+        /// The SMB attributes (`x-ms-file-attributes`). Default: not sent, so none on create
+        /// (`Directory` for a directory) and the current ones kept on set.
+        ///
+        /// ```
+        /// use azstore::file::{FileAttributes, SmbProperties};
+        /// let smb = SmbProperties::default().attributes(FileAttributes::READ_ONLY);
+        /// # let _ = smb;
+        /// ```
         attributes => some attributes: FileAttributes;
 
         /// Keeps the current attributes on set (`preserve`).
         preserve_attributes => flag preserve_attributes;
 
-        /// Sets the creation time.
+        /// The creation time (`x-ms-file-creation-time`). Default: not sent, so `now` on
+        /// create and the current value kept on set.
+        ///
+        /// ```
+        /// use azstore::file::{SmbProperties, SmbTime};
+        /// let when = time::macros::datetime!(2026-01-15 08:00:00 UTC);
+        /// let smb = SmbProperties::default().creation_time(SmbTime::At(when));
+        /// # let _ = smb;
+        /// ```
         creation_time => some creation_time: SmbTime;
 
-        /// Sets the last-write time.
+        /// The last-write time (`x-ms-file-last-write-time`). Default: not sent, so `now` on
+        /// create and the current value kept on set.
+        ///
+        /// ```
+        /// use azstore::file::{SmbProperties, SmbTime};
+        /// let smb = SmbProperties::default().last_write_time(SmbTime::Now);
+        /// # let _ = smb;
+        /// ```
         last_write_time => some last_write_time: SmbTime;
 
-        /// Sets the change time.
+        /// The change time (`x-ms-file-change-time`). Default: not sent, so `now` on create
+        /// and the current value kept on set.
+        ///
+        /// ```
+        /// use azstore::file::{SmbProperties, SmbTime};
+        /// let smb = SmbProperties::default().change_time(SmbTime::Preserve);
+        /// # let _ = smb;
+        /// ```
         change_time => some change_time: SmbTime;
 
-        /// Sets the permission.
+        /// The security descriptor: inline SDDL, the key of one stored with the share, or
+        /// inherit / preserve. Default: not sent, so inherited from the parent directory on
+        /// create and kept on set.
+        ///
+        /// ```
+        /// use azstore::file::{FilePermission, SmbProperties};
+        /// let smb = SmbProperties::default()
+        ///     .permission(FilePermission::Sddl("O:BAG:SYD:(A;;FA;;;BA)".into()));
+        /// # let _ = smb;
+        /// ```
         permission => some permission: FilePermission;
     }
 
@@ -295,7 +347,15 @@ impl SmbProperties {
         })
     }
 
-    /// The time of an [`SmbTime::At`] field, e.g. `p.smb.time_of(p.smb.last_write_time)`.
+    /// The time of an [`SmbTime::At`] field, e.g.
+    /// `SmbProperties::time_of(props.smb.last_write_time)`.
+    ///
+    /// ```
+    /// use azstore::file::{SmbProperties, SmbTime};
+    /// let t = time::macros::datetime!(2026-11-25 07:00 UTC);
+    /// assert_eq!(SmbProperties::time_of(Some(SmbTime::At(t))), Some(t));
+    /// assert_eq!(SmbProperties::time_of(Some(SmbTime::Now)), None);
+    /// ```
     pub fn time_of(t: Option<SmbTime>) -> Option<OffsetDateTime> {
         match t {
             Some(SmbTime::At(t)) => Some(t),

@@ -12,6 +12,13 @@ use crate::file::{DirectoryClient, FileClient, ShareClient};
 use crate::http::{Method, Response};
 
 /// What Snapshot Share returns.
+///
+/// ```no_run
+/// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+/// let snap = share.create_snapshot(&Default::default()).await?;
+/// println!("snapshot {} ({})", snap.snapshot, snap.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ShareSnapshot {
@@ -70,6 +77,14 @@ impl ShareClient {
     }
 
     /// Get Share Properties of the snapshot `snapshot`.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let snap = share.create_snapshot(&Default::default()).await?;
+    /// let props = share.snapshot_properties(&snap.snapshot).await?;
+    /// println!("{:?}", props.metadata);
+    /// # Ok(()) }
+    /// ```
     pub async fn snapshot_properties(&self, snapshot: &str) -> Result<ShareProperties> {
         check_snapshot_id(snapshot)?;
         let req = self.request(Method::Get).query("sharesnapshot", snapshot);
@@ -78,6 +93,12 @@ impl ShareClient {
     }
 
     /// Delete Share of one snapshot, leaving the share and its other snapshots.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// share.delete_snapshot("2026-11-24T00:00:00.0000000Z").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_snapshot(&self, snapshot: &str) -> Result<()> {
         check_snapshot_id(snapshot)?;
         let req = self
@@ -90,6 +111,15 @@ impl ShareClient {
     /// Delete Share together with all its snapshots (`x-ms-delete-snapshots: include`). A
     /// plain [`ShareClient::delete`] of a share that has snapshots fails with 409
     /// `ShareHasSnapshots`.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// match share.delete(None).await {
+    ///     Err(e) if e.is_conflict() => share.delete_with_snapshots().await?, // ShareHasSnapshots
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_with_snapshots(&self) -> Result<()> {
         let req = self
             .request(Method::Delete)
@@ -99,6 +129,13 @@ impl ShareClient {
     }
 
     /// Get Share Metadata: the metadata and the share's ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// let (metadata, etag) = share.get_metadata().await?;
+    /// println!("{metadata:?} at {etag}");
+    /// # Ok(()) }
+    /// ```
     pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
         let req = self.request(Method::Get).query("comp", "metadata");
         metadata_of(&self.pipeline.send(req).await?)
@@ -107,11 +144,26 @@ impl ShareClient {
 
 impl DirectoryClient {
     /// Whether the directory exists (Get Directory Properties; 404 means no).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// if !dir.exists().await? {
+    ///     dir.create_if_not_exists().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn exists(&self) -> Result<bool> {
         crate::error::found(self.get_properties().await)
     }
 
     /// Get Directory Metadata: the metadata and the directory's ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// let (metadata, _etag) = dir.get_metadata().await?;
+    /// println!("{metadata:?}");
+    /// # Ok(()) }
+    /// ```
     pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
         let req = self.request(Method::Get).query("comp", "metadata");
         metadata_of(&self.pipeline.send(req).await?)
@@ -120,6 +172,13 @@ impl DirectoryClient {
 
 impl FileClient {
     /// Get File Metadata: the metadata and the file's ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let (metadata, etag) = file.get_metadata().await?;
+    /// println!("{metadata:?} at {etag}");
+    /// # Ok(()) }
+    /// ```
     pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
         let req = self.request(Method::Get).query("comp", "metadata");
         metadata_of(&self.pipeline.send(req).await?)

@@ -41,6 +41,16 @@ pub const API_VERSION: &str = "2025-11-05";
 
 /// Sends requests to one service of one account. Cheap to clone (one `Arc`); clones share one
 /// connection pool. Use a pipeline (and the clients built on it) within one tokio runtime.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::http::{Method, Request};
+/// // Every client exposes its pipeline for operations azstore does not wrap.
+/// let req = Request::new(Method::Get, container.name()).query("restype", "container").query("comp", "list");
+/// let resp = container.pipeline().send(req).await?;
+/// println!("{} bytes of listing XML", resp.body.len());
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Pipeline {
     inner: Arc<Inner>,
@@ -77,6 +87,16 @@ fn new_http(options: &ClientOptions) -> Result<reqwest::Client> {
 }
 
 /// A response whose body has not been read yet (downloads).
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::http::{Method, Request};
+/// let path = format!("{}/{}", blob.container_name(), blob.name());
+/// let resp = blob.pipeline().send_streaming(Request::new(Method::Get, &path)).await?;
+/// let body = resp.bytes().await?;
+/// # let _ = body;
+/// # Ok(()) }
+/// ```
 pub struct StreamingResponse {
     /// HTTP status.
     pub status: u16,
@@ -96,6 +116,19 @@ impl std::fmt::Debug for StreamingResponse {
 impl StreamingResponse {
     /// The body as a stream of chunks. Errors mid-stream are `Transport`/`Timeout` errors; a
     /// body that stalls for longer than the per-attempt timeout ends with a `Timeout` error.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send_streaming(Request::new(Method::Get, &path)).await?;
+    /// use futures_util::TryStreamExt;
+    /// let mut body = std::pin::pin!(resp.into_stream()); // not Unpin: pin it to poll it
+    /// while let Some(chunk) = body.try_next().await? {
+    ///     println!("{} bytes", chunk.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
         let idle = self.idle;
         futures_util::stream::unfold(Some(self.body), move |body| async move {
@@ -117,6 +150,16 @@ impl StreamingResponse {
     }
 
     /// Reads the whole body (each chunk within the per-attempt timeout).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send_streaming(Request::new(Method::Get, &path)).await?;
+    /// let all = resp.bytes().await?;
+    /// # let _ = all;
+    /// # Ok(()) }
+    /// ```
     pub async fn bytes(self) -> Result<Bytes> {
         let mut out = bytes::BytesMut::new();
         let mut stream = std::pin::pin!(self.into_stream());
@@ -129,6 +172,14 @@ impl StreamingResponse {
 
 impl Pipeline {
     /// A pipeline for `service` of `account`.
+    ///
+    /// ```no_run
+    /// # fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+    /// use azstore::Service;
+    /// use azstore::http::{ClientOptions, Pipeline};
+    /// let pipeline = Pipeline::new(&account, Service::Blob, ClientOptions::default())?;
+    /// # let _ = pipeline; Ok(()) }
+    /// ```
     pub fn new(
         account: &StorageAccount,
         service: Service,
@@ -157,21 +208,45 @@ impl Pipeline {
     }
 
     /// The service this pipeline talks to.
+    ///
+    /// ```no_run
+    /// # fn demo(pipeline: azstore::http::Pipeline) {
+    /// println!("{:?}", pipeline.service());
+    /// # }
+    /// ```
     pub fn service(&self) -> Service {
         self.inner.service
     }
 
     /// The account name.
+    ///
+    /// ```no_run
+    /// # fn demo(pipeline: azstore::http::Pipeline) {
+    /// println!("{}", pipeline.account());
+    /// # }
+    /// ```
     pub fn account(&self) -> &str {
         &self.inner.account
     }
 
     /// The service endpoint.
+    ///
+    /// ```no_run
+    /// # fn demo(pipeline: azstore::http::Pipeline) {
+    /// println!("{}", pipeline.endpoint().url());
+    /// # }
+    /// ```
     pub fn endpoint(&self) -> &Endpoint {
         &self.inner.endpoint
     }
 
     /// The credential.
+    ///
+    /// ```no_run
+    /// # fn demo(pipeline: azstore::http::Pipeline) {
+    /// println!("{:?}", pipeline.credential()); // secrets redacted
+    /// # }
+    /// ```
     pub fn credential(&self) -> &Credential {
         self.inner.authorizer.credential()
     }
@@ -182,6 +257,12 @@ impl Pipeline {
     }
 
     /// The URL of `path` (unencoded) without query, e.g. for a copy source.
+    ///
+    /// ```no_run
+    /// # fn demo(pipeline: azstore::http::Pipeline) {
+    /// println!("{}", pipeline.url_of("reports/q4 final.json")); // percent-encoded
+    /// # }
+    /// ```
     pub fn url_of(&self, path: &str) -> String {
         format!(
             "{}/{}",
@@ -192,6 +273,18 @@ impl Pipeline {
 
     /// Sends `req`, retrying transient failures, and reads the body. A non-2xx answer is
     /// returned as an [`Error`].
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// match blob.pipeline().send(Request::new(Method::Head, &path)).await {
+    ///     Ok(resp) => println!("{}", resp.status),
+    ///     Err(e) if e.is_not_found() => println!("no such blob"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn send(&self, req: Request) -> Result<Response> {
         self.execute(req, true).await.map(|r| match r {
             Attempt::Read(r) => r,
@@ -201,6 +294,15 @@ impl Pipeline {
 
     /// Sends `req` and returns as soon as the headers arrived; the body is streamed by the
     /// caller. Error responses are still read and classified.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send_streaming(Request::new(Method::Get, &path)).await?;
+    /// println!("{} {:?}", resp.status, resp.headers.get("content-length"));
+    /// # Ok(()) }
+    /// ```
     pub async fn send_streaming(&self, req: Request) -> Result<StreamingResponse> {
         self.execute(req, false).await.map(|r| match r {
             Attempt::Streaming(r) => r,

@@ -7,6 +7,12 @@ use crate::conditions::Conditions;
 pub(crate) use crate::http::encode::{encode_path, encode_query_value};
 
 /// An HTTP method.
+///
+/// ```
+/// use azstore::http::{Method, Request};
+/// let req = Request::new(Method::Merge, "customers(PartitionKey='a',RowKey='b')");
+/// assert_eq!(req.method(), Method::Merge);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// GET
@@ -27,6 +33,10 @@ pub enum Method {
 
 impl Method {
     /// The method name on the wire.
+    ///
+    /// ```
+    /// assert_eq!(azstore::http::Method::Merge.as_str(), "MERGE");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
@@ -75,6 +85,13 @@ pub struct Request {
 ///
 /// A failure before anything was sent (the connection could not be established) and a
 /// transient status (408, 429, 500, 502, 503, 504) are retried whatever the intent.
+///
+/// ```
+/// use azstore::http::{Intent, Method, Request};
+/// // A POST that is safe to repeat (e.g. an idempotent batch query): say so.
+/// let req = Request::new(Method::Post, "reports").intent(Intent::IdempotentWrite);
+/// assert_eq!(req.declared_intent(), Intent::IdempotentWrite);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Intent {
@@ -95,6 +112,14 @@ impl Intent {
     /// The intent of a write sent with `conditions`: [`ConditionalWrite`](Intent::ConditionalWrite)
     /// when they hold an ETag (`If-Match` other than `*`) or create-only (`If-None-Match: *`)
     /// condition, else [`IdempotentWrite`](Intent::IdempotentWrite).
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag};
+    /// use azstore::http::Intent;
+    /// assert_eq!(Intent::write(&Conditions::if_match(&ETag::new("\"0x1\""))), Intent::ConditionalWrite);
+    /// assert_eq!(Intent::write(&Conditions::if_not_exists()), Intent::ConditionalWrite);
+    /// assert_eq!(Intent::write(&Conditions::none()), Intent::IdempotentWrite);
+    /// ```
     pub fn write(conditions: &Conditions) -> Intent {
         let etag_match = conditions
             .if_match
@@ -133,6 +158,13 @@ impl Request {
     /// Its [`Intent`] defaults from the method: GET and HEAD read, PUT and DELETE are
     /// idempotent writes (conditional ones once [`conditions`](Self::conditions) guard them),
     /// POST, PATCH and MERGE are not idempotent; [`intent`](Self::intent) declares another.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// let read = Request::new(Method::Get, "reports/q4.json");
+    /// assert_eq!(read.declared_intent(), Intent::Read);
+    /// assert_eq!(Request::new(Method::Post, "q/messages").declared_intent(), Intent::NonIdempotent);
+    /// ```
     pub fn new(method: Method, path: &str) -> Request {
         Request {
             method,
@@ -145,12 +177,24 @@ impl Request {
     }
 
     /// Adds a query parameter (unencoded).
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// let list = Request::new(Method::Get, "reports").query("restype", "container").query("comp", "list");
+    /// # let _ = list;
+    /// ```
     pub fn query(mut self, name: &str, value: impl Into<String>) -> Request {
         self.query.push((name.to_string(), value.into()));
         self
     }
 
     /// Adds a header; the name is lower-cased. A later header of the same name replaces it.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// let req = Request::new(Method::Put, "c/b").header("X-Ms-Blob-Type", "BlockBlob");
+    /// assert_eq!(req.header_value("x-ms-blob-type"), Some("BlockBlob"));
+    /// ```
     pub fn header(mut self, name: &str, value: impl Into<String>) -> Request {
         let name = name.to_ascii_lowercase();
         self.headers.retain(|(k, _)| *k != name);
@@ -159,6 +203,13 @@ impl Request {
     }
 
     /// Adds a header only when `value` is `Some`.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// let tier: Option<&str> = None;
+    /// let req = Request::new(Method::Put, "c/b").header_opt("x-ms-access-tier", tier);
+    /// assert_eq!(req.header_value("x-ms-access-tier"), None);
+    /// ```
     pub fn header_opt(self, name: &str, value: Option<impl Into<String>>) -> Request {
         match value {
             Some(v) => self.header(name, v),
@@ -168,6 +219,14 @@ impl Request {
 
     /// Adds the headers of `conditions`. An idempotent write they guard (an ETag or
     /// create-only condition) becomes a [`Intent::ConditionalWrite`].
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// use azstore::Conditions;
+    /// let req = Request::new(Method::Put, "c/b").conditions(&Conditions::if_not_exists());
+    /// assert_eq!(req.header_value("if-none-match"), Some("*"));
+    /// assert_eq!(req.declared_intent(), Intent::ConditionalWrite);
+    /// ```
     pub fn conditions(mut self, conditions: &Conditions) -> Request {
         if self.intent == Intent::IdempotentWrite {
             self.intent = Intent::write(conditions);
@@ -188,6 +247,14 @@ impl Request {
     }
 
     /// Adds `x-ms-meta-*` headers.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// use std::collections::BTreeMap;
+    /// let meta = BTreeMap::from([("owner".to_string(), "team-a".to_string())]);
+    /// let req = Request::new(Method::Put, "c/b").metadata(&meta);
+    /// assert_eq!(req.header_value("x-ms-meta-owner"), Some("team-a"));
+    /// ```
     pub fn metadata<'a>(
         mut self,
         meta: impl IntoIterator<Item = (&'a String, &'a String)>,
@@ -198,7 +265,14 @@ impl Request {
         self
     }
 
-    /// Sets the body and its content type.
+    /// Sets the body and its `Content-Type` (a request has an empty body until then).
+    ///
+    /// ```
+    /// use azstore::http::{Method, Request};
+    /// let req = Request::new(Method::Put, "reports/q4.json")
+    ///     .body(r#"{"total": 12}"#, "application/json");
+    /// # let _ = req;
+    /// ```
     pub fn body(mut self, body: impl IntoBody, content_type: &str) -> Request {
         self.body = body.into_body();
         self.header("content-type", content_type)
@@ -211,16 +285,32 @@ impl Request {
     }
 
     /// The method.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// assert_eq!(Request::new(Method::Head, "c/b").method(), Method::Head);
+    /// ```
     pub fn method(&self) -> Method {
         self.method
     }
 
     /// The encoded path relative to the endpoint.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// assert_eq!(Request::new(Method::Get, "c/a b.txt").path(), "c/a%20b.txt");
+    /// ```
     pub fn path(&self) -> &str {
         &self.path
     }
 
     /// The value of a header (lower-case name).
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// let req = Request::new(Method::Put, "c/b").body("x", "text/plain");
+    /// assert_eq!(req.header_value("content-type"), Some("text/plain"));
+    /// ```
     pub fn header_value(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -229,11 +319,22 @@ impl Request {
     }
 
     /// The body.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// let req = Request::new(Method::Put, "c/b").body("hello", "text/plain");
+    /// assert_eq!(&req.body_bytes()[..], b"hello");
+    /// ```
     pub fn body_bytes(&self) -> &Bytes {
         &self.body
     }
 
     /// The declared (or defaulted) intent.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// assert_eq!(Request::new(Method::Delete, "c/b").declared_intent(), Intent::IdempotentWrite);
+    /// ```
     pub fn declared_intent(&self) -> Intent {
         self.intent
     }

@@ -10,6 +10,15 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// Response headers (names are case-insensitive; ask with lower-case names). Values that
 /// are not UTF-8 are treated as absent.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::http::{Method, Request};
+/// let path = format!("{}/{}", blob.container_name(), blob.name());
+/// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+/// println!("{:?} {:?}", resp.headers.etag(), resp.headers.get("content-type"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Headers(http::HeaderMap);
 
@@ -37,17 +46,46 @@ impl Headers {
     }
 
     /// The first value of `name` (lower-case).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("{:?}", resp.headers.get("x-ms-blob-type"));
+    /// # Ok(()) }
+    /// ```
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).and_then(utf8)
     }
 
     /// The value of `name`, or a decode error saying it is missing.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// let kind = resp.headers.require("x-ms-blob-type")?;
+    /// # let _ = kind;
+    /// # Ok(()) }
+    /// ```
     pub fn require(&self, name: &str) -> Result<&str> {
         self.get(name)
             .ok_or_else(|| Error::decode(format!("response is missing the {name} header")))
     }
 
     /// Parses `name` with `FromStr`, `None` when absent, an error when malformed.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// let size: Option<u64> = resp.headers.parse("content-length")?;
+    /// # let _ = size;
+    /// # Ok(()) }
+    /// ```
     pub fn parse<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>> {
         match self.get(name) {
             None => Ok(None),
@@ -60,6 +98,15 @@ impl Headers {
     }
 
     /// `ETag` (a blank one counts as absent).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("{:?}", resp.headers.etag());
+    /// # Ok(()) }
+    /// ```
     pub fn etag(&self) -> Option<ETag> {
         self.get("etag")
             .filter(|v| !v.trim().is_empty())
@@ -67,28 +114,74 @@ impl Headers {
     }
 
     /// `ETag`, required (a blank one is a decode error).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// let etag = resp.headers.require_etag()?;
+    /// # let _ = etag;
+    /// # Ok(()) }
+    /// ```
     pub fn require_etag(&self) -> Result<ETag> {
         self.etag()
             .ok_or_else(|| Error::decode("response is missing the etag header"))
     }
 
     /// `Last-Modified`.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("{:?}", resp.headers.last_modified());
+    /// # Ok(()) }
+    /// ```
     pub fn last_modified(&self) -> Option<OffsetDateTime> {
         self.get("last-modified")
             .and_then(crate::time_fmt::parse_http_date)
     }
 
     /// An RFC 1123 date header.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("{:?}", resp.headers.date("x-ms-creation-time"));
+    /// # Ok(()) }
+    /// ```
     pub fn date(&self, name: &str) -> Option<OffsetDateTime> {
         self.get(name).and_then(crate::time_fmt::parse_http_date)
     }
 
     /// `x-ms-request-id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("request {:?}", resp.headers.request_id());
+    /// # Ok(()) }
+    /// ```
     pub fn request_id(&self) -> Option<&str> {
         self.get("x-ms-request-id")
     }
 
     /// All `x-ms-meta-*` headers, keyed by the name after the prefix.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("{:?}", resp.headers.metadata());
+    /// # Ok(()) }
+    /// ```
     pub fn metadata(&self) -> BTreeMap<String, String> {
         self.iter()
             .filter_map(|(k, v)| {
@@ -99,6 +192,17 @@ impl Headers {
     }
 
     /// Iterates all headers with UTF-8 values.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", blob.container_name(), blob.name());
+    /// let resp = blob.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// for (name, value) in resp.headers.iter() {
+    ///     println!("{name}: {value}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0
             .iter()
@@ -107,6 +211,16 @@ impl Headers {
 }
 
 /// A successful (2xx) response with its body read.
+///
+/// ```no_run
+/// # async fn demo(queues: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
+/// use azstore::http::{Method, Request};
+/// // Get Queue Service Stats: an operation azstore does not wrap.
+/// let req = Request::new(Method::Get, "").query("restype", "service").query("comp", "stats");
+/// let resp = queues.pipeline().send(req).await?;
+/// println!("{} {}", resp.status, String::from_utf8_lossy(&resp.body));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Response {
     /// HTTP status.

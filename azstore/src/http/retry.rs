@@ -9,6 +9,14 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// How random the delays are.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::http::{Jitter, RetryPolicy};
+/// // ±20 % around each delay of the schedule.
+/// let policy = RetryPolicy::default().jitter(Jitter::Proportional(0.2)).initial_delay(Duration::from_millis(100));
+/// # let _ = policy;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Jitter {
     /// No randomness (deterministic schedules, e.g. in tests).
@@ -62,40 +70,98 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// Never retry.
+    ///
+    /// ```
+    /// use azstore::http::{ClientOptions, RetryPolicy};
+    /// assert_eq!(RetryPolicy::none().retries(), 0);
+    /// let one_attempt_only = ClientOptions::default().retry(RetryPolicy::none());
+    /// # let _ = one_attempt_only;
+    /// ```
     pub fn none() -> RetryPolicy {
         RetryPolicy::default().max_retries(0)
     }
 
     setters! {
-        /// At most `n` retries (so `n + 1` attempts).
+        /// At most `n` retries (so `n + 1` attempts); default 3.
+        ///
+        /// ```
+        /// let policy = azstore::http::RetryPolicy::default().max_retries(5);
+        /// assert_eq!(policy.retries(), 5);
+        /// ```
         max_retries => set max_retries: u32;
-        /// The first delay (before jitter).
+        /// The first delay (before jitter); default 200 ms. Each later delay is
+        /// [`multiplier`](Self::multiplier) times the one before, up to the max delay.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let policy = azstore::http::RetryPolicy::default().initial_delay(Duration::from_millis(50));
+        /// # let _ = policy;
+        /// ```
         initial_delay => set initial_delay: Duration;
         /// The largest delay (before jitter). It also caps a server's `Retry-After`: a service
         /// asking for an hour does not hold a call for an hour (the pipeline's total time budget
-        /// still bounds the call as a whole).
+        /// still bounds the call as a whole). Default 10 s.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let policy = azstore::http::RetryPolicy::default().max_delay(Duration::from_secs(2));
+        /// # let _ = policy;
+        /// ```
         max_delay => set max_delay: Duration;
     }
 
-    /// Growth factor between delays (at least 1).
+    /// Growth factor between delays (at least 1; default 2).
+    ///
+    /// ```
+    /// let policy = azstore::http::RetryPolicy::default().multiplier(1.5);
+    /// # let _ = policy;
+    /// ```
     pub fn multiplier(mut self, m: f64) -> RetryPolicy {
         self.multiplier = if m.is_finite() && m >= 1.0 { m } else { 1.0 };
         self
     }
 
     setters! {
-        /// Randomness of the delays.
+        /// Randomness of the delays (default [`Jitter::Full`]: uniform in `[0, d]`, the best
+        /// spread for many clients retrying at once).
+        ///
+        /// ```
+        /// use azstore::http::{Jitter, RetryPolicy};
+        /// let deterministic = RetryPolicy::default().jitter(Jitter::None); // e.g. in tests
+        /// # let _ = deterministic;
+        /// ```
         jitter => set jitter: Jitter;
-        /// Stop retrying once this much time has passed since the schedule started.
+        /// Stop retrying once this much time has passed since the schedule started (default
+        /// `None`: only the number of retries and the client's total time budget limit it).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let policy = azstore::http::RetryPolicy::default().max_elapsed(Some(Duration::from_secs(20)));
+        /// # let _ = policy;
+        /// ```
         max_elapsed => set max_elapsed: Option<Duration>;
     }
 
     /// The configured number of retries.
+    ///
+    /// ```
+    /// assert_eq!(azstore::http::RetryPolicy::default().retries(), 3);
+    /// ```
     pub fn retries(&self) -> u32 {
         self.max_retries
     }
 
     /// A fresh schedule of delays.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::http::{Jitter, RetryPolicy};
+    /// let policy = RetryPolicy::default().jitter(Jitter::None).max_retries(2);
+    /// let mut delays = policy.schedule();
+    /// assert_eq!(delays.next_delay(), Some(Duration::from_millis(200)));
+    /// assert_eq!(delays.next_delay(), Some(Duration::from_millis(400)));
+    /// assert_eq!(delays.next_delay(), None);
+    /// ```
     pub fn schedule(&self) -> Backoff {
         Backoff {
             next_base: self.initial_delay.min(self.max_delay),
@@ -107,6 +173,23 @@ impl RetryPolicy {
 }
 
 /// One running schedule: call [`Backoff::next_delay`] after each failure.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::http::RetryPolicy;
+/// // The same schedule the pipeline uses, for a loop of your own.
+/// let mut backoff = RetryPolicy::default().schedule();
+/// loop {
+///     match blob.get_properties().await {
+///         Err(e) if e.is_retryable() => match backoff.next_delay() {
+///             Some(d) => tokio::time::sleep(d).await,
+///             None => return Err(e),
+///         },
+///         other => break other.map(drop),
+///     }
+/// }
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Backoff {
     /// The next delay before jitter.
@@ -118,6 +201,14 @@ pub struct Backoff {
 
 impl Backoff {
     /// The delay before the next attempt, or `None` when the policy says stop.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::http::{Jitter, RetryPolicy};
+    /// let mut b = RetryPolicy::default().jitter(Jitter::None).max_retries(1).schedule();
+    /// assert_eq!(b.next_delay(), Some(Duration::from_millis(200)));
+    /// assert_eq!(b.next_delay(), None);
+    /// ```
     pub fn next_delay(&mut self) -> Option<Duration> {
         if self.retries >= self.policy.max_retries {
             return None;
@@ -151,6 +242,14 @@ impl Backoff {
     /// The delay before the next attempt when the service asked for `retry_after`: the
     /// schedule's delay, raised to the requested one but never above the policy's max delay.
     /// `None` when the policy says stop.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::http::{Jitter, RetryPolicy};
+    /// let mut b = RetryPolicy::default().jitter(Jitter::None).schedule();
+    /// // The service asked for 2 s (Retry-After): more than the schedule's 200 ms.
+    /// assert_eq!(b.next_delay_after(Some(Duration::from_secs(2))), Some(Duration::from_secs(2)));
+    /// ```
     pub fn next_delay_after(&mut self, retry_after: Option<Duration>) -> Option<Duration> {
         let delay = self.next_delay()?;
         Some(match retry_after {
@@ -160,11 +259,22 @@ impl Backoff {
     }
 
     /// How many delays were handed out so far.
+    ///
+    /// ```
+    /// let mut b = azstore::http::RetryPolicy::default().schedule();
+    /// b.next_delay();
+    /// assert_eq!(b.retries(), 1);
+    /// ```
     pub fn retries(&self) -> u32 {
         self.retries
     }
 
     /// Time since the schedule started.
+    ///
+    /// ```
+    /// let b = azstore::http::RetryPolicy::default().schedule();
+    /// assert!(b.elapsed() < std::time::Duration::from_secs(60));
+    /// ```
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }

@@ -28,6 +28,13 @@ use crate::error::{Error, Result};
 
 /// Which built-in root certificates to trust (certificates added with
 /// [`TransportOptions::add_root_certificates_pem`] are trusted in every case).
+///
+/// ```
+/// use azstore::http::{TlsRoots, TransportOptions};
+/// // Behind a TLS-inspecting proxy whose CA is installed in the OS store.
+/// let transport = TransportOptions::default().tls_roots(TlsRoots::BundledAndNative);
+/// # let _ = transport;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum TlsRoots {
@@ -57,6 +64,14 @@ enum ProxyChoice {
 }
 
 /// Network options shared by the clients built from one [`crate::http::ClientOptions`].
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::http::{ClientOptions, TransportOptions};
+/// let transport = TransportOptions::default().connect_timeout(Duration::from_secs(3)).no_proxy();
+/// let options = ClientOptions::default().transport(transport);
+/// # let _ = options;
+/// ```
 #[derive(Clone)]
 #[non_exhaustive]
 #[must_use]
@@ -95,6 +110,14 @@ impl TransportOptions {
     /// `AZSTORE_TLS_ROOTS` (`bundled` | `native` | `both` | `none`) and
     /// `AZSTORE_ALLOW_BEARER_OVER_HTTP=loopback`. Proxies come from the standard variables either
     /// way.
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// // AZSTORE_TLS_ROOTS=native AZSTORE_CA_FILE=/etc/ssl/corp-ca.pem my-app
+    /// let transport = azstore::http::TransportOptions::from_env()?;
+    /// let options = azstore::http::ClientOptions::default().transport(transport);
+    /// # let _ = options; Ok(()) }
+    /// ```
     pub fn from_env() -> Result<TransportOptions> {
         Self::from_lookup(&|k| std::env::var(k).ok())
     }
@@ -138,11 +161,24 @@ impl TransportOptions {
 
     setters! {
         /// Which built-in roots to trust (default [`TlsRoots::Bundled`]).
+        ///
+        /// ```
+        /// use azstore::http::{TlsRoots, TransportOptions};
+        /// let transport = TransportOptions::default().tls_roots(TlsRoots::Native);
+        /// # let _ = transport;
+        /// ```
         tls_roots => set roots: TlsRoots;
     }
 
     /// Also trusts every certificate in `pem` (one or more `-----BEGIN CERTIFICATE-----`
     /// blocks): a private CA, a TLS-inspecting proxy's CA, an emulator's test certificate.
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// let pem = std::fs::read("/etc/ssl/corp-ca.pem").unwrap_or_default();
+    /// let transport = azstore::http::TransportOptions::default().add_root_certificates_pem(&pem)?;
+    /// # let _ = transport; Ok(()) }
+    /// ```
     pub fn add_root_certificates_pem(mut self, pem: &[u8]) -> Result<TransportOptions> {
         let certs = CertificateDer::pem_slice_iter(pem)
             .collect::<std::result::Result<Vec<_>, _>>()
@@ -167,6 +203,12 @@ impl TransportOptions {
 
     /// Sends every request through this HTTP(S) proxy (`http://host:port`, optionally with
     /// `user:password@`), instead of the one the environment names.
+    ///
+    /// ```
+    /// let transport = azstore::http::TransportOptions::default().proxy("http://proxy.internal:3128")?;
+    /// # let _ = transport;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn proxy(mut self, url: &str) -> Result<TransportOptions> {
         let proxy = reqwest::Proxy::all(url)
             .map_err(|_| Error::invalid_input("proxy: not a valid proxy URL"))?;
@@ -175,6 +217,12 @@ impl TransportOptions {
     }
 
     /// Uses no proxy, even if `HTTPS_PROXY` and friends are set.
+    ///
+    /// ```
+    /// // Talk to a private endpoint directly even though the machine has a proxy configured.
+    /// let transport = azstore::http::TransportOptions::default().no_proxy();
+    /// # let _ = transport;
+    /// ```
     pub fn no_proxy(mut self) -> TransportOptions {
         self.proxy = ProxyChoice::Disabled;
         self
@@ -183,6 +231,12 @@ impl TransportOptions {
     setters! {
         /// Time allowed to establish a connection (TCP and TLS), default 10 s. A connection that
         /// could not be established was not sent, so it is retried like any transient failure.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let transport = azstore::http::TransportOptions::default().connect_timeout(Duration::from_secs(2));
+        /// # let _ = transport;
+        /// ```
         connect_timeout => some connect_timeout: Duration;
         /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
         /// whatever the options above do not cover. azstore builds reqwest with its
@@ -191,11 +245,28 @@ impl TransportOptions {
         /// configuration given to `tls_backend_preconfigured`. The other transport options are then ignored,
         /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
         /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
+        ///
+        /// ```no_run
+        /// use std::time::Duration;
+        /// let own = reqwest::Client::builder()
+        ///     .pool_idle_timeout(Duration::from_secs(4))
+        ///     .http1_only()
+        ///     .build()
+        ///     .expect("client");
+        /// let transport = azstore::http::TransportOptions::default().client(own);
+        /// # let _ = transport;
+        /// ```
         client => some client: reqwest::Client;
         /// Allows sending a bearer token over plain `http://` when the endpoint is on this machine
         /// (`127.0.0.0/8`, `::1`, `localhost`): for local emulators only. Without it (the default)
         /// a request that would put a token on an unencrypted connection is refused before
         /// sending. Tokens never go over plain HTTP to any other host.
+        ///
+        /// ```
+        /// // Entra ID tokens against Azurite on http://127.0.0.1 in a test.
+        /// let transport = azstore::http::TransportOptions::default().allow_bearer_over_http_to_loopback(true);
+        /// # let _ = transport;
+        /// ```
         allow_bearer_over_http_to_loopback => set bearer_over_http_to_loopback: bool;
     }
 

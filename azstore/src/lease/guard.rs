@@ -19,6 +19,15 @@ use crate::lease::keepalive::{
 use crate::lease::{Leasable, LeaseDuration};
 
 /// The result of [`LeaseGuard::release`].
+///
+/// ```no_run
+/// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+/// use azstore::lease::ReleaseOutcome;
+/// if let ReleaseOutcome::AlreadyGone { code } = guard.release().await? {
+///     eprintln!("the lease had already ended ({code:?}): someone else may have written since");
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReleaseOutcome {
@@ -95,7 +104,25 @@ impl<T: Leasable> fmt::Debug for LeaseGuard<T> {
 }
 
 impl<T: Leasable> LeaseGuard<T> {
-    /// Acquires a lease on `target` and starts renewing it, with default [`GuardOptions`].
+    /// Acquires a lease on `target` and starts renewing it, with default [`GuardOptions`]
+    /// (renew every third of the duration; loss reported a sixth of the duration before the
+    /// lease could expire). `duration` is the lease's length, not a wait: a lease held by
+    /// someone else fails at once with 409 `LeaseAlreadyPresent`.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::ErrorCode;
+    /// use azstore::lease::{LeaseDuration, LeaseGuard};
+    /// let guard = match LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15)?).await {
+    ///     Ok(guard) => guard,
+    ///     // Leased by someone else: 409 LeaseAlreadyPresent.
+    ///     Err(e) if e.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) => return Ok(()),
+    ///     Err(e) => return Err(e),
+    /// };
+    /// blob.upload("exclusive write", &guard.conditions()).await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire(target: T, duration: LeaseDuration) -> Result<LeaseGuard<T>> {
         LeaseGuard::acquire_with(target, duration, GuardOptions::default()).await
     }
@@ -103,6 +130,18 @@ impl<T: Leasable> LeaseGuard<T> {
     /// Acquires a lease on `target` and starts renewing it. Invalid options, and a duration the
     /// target's leases cannot have (a fixed one on a file), are refused before anything is
     /// sent. Fails like the acquire itself (e.g. 409 `LeaseAlreadyPresent`).
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// use azstore::lease::{GuardOptions, LeaseDuration, LeaseGuard};
+    /// // Renew a 60 s container lease every 10 s; report a loss 20 s before it could expire.
+    /// let options = GuardOptions::default()
+    ///     .renew_every(Duration::from_secs(10))
+    ///     .safety_margin(Duration::from_secs(20));
+    /// let guard = LeaseGuard::acquire_with(container, LeaseDuration::seconds(60)?, options).await?;
+    /// # guard.release().await?; Ok(()) }
+    /// ```
     pub async fn acquire_with(
         target: T,
         duration: LeaseDuration,
@@ -117,6 +156,17 @@ impl<T: Leasable> LeaseGuard<T> {
 
     /// Takes over a lease acquired elsewhere. `acquired_at` must be no later than when the
     /// acquire (or last renew) was *sent*; the loss deadline is counted from it.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::lease::{GuardOptions, LeaseDuration, LeaseGuard};
+    /// let duration = LeaseDuration::seconds(30)?;
+    /// let sent_at = tokio::time::Instant::now(); // before the request is sent
+    /// let lease = blob.acquire_lease(duration, None, &Conditions::none()).await?;
+    /// let guard = LeaseGuard::adopt(blob, lease.lease_id, duration, sent_at, GuardOptions::default())?;
+    /// # guard.release().await?; Ok(()) }
+    /// ```
     pub fn adopt(
         target: T,
         lease_id: LeaseId,
@@ -166,26 +216,57 @@ impl<T: Leasable> LeaseGuard<T> {
 
     /// The lease id. Send it with writes ([`conditions`](Self::conditions)) so that the
     /// service refuses them once the lease is no longer this holder's.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// println!("holding lease {} on {}", guard.lease_id(), guard.target().name());
+    /// # }
+    /// ```
     pub fn lease_id(&self) -> &LeaseId {
         &self.lease_id
     }
 
     /// `Conditions::lease(lease_id)`, for writes to the leased resource.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+    /// // Refused with 412 once the lease is not this holder's, however long this process paused.
+    /// guard.target().upload("v2", &guard.conditions()).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn conditions(&self) -> Conditions {
         Conditions::lease(&self.lease_id)
     }
 
     /// The leased resource.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+    /// let current = guard.target().download().await?;
+    /// # let _ = current; Ok(()) }
+    /// ```
     pub fn target(&self) -> &T {
         &self.target
     }
 
     /// The lease duration.
+    ///
+    /// ```no_run
+    /// # fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// println!("{:?} lease", guard.duration().as_duration());
+    /// # }
+    /// ```
     pub fn duration(&self) -> LeaseDuration {
         self.duration
     }
 
-    /// When the last successful renew (or the acquire) was sent.
+    /// When the last successful renew (or the acquire) was sent, on tokio's clock.
+    ///
+    /// ```no_run
+    /// # fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// println!("last renewed {:?} ago", guard.last_renewed().elapsed());
+    /// # }
+    /// ```
     pub fn last_renewed(&self) -> Instant {
         self.keeper.deadline().confirmed_tokio()
     }
@@ -195,17 +276,41 @@ impl<T: Leasable> LeaseGuard<T> {
     /// as sent, plus the duration minus the safety margin). `None` for an infinite lease. A
     /// reading of [`Clock::system`] on Linux is comparable across processes (`azlock` hands
     /// it to its sentinel process).
+    ///
+    /// ```no_run
+    /// # fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// if let Some(deadline) = guard.deadline() {
+    ///     println!("vouched for another {:?}", deadline.saturating_sub(guard.clock().now()));
+    /// }
+    /// # }
+    /// ```
     pub fn deadline(&self) -> Option<Duration> {
         self.keeper.deadline().until()
     }
 
-    /// The clock the loss deadline is measured on.
+    /// The clock the loss deadline is measured on ([`Clock::system`] unless
+    /// [`GuardOptions::clock`] chose another).
+    ///
+    /// ```no_run
+    /// # fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// assert!(!guard.clock().is_manual());
+    /// # }
+    /// ```
     pub fn clock(&self) -> &Clock {
         self.keeper.deadline().clock()
     }
 
     /// The current state, deciding from the deadline as well: past it, the loss is published
     /// (so [`lost`](Self::lost) and [`subscribe`](Self::subscribe) wake) and returned.
+    ///
+    /// ```no_run
+    /// # fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// use azstore::lease::GuardState;
+    /// if let GuardState::Lost(why) = guard.state() {
+    ///     eprintln!("lease lost: {why}");
+    /// }
+    /// # }
+    /// ```
     pub fn state(&self) -> GuardState {
         self.keeper.state()
     }
@@ -214,12 +319,29 @@ impl<T: Leasable> LeaseGuard<T> {
     /// successful one was sent less than the duration minus the safety margin ago, on a clock
     /// that counts pauses and suspend. Checks the deadline itself, so it is right even when
     /// the renew task has not run yet after a pause (and publishes the loss then).
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>, items: Vec<u32>) {
+    /// for item in items {
+    ///     if !guard.is_held() {
+    ///         break; // someone else may hold the lease by now
+    ///     }
+    ///     println!("processing {item}");
+    /// }
+    /// # }
+    /// ```
     pub fn is_held(&self) -> bool {
         matches!(self.keeper.state(), GuardState::Held)
     }
 
     /// `Ok(())` while held (see [`is_held`](Self::is_held)); otherwise an error with
     /// `lease_lost() == true` explaining why.
+    ///
+    /// ```no_run
+    /// # fn step(guard: &azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+    /// guard.check()?; // the loss, as an error, once the lease can no longer be vouched for
+    /// # Ok(()) }
+    /// ```
     pub fn check(&self) -> Result<()> {
         match self.keeper.state() {
             GuardState::Held => Ok(()),
@@ -233,6 +355,18 @@ impl<T: Leasable> LeaseGuard<T> {
     /// publishes a loss at the deadline (and, after a system suspend, within a second of the
     /// wake-up); any [`is_held`](Self::is_held)/[`check`](Self::check)/[`state`](Self::state)
     /// that finds the deadline passed publishes it at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// use azstore::lease::GuardState;
+    /// let mut states = guard.subscribe();
+    /// tokio::spawn(async move {
+    ///     if states.wait_for(|s| matches!(s, GuardState::Lost(_))).await.is_ok() {
+    ///         eprintln!("lease lost: cancel the uploads");
+    ///     }
+    /// });
+    /// # }
+    /// ```
     pub fn subscribe(&self) -> watch::Receiver<GuardState> {
         self.keeper.subscribe()
     }
@@ -241,6 +375,17 @@ impl<T: Leasable> LeaseGuard<T> {
     /// guard, so it can be spawned or selected on while the guard is used. Each time it is
     /// polled it also checks the deadline itself. If the guard is released or dropped first,
     /// it never completes.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+    /// let lost = guard.lost();
+    /// tokio::select! {
+    ///     loss = lost => eprintln!("stopping: {loss}"),
+    ///     _ = async { /* work */ } => {}
+    /// }
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn lost(&self) -> impl Future<Output = LeaseLoss> + Send + 'static {
         self.keeper.lost()
     }
@@ -248,6 +393,15 @@ impl<T: Leasable> LeaseGuard<T> {
     /// Changes the lease id into `proposed` (the service's change operation) and keeps
     /// renewing under the new id. The loss deadline is not moved: a change does not renew.
     /// On error the guard keeps the old id (and keeps renewing it).
+    ///
+    /// ```no_run
+    /// # async fn demo(mut guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+    /// use azstore::LeaseId;
+    /// let handed_over = LeaseId::random();
+    /// guard.change(&handed_over).await?;
+    /// assert_eq!(guard.lease_id(), &handed_over);
+    /// # Ok(()) }
+    /// ```
     pub async fn change(&mut self, proposed: &LeaseId) -> Result<()> {
         self.stop_task().await;
         let changed = self.target.lease_change(&self.lease_id, proposed).await;
@@ -261,6 +415,17 @@ impl<T: Leasable> LeaseGuard<T> {
     /// Stops renewing and releases the lease. A lease that already ended (expired and taken,
     /// broken, resource deleted) gives [`ReleaseOutcome::AlreadyGone`], not an error; errors
     /// are left for failures to reach the service.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) -> azstore::Result<()> {
+    /// use azstore::lease::ReleaseOutcome;
+    /// match guard.release().await? {
+    ///     ReleaseOutcome::Released => {}
+    ///     ReleaseOutcome::AlreadyGone { code } => eprintln!("lease had already ended: {code:?}"),
+    ///     _ => {}
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn release(mut self) -> Result<ReleaseOutcome> {
         self.stop_task().await;
         self.done = true;
@@ -279,6 +444,13 @@ impl<T: Leasable> LeaseGuard<T> {
 
     /// Stops renewing without releasing: the lease runs out on its own (or stays, if
     /// infinite). Returns the lease id, e.g. to hand the lease to another process.
+    ///
+    /// ```no_run
+    /// # async fn demo(guard: azstore::lease::LeaseGuard<azstore::blob::BlobClient>) {
+    /// let id = guard.forget().await;
+    /// println!("AZURE_LEASE_ID={id}"); // for a child process that renews it itself
+    /// # }
+    /// ```
     pub async fn forget(mut self) -> LeaseId {
         self.stop_task().await;
         self.done = true;

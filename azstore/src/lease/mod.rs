@@ -156,6 +156,14 @@ pub enum LeaseDuration {
 }
 
 /// A fixed lease duration in whole seconds, always within 15–60 (what the service accepts).
+///
+/// ```
+/// use azstore::lease::LeaseSeconds;
+/// let s = LeaseSeconds::try_from(20)?;
+/// assert_eq!(s.get(), 20);
+/// assert!(LeaseSeconds::MIN <= s && s <= LeaseSeconds::MAX);
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LeaseSeconds(u8);
 
@@ -166,6 +174,13 @@ impl LeaseSeconds {
     pub const MAX: LeaseSeconds = LeaseSeconds(60);
 
     /// `secs` if it is within 15–60, else `InvalidInput`.
+    ///
+    /// ```
+    /// use azstore::lease::LeaseSeconds;
+    /// assert_eq!(LeaseSeconds::new(45)?.get(), 45);
+    /// assert_eq!(LeaseSeconds::new(5).unwrap_err().kind(), azstore::ErrorKind::InvalidInput);
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn new(secs: u64) -> Result<LeaseSeconds> {
         if (15..=60).contains(&secs) {
             Ok(LeaseSeconds(secs as u8))
@@ -177,6 +192,10 @@ impl LeaseSeconds {
     }
 
     /// The seconds.
+    ///
+    /// ```
+    /// assert_eq!(azstore::lease::LeaseSeconds::MAX.get(), 60);
+    /// ```
     pub fn get(self) -> u8 {
         self.0
     }
@@ -210,6 +229,13 @@ impl LeaseDuration {
     }
 
     /// The `x-ms-lease-duration` header value (`-1` for infinite).
+    ///
+    /// ```
+    /// use azstore::lease::LeaseDuration;
+    /// assert_eq!(LeaseDuration::seconds(15)?.header_value(), "15");
+    /// assert_eq!(LeaseDuration::Infinite.header_value(), "-1");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn header_value(self) -> String {
         match self {
             LeaseDuration::Fixed(s) => s.get().to_string(),
@@ -218,6 +244,14 @@ impl LeaseDuration {
     }
 
     /// The duration, or `None` when infinite.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::lease::LeaseDuration;
+    /// assert_eq!(LeaseDuration::seconds(30)?.as_duration(), Some(Duration::from_secs(30)));
+    /// assert_eq!(LeaseDuration::Infinite.as_duration(), None);
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn as_duration(self) -> Option<Duration> {
         match self {
             LeaseDuration::Fixed(s) => Some(Duration::from_secs(s.get().into())),
@@ -226,12 +260,31 @@ impl LeaseDuration {
     }
 }
 
-/// How long a break waits before the lease ends: 0–60 seconds.
+/// How long a break waits before the lease ends: 0–60 seconds. During the period the holder
+/// keeps the lease (and its writes still succeed) but cannot renew it; afterwards anyone may
+/// acquire.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::lease::BreakPeriod;
+/// // Give the holder 10 s to notice and finish its current write.
+/// let broken = blob.break_lease(Some(BreakPeriod::seconds(10)?), &Conditions::none()).await?;
+/// println!("lease ends in {:?}", broken.remaining);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BreakPeriod(u8);
 
 impl BreakPeriod {
     /// A break period; `InvalidInput` above 60 s.
+    ///
+    /// ```
+    /// use azstore::lease::BreakPeriod;
+    /// assert_eq!(BreakPeriod::seconds(60)?.as_secs(), 60);
+    /// assert!(BreakPeriod::seconds(61).is_err());
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn seconds(secs: u64) -> Result<BreakPeriod> {
         if secs <= 60 {
             Ok(BreakPeriod(secs as u8))
@@ -242,18 +295,38 @@ impl BreakPeriod {
         }
     }
 
-    /// Break at once.
+    /// Break at once: the lease ends now and anyone may acquire, while the old holder learns
+    /// of it only at its next renew or write.
+    ///
+    /// ```
+    /// use azstore::lease::BreakPeriod;
+    /// assert_eq!(BreakPeriod::immediate().as_secs(), 0);
+    /// ```
     pub fn immediate() -> BreakPeriod {
         BreakPeriod(0)
     }
 
     /// The seconds.
+    ///
+    /// ```
+    /// assert_eq!(azstore::lease::BreakPeriod::seconds(5)?.as_secs(), 5);
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn as_secs(self) -> u8 {
         self.0
     }
 }
 
 /// What acquire, renew and change return.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::lease::LeaseDuration;
+/// let lease = blob.acquire_lease(LeaseDuration::seconds(30)?, None, &Conditions::none()).await?;
+/// println!("lease {} on version {:?}", lease.lease_id, lease.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LeaseResult {
@@ -267,6 +340,14 @@ pub struct LeaseResult {
 
 impl LeaseResult {
     /// Builds a result; for implementors of [`Leasable`] outside azstore.
+    ///
+    /// ```
+    /// use azstore::LeaseId;
+    /// use azstore::lease::LeaseResult;
+    /// let id = LeaseId::random();
+    /// let result = LeaseResult::new(id.clone(), None);
+    /// assert_eq!(result.lease_id, id);
+    /// ```
     pub fn new(lease_id: LeaseId, etag: Option<ETag>) -> LeaseResult {
         LeaseResult {
             lease_id,
@@ -296,6 +377,13 @@ impl LeaseResult {
 }
 
 /// What release returns.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+/// let released = blob.release_lease(&id, &azstore::Conditions::none()).await?;
+/// println!("released; blob still at {:?}", released.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LeaseReleased {
@@ -307,6 +395,12 @@ pub struct LeaseReleased {
 
 impl LeaseReleased {
     /// Builds a result; for implementors of [`Leasable`] outside azstore.
+    ///
+    /// ```
+    /// use azstore::ETag;
+    /// let released = azstore::lease::LeaseReleased::new(Some(ETag::new("\"0x8D\"")));
+    /// assert!(released.etag.is_some());
+    /// ```
     pub fn new(etag: Option<ETag>) -> LeaseReleased {
         LeaseReleased {
             etag,
@@ -323,6 +417,17 @@ impl LeaseReleased {
 }
 
 /// What break returns.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let broken = blob.break_lease(None, &azstore::Conditions::none()).await?;
+/// if broken.remaining.is_zero() {
+///     println!("free now");
+/// } else {
+///     println!("free in {:?}", broken.remaining);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LeaseBroken {
@@ -336,6 +441,12 @@ pub struct LeaseBroken {
 
 impl LeaseBroken {
     /// Builds a result; for implementors of [`Leasable`] outside azstore.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let broken = azstore::lease::LeaseBroken::new(Duration::from_secs(12), None);
+    /// assert_eq!(broken.remaining.as_secs(), 12);
+    /// ```
     pub fn new(remaining: Duration, etag: Option<ETag>) -> LeaseBroken {
         LeaseBroken {
             remaining,
@@ -393,6 +504,14 @@ impl LeaseCapabilities {
 
     /// `InvalidInput` when a lease of `duration` cannot be had on `target` (its name, for the
     /// message).
+    ///
+    /// ```
+    /// use azstore::lease::{LeaseCapabilities, LeaseDuration};
+    /// assert!(LeaseCapabilities::ALL.check("blob a", LeaseDuration::seconds(15)?).is_ok());
+    /// let err = LeaseCapabilities::INFINITE_ONLY.check("file b", LeaseDuration::seconds(15)?);
+    /// assert_eq!(err.unwrap_err().kind(), azstore::ErrorKind::InvalidInput);
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn check(self, target: &str, duration: LeaseDuration) -> Result<()> {
         if duration != LeaseDuration::Infinite && !self.fixed_duration {
             return Err(Error::invalid_input(format!(
@@ -404,6 +523,14 @@ impl LeaseCapabilities {
 
     /// `InvalidInput` when `period` cannot be asked of a break on `target` (an immediate break
     /// is always possible).
+    ///
+    /// ```
+    /// use azstore::lease::{BreakPeriod, LeaseCapabilities};
+    /// let file = LeaseCapabilities::INFINITE_ONLY;
+    /// assert!(file.check_break("file b", Some(BreakPeriod::immediate())).is_ok());
+    /// assert!(file.check_break("file b", Some(BreakPeriod::seconds(10)?)).is_err());
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn check_break(self, target: &str, period: Option<BreakPeriod>) -> Result<()> {
         match period {
             Some(p) if p.as_secs() > 0 && !self.break_period => Err(Error::invalid_input(format!(
@@ -424,38 +551,118 @@ impl LeaseCapabilities {
 /// follow azstore's conventions: a refusal carries an [`ErrorCode`](crate::ErrorCode) such as
 /// `LeaseIdMismatchWithLeaseOperation`, and [`Error::is_retryable`] tells transient failures
 /// apart.
+///
+/// Code generic over `Leasable` works on every kind of lease:
+///
+/// ```no_run
+/// use azstore::lease::{Leasable, LeaseDuration, LeaseGuard};
+///
+/// /// Runs `work` while holding a lease on `target`, whatever it is.
+/// async fn exclusively<T: Leasable>(target: T, work: impl Future<Output = ()>) -> azstore::Result<()> {
+///     let guard = LeaseGuard::acquire(target, LeaseDuration::seconds(30)?).await?;
+///     tokio::select! {
+///         loss = guard.lost() => eprintln!("{}: {loss}", guard.target().lease_target()),
+///         _ = work => {}
+///     }
+///     guard.release().await?;
+///     Ok(())
+/// }
+/// # async fn demo(blob: azstore::blob::BlobClient, share: azstore::file::ShareClient) -> azstore::Result<()> {
+/// exclusively(blob, async { /* ... */ }).await?;
+/// exclusively(share, async { /* ... */ }).await?;
+/// # Ok(()) }
+/// ```
 pub trait Leasable: Clone + Send + Sync + 'static {
     /// A short human-readable name of the resource, for messages (e.g. `blob locks/nightly`).
+    ///
+    /// ```no_run
+    /// # fn demo(blob: azstore::blob::BlobClient) {
+    /// use azstore::lease::Leasable;
+    /// println!("leasing {}", blob.lease_target());
+    /// # }
+    /// ```
     fn lease_target(&self) -> String;
 
     /// What this resource's leases can do (default: everything). Files answer
     /// [`LeaseCapabilities::INFINITE_ONLY`].
+    ///
+    /// ```no_run
+    /// # fn demo(file: azstore::file::FileClient) {
+    /// use azstore::lease::{Leasable, LeaseCapabilities};
+    /// assert_eq!(file.lease_capabilities(), LeaseCapabilities::INFINITE_ONLY);
+    /// # }
+    /// ```
     fn lease_capabilities(&self) -> LeaseCapabilities {
         LeaseCapabilities::ALL
     }
 
     /// Acquires a lease for `duration` with the proposed id `proposed`. Proposing the id makes
     /// a retried acquire safe: a repeat with the same id succeeds instead of conflicting.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::LeaseId;
+    /// use azstore::lease::{Leasable, LeaseDuration};
+    /// let proposed = LeaseId::random();
+    /// let lease = blob.lease_acquire(LeaseDuration::seconds(15)?, &proposed).await?;
+    /// assert_eq!(lease.lease_id, proposed);
+    /// # Ok(()) }
+    /// ```
     fn lease_acquire(
         &self,
         duration: LeaseDuration,
         proposed: &LeaseId,
     ) -> impl Future<Output = Result<LeaseResult>> + Send;
 
-    /// Renews the lease `id`, restarting its duration.
+    /// Renews the lease `id`, restarting its duration. [`LeaseGuard`] calls this on its
+    /// schedule; call it yourself only for a lease you manage by hand.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::lease::Leasable;
+    /// blob.lease_renew(&id).await?;
+    /// # Ok(()) }
+    /// ```
     fn lease_renew(&self, id: &LeaseId) -> impl Future<Output = Result<LeaseResult>> + Send;
 
-    /// Changes the lease id `id` into `proposed`.
+    /// Changes the lease id `id` into `proposed` (e.g. to hand a lease to another process
+    /// that knows `proposed`). The duration is not restarted.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::LeaseId;
+    /// use azstore::lease::Leasable;
+    /// let next = LeaseId::random();
+    /// let lease = blob.lease_change(&id, &next).await?;
+    /// assert_eq!(lease.lease_id, next);
+    /// # Ok(()) }
+    /// ```
     fn lease_change(
         &self,
         id: &LeaseId,
         proposed: &LeaseId,
     ) -> impl Future<Output = Result<LeaseResult>> + Send;
 
-    /// Releases the lease `id`.
+    /// Releases the lease `id`, so that anyone may acquire at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient, id: azstore::LeaseId) -> azstore::Result<()> {
+    /// use azstore::lease::Leasable;
+    /// blob.lease_release(&id).await?;
+    /// # Ok(()) }
+    /// ```
     fn lease_release(&self, id: &LeaseId) -> impl Future<Output = Result<LeaseReleased>> + Send;
 
-    /// Breaks whatever lease is active, after `period` (None: the service default).
+    /// Breaks whatever lease is active, after `period` (None: the service default, which is
+    /// the rest of a fixed lease and at once for an infinite one).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::lease::{BreakPeriod, Leasable};
+    /// let broken = blob.lease_break(Some(BreakPeriod::immediate())).await?;
+    /// assert!(broken.remaining.is_zero());
+    /// # Ok(()) }
+    /// ```
     fn lease_break(
         &self,
         period: Option<BreakPeriod>,

@@ -65,6 +65,27 @@ pub(crate) use wake::{PollSleep, wakeup_for};
 /// A held [`BlobLock`]: the renewed lease of the lock blob plus the fencing token of this
 /// acquisition. Release it with [`release`](Held::release); dropping it releases in the
 /// background.
+///
+/// While it is held, a background task renews the lease (every 10 s for the default 30 s
+/// lease); [`is_held`](Held::is_held), [`check`](Held::check) and [`lost`](Held::lost) tell
+/// you the moment that can no longer be vouched for.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::lock::HeldLock;
+///
+/// let held: HeldLock = match lock.acquire_within(Duration::from_secs(10)).await? {
+///     Some(held) => held,
+///     None => return Ok(()), // someone else held it for the whole 10 s
+/// };
+/// for batch in 0..3 {
+///     held.check()?; // stop at once if the lease can no longer be vouched for
+///     println!("batch {batch} under token {}", held.fencing_token());
+/// }
+/// held.release().await?;
+/// # Ok(()) }
+/// ```
 pub type HeldLock = Held<BlobClient>;
 
 /// Metadata key of the fencing token.
@@ -79,6 +100,24 @@ pub const META_OWNER_LABEL: &str = "owner_label";
 pub const META_ACQUIRED_AT: &str = "acquired_at";
 
 /// Options of a [`BlobLock`] (and of a Redis lock).
+///
+/// Start from [`LockOptions::default()`] (30 s leases renewed every 10 s, waiters polling
+/// every 50–800 ms, no label) and change what you need; the options are validated when the
+/// lock is built, before any request.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::lease::LeaseDuration;
+/// use azstore::lock::{BlobLock, LockOptions};
+///
+/// let options = LockOptions::default()
+///     .duration(LeaseDuration::seconds(15)?) // a crashed holder blocks others at most 15 s
+///     .label("nightly-report")
+///     .poll_interval(Duration::from_millis(100), Duration::from_secs(2));
+/// let lock = BlobLock::with_options(container, "locks/nightly", options)?;
+/// # let _ = lock; Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 #[must_use]
@@ -110,18 +149,51 @@ impl LockOptions {
         /// The lease duration (default 30 s). A holder that stops renewing (crash, pause) keeps
         /// the lock at most this long. An infinite lease is never renewed and never expires: a
         /// crashed holder then blocks everyone until someone breaks the lease.
+        ///
+        /// ```
+        /// use azstore::lease::LeaseDuration;
+        /// let options = azstore::lock::LockOptions::default().duration(LeaseDuration::seconds(60)?);
+        /// # let _ = options; Ok::<(), azstore::Error>(())
+        /// ```
         duration => set duration: LeaseDuration;
         /// A label recorded with the owner identity (printable ASCII, at most 256 characters;
-        /// checked when acquiring).
+        /// checked when the lock is built). Default: none; the host name and process id are
+        /// recorded either way. [`BlobLock::status`] reports it as [`LockOwner::label`].
+        ///
+        /// ```
+        /// let options = azstore::lock::LockOptions::default().label("billing-export");
+        /// # let _ = options;
+        /// ```
         label => into label;
-        /// How the held lock's lease is renewed.
+        /// How the held lock's lease is renewed (default [`GuardOptions::default()`]: every
+        /// third of the duration, loss reported a sixth of the duration before the lease can
+        /// expire).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use azstore::lease::GuardOptions;
+        /// use azstore::lock::LockOptions;
+        /// // Renew every 5 s instead of every 10 s (for the default 30 s lease).
+        /// let options = LockOptions::default()
+        ///     .guard(GuardOptions::default().renew_every(Duration::from_secs(5)));
+        /// # let _ = options;
+        /// ```
         guard => set guard: GuardOptions;
     }
 
     /// Waiters sleep a random time between `min` and a ceiling that doubles from `min` to
     /// `max` between polls (defaults 50 ms and 800 ms). With 8 contenders that keeps the
     /// waiters' traffic under ~40 requests/s while the next holder still takes over within
-    /// tens of milliseconds of a release (see `benches/lock_handoff.rs`).
+    /// tens of milliseconds of a release (see `benches/lock_handoff.rs`). `min` must be
+    /// positive and `max` at least `min` (checked when the lock is built).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// // Fewer requests from a long-waiting batch job: poll every 1–10 s.
+    /// let options = azstore::lock::LockOptions::default()
+    ///     .poll_interval(Duration::from_secs(1), Duration::from_secs(10));
+    /// # let _ = options;
+    /// ```
     pub fn poll_interval(mut self, min: Duration, max: Duration) -> LockOptions {
         self.poll_min = min;
         self.poll_max = max;
@@ -131,6 +203,12 @@ impl LockOptions {
     setters! {
         /// Whether waiters in this process are woken the moment a holder in this process releases
         /// the same lock (default true). Waiters in other processes always rely on polling.
+        ///
+        /// ```
+        /// // Make local waiters poll like remote ones (e.g. to measure the hand-off).
+        /// let options = azstore::lock::LockOptions::default().local_wakeup(false);
+        /// # let _ = options;
+        /// ```
         local_wakeup => set local_wakeup: bool;
     }
 
@@ -151,6 +229,22 @@ impl LockOptions {
 }
 
 /// A distributed lock on the lease of one blob. Cheap to clone.
+///
+/// Holding the lock means holding the blob's lease; each acquisition gets a fencing token
+/// larger than every earlier holder's (see the [module documentation](self)).
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::lock::BlobLock;
+///
+/// let lock = BlobLock::new(account.container("locks")?, "jobs/reindex")?;
+/// if let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? {
+///     println!("running the reindex as holder #{}", held.fencing_token());
+///     held.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlobLock {
     container: ContainerClient,
@@ -161,11 +255,26 @@ pub struct BlobLock {
 impl BlobLock {
     /// A lock on the blob `name` in `container`, with default options. The name is validated
     /// here (no request is sent); the container and the blob are created on first acquire.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// let lock = azstore::lock::BlobLock::new(container, "locks/nightly")?;
+    /// assert_eq!(lock.blob().name(), "locks/nightly");
+    /// # Ok(()) }
+    /// ```
     pub fn new(container: ContainerClient, name: &str) -> Result<BlobLock> {
         BlobLock::with_options(container, name, LockOptions::default())
     }
 
     /// A lock with custom options (validated here, before any request).
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::lock::{BlobLock, LockOptions};
+    /// let options = LockOptions::default().label("deploy");
+    /// let lock = BlobLock::with_options(container, "locks/deploy", options)?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
     pub fn with_options(
         container: ContainerClient,
         name: &str,
@@ -180,17 +289,41 @@ impl BlobLock {
         })
     }
 
-    /// The lock blob.
+    /// The lock blob (an empty blob whose metadata holds the fencing token and owner).
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::lock::BlobLock) {
+    /// println!("lock blob: {}", lock.blob().url());
+    /// # }
+    /// ```
     pub fn blob(&self) -> &BlobClient {
         &self.blob
     }
 
-    /// The options.
+    /// The options the lock was built with.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::lock::BlobLock) {
+    /// println!("{:?}", lock.options());
+    /// # }
+    /// ```
     pub fn options(&self) -> &LockOptions {
         &self.options
     }
 
     /// One attempt: the held lock, or `None` when someone else holds it (or it is breaking).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// match lock.try_acquire().await? {
+    ///     Some(held) => {
+    ///         println!("got it, token {}", held.fencing_token());
+    ///         held.release().await?;
+    ///     }
+    ///     None => println!("busy; skipping this run"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self) -> Result<Option<HeldLock>> {
         self.try_acquire_as(&LeaseId::random()).await
     }
@@ -343,7 +476,19 @@ impl BlobLock {
         }
     }
 
-    /// Who holds (or last held) the lock, the lease state and the fencing token.
+    /// Who holds (or last held) the lock, the lease state and the fencing token. One HEAD
+    /// request; it never takes the lock.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// let status = lock.status().await?;
+    /// if status.is_locked() {
+    ///     if let Some(owner) = &status.owner {
+    ///         println!("held by {owner} (token {:?})", status.fencing_token);
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn status(&self) -> Result<LockStatus> {
         match self.blob.get_properties().await {
             Ok(p) => LockStatus::from_metadata(p.lease_state, &p.metadata),

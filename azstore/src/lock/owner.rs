@@ -13,6 +13,16 @@ use crate::lock::{
 };
 
 /// What [`BlobLock::status`](super::BlobLock::status) reports.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// let status = lock.status().await?;
+/// println!(
+///     "exists: {}, locked: {}, last token: {:?}, last owner: {:?}",
+///     status.exists, status.is_locked(), status.fencing_token, status.owner
+/// );
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LockStatus {
@@ -51,6 +61,14 @@ impl LockStatus {
     }
 
     /// Whether someone holds the lock now (leased or breaking).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// if !lock.status().await?.is_locked() {
+    ///     println!("free: an acquire should succeed at once");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_locked(&self) -> bool {
         matches!(
             self.lease_state,
@@ -60,6 +78,14 @@ impl LockStatus {
 }
 
 /// Who acquired a lock, as recorded in the lock blob's metadata.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// if let Some(owner) = lock.status().await?.owner {
+///     println!("{} (pid {:?}, label {:?}) since {:?}", owner.host, owner.pid, owner.label, owner.acquired_at);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LockOwner {

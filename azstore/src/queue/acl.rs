@@ -13,6 +13,14 @@ const QUEUE_POLICIES: PolicyRules = PolicyRules {
 
 impl QueueClient {
     /// Get Queue ACL: the stored access policies.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// for policy in queue.get_access_policy().await? {
+    ///     println!("{}: {:?} until {:?}", policy.id, policy.permission, policy.expiry);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn get_access_policy(&self) -> Result<Vec<SignedIdentifier>> {
         let resp = self
             .pipeline

@@ -23,6 +23,20 @@ use crate::queue::xml;
 /// are **last writer wins**. Messages have no ETag either; their concurrency control is the
 /// pop receipt and the visibility timeout (see [`ReceivedMessage`] and
 /// [`MessageGuard`](crate::queue::MessageGuard)).
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::queue::QueueClient;
+/// let queue = QueueClient::new(&account, "thumbnails")?;
+/// queue.create_if_not_exists().await?;
+/// queue.put_message("images/cat.png").await?;
+/// if let Some(msg) = queue.receive_message(Duration::from_secs(60)).await? {
+///     println!("resize {}", msg.content_str()?);
+///     queue.delete_message(msg).await?; // done: it will not be delivered again
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct QueueClient {
     pub(crate) pipeline: Pipeline,
@@ -33,23 +47,54 @@ pub struct QueueClient {
 named_client!(QueueClient, "queue");
 
 impl QueueClient {
-    /// A client for `name` on `account` with default options.
+    /// A client for `name` on `account` with default options (name validated, no request
+    /// sent; messages in [`MessageEncoding::Raw`]).
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// let account = azstore::StorageAccount::from_env()?; // AZURE_STORAGE_CONNECTION_STRING
+    /// let queue = azstore::queue::QueueClient::new(&account, "orders")?;
+    /// # let _ = queue; Ok(()) }
+    /// ```
     pub fn new(account: &StorageAccount, name: &str) -> Result<QueueClient> {
         QueueServiceClient::new(account)?.queue(name)
     }
 
     /// The message encoding of this client.
+    ///
+    /// ```no_run
+    /// # fn demo(queue: azstore::queue::QueueClient) {
+    /// use azstore::queue::MessageEncoding;
+    /// assert_eq!(queue.encoding(), MessageEncoding::Raw); // the default
+    /// # }
+    /// ```
     pub fn encoding(&self) -> MessageEncoding {
         self.encoding
     }
 
     setters! {
-        /// The same queue with another message encoding.
+        /// The same queue with another message encoding (default [`MessageEncoding::Raw`]).
+        /// Choose [`MessageEncoding::Base64`] for binary content or to talk to consumers that
+        /// expect Base64 (older SDKs, Azure Functions queue triggers).
+        ///
+        /// ```no_run
+        /// # fn demo(queue: azstore::queue::QueueClient) {
+        /// use azstore::queue::MessageEncoding;
+        /// let for_functions = queue.with_encoding(MessageEncoding::Base64);
+        /// # let _ = for_functions; }
+        /// ```
         #[must_use]
         with_encoding => set encoding: MessageEncoding;
     }
 
-    /// A client for another queue of the same account (validated, no request sent).
+    /// A client for another queue of the same account (validated, no request sent), with
+    /// this client's encoding.
+    ///
+    /// ```no_run
+    /// # fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// let poison = queue.sibling(&format!("{}-poison", queue.name()))?;
+    /// # let _ = poison; Ok(()) }
+    /// ```
     pub fn sibling(&self, name: &str) -> Result<QueueClient> {
         QueueClient::on(&self.pipeline, name, self.encoding)
     }
@@ -89,6 +134,16 @@ impl QueueClient {
     /// Create Queue with metadata. Returns `true` when this call created it and `false` when
     /// it already existed *with identical metadata* (the service answers 204). With different
     /// metadata it fails with 409 `QueueAlreadyExists`.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let metadata = BTreeMap::from([("team".to_string(), "imaging".to_string())]);
+    /// if queue.create(&metadata).await? {
+    ///     println!("created {}", queue.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn create(&self, metadata: &BTreeMap<String, String>) -> Result<bool> {
         let resp = self
             .pipeline
@@ -99,6 +154,12 @@ impl QueueClient {
 
     /// Creates the queue unless it exists (whatever its metadata). Returns `true` when this
     /// call created it.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// queue.create_if_not_exists().await?; // safe to run at every start-up
+    /// # Ok(()) }
+    /// ```
     pub async fn create_if_not_exists(&self) -> Result<bool> {
         match self.create(&BTreeMap::new()).await {
             Ok(created) => Ok(created),
@@ -108,17 +169,38 @@ impl QueueClient {
     }
 
     /// Delete Queue (and all its messages). 404 `QueueNotFound` if absent.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// queue.delete().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self) -> Result<()> {
         self.pipeline.send(self.request(Method::Delete)).await?;
         Ok(())
     }
 
     /// Deletes the queue if it exists. Returns `true` when this call deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// if !queue.delete_if_exists().await? {
+    ///     println!("{} did not exist", queue.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_if_exists(&self) -> Result<bool> {
         crate::error::found(self.delete().await)
     }
 
-    /// Clear Messages: deletes every message of the queue.
+    /// Clear Messages: deletes every message of the queue (including hidden ones); the
+    /// queue itself stays.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// queue.clear_messages().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn clear_messages(&self) -> Result<()> {
         self.pipeline
             .send(Request::new(Method::Delete, &self.messages_path()))
@@ -139,12 +221,32 @@ impl QueueClient {
     /// Content is encoded with this client's [`MessageEncoding`]; more than 64 KiB once
     /// encoded is refused with `InvalidInput` before sending. Not retried on an ambiguous
     /// failure (it would enqueue a duplicate).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// let job = serde_json::json!({ "image": "cat.png", "width": 128 });
+    /// let sent = queue.put_message(job.to_string()).await?;
+    /// println!("queued as {}", sent.id.as_str());
+    /// # Ok(()) }
+    /// ```
     pub async fn put_message(&self, content: impl AsRef<[u8]>) -> Result<SentMessage> {
         self.put_message_with(content, &PutMessageOptions::default())
             .await
     }
 
     /// Put Message with a visibility delay and/or a time to live.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// use azstore::queue::{PutMessageOptions, TimeToLive};
+    /// // A reminder that appears in 15 minutes and never expires.
+    /// let options = PutMessageOptions::default()
+    ///     .visibility_delay(Duration::from_secs(15 * 60))
+    ///     .time_to_live(TimeToLive::Never);
+    /// queue.put_message_with("send reminder 7", &options).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn put_message_with(
         &self,
         content: impl AsRef<[u8]>,
@@ -175,6 +277,20 @@ impl QueueClient {
     ///
     /// Not retried on an ambiguous failure: a lost response leaves its messages hidden until
     /// their timeout (they are not lost).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// for msg in queue.receive_messages(32, Duration::from_secs(120)).await? {
+    ///     if msg.dequeue_count > 5 {
+    ///         eprintln!("{} keeps failing; dropping it", msg.id.as_str());
+    ///     } else {
+    ///         println!("handling {}", msg.content_str()?);
+    ///     }
+    ///     queue.delete_message(msg).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn receive_messages(
         &self,
         count: u8,
@@ -199,6 +315,19 @@ impl QueueClient {
     }
 
     /// Get Messages for a single message; `None` when none is visible.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// match queue.receive_message(Duration::from_secs(30)).await? {
+    ///     Some(msg) => {
+    ///         println!("{}", msg.content_str()?);
+    ///         queue.delete_message(msg).await?;
+    ///     }
+    ///     None => tokio::time::sleep(Duration::from_secs(1)).await, // empty: poll later
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn receive_message(&self, visibility: Duration) -> Result<Option<ReceivedMessage>> {
         Ok(self
             .receive_messages(1, visibility)
@@ -209,6 +338,14 @@ impl QueueClient {
 
     /// Peek Messages: up to `count` (1–32) visible messages, without hiding them or changing
     /// their dequeue count. No pop receipt: peeked messages cannot be updated or deleted.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// for msg in queue.peek_messages(5).await? {
+    ///     println!("next up: {} (delivered {} times)", msg.content_str()?, msg.dequeue_count);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn peek_messages(&self, count: u8) -> Result<Vec<QueueMessage>> {
         let count = check_count(count)?;
         let req = Request::new(Method::Get, &self.messages_path())
@@ -226,6 +363,18 @@ impl QueueClient {
     /// are **replaced** by the new ones (the old receipt no longer works). On failure they
     /// are left unchanged; a 400 `PopReceiptMismatch` or 404 `MessageNotFound` means
     /// someone else dequeued or deleted the message.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// if let Some(mut msg) = queue.receive_message(Duration::from_secs(30)).await? {
+    ///     // Record progress in the message and keep it hidden for 5 more minutes.
+    ///     queue.update_message(&mut msg, Duration::from_secs(300), Some(b"step 2 of 3")).await?;
+    ///     // `msg` now carries the new receipt: deleting it works.
+    ///     queue.delete_message(msg).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn update_message(
         &self,
         message: &mut ReceivedMessage,
@@ -255,6 +404,18 @@ impl QueueClient {
     ///
     /// Not retried on an ambiguous failure: the first attempt may have changed the receipt,
     /// and a retry with the old one would fail with `PopReceiptMismatch`.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// let sent = queue.put_message("draft").await?;
+    /// // Replace the content of a message nobody has received yet.
+    /// let receipt = queue
+    ///     .update_message_with_receipt(&sent.id, &sent.pop_receipt, Duration::ZERO, Some(b"final"))
+    ///     .await?;
+    /// queue.delete_message_with_receipt(&sent.id, &receipt.pop_receipt).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn update_message_with_receipt(
         &self,
         id: &MessageId,
@@ -280,6 +441,18 @@ impl QueueClient {
     /// Delete Message with the message's current receipt, consuming it. 400
     /// `PopReceiptMismatch` / 404 `MessageNotFound` mean another consumer took it over or
     /// it is already gone.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// if let Some(msg) = queue.receive_message(Duration::from_secs(30)).await? {
+    ///     match queue.delete_message(msg).await {
+    ///         Err(e) if e.is_pop_receipt_stale() => eprintln!("took too long: redelivered to another consumer"),
+    ///         other => other?,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_message(&self, message: ReceivedMessage) -> Result<()> {
         self.delete_message_with_receipt(&message.message.id, &message.pop_receipt)
             .await
@@ -287,6 +460,14 @@ impl QueueClient {
 
     /// Delete Message by id and receipt (the low-level form). Not retried on an ambiguous
     /// failure, so a `MessageNotFound` always means someone else deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// // Take back a message just sent (its first receipt works until someone receives it).
+    /// let sent = queue.put_message("oops").await?;
+    /// queue.delete_message_with_receipt(&sent.id, &sent.pop_receipt).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_message_with_receipt(
         &self,
         id: &MessageId,
@@ -301,6 +482,15 @@ impl QueueClient {
 
     /// Content bytes of a message, decoded with this client's encoding (convenience for
     /// handlers).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// for msg in queue.peek_messages(1).await? {
+    ///     let bytes = queue.decode(&msg)?;
+    ///     println!("{} bytes", bytes.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn decode(&self, message: &QueueMessage) -> Result<Bytes> {
         self.encoding.decode(&message.text)
     }

@@ -28,6 +28,16 @@ pub(crate) fn message_plan(options: &GuardOptions) -> Result<Plan> {
 /// visibility timeout, or the message's invisibility ran out on the guard's clock (which
 /// counts pauses and system suspend) without an extension. A handler that sees it should stop
 /// and not commit side effects it cannot repeat. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(delivery: azstore::queue::Delivery) -> azstore::Result<()> {
+/// let mut lost = delivery.lost_signal();
+/// tokio::select! {
+///     _ = lost.lost() => eprintln!("message lost: another consumer may have it; stopping"),
+///     _ = async { /* handle delivery.content()? */ } => {}
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct LostSignal {
     keeper: Arc<Keeper>,
@@ -37,11 +47,33 @@ impl LostSignal {
     /// Whether the message was lost. Compares the clock with the end of the message's
     /// invisibility itself (and publishes the loss when it has passed), so it is right at once
     /// after a pause, before the guard's task has run.
+    ///
+    /// ```no_run
+    /// # fn demo(delivery: azstore::queue::Delivery, rows: Vec<String>) {
+    /// let lost = delivery.lost_signal();
+    /// for row in rows {
+    ///     if lost.is_lost() {
+    ///         break; // someone else may be processing this message now
+    ///     }
+    ///     println!("import {row}");
+    /// }
+    /// # }
+    /// ```
     pub fn is_lost(&self) -> bool {
         self.keeper.is_lost()
     }
 
     /// Resolves when the message is lost; never resolves if the guard ends normally.
+    ///
+    /// ```no_run
+    /// # async fn demo(delivery: azstore::queue::Delivery) {
+    /// let mut lost = delivery.lost_signal();
+    /// tokio::spawn(async move {
+    ///     lost.lost().await;
+    ///     eprintln!("lost the message");
+    /// });
+    /// # }
+    /// ```
     pub async fn lost(&mut self) {
         self.keeper.lost().await;
     }
@@ -94,6 +126,20 @@ impl MessageGuard {
     /// once the message may have become visible again. The end of the message's invisibility
     /// is measured on the options' [`clock`](GuardOptions::clock) (extensions are still
     /// scheduled on tokio's clock).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// if let Some(msg) = queue.receive_message(Duration::from_secs(60)).await? {
+    ///     // Extend by 60 s at a time for as long as the work takes.
+    ///     let guard = MessageGuard::start(&queue, msg, GuardOptions::default().visibility(Duration::from_secs(60)))?;
+    ///     // ... hours of work ...
+    ///     guard.complete().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn start(
         queue: &QueueClient,
         message: ReceivedMessage,
@@ -139,22 +185,62 @@ impl MessageGuard {
     }
 
     /// The guarded message (id, content, dequeue count).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// let guard = MessageGuard::start(&queue, msg, GuardOptions::default())?;
+    /// println!("{} (delivery #{})", guard.message().content_str()?, guard.message().dequeue_count);
+    /// # guard.complete().await }
+    /// ```
     pub fn message(&self) -> &QueueMessage {
         &self.message
     }
 
     /// Whether the guard lost the message (see [`LostSignal::is_lost`]: decides from the
     /// clock as well, so it is right at once after a pause).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// let guard = MessageGuard::start(&queue, msg, GuardOptions::default())?;
+    /// if guard.is_lost() {
+    ///     return guard.abandon().await; // do not commit: another consumer may have it
+    /// }
+    /// # guard.complete().await }
+    /// ```
     pub fn is_lost(&self) -> bool {
         self.lost.is_lost()
     }
 
     /// A signal to hand to the handler; flips when the message is lost.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// let guard = MessageGuard::start(&queue, msg, GuardOptions::default())?;
+    /// let lost = guard.lost_signal();
+    /// let work = tokio::spawn(async move { !lost.is_lost() /* ... check it between steps ... */ });
+    /// let _finished = work.await;
+    /// # guard.complete().await }
+    /// ```
     pub fn lost_signal(&self) -> LostSignal {
         self.lost.clone()
     }
 
     /// How many extensions succeeded so far.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// let guard = MessageGuard::start(&queue, msg, GuardOptions::default())?;
+    /// println!("kept hidden through {} extensions", guard.extensions());
+    /// # guard.complete().await }
+    /// ```
     pub fn extensions(&self) -> u64 {
         self.extensions.load(Ordering::Relaxed)
     }
@@ -179,6 +265,18 @@ impl MessageGuard {
     /// Stops extending and deletes the message with the newest receipt. Fails with
     /// `PopReceiptMismatch` / `MessageNotFound` if the message was lost meanwhile (another
     /// consumer may process it again: your handler must be idempotent).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// let guard = MessageGuard::start(&queue, msg, GuardOptions::default())?;
+    /// match guard.complete().await {
+    ///     Err(e) if e.is_pop_receipt_stale() || e.is_not_found() => eprintln!("lost before the delete: {e}"),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn complete(mut self) -> Result<()> {
         let msg = self.stop().await?;
         self.queue.delete_message(msg).await
@@ -191,11 +289,32 @@ impl MessageGuard {
 
     /// Stops extending; the message reappears when its current visibility timeout ends
     /// (at most the guard's visibility timeout from now). No request is sent.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// let guard = MessageGuard::start(&queue, msg, GuardOptions::default())?;
+    /// // Not ours to handle after all: let another consumer have it when the timeout ends.
+    /// guard.abandon().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn abandon(mut self) -> Result<()> {
         self.stop().await.map(drop)
     }
 
     /// Stops extending and makes the message visible again after `delay` (0 = now).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient, msg: azstore::queue::ReceivedMessage) -> azstore::Result<()> {
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::queue::MessageGuard;
+    /// let guard = MessageGuard::start(&queue, msg, GuardOptions::default())?;
+    /// use std::time::Duration;
+    /// // A downstream service is down: try this message again in 5 minutes.
+    /// guard.retry_after(Duration::from_secs(300)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn retry_after(mut self, delay: Duration) -> Result<()> {
         let mut msg = self.stop().await?;
         self.queue.update_message(&mut msg, delay, None).await

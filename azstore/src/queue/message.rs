@@ -28,6 +28,15 @@ pub const MAX_VISIBILITY_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// queue triggers) use Base64: choose [`MessageEncoding::Base64`] to talk to those, or to send
 /// binary content (the Python SDK reads it with `TextBase64DecodePolicy` /
 /// `BinaryBase64DecodePolicy`, .NET with `QueueMessageEncoding.Base64`).
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::MessageEncoding;
+/// // Binary payloads (and Azure Functions queue triggers) need Base64.
+/// let binary = queue.with_encoding(MessageEncoding::Base64);
+/// binary.put_message([0u8, 159, 146, 150]).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MessageEncoding {
     /// UTF-8 text sent verbatim (XML-escaped on the wire). Content must be valid UTF-8
@@ -41,6 +50,14 @@ pub enum MessageEncoding {
 
 impl MessageEncoding {
     /// Encodes content into message text, refusing what the service would reject.
+    ///
+    /// ```
+    /// use azstore::queue::MessageEncoding;
+    /// assert_eq!(MessageEncoding::Base64.encode(b"hi")?, "aGk=");
+    /// assert_eq!(MessageEncoding::Raw.encode(b"hi")?, "hi");
+    /// assert!(MessageEncoding::Raw.encode(&[0xff]).is_err()); // not UTF-8
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn encode(self, content: &[u8]) -> Result<String> {
         let text = match self {
             MessageEncoding::Raw => {
@@ -72,6 +89,13 @@ impl MessageEncoding {
     }
 
     /// Decodes message text back into content.
+    ///
+    /// ```
+    /// use azstore::queue::MessageEncoding;
+    /// assert_eq!(&MessageEncoding::Base64.decode("aGk=")?[..], b"hi");
+    /// assert!(MessageEncoding::Base64.decode("not base64!").is_err());
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn decode(self, text: &str) -> Result<Bytes> {
         match self {
             MessageEncoding::Raw => Ok(Bytes::copy_from_slice(text.as_bytes())),
@@ -92,11 +116,23 @@ macro_rules! opaque_text {
     ($ty:ident, $what:literal) => {
         impl $ty {
             #[doc = concat!("Wraps ", $what, " (as returned by the service or the official SDKs).")]
+            ///
+            /// ```
+            #[doc = concat!("let v = azstore::queue::", stringify!($ty), "::new(\"AgAAAAMAAAAAAAAA\");")]
+            /// assert_eq!(v.as_str(), "AgAAAAMAAAAAAAAA");
+            /// ```
             pub fn new(text: impl Into<String>) -> $ty {
                 $ty(text.into())
             }
 
             #[doc = concat!("The ", $what, " as text.")]
+            ///
+            /// ```no_run
+            /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+            /// let sent = queue.put_message("hello").await?;
+            /// println!("id {} receipt {}", sent.id.as_str(), sent.pop_receipt.as_str());
+            /// # Ok(()) }
+            /// ```
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -131,6 +167,13 @@ impl fmt::Debug for PopReceipt {
 }
 
 /// How long a new message lives.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::queue::{PutMessageOptions, TimeToLive};
+/// let a_day = PutMessageOptions::default().time_to_live(TimeToLive::After(Duration::from_secs(86_400)));
+/// # let _ = a_day;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeToLive {
     /// Never expires (`messagettl=-1`).
@@ -152,9 +195,27 @@ pub struct PutMessageOptions {
 
 impl PutMessageOptions {
     setters! {
-        /// Sets the visibility delay.
+        /// Keeps the new message invisible for this long after it is put (0 s – 7 days, and
+        /// not longer than the time to live; checked before sending). Default: visible at
+        /// once.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let later = azstore::queue::PutMessageOptions::default()
+        ///     .visibility_delay(Duration::from_secs(60));
+        /// # let _ = later;
+        /// ```
         visibility_delay => some visibility_delay: Duration;
-        /// Sets the time to live.
+        /// How long the message lives before the service deletes it, delivered or not.
+        /// Default: the service's 7 days.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// use azstore::queue::{PutMessageOptions, TimeToLive};
+        /// let hour = PutMessageOptions::default().time_to_live(TimeToLive::After(Duration::from_secs(3600)));
+        /// let forever = PutMessageOptions::default().time_to_live(TimeToLive::Never);
+        /// # let _ = (hour, forever);
+        /// ```
         time_to_live => some time_to_live: TimeToLive;
     }
 
@@ -214,6 +275,13 @@ pub(crate) fn check_count(n: u8) -> Result<u8> {
 
 /// What Put Message returns: the new message's id and its first pop receipt (usable to update
 /// or delete it before anyone dequeues it).
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// let sent = queue.put_message("resize cat.png").await?;
+/// println!("{} expires {:?}", sent.id, sent.expires_on);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SentMessage {
@@ -230,6 +298,14 @@ pub struct SentMessage {
 }
 
 /// A message as stored: what Peek returns, and the content part of a [`ReceivedMessage`].
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// for m in queue.peek_messages(10).await? {
+///     println!("{}: {:?} (dequeued {} times, expires {:?})", m.id, m.content_str()?, m.dequeue_count, m.expires_on);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct QueueMessage {
@@ -249,11 +325,28 @@ pub struct QueueMessage {
 
 impl QueueMessage {
     /// The decoded content. Fails (without panicking) if Base64 text is malformed.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// # let Some(msg) = queue.receive_message(std::time::Duration::from_secs(30)).await? else { return Ok(()) };
+    /// let bytes = msg.content()?;
+    /// println!("{} bytes", bytes.len());
+    /// # Ok(()) }
+    /// ```
     pub fn content(&self) -> Result<Bytes> {
         self.encoding.decode(&self.text)
     }
 
     /// The decoded content as UTF-8 text.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// # let Some(msg) = queue.receive_message(std::time::Duration::from_secs(30)).await? else { return Ok(()) };
+    /// let order: serde_json::Value = serde_json::from_str(&msg.content_str()?)
+    ///     .map_err(|e| azstore::Error::invalid_input(e.to_string()))?;
+    /// # let _ = order;
+    /// # Ok(()) }
+    /// ```
     pub fn content_str(&self) -> Result<Cow<'_, str>> {
         match self.encoding {
             MessageEncoding::Raw => Ok(Cow::Borrowed(&self.text)),
@@ -297,6 +390,16 @@ fn date(el: &Element, name: &str) -> Option<OffsetDateTime> {
 ///
 /// Derefs to [`QueueMessage`] for the id, content and dequeue count. Deliberately not `Clone`:
 /// one holder, one receipt.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// while let Some(msg) = queue.receive_message(Duration::from_secs(30)).await? {
+///     println!("{}", msg.content_str()?); // QueueMessage's methods through Deref
+///     queue.delete_message(msg).await?;
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct ReceivedMessage {
     pub(crate) message: QueueMessage,
@@ -309,21 +412,52 @@ pub struct ReceivedMessage {
 
 impl ReceivedMessage {
     /// The current pop receipt (for the low-level `*_with_receipt` calls).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// # let Some(msg) = queue.receive_message(std::time::Duration::from_secs(30)).await? else { return Ok(()) };
+    /// queue.delete_message_with_receipt(&msg.id, msg.pop_receipt()).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn pop_receipt(&self) -> &PopReceipt {
         &self.pop_receipt
     }
 
     /// When the message becomes visible again unless updated or deleted.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// # let Some(msg) = queue.receive_message(std::time::Duration::from_secs(30)).await? else { return Ok(()) };
+    /// println!("must finish before {:?}", msg.next_visible_on());
+    /// # Ok(()) }
+    /// ```
     pub fn next_visible_on(&self) -> Option<OffsetDateTime> {
         self.next_visible_on
     }
 
     /// The message part (id, content, dequeue count).
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// # let Some(msg) = queue.receive_message(std::time::Duration::from_secs(30)).await? else { return Ok(()) };
+    /// let copy: azstore::queue::QueueMessage = msg.message().clone();
+    /// # let _ = copy;
+    /// # Ok(()) }
+    /// ```
     pub fn message(&self) -> &QueueMessage {
         &self.message
     }
 
     /// Splits into the message and its current receipt.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// # let Some(msg) = queue.receive_message(std::time::Duration::from_secs(30)).await? else { return Ok(()) };
+    /// let (message, receipt) = msg.into_parts();
+    /// // e.g. hand the receipt to another task that deletes the message when done
+    /// queue.delete_message_with_receipt(&message.id, &receipt).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn into_parts(self) -> (QueueMessage, PopReceipt) {
         (self.message, self.pop_receipt)
     }
@@ -358,6 +492,17 @@ impl SentMessage {
 }
 
 /// What Update Message returns: the new receipt and visibility, which replace the old ones.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// let sent = queue.put_message("draft").await?;
+/// let update = queue
+///     .update_message_with_receipt(&sent.id, &sent.pop_receipt, Duration::from_secs(60), None)
+///     .await?;
+/// println!("hidden until {:?}", update.next_visible_on);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct UpdateReceipt {

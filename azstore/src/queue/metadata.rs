@@ -18,6 +18,13 @@ pub struct QueueProperties {
 
 impl QueueClient {
     /// Get Queue Metadata: approximate message count and metadata.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// let props = queue.get_properties().await?;
+    /// println!("about {} messages waiting", props.approximate_message_count);
+    /// # Ok(()) }
+    /// ```
     pub async fn get_properties(&self) -> Result<QueueProperties> {
         let resp = self
             .pipeline
@@ -33,12 +40,28 @@ impl QueueClient {
     }
 
     /// Whether the queue exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// if !queue.exists().await? {
+    ///     eprintln!("queue {} is missing: run the set-up first", queue.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn exists(&self) -> Result<bool> {
         crate::error::found(self.get_properties().await)
     }
 
     /// Set Queue Metadata, replacing all metadata. **Last writer wins**: there is no
     /// condition to make this safe against a concurrent writer.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// let mut metadata = queue.get_properties().await?.metadata;
+    /// metadata.insert("owner".into(), "imaging".into());
+    /// queue.set_metadata(&metadata).await?; // last writer wins
+    /// # Ok(()) }
+    /// ```
     pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<()> {
         self.pipeline
             .send(

@@ -10,6 +10,15 @@ use crate::queue::message::MessageEncoding;
 use crate::queue::xml;
 
 /// The Queue service of one account. Cheap to clone.
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use azstore::queue::QueueServiceClient;
+/// let queues = QueueServiceClient::new(&account)?;
+/// let orders = queues.queue("orders")?;
+/// let audit = queues.queue("audit")?; // shares the connection pool with `orders`
+/// # let _ = (orders, audit); Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct QueueServiceClient {
     pipeline: Pipeline,
@@ -22,10 +31,28 @@ impl QueueServiceClient {
     setters! {
         /// The message encoding given to the queue clients made from this one
         /// (default [`MessageEncoding::Raw`], like the official v12 SDKs).
+        ///
+        /// ```
+        /// # fn main() -> azstore::Result<()> {
+        /// use azstore::queue::{MessageEncoding, QueueServiceClient};
+        /// let queues = QueueServiceClient::new(&azstore::StorageAccount::development())?
+        ///     .with_encoding(MessageEncoding::Base64);
+        /// assert_eq!(queues.queue("functions-trigger")?.encoding(), MessageEncoding::Base64);
+        /// # Ok(()) }
+        /// ```
         with_encoding => set encoding: MessageEncoding;
     }
 
     /// A client for the queue `name` (validated, no request sent).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// # let service = azstore::queue::QueueServiceClient::new(&azstore::StorageAccount::development())?;
+    /// let jobs = service.queue("jobs")?;
+    /// assert!(service.queue("Jobs").is_err()); // queue names are lower case
+    /// # let _ = jobs;
+    /// # Ok(()) }
+    /// ```
     pub fn queue(&self, name: &str) -> Result<QueueClient> {
         QueueClient::on(&self.pipeline, name, self.encoding)
     }
@@ -33,6 +60,15 @@ impl QueueServiceClient {
     /// One page of List Queues. `marker` is the previous page's
     /// [`next_marker`](Page::next_marker); `max_results` is 1–5000 (the service default is
     /// 5000). Metadata is included.
+    ///
+    /// ```no_run
+    /// # async fn demo(queues: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
+    /// let page = queues.list_queues_page(Some("orders-"), None, Some(100)).await?;
+    /// for q in &page.items {
+    ///     println!("{} {:?}", q.name, q.metadata);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_queues_page(
         &self,
         prefix: Option<&str>,
@@ -91,6 +127,16 @@ impl QueueServiceClient {
 }
 
 /// A queue in a listing.
+///
+/// ```no_run
+/// # async fn demo(queues: azstore::queue::QueueServiceClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// let mut all = queues.list_queues(None, None);
+/// while let Some(q) = all.try_next().await? {
+///     println!("{} (team {:?})", q.name, q.metadata.get("team"));
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct QueueItem {

@@ -64,28 +64,78 @@ impl Default for WorkerOptions {
 
 impl WorkerOptions {
     setters! {
-        /// The most messages handled at once (default 8; at least 1).
+        /// Most messages handled at once (default 8): the worker receives no more messages
+        /// than it has free handler slots.
+        ///
+        /// ```
+        /// let options = azstore::queue::WorkerOptions::default().concurrency(2);
+        /// assert_eq!(options.concurrency, 2);
+        /// ```
         concurrency => set concurrency: usize;
-        /// How long a received message stays hidden from other consumers; a [`MessageGuard`]
-        /// extends it while the handler runs (default 30 s).
+        /// The visibility timeout of received messages (default 30 s). A [`MessageGuard`]
+        /// extends it while the handler runs, so it bounds how soon another consumer gets
+        /// a message whose worker crashed, not how long a handler may take.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let options = azstore::queue::WorkerOptions::default().visibility(Duration::from_secs(60));
+        /// # let _ = options;
+        /// ```
         visibility => set visibility: Duration;
-        /// After how many dequeues without success a message goes to the poison queue
-        /// (default 5; at least 1).
+        /// How many deliveries a message gets before it is moved to the poison queue
+        /// (default 5): after a failure on the last one, or when it is received again past
+        /// the threshold.
+        ///
+        /// ```
+        /// let options = azstore::queue::WorkerOptions::default().max_dequeue_count(3);
+        /// # let _ = options;
+        /// ```
         max_dequeue_count => set max_dequeue_count: u32;
-        /// The poison queue's name (default `<queue>-poison`; created on first use).
+        /// The queue that poison messages are moved to (default `<queue>-poison`; created on
+        /// first use). Messages are copied verbatim and never expire there.
+        ///
+        /// ```
+        /// let options = azstore::queue::WorkerOptions::default().poison_queue("orders-failed");
+        /// assert_eq!(options.poison_queue.as_deref(), Some("orders-failed"));
+        /// ```
         poison_queue => into poison_queue;
-        /// How long to wait before receiving again when the queue was empty or a receive
-        /// failed transiently (default 1 s).
+        /// How long the worker waits before polling again when the queue was empty or a
+        /// receive failed transiently (default 1 s). Shorter picks new messages up sooner at the cost of more requests.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let options = azstore::queue::WorkerOptions::default().idle_poll(Duration::from_millis(200));
+        /// # let _ = options;
+        /// ```
         idle_poll => set idle_poll: Duration;
-        /// After a handler failure, make the message visible again after this delay instead
-        /// of when its visibility timeout ends (default: the visibility timeout).
+        /// After a handler failure, make the message visible again after this delay.
+        /// Default: none, so it stays hidden until its visibility timeout ends.
         /// `Duration::ZERO` retries at once — with [`process_until_empty`], within the same
         /// run.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// // Retry a failed message after 5 s instead of after the 30 s visibility timeout.
+        /// let options = azstore::queue::WorkerOptions::default().retry_delay(Duration::from_secs(5));
+        /// # let _ = options;
+        /// ```
         retry_delay => some retry_delay: Duration;
     }
 }
 
 /// One message handed to the handler.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::{Delivery, WorkerOptions, process};
+/// let worker = process(queue, |d: Delivery| async move {
+///     let id = d.message().id.clone();
+///     let text = d.content_str()?.into_owned();
+///     println!("{} (delivery #{}): {text}", id.as_str(), d.message().dequeue_count);
+///     Ok::<(), azstore::Error>(())
+/// }, WorkerOptions::default())?;
+/// # worker.shutdown().await?; Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Delivery {
     message: QueueMessage,
@@ -94,28 +144,70 @@ pub struct Delivery {
 
 impl Delivery {
     /// The message (id, text, dequeue count, ...).
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) {
+    /// if d.message().dequeue_count > 1 {
+    ///     println!("redelivery: check whether the first attempt already did the work");
+    /// }
+    /// # }
+    /// ```
     pub fn message(&self) -> &QueueMessage {
         &self.message
     }
 
-    /// The decoded content.
+    /// The decoded content (bytes; Base64 is decoded for a Base64 queue client).
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) -> azstore::Result<()> {
+    /// let job: serde_json::Value = serde_json::from_slice(&d.content()?)
+    ///     .map_err(|e| azstore::Error::invalid_input(format!("bad job: {e}")))?;
+    /// # let _ = job; Ok(()) }
+    /// ```
     pub fn content(&self) -> Result<bytes::Bytes> {
         self.message.content()
     }
 
     /// The decoded content as text.
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) -> azstore::Result<()> {
+    /// println!("{}", d.content_str()?);
+    /// # Ok(()) }
+    /// ```
     pub fn content_str(&self) -> Result<std::borrow::Cow<'_, str>> {
         self.message.content_str()
     }
 
     /// Flips if the worker lost the message while the handler runs (another consumer may
     /// receive it): stop and do not commit irreversible effects.
+    ///
+    /// ```no_run
+    /// # fn demo(d: azstore::queue::Delivery) -> azstore::Result<()> {
+    /// let lost = d.lost_signal();
+    /// // ... prepare ...
+    /// if lost.is_lost() {
+    ///     return Err(azstore::Error::invalid_input("message lost: not sending the e-mail"));
+    /// }
+    /// // ... send the e-mail ...
+    /// # Ok(()) }
+    /// ```
     pub fn lost_signal(&self) -> LostSignal {
         self.lost.clone()
     }
 }
 
 /// Counters of a worker.
+///
+/// ```no_run
+/// # async fn demo(worker: azstore::queue::WorkerHandle) -> azstore::Result<()> {
+/// let stats = worker.shutdown().await?;
+/// println!(
+///     "{} done, {} failed, {} poisoned, {} lost, {} receive errors",
+///     stats.completed, stats.failed, stats.poisoned, stats.lost, stats.receive_errors
+/// );
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WorkerStats {
@@ -159,6 +251,15 @@ impl Counters {
 /// returns its counters, or the fatal error that stopped it; [`stopped`](Self::stopped)
 /// completes when it stopped on its own. Dropping the handle shuts the worker down in the
 /// background.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::{Delivery, WorkerOptions, process};
+/// let worker = process(queue, |_d: Delivery| async { Ok(()) }, WorkerOptions::default())?;
+/// tokio::signal::ctrl_c().await.ok();
+/// println!("{:?}", worker.shutdown().await?);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct WorkerHandle {
     stop: watch::Sender<bool>,
@@ -169,6 +270,16 @@ pub struct WorkerHandle {
 
 impl WorkerHandle {
     /// The counters so far.
+    ///
+    /// ```no_run
+    /// # async fn demo(worker: azstore::queue::WorkerHandle) {
+    /// let mut ticks = tokio::time::interval(std::time::Duration::from_secs(60));
+    /// for _ in 0..10 {
+    ///     ticks.tick().await;
+    ///     println!("{:?}", worker.stats());
+    /// }
+    /// # }
+    /// ```
     pub fn stats(&self) -> WorkerStats {
         self.counters.snapshot()
     }
@@ -185,6 +296,14 @@ impl WorkerHandle {
     /// Graceful shutdown: stop receiving new messages, let the in-flight handlers finish
     /// (and their messages be deleted or released), then return the final counters — or,
     /// if the worker had stopped on a fatal error, that error.
+    ///
+    /// ```no_run
+    /// # async fn demo(worker: azstore::queue::WorkerHandle) -> azstore::Result<()> {
+    /// tokio::signal::ctrl_c().await.ok(); // SIGINT: finish what is in flight, then exit
+    /// let stats = worker.shutdown().await?;
+    /// println!("handled {} messages", stats.completed);
+    /// # Ok(()) }
+    /// ```
     pub async fn shutdown(self) -> Result<WorkerStats> {
         let _ = self.stop.send(true);
         self.task

@@ -86,6 +86,16 @@ impl PemRoots {
 
 /// Where and how to connect to Redis. Secrets (access keys, tokens) never appear in its
 /// `Debug` output nor in any error.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::redis::RedisConfig;
+/// let config = RedisConfig::azure_cache("contoso.redis.cache.windows.net")
+///     .access_key("not-a-real-key")
+///     .operation_timeout(Duration::from_secs(2));
+/// assert!(!format!("{config:?}").contains("not-a-real-key"));
+/// assert_eq!(config.endpoint(), "contoso.redis.cache.windows.net:6380");
+/// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 #[must_use]
@@ -105,6 +115,11 @@ pub struct RedisConfig {
 
 impl RedisConfig {
     /// A plain TCP connection to `host:port`, no authentication.
+    ///
+    /// ```
+    /// let local = azstore::redis::RedisConfig::new("127.0.0.1", 6379);
+    /// assert_eq!(local.endpoint(), "127.0.0.1:6379");
+    /// ```
     pub fn new(host: impl Into<String>, port: u16) -> RedisConfig {
         RedisConfig {
             host: host.into(),
@@ -123,12 +138,27 @@ impl RedisConfig {
     /// Azure Cache for Redis at `host` (e.g. `contoso.redis.cache.windows.net`): TLS on port
     /// 6380, the only transport Azure accepts by default. Add [`access_key`](Self::access_key)
     /// or [`entra_id`](Self::entra_id).
+    ///
+    /// ```
+    /// use azstore::redis::RedisConfig;
+    /// let key = std::env::var("REDIS_KEY").unwrap_or_default();
+    /// let config = RedisConfig::azure_cache("contoso.redis.cache.windows.net").access_key(key);
+    /// # let _ = config;
+    /// ```
     pub fn azure_cache(host: impl Into<String>) -> RedisConfig {
         RedisConfig::new(host, 6380).tls(true)
     }
 
     /// Parses a `redis://[user[:password]@]host[:port][/db]` or `rediss://…` (TLS) URL. The
     /// error never repeats the URL (it may hold a password).
+    ///
+    /// ```
+    /// use azstore::redis::RedisConfig;
+    /// let config = RedisConfig::from_url("rediss://:secret@contoso.redis.cache.windows.net:6380/0")?;
+    /// assert_eq!(config.endpoint(), "contoso.redis.cache.windows.net:6380");
+    /// assert!(RedisConfig::from_url("http://example.com").is_err());
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn from_url(url: &str) -> Result<RedisConfig> {
         use ::redis::{ConnectionAddr, IntoConnectionInfo};
         let invalid = || {
@@ -159,9 +189,19 @@ impl RedisConfig {
     setters! {
         /// The port (default 6379, or 6380 for [`azure_cache`](Self::azure_cache); Azure Managed
         /// Redis uses 10000).
+        ///
+        /// ```
+        /// let managed = azstore::redis::RedisConfig::azure_cache("contoso.eastus.redis.azure.net").port(10000);
+        /// assert_eq!(managed.endpoint(), "contoso.eastus.redis.azure.net:10000");
+        /// ```
         port => set port: u16;
         /// TLS on or off (server certificates are verified against the system's and the
         /// webpki roots).
+        ///
+        /// ```
+        /// let config = azstore::redis::RedisConfig::new("redis.internal", 6380).tls(true);
+        /// # let _ = config;
+        /// ```
         tls => set tls: bool;
     }
 
@@ -169,18 +209,36 @@ impl RedisConfig {
     /// and the webpki roots): for a Redis server whose certificate comes from a private CA.
     /// Azure Cache for Redis needs no such setting. Malformed PEM fails with `InvalidInput`
     /// when the client is built, before any connection.
+    ///
+    /// ```no_run
+    /// use azstore::redis::RedisConfig;
+    /// let pem = std::fs::read("/etc/redis/ca.pem").unwrap_or_default();
+    /// let config = RedisConfig::new("redis.internal", 6380).tls(true).tls_root_certificates_pem(&pem);
+    /// # let _ = config;
+    /// ```
     pub fn tls_root_certificates_pem(mut self, pem: &[u8]) -> RedisConfig {
         self.tls_roots = Some(PemRoots(pem.into()));
         self
     }
 
     /// The database number (default 0; clustered caches have only 0).
+    ///
+    /// ```
+    /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).database(2);
+    /// # let _ = config;
+    /// ```
     pub fn database(mut self, db: u32) -> RedisConfig {
         self.database = db.into();
         self
     }
 
     /// Authenticates with an Azure access key (primary or secondary): `AUTH key`.
+    ///
+    /// ```
+    /// let key = std::env::var("REDIS_PRIMARY_KEY").unwrap_or_default();
+    /// let config = azstore::redis::RedisConfig::azure_cache("contoso.redis.cache.windows.net").access_key(key);
+    /// # let _ = config;
+    /// ```
     pub fn access_key(mut self, key: impl AsRef<str>) -> RedisConfig {
         self.auth = Auth::Password {
             username: None,
@@ -190,6 +248,11 @@ impl RedisConfig {
     }
 
     /// Authenticates as the ACL user `username` with `password`.
+    ///
+    /// ```
+    /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).user("app", "app-password");
+    /// assert!(!format!("{config:?}").contains("app-password"));
+    /// ```
     pub fn user(mut self, username: impl Into<String>, password: impl AsRef<str>) -> RedisConfig {
         self.auth = Auth::Password {
             username: Some(username.into()),
@@ -202,6 +265,14 @@ impl RedisConfig {
     /// `provider` (scope `https://redis.azure.com/.default`), asked for each new connection.
     /// Connections are recycled after [`max_connection_age`](Self::max_connection_age)
     /// (default 10 minutes), well within a token's lifetime.
+    ///
+    /// ```no_run
+    /// # fn demo(tokens: std::sync::Arc<dyn azstore::credential::TokenProvider>) {
+    /// // `tokens` returns tokens for https://redis.azure.com/.default (e.g. a managed identity).
+    /// let config = azstore::redis::RedisConfig::azure_cache("contoso.redis.cache.windows.net")
+    ///     .entra_id("00000000-0000-0000-0000-000000000000", tokens);
+    /// # let _ = config; }
+    /// ```
     pub fn entra_id(
         mut self,
         object_id: impl Into<String>,
@@ -216,16 +287,43 @@ impl RedisConfig {
 
     setters! {
         /// Time allowed to connect and authenticate (default 5 s).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).connect_timeout(Duration::from_secs(1));
+        /// # let _ = config;
+        /// ```
         connect_timeout => set connect_timeout: Duration;
         /// Time allowed for one operation's round trips once connected (default 5 s).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).operation_timeout(Duration::from_millis(500));
+        /// # let _ = config;
+        /// ```
         operation_timeout => set operation_timeout: Duration;
         /// How many idle connections are kept for reuse (default 16).
+        ///
+        /// ```
+        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).max_idle(4);
+        /// # let _ = config;
+        /// ```
         max_idle => set max_idle: usize;
         /// Connections older than this are closed instead of reused (default 10 minutes).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).max_connection_age(Duration::from_secs(300));
+        /// # let _ = config;
+        /// ```
         max_connection_age => set max_connection_age: Duration;
     }
 
     /// `host:port` (for messages).
+    ///
+    /// ```
+    /// assert_eq!(azstore::redis::RedisConfig::new("cache", 6379).endpoint(), "cache:6379");
+    /// ```
     pub fn endpoint(&self) -> String {
         format!("{}:{}", self.host, self.port)
     }

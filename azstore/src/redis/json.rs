@@ -90,6 +90,13 @@ impl<T> fmt::Debug for RedisJson<T> {
 
 impl<T> RedisJson<T> {
     /// The value at `key` (validated here: non-empty, at most 64 KiB).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let prefs = azstore::redis::RedisJson::<BTreeMap<String, String>>::new(redis, "prefs:user:42")?;
+    /// # let _ = prefs; Ok(()) }
+    /// ```
     pub fn new(client: RedisClient, key: &str) -> Result<RedisJson<T>> {
         validate_key(key)?;
         Ok(RedisJson {
@@ -100,11 +107,23 @@ impl<T> RedisJson<T> {
     }
 
     /// The key.
+    ///
+    /// ```no_run
+    /// # fn demo(doc: azstore::redis::RedisJson<u64>) {
+    /// println!("{}", doc.key());
+    /// # }
+    /// ```
     pub fn key(&self) -> &str {
         &self.key
     }
 
     /// The client.
+    ///
+    /// ```no_run
+    /// # async fn demo(doc: azstore::redis::RedisJson<u64>) -> azstore::Result<()> {
+    /// doc.client().ping().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn client(&self) -> &RedisClient {
         &self.client
     }
@@ -270,6 +289,12 @@ impl<T: Serialize> RedisJson<T> {
 
     /// Last writer wins: `SET` without any condition (and without a write id). Returns the
     /// new ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(counter: azstore::redis::RedisJson<u64>) -> azstore::Result<()> {
+    /// let etag = counter.overwrite(&0).await?; // reset, whatever was there
+    /// # let _ = etag; Ok(()) }
+    /// ```
     pub async fn overwrite(&self, value: &T) -> Result<ETag> {
         let etag = random_hex();
         let body = encode(value, &etag, None)?;

@@ -148,6 +148,12 @@ fn duration_ms(d: LeaseDuration) -> u64 {
 
 impl RedisLease {
     /// A lease on `key` (validated here; nothing is sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// let lease = azstore::redis::RedisLease::new(redis, "leader:billing")?;
+    /// # let _ = lease; Ok(()) }
+    /// ```
     pub fn new(client: RedisClient, key: &str) -> Result<RedisLease> {
         validate_key(key)?;
         Ok(RedisLease {
@@ -158,6 +164,13 @@ impl RedisLease {
     }
 
     /// Records the duration to renew with (for a lease acquired by another `RedisLease`).
+    ///
+    /// ```no_run
+    /// # fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::lease::LeaseDuration;
+    /// let lease = redis.lease("leader:billing")?.with_duration(LeaseDuration::seconds(30)?);
+    /// # let _ = lease; Ok(()) }
+    /// ```
     #[must_use]
     pub fn with_duration(self, duration: LeaseDuration) -> RedisLease {
         self.duration_ms
@@ -166,16 +179,37 @@ impl RedisLease {
     }
 
     /// The key.
+    ///
+    /// ```no_run
+    /// # fn demo(lease: azstore::redis::RedisLease) {
+    /// println!("{}", lease.key());
+    /// # }
+    /// ```
     pub fn key(&self) -> &str {
         &self.key
     }
 
     /// The client.
+    ///
+    /// ```no_run
+    /// # async fn demo(lease: azstore::redis::RedisLease) -> azstore::Result<()> {
+    /// lease.client().ping().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn client(&self) -> &RedisClient {
         &self.client
     }
 
     /// The id holding the lease now, if any (`GET key`).
+    ///
+    /// ```no_run
+    /// # async fn demo(lease: azstore::redis::RedisLease) -> azstore::Result<()> {
+    /// match lease.holder().await? {
+    ///     Some(id) => println!("held by {id}"),
+    ///     None => println!("free"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn holder(&self) -> Result<Option<LeaseId>> {
         let key = self.key.clone();
         let raw: Option<String> = self
@@ -189,6 +223,14 @@ impl RedisLease {
     }
 
     /// The time left on the lease: `None` when there is none, `Some(None)` when infinite.
+    ///
+    /// ```no_run
+    /// # async fn demo(lease: azstore::redis::RedisLease) -> azstore::Result<()> {
+    /// if let Some(Some(left)) = lease.remaining().await? {
+    ///     println!("expires in {left:?} unless renewed");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn remaining(&self) -> Result<Option<Option<Duration>>> {
         let key = self.key.clone();
         let ttl: i64 = self

@@ -88,11 +88,27 @@ pub struct RedisLock {
 
 impl RedisLock {
     /// A lock on `key` with default [`LockOptions`] (validated here; nothing is sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// let lock = azstore::redis::RedisLock::new(redis, "locks:report")?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
     pub fn new(client: RedisClient, key: &str) -> Result<RedisLock> {
         RedisLock::with_options(client, key, LockOptions::default())
     }
 
     /// A lock with custom options (validated here, before any request).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::lease::LeaseDuration;
+    /// use azstore::lock::LockOptions;
+    /// use azstore::redis::RedisLock;
+    /// let options = LockOptions::default().duration(LeaseDuration::seconds(15)?).label("reporter");
+    /// let lock = RedisLock::with_options(redis, "locks:report", options)?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
     pub fn with_options(client: RedisClient, key: &str, options: LockOptions) -> Result<RedisLock> {
         validate_key(key)?;
         options.validate()?;
@@ -108,26 +124,59 @@ impl RedisLock {
     }
 
     /// The lease key.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// println!("lock key {}, fencing counter in {}", lock.key(), lock.fence_key());
+    /// # }
+    /// ```
     pub fn key(&self) -> &str {
         self.lease.key()
     }
 
     /// The key holding the fencing counter.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// assert_ne!(lock.fence_key(), lock.key());
+    /// # }
+    /// ```
     pub fn fence_key(&self) -> &str {
         &self.fence_key
     }
 
     /// The options.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// println!("{:?}", lock.options());
+    /// # }
+    /// ```
     pub fn options(&self) -> &LockOptions {
         &self.options
     }
 
     /// The lease (e.g. to break it by hand).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// println!("held by {:?}", lock.lease().holder().await?);
+    /// # Ok(()) }
+    /// ```
     pub fn lease(&self) -> &RedisLease {
         &self.lease
     }
 
     /// One attempt: the held lock, or `None` when someone else holds it (or it is breaking).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// if let Some(held) = lock.try_acquire().await? {
+    ///     println!("token {}", held.fencing_token());
+    ///     held.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self) -> Result<Option<HeldRedisLock>> {
         self.try_acquire_as(&LeaseId::random()).await
     }
@@ -211,6 +260,16 @@ impl RedisLock {
     /// ([`LockOptions::poll_interval`]); a release by a holder in this process wakes a local
     /// waiter at once. One id is proposed across the attempts of one wait, so a repeated
     /// attempt whose first reply was lost does not lock itself out.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// match lock.acquire_within(Duration::from_secs(10)).await? {
+    ///     Some(held) => held.release().await.map(drop)?,
+    ///     None => println!("still held by someone else after 10 s"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldRedisLock>> {
         let deadline = Instant::now().checked_add(wait);
         let proposed = LeaseId::random();
@@ -236,6 +295,13 @@ impl RedisLock {
     }
 
     /// Who holds (or last held) the lock, the time left and the fencing token.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// let s = lock.status().await?;
+    /// println!("locked: {}, {:?} left, owner {:?}", s.locked, s.remaining, s.owner);
+    /// # Ok(()) }
+    /// ```
     pub async fn status(&self) -> Result<RedisLockStatus> {
         let keys = (
             self.lease.key().to_string(),
@@ -283,12 +349,28 @@ impl RedisLock {
     /// Breaks the lock (administrative): at once, or after `period`; `None` lets a fixed
     /// lease run out (and breaks an infinite one at once). The holder's guard reports the
     /// loss at its next renew; nobody can acquire until the break ends.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+    /// let broken = lock.break_lock(None).await?;
+    /// println!("free in {:?}", broken.remaining);
+    /// # Ok(()) }
+    /// ```
     pub async fn break_lock(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
         self.lease.lease_break(period).await
     }
 }
 
 /// What [`RedisLock::status`] reports.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
+/// let s = lock.status().await?;
+/// if s.locked {
+///     println!("held by {:?} for another {:?} (token {:?})", s.owner, s.remaining, s.fencing_token);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisLockStatus {
@@ -306,6 +388,18 @@ pub struct RedisLockStatus {
 
 /// A held [`RedisLock`]: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Held::release); dropping it releases in the background.
+///
+/// ```no_run
+/// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::redis::HeldRedisLock;
+/// let held: Option<HeldRedisLock> = redis.lock("locks:nightly")?.acquire_within(Duration::from_secs(5)).await?;
+/// if let Some(held) = held {
+///     println!("token {}", held.fencing_token());
+///     held.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
 pub type HeldRedisLock = Held<RedisLease>;
 
 #[cfg(test)]

@@ -97,6 +97,14 @@ struct Inner {
 }
 
 /// A connection to one Redis server (or Azure cache). Cheap to clone; clones share the pool.
+///
+/// ```no_run
+/// # async fn demo() -> azstore::Result<()> {
+/// use azstore::redis::{RedisClient, RedisConfig};
+/// let redis = RedisClient::new(RedisConfig::from_url("redis://127.0.0.1:6379")?)?;
+/// redis.ping().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct RedisClient {
     inner: Arc<Inner>,
@@ -121,6 +129,16 @@ pub(crate) enum Idempotent {
 
 impl RedisClient {
     /// A client for `config` (validated here; nothing is sent until the first operation).
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// use azstore::redis::{RedisClient, RedisConfig};
+    /// let key = std::env::var("REDIS_ACCESS_KEY").unwrap_or_default();
+    /// let cache = RedisClient::new(
+    ///     RedisConfig::azure_cache("contoso.redis.cache.windows.net").access_key(key),
+    /// )?;
+    /// # let _ = cache; Ok(()) }
+    /// ```
     pub fn new(config: RedisConfig) -> Result<RedisClient> {
         config.validate()?;
         Ok(RedisClient {
@@ -131,7 +149,15 @@ impl RedisClient {
         })
     }
 
-    /// A client for the URL in `AZSTORE_REDIS_URL` ([`REDIS_URL_ENV`]).
+    /// A client for the URL in `AZSTORE_REDIS_URL` ([`REDIS_URL_ENV`]); `InvalidInput` when
+    /// it is not set.
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// // AZSTORE_REDIS_URL=rediss://:<key>@contoso.redis.cache.windows.net:6380
+    /// let redis = azstore::redis::RedisClient::from_env()?;
+    /// # let _ = redis; Ok(()) }
+    /// ```
     pub fn from_env() -> Result<RedisClient> {
         let url = std::env::var(REDIS_URL_ENV).map_err(|_| {
             Error::invalid_input(format!("{REDIS_URL_ENV} is not set (a redis:// URL)"))
@@ -139,27 +165,70 @@ impl RedisClient {
         RedisClient::new(RedisConfig::from_url(&url)?)
     }
 
-    /// The configuration.
+    /// The configuration (its `Debug` never shows keys or passwords).
+    ///
+    /// ```no_run
+    /// # fn demo(redis: azstore::redis::RedisClient) {
+    /// println!("connected to {}", redis.config().endpoint());
+    /// # }
+    /// ```
     pub fn config(&self) -> &RedisConfig {
         &self.inner.config
     }
 
     /// A JSON value at `key`, for [`update`](crate::update::update).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::update::{Decision, UpdatePolicy, update};
+    /// let visits = redis.json::<u64>("stats:visits")?;
+    /// update(&visits, &UpdatePolicy::default(), |n| Decision::Write(n.copied().unwrap_or(0) + 1))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
     pub fn json<T>(&self, key: &str) -> Result<RedisJson<T>> {
         RedisJson::new(self.clone(), key)
     }
 
     /// A lease on `key`, for [`LeaseGuard`](crate::lease::LeaseGuard).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::lease::{LeaseDuration, LeaseGuard};
+    /// let guard = LeaseGuard::acquire(redis.lease("leader:billing")?, LeaseDuration::seconds(15)?).await?;
+    /// // ... act as the leader while guard.is_held() ...
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn lease(&self, key: &str) -> Result<RedisLease> {
         RedisLease::new(self.clone(), key)
     }
 
     /// A lock on `key` with a fencing token (default [`LockOptions`](crate::lock::LockOptions)).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// let lock = redis.lock("locks:nightly")?;
+    /// if let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? {
+    ///     println!("token {}", held.fencing_token());
+    ///     held.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn lock(&self, key: &str) -> Result<RedisLock> {
         RedisLock::new(self.clone(), key)
     }
 
     /// Sends `PING`: checks that the server is reachable and accepts our credentials.
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) {
+    /// if let Err(e) = redis.ping().await {
+    ///     eprintln!("Redis not usable: {e}");
+    /// }
+    /// # }
+    /// ```
     pub async fn ping(&self) -> Result<()> {
         self.run("PING", Idempotent::Yes, |mut con| async move {
             ::redis::cmd("PING").query_async::<String>(&mut con).await

@@ -71,16 +71,31 @@ pub struct Batch {
 
 impl Batch {
     /// An empty batch.
+    ///
+    /// ```
+    /// let batch = azstore::table::Batch::new();
+    /// assert!(batch.is_empty());
+    /// ```
     pub fn new() -> Batch {
         Batch::default()
     }
 
     /// The number of operations.
+    ///
+    /// ```
+    /// use azstore::table::{Batch, Entity};
+    /// let batch = Batch::new().insert(&Entity::new("p", "1")).insert(&Entity::new("p", "2"));
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         self.ops.len()
     }
 
     /// Whether the batch has no operations.
+    ///
+    /// ```
+    /// assert!(azstore::table::Batch::new().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
@@ -123,11 +138,27 @@ impl Batch {
     }
 
     /// Inserts an entity (fails the batch with 409 `EntityAlreadyExists` if it exists).
+    ///
+    /// ```
+    /// use azstore::table::{Batch, Entity};
+    /// let batch = Batch::new().insert(&Entity::new("orders-2026", "A-17").with("Total", 20.0));
+    /// # let _ = batch;
+    /// ```
     pub fn insert<T: Serialize + ?Sized>(self, entity: &T) -> Batch {
         self.push(Kind::Insert, entity, None)
     }
 
     /// Replaces an entity if `if_match` holds.
+    ///
+    /// ```
+    /// use azstore::{ETag, MatchCondition};
+    /// use azstore::table::{Batch, Entity};
+    /// # let etag = ETag::new("W/\"datetime'2026-11-22T00%3A04%3A18.08Z'\"");
+    /// let batch = Batch::new()
+    ///     .replace(&Entity::new("p", "1").with("N", 1), &etag) // only this version
+    ///     .replace(&Entity::new("p", "2").with("N", 2), MatchCondition::Any); // whatever is there
+    /// # let _ = batch;
+    /// ```
     pub fn replace<T: Serialize + ?Sized>(
         self,
         entity: &T,
@@ -137,6 +168,13 @@ impl Batch {
     }
 
     /// Merges into an entity if `if_match` holds.
+    ///
+    /// ```
+    /// use azstore::MatchCondition;
+    /// use azstore::table::{Batch, Entity};
+    /// let batch = Batch::new().merge(&Entity::new("p", "1").with("Seen", true), MatchCondition::Any);
+    /// # let _ = batch;
+    /// ```
     pub fn merge<T: Serialize + ?Sized>(
         self,
         entity: &T,
@@ -146,16 +184,35 @@ impl Batch {
     }
 
     /// Inserts or replaces, last writer wins (no If-Match).
+    ///
+    /// ```
+    /// use azstore::table::{Batch, Entity};
+    /// let batch = Batch::new().insert_or_replace(&Entity::new("p", "1").with("N", 1));
+    /// # let _ = batch;
+    /// ```
     pub fn insert_or_replace<T: Serialize + ?Sized>(self, entity: &T) -> Batch {
         self.push(Kind::InsertOrReplace, entity, None)
     }
 
     /// Inserts or merges, last writer wins (no If-Match).
+    ///
+    /// ```
+    /// use azstore::table::{Batch, Entity};
+    /// let batch = Batch::new().insert_or_merge(&Entity::new("p", "1").with("N", 1));
+    /// # let _ = batch;
+    /// ```
     pub fn insert_or_merge<T: Serialize + ?Sized>(self, entity: &T) -> Batch {
         self.push(Kind::InsertOrMerge, entity, None)
     }
 
     /// Deletes an entity if `if_match` holds.
+    ///
+    /// ```
+    /// use azstore::MatchCondition;
+    /// use azstore::table::Batch;
+    /// let batch = Batch::new().delete("p", "1", MatchCondition::Any);
+    /// assert_eq!(batch.len(), 1);
+    /// ```
     pub fn delete(
         self,
         partition_key: &str,
@@ -210,6 +267,14 @@ impl Batch {
 }
 
 /// The result of one operation of a committed batch.
+///
+/// ```no_run
+/// # async fn demo(table: azstore::table::TableClient, batch: azstore::table::Batch) -> azstore::Result<()> {
+/// for (i, r) in table.submit(&batch).await?.iter().enumerate() {
+///     println!("operation {i}: {} {:?}", r.status, r.etag);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct BatchResponse {
@@ -221,6 +286,18 @@ pub struct BatchResponse {
 
 /// The index of the batch operation an error from [`TableClient::submit`] is about, if it
 /// is about one (the message starts with `batch operation N`).
+///
+/// ```no_run
+/// # async fn demo(table: azstore::table::TableClient, batch: azstore::table::Batch) -> azstore::Result<()> {
+/// use azstore::table::failed_operation_index;
+/// if let Err(e) = table.submit(&batch).await {
+///     match failed_operation_index(&e) {
+///         Some(i) => eprintln!("operation {i} failed, nothing applied: {e}"),
+///         None => return Err(e),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 pub fn failed_operation_index(err: &Error) -> Option<usize> {
     let rest = err.message().strip_prefix("batch operation ")?;
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
@@ -237,6 +314,27 @@ impl TableClient {
     /// When an operation fails the whole batch fails with that operation's error (e.g. 412
     /// `UpdateConditionNotSatisfied`, 409 `EntityAlreadyExists`), its message starting with
     /// `batch operation N` (0-based; see [`failed_operation_index`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::MatchCondition;
+    /// use azstore::table::{Batch, Entity, failed_operation_index};
+    /// // Move one unit of stock between two rows of the same partition, atomically.
+    /// let from = table.get::<Entity>("warehouse-1", "sku-42").await?;
+    /// let to = table.get::<Entity>("warehouse-1", "sku-43").await?;
+    /// let count = |e: &Entity| e.get("Count").and_then(|v| v.as_i64()).unwrap_or(0);
+    /// let batch = Batch::new()
+    ///     .merge(&Entity::new("warehouse-1", "sku-42").with("Count", count(&from.entity) - 1), &from.etag)
+    ///     .merge(&Entity::new("warehouse-1", "sku-43").with("Count", count(&to.entity) + 1), &to.etag);
+    /// match table.submit(&batch).await {
+    ///     Ok(responses) => println!("{} operations applied", responses.len()),
+    ///     Err(e) if e.is_precondition_failed() => {
+    ///         println!("operation {:?} met a concurrent change; nothing applied", failed_operation_index(&e));
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # let _ = MatchCondition::Any; Ok(()) }
+    /// ```
     pub async fn submit(&self, batch: &Batch) -> Result<Vec<BatchResponse>> {
         batch.validate()?;
         let batch_id = format!("batch_{}", uuid::Uuid::new_v4());

@@ -20,6 +20,14 @@ pub(crate) const ACCEPT: &str = "application/json;odata=minimalmetadata";
 const JSON: &str = "application/json";
 
 /// An entity as stored: the value and the ETag of exactly this version.
+///
+/// ```no_run
+/// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+/// use azstore::table::Entity;
+/// let stored = table.get::<Entity>("smith", "john").await?;
+/// println!("{:?} at {} (written {:?})", stored.entity.get("Email"), stored.etag, stored.timestamp);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Stored<T> {
@@ -31,11 +39,35 @@ pub struct Stored<T> {
     pub timestamp: Option<DateTime>,
 }
 
-/// A continuation token of an entity or table query (opaque).
+/// A continuation token of an entity or table query (opaque): where the next page starts.
+///
+/// ```no_run
+/// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+/// use azstore::table::{Entity, Query};
+/// let query = Query::all().top(100);
+/// let first = table.query_page::<Entity>(&query, None).await?;
+/// if let Some(next) = &first.next_marker {
+///     let second = table.query_page::<Entity>(&query, Some(next)).await?;
+///     # let _ = second;
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Continuation(Vec<(&'static str, String)>);
 
 /// A table's entry in the table list.
+///
+/// ```no_run
+/// # async fn demo(service: azstore::table::TableServiceClient) -> azstore::Result<()> {
+/// use futures_util::TryStreamExt;
+/// use azstore::table::Query;
+/// let names: Vec<String> = service
+///     .list_tables(Query::all())
+///     .map_ok(|t| t.name)
+///     .try_collect()
+///     .await?;
+/// # let _ = names; Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TableItem {
@@ -44,6 +76,15 @@ pub struct TableItem {
 }
 
 /// The Table service of one account. Cheap to clone.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::table::TableServiceClient;
+/// let account = azstore::StorageAccount::from_env()?; // AZURE_STORAGE_CONNECTION_STRING
+/// let service = TableServiceClient::new(&account)?;
+/// let customers = service.table("customers")?;
+/// # let _ = customers; Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct TableServiceClient {
     pipeline: Pipeline,
@@ -51,10 +92,32 @@ pub struct TableServiceClient {
 
 service_client!(TableServiceClient, Table =>
     /// A client for the table `name` (validated, no request sent).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// # let service = azstore::table::TableServiceClient::new(&azstore::StorageAccount::development())?;
+    /// let customers = service.table("customers")?;
+    /// assert!(service.table("1bad").is_err()); // table names start with a letter
+    /// # let _ = customers;
+    /// # Ok(()) }
+    /// ```
     table: TableClient, validate_table_name);
 
 impl TableServiceClient {
     /// Query Tables, one page. `query.filter` may use `TableName`; `$select` is ignored.
+    ///
+    /// ```no_run
+    /// # async fn demo(service: azstore::table::TableServiceClient) -> azstore::Result<()> {
+    /// use azstore::table::Query;
+    /// let page = service.list_tables_page(&Query::all().top(10), None).await?;
+    /// for table in &page.items {
+    ///     println!("{}", table.name);
+    /// }
+    /// if page.next_marker.is_some() {
+    ///     println!("... and more");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_tables_page(
         &self,
         query: &Query,
@@ -92,6 +155,19 @@ impl TableServiceClient {
     }
 
     /// Query Tables as a stream following continuation tokens: every table exactly once.
+    ///
+    /// ```no_run
+    /// # async fn demo(service: azstore::table::TableServiceClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use azstore::table::{Filter, Query};
+    /// // Tables whose names start with "logs2026": TableName >= 'logs2026' and < 'logs2027'.
+    /// let filter = Filter::ge("TableName", "logs2026")?.and(Filter::lt("TableName", "logs2027")?);
+    /// let mut tables = service.list_tables(Query::filter(filter));
+    /// while let Some(table) = tables.try_next().await? {
+    ///     println!("{}", table.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn list_tables(&self, query: Query) -> ResultStream<TableItem> {
         every_page(
             self,
@@ -130,6 +206,17 @@ fn json_object(v: &Value) -> Result<&Map<String, Value>> {
 /// | [`delete_entity`](Self::delete_entity) | no | required: [`MatchCondition`] |
 /// | [`insert_or_replace`](Self::insert_or_replace), [`insert_or_merge`](Self::insert_or_merge) | yes | never sent: last writer wins |
 /// | [`get`](Self::get), [`query`](Self::query) | yes | — |
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use azstore::table::{Entity, TableServiceClient};
+/// let table = TableServiceClient::new(&account)?.table("inventory")?;
+/// table.create_if_not_exists().await?;
+/// let etag = table.insert(&Entity::new("warehouse-1", "sku-42").with("Count", 7_i64)).await?;
+/// // Only if nobody changed it since our insert:
+/// table.merge(&Entity::new("warehouse-1", "sku-42").with("Count", 6_i64), &etag).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct TableClient {
     pub(crate) pipeline: Pipeline,
@@ -153,6 +240,15 @@ named_client!(TableClient, "table");
 
 impl TableClient {
     /// Create Table. Fails with 409 `TableAlreadyExists` when it exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// match table.create().await {
+    ///     Err(e) if e.is_conflict() => println!("{} exists already", table.name()),
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn create(&self) -> Result<()> {
         let body = serde_json::json!({ "TableName": &*self.name }).to_string();
         let req = Request::new(Method::Post, "Tables")
@@ -164,11 +260,29 @@ impl TableClient {
     }
 
     /// Creates the table unless it exists. Returns `true` when this call created it.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// if table.create_if_not_exists().await? {
+    ///     println!("created {}", table.name());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn create_if_not_exists(&self) -> Result<bool> {
         crate::error::created_unless(self.create().await, ErrorCode::TableAlreadyExists)
     }
 
-    /// Delete Table (404 `ResourceNotFound`/`TableNotFound` if it does not exist).
+    /// Delete Table (404 `ResourceNotFound`/`TableNotFound` if it does not exist). The
+    /// service keeps the name reserved for a while (409 `TableBeingDeleted` on a create).
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// match table.delete().await {
+    ///     Err(e) if e.is_not_found() => {} // already gone
+    ///     other => other?,
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self) -> Result<()> {
         let path = format!("Tables('{}')", self.name);
         self.pipeline
@@ -214,6 +328,20 @@ impl TableClient {
 
     /// Insert Entity: creates the entity, failing with 409 `EntityAlreadyExists` if one
     /// with the same keys exists. Returns the new ETag.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize)]
+    /// # #[serde(rename_all = "PascalCase")]
+    /// # struct Customer { partition_key: String, row_key: String, email: String }
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// let john = Customer { partition_key: "smith".into(), row_key: "john".into(), email: "j@contoso.org".into() };
+    /// match table.insert(&john).await {
+    ///     Ok(etag) => println!("inserted at {etag}"),
+    ///     Err(e) if e.is_conflict() => println!("john smith exists already"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn insert<T: Serialize + ?Sized>(&self, entity: &T) -> Result<ETag> {
         self.insert_entity(&to_entity(entity)?).await
     }
@@ -233,6 +361,21 @@ impl TableClient {
     /// `if_match` is required: an ETag for an optimistic update (412
     /// `UpdateConditionNotSatisfied` if it changed), or [`MatchCondition::Any`] to force it.
     /// Fails with 404 if the entity does not exist.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize)]
+    /// # #[serde(rename_all = "PascalCase")]
+    /// # struct Customer { partition_key: String, row_key: String, email: String }
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// let mut c = table.get::<Customer>("smith", "john").await?;
+    /// c.entity.email = "john@contoso.org".into();
+    /// match table.replace(&c.entity, &c.etag).await {
+    ///     Ok(_) => println!("updated"),
+    ///     Err(e) if e.is_precondition_failed() => println!("changed since the read: re-read"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn replace<T: Serialize + ?Sized>(
         &self,
         entity: &T,
@@ -254,6 +397,16 @@ impl TableClient {
 
     /// Merge Entity: updates the given properties and keeps the others (a `None` field is
     /// omitted, so the stored property is kept). `if_match` as for [`replace`](Self::replace).
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::MatchCondition;
+    /// use azstore::table::Entity;
+    /// // Set one property whatever the current version (the others are kept).
+    /// let patch = Entity::new("smith", "john").with("Newsletter", true);
+    /// table.merge(&patch, MatchCondition::Any).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn merge<T: Serialize + ?Sized>(
         &self,
         entity: &T,
@@ -267,6 +420,15 @@ impl TableClient {
 
     /// Insert Or Replace Entity: creates or replaces **without any concurrency check** —
     /// no If-Match is ever sent, the last writer wins. Returns the new ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::table::Entity;
+    /// // A heartbeat row: each write simply replaces the previous one.
+    /// let beat = Entity::new("workers", "worker-7").with("Seen", azstore::table::DateTime::now());
+    /// table.insert_or_replace(&beat).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn insert_or_replace<T: Serialize + ?Sized>(&self, entity: &T) -> Result<ETag> {
         let e = to_entity(entity)?;
         validate_entity(&e)?;
@@ -276,6 +438,14 @@ impl TableClient {
 
     /// Insert Or Merge Entity: creates or merges **without any concurrency check** — no
     /// If-Match is ever sent, the last writer wins per property. Returns the new ETag.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::table::Entity;
+    /// // Creates the row, or sets only `LastLogin` on the existing one.
+    /// table.insert_or_merge(&Entity::new("smith", "john").with("LastLogin", "2026-11-25")).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn insert_or_merge<T: Serialize + ?Sized>(&self, entity: &T) -> Result<ETag> {
         let e = to_entity(entity)?;
         validate_entity(&e)?;
@@ -283,7 +453,17 @@ impl TableClient {
             .await
     }
 
-    /// Delete Entity. `if_match` is required (an ETag, or [`MatchCondition::Any`]).
+    /// Delete Entity. `if_match` is required (an ETag, or [`MatchCondition::Any`]). 404
+    /// `ResourceNotFound` if the entity does not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::table::Entity;
+    /// let stored = table.get::<Entity>("smith", "john").await?;
+    /// // Deletes only the version we read (412 if someone changed it since).
+    /// table.delete_entity("smith", "john", &stored.etag).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_entity(
         &self,
         partition_key: &str,
@@ -307,6 +487,16 @@ impl TableClient {
     }
 
     /// Query Entity by keys: the entity and its ETag. 404 `ResourceNotFound` if absent.
+    ///
+    /// ```no_run
+    /// # #[derive(serde::Serialize, serde::Deserialize)]
+    /// # #[serde(rename_all = "PascalCase")]
+    /// # struct Customer { partition_key: String, row_key: String, email: String }
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// let john = table.get::<Customer>("smith", "john").await?;
+    /// println!("{} (version {})", john.entity.email, john.etag);
+    /// # Ok(()) }
+    /// ```
     pub async fn get<T: DeserializeOwned>(
         &self,
         partition_key: &str,
@@ -321,6 +511,16 @@ impl TableClient {
     }
 
     /// Like [`get`](Self::get), but `Ok(None)` when the entity does not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::table::Entity;
+    /// match table.try_get::<Entity>("smith", "john").await? {
+    ///     Some(stored) => println!("found, version {}", stored.etag),
+    ///     None => println!("no such customer"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_get<T: DeserializeOwned>(
         &self,
         partition_key: &str,
@@ -356,7 +556,25 @@ impl TableClient {
         })
     }
 
-    /// Query Entities, one page.
+    /// Query Entities, one page (at most [`Query::top`] entities, 1000 by the service's
+    /// default), and the continuation of the next page, if any. A page may be empty while a
+    /// continuation follows.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::table::{Entity, Filter, Query};
+    /// let query = Query::filter(Filter::eq("PartitionKey", "smith")?).top(50);
+    /// let mut next = None;
+    /// loop {
+    ///     let page = table.query_page::<Entity>(&query, next.as_ref()).await?;
+    ///     println!("{} entities", page.items.len());
+    ///     next = page.next_marker;
+    ///     if next.is_none() {
+    ///         break;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn query_page<T: DeserializeOwned>(
         &self,
         query: &Query,

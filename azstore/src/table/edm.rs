@@ -29,6 +29,13 @@ pub(crate) const GUID: &str = "$azstore::Guid";
 ///
 /// `Serialize`/`Deserialize` are implemented, so an `EdmValue` can be a field of a typed
 /// entity struct, and a dynamic [`Entity`] round-trips every type exactly.
+///
+/// ```
+/// use azstore::table::{EdmValue, Entity};
+/// let e = Entity::new("p", "r").with("Count", 3_i64).with("Ratio", 0.5).with("Raw", vec![1u8, 2]);
+/// assert_eq!(e.get("Count"), Some(&EdmValue::Int64(3)));
+/// assert_eq!(e.get("Raw").map(EdmValue::edm_type), Some("Edm.Binary"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "$azstore::EdmValue")]
 pub enum EdmValue {
@@ -52,6 +59,12 @@ pub enum EdmValue {
 
 impl EdmValue {
     /// The EDM type name, e.g. `Edm.Int64`.
+    ///
+    /// ```
+    /// use azstore::table::EdmValue;
+    /// assert_eq!(EdmValue::from(7_i64).edm_type(), "Edm.Int64");
+    /// assert_eq!(EdmValue::from("x").edm_type(), "Edm.String");
+    /// ```
     pub fn edm_type(&self) -> &'static str {
         match self {
             EdmValue::String(_) => "Edm.String",
@@ -66,6 +79,12 @@ impl EdmValue {
     }
 
     /// The string, if this is an `Edm.String`.
+    ///
+    /// ```
+    /// use azstore::table::EdmValue;
+    /// assert_eq!(EdmValue::from("gold").as_str(), Some("gold"));
+    /// assert_eq!(EdmValue::from(1).as_str(), None);
+    /// ```
     pub fn as_str(&self) -> Option<&str> {
         match self {
             EdmValue::String(s) => Some(s),
@@ -74,6 +93,12 @@ impl EdmValue {
     }
 
     /// The value as an `i64` if this is an `Edm.Int32` or `Edm.Int64`.
+    ///
+    /// ```
+    /// use azstore::table::EdmValue;
+    /// assert_eq!(EdmValue::Int32(5).as_i64(), Some(5));
+    /// assert_eq!(EdmValue::Double(5.0).as_i64(), None);
+    /// ```
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             EdmValue::Int32(v) => Some(i64::from(*v)),
@@ -211,11 +236,28 @@ from_impl!(String => String, &str => String, i32 => Int32, i64 => Int64, f64 => 
 /// Use it as a field type in a typed entity (`time::OffsetDateTime` has no serde support
 /// enabled here); it serializes as `Edm.DateTime` with 7 fractional digits
 /// (`2026-11-22T00:13:20.1234567Z`). Nanoseconds below 100 ns are truncated.
+///
+/// ```
+/// use azstore::table::DateTime;
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// #[serde(rename_all = "PascalCase")]
+/// struct Visit { partition_key: String, row_key: String, at: DateTime }
+/// let v = Visit { partition_key: "2026-11".into(), row_key: "v1".into(), at: DateTime::now() };
+/// let e = azstore::table::to_entity(&v)?;
+/// assert_eq!(e.get("At").map(|x| x.edm_type()), Some("Edm.DateTime"));
+/// # Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DateTime(OffsetDateTime);
 
 impl DateTime {
     /// Wraps a timestamp, converted to UTC and truncated to 100 ns.
+    ///
+    /// ```
+    /// use azstore::table::DateTime;
+    /// let t = DateTime::new(time::macros::datetime!(2026-11-22 01:13:20.123456789 +01:00));
+    /// assert_eq!(t.get(), time::macros::datetime!(2026-11-22 00:13:20.1234567 UTC));
+    /// ```
     pub fn new(t: OffsetDateTime) -> DateTime {
         let t = t.to_offset(time::UtcOffset::UTC);
         let ns = t.nanosecond();
@@ -223,16 +265,33 @@ impl DateTime {
     }
 
     /// The current time.
+    ///
+    /// ```
+    /// use azstore::table::Entity;
+    /// let seen = Entity::new("workers", "w7").with("LastSeen", azstore::table::DateTime::now());
+    /// # let _ = seen;
+    /// ```
     pub fn now() -> DateTime {
         DateTime::new(OffsetDateTime::now_utc())
     }
 
     /// The timestamp.
+    ///
+    /// ```
+    /// let t = azstore::table::DateTime::parse("2026-11-22T00:13:20.1234567Z").unwrap();
+    /// assert_eq!(t.get().year(), 2026);
+    /// ```
     pub fn get(&self) -> OffsetDateTime {
         self.0
     }
 
     /// Parses an ISO 8601 timestamp (`2026-11-22T00:13:20.1234567Z`).
+    ///
+    /// ```
+    /// use azstore::table::DateTime;
+    /// assert!(DateTime::parse("2026-11-22T00:13:20.1234567Z").is_some());
+    /// assert!(DateTime::parse("yesterday").is_none());
+    /// ```
     pub fn parse(s: &str) -> Option<DateTime> {
         crate::time_fmt::parse_iso8601(s).map(DateTime::new)
     }
@@ -328,6 +387,13 @@ wrapper_serde!(
 
 /// An `Edm.Guid`. Use it as a field type in a typed entity; a plain `String` field would be
 /// stored as `Edm.String`.
+///
+/// ```
+/// use azstore::table::{EdmValue, Entity, Guid};
+/// let id = Guid(uuid::Uuid::nil());
+/// let e = Entity::new("devices", "d1").with("DeviceId", id);
+/// assert_eq!(e.get("DeviceId").map(EdmValue::edm_type), Some("Edm.Guid"));
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct Guid(pub uuid::Uuid);
 
@@ -381,17 +447,37 @@ impl Entity {
 
     /// Adds (or replaces) a property.
     #[must_use]
+    ///
+    /// ```
+    /// use azstore::table::Entity;
+    /// let e = Entity::new("customers", "42").with("Email", "a@contoso.com").with("Vip", true);
+    /// assert_eq!(e.properties.len(), 2);
+    /// ```
     pub fn with(mut self, name: impl Into<String>, value: impl Into<EdmValue>) -> Entity {
         self.properties.insert(name.into(), value.into());
         self
     }
 
-    /// Sets a property.
+    /// Adds or replaces a property in place (the `&mut` form of [`with`](Self::with)).
+    ///
+    /// ```
+    /// use azstore::table::{EdmValue, Entity};
+    /// let mut e = Entity::new("p", "r").with("N", 1_i64);
+    /// e.set("N", 2_i64);
+    /// assert_eq!(e.get("N"), Some(&EdmValue::Int64(2)));
+    /// ```
     pub fn set(&mut self, name: impl Into<String>, value: impl Into<EdmValue>) {
         self.properties.insert(name.into(), value.into());
     }
 
     /// A property.
+    ///
+    /// ```
+    /// use azstore::table::{EdmValue, Entity};
+    /// let e = Entity::new("p", "r").with("Visits", 7_i64);
+    /// assert_eq!(e.get("Visits").and_then(EdmValue::as_i64), Some(7));
+    /// assert_eq!(e.get("Missing"), None);
+    /// ```
     pub fn get(&self, name: &str) -> Option<&EdmValue> {
         self.properties.get(name)
     }

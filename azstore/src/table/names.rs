@@ -63,6 +63,13 @@ pub fn validate_key(which: &str, key: &str) -> Result<()> {
 
 /// Checks a property name: 1–255 characters, letters, digits and `_`, not starting with a
 /// digit (names must be valid identifiers; this also keeps them safe inside `$filter`).
+///
+/// ```
+/// use azstore::table::validate_property_name;
+/// assert!(validate_property_name("Email").is_ok());
+/// assert!(validate_property_name("2fa").is_err());
+/// assert!(validate_property_name("a b").is_err());
+/// ```
 pub fn validate_property_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.chars().count() <= 255

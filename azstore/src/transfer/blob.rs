@@ -303,6 +303,16 @@ impl BlobClient {
     /// Uploads a stream of byte pieces of any length (see [`BlobClient::upload_reader`]):
     /// pieces at least one block long are sliced without a copy, smaller ones gathered into
     /// one buffer per block.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use futures_util::stream;
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let pieces = vec![Ok(bytes::Bytes::from("part 1, ")), Ok(bytes::Bytes::from("part 2"))];
+    /// blob.upload_stream(stream::iter(pieces), &UploadOptions::new(Conditions::none())).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn upload_stream<S>(&self, body: S, options: &UploadOptions) -> Result<WriteResult>
     where
         S: Stream<Item = Result<Bytes>> + Send + Unpin,

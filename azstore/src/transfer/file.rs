@@ -90,6 +90,14 @@ impl FileClient {
     /// ranges of `options.range_size`, `options.max_concurrency` in flight. Every range must come
     /// from the version of the first: a change fails with [`ErrorKind::Conflict`] or starts
     /// over, as `options.on_change` says — never a torn mix of versions.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::TransferOptions;
+    /// let whole = file.download(&TransferOptions::default().max_concurrency(8)).await?;
+    /// println!("{} bytes", whole.body.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn download(&self, options: &TransferOptions) -> Result<FileDownload> {
         options.check()?;
         let (properties, body) = download::to_vec(self, &plan(options)).await?;
@@ -102,6 +110,16 @@ impl FileClient {
     /// Downloads the whole file into the front of `buffer` (see [`FileClient::download`]);
     /// returns the properties of the version read (`content_length` bytes were written). A
     /// buffer smaller than the file is an `InvalidInput` error.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::TransferOptions;
+    /// let mut buffer = vec![0u8; 64 << 20]; // reused for many files
+    /// let props = file.download_into(&mut buffer, &TransferOptions::default()).await?;
+    /// let content = &buffer[..props.content_length as usize];
+    /// # let _ = content;
+    /// # Ok(()) }
+    /// ```
     pub async fn download_into(
         &self,
         buffer: &mut [u8],
@@ -135,6 +153,17 @@ impl FileClient {
     /// Streams the whole file in order with `options.max_concurrency` ranges read ahead (memory:
     /// about `max_concurrency + 1` ranges). A change of the file ends the stream with
     /// [`ErrorKind::Conflict`].
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use futures_util::TryStreamExt;
+    /// use azstore::file::TransferOptions;
+    /// let mut stream = file.download_stream(&TransferOptions::default()).await?;
+    /// while let Some(chunk) = stream.body.try_next().await? {
+    ///     println!("{} bytes", chunk.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn download_stream(&self, options: &TransferOptions) -> Result<FileStream> {
         options.check()?;
         let (properties, body) = download::to_stream(self, &plan(options)).await?;
@@ -145,6 +174,15 @@ impl FileClient {
     /// `options.range_size` bytes with at most `options.max_concurrency` requests in flight.
     /// Any size works; a leased file needs the lease id. Last writer wins range by range:
     /// hold a lease if other writers may be active.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use bytes::Bytes;
+    /// use azstore::file::TransferOptions;
+    /// let data = Bytes::from(vec![7u8; 10 << 20]);
+    /// file.upload(data, &TransferOptions::default().content_type("application/octet-stream"), None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn upload(
         &self,
         data: Bytes,
@@ -162,6 +200,13 @@ impl FileClient {
 
     /// Uploads the file at `path` (see [`FileClient::upload`]): ranges read with positioned
     /// reads, `options.max_concurrency` at a time (memory: about `max_concurrency × range_size`).
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::TransferOptions;
+    /// file.upload_file("/var/backups/db.dump", &TransferOptions::default(), None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn upload_file(
         &self,
         path: impl AsRef<Path>,
@@ -178,6 +223,15 @@ impl FileClient {
     /// needs the size first). Each range is read once into its own buffer (memory: about
     /// `max_concurrency × range_size`). A reader that ends early or has more than `len` bytes is
     /// an error after the ranges it gave were written.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::TransferOptions;
+    /// let f = tokio::fs::File::open("/var/log/app.log").await.map_err(|e| azstore::Error::invalid_input(e.to_string()))?;
+    /// let len = f.metadata().await.map_err(|e| azstore::Error::invalid_input(e.to_string()))?.len();
+    /// file.upload_reader(f, len, &TransferOptions::default(), None).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn upload_reader<R>(
         &self,
         reader: R,

@@ -6,6 +6,19 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 /// How far one transfer has come.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::DownloadOptions;
+/// use azstore::transfer::{Progress, TransferProgress};
+/// let progress = Progress::callback(|p: TransferProgress| {
+///     if let Some(f) = p.fraction() {
+///         eprint!("\r{:5.1} %", f * 100.0);
+///     }
+/// });
+/// blob.download_to_file("/tmp/big.bin", &DownloadOptions::default().progress(progress)).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct TransferProgress {
@@ -19,6 +32,15 @@ pub struct TransferProgress {
 
 impl TransferProgress {
     /// `bytes / total` in `0.0..=1.0`, when the total is known (`1.0` for an empty transfer).
+    ///
+    /// ```
+    /// use azstore::transfer::TransferProgress;
+    /// let mut p = TransferProgress::default();
+    /// assert_eq!(p.fraction(), None); // total unknown
+    /// p.total = Some(200);
+    /// p.bytes = 50;
+    /// assert_eq!(p.fraction(), Some(0.25));
+    /// ```
     pub fn fraction(&self) -> Option<f64> {
         self.total.map(|t| {
             if t == 0 {
@@ -60,11 +82,36 @@ impl std::fmt::Debug for Progress {
 impl Progress {
     /// Calls `f` with every report. It runs on the transfer's tasks while a lock is held:
     /// keep it quick (update a counter or a progress bar, send to a channel).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use azstore::transfer::Progress;
+    /// let done = Arc::new(AtomicU64::new(0));
+    /// let seen = done.clone();
+    /// let progress = Progress::callback(move |p| seen.store(p.bytes, Ordering::Relaxed));
+    /// # let _ = progress;
+    /// ```
     pub fn callback(f: impl Fn(TransferProgress) + Send + Sync + 'static) -> Progress {
         Progress { sink: Arc::new(f) }
     }
 
     /// A `watch` channel: the receiver always holds the latest report.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::file::TransferOptions;
+    /// use azstore::transfer::Progress;
+    /// let (progress, mut rx) = Progress::channel();
+    /// tokio::spawn(async move {
+    ///     while rx.changed().await.is_ok() {
+    ///         let p = *rx.borrow();
+    ///         println!("{} of {:?} bytes", p.bytes, p.total);
+    ///     }
+    /// });
+    /// file.download_to_file("/tmp/copy.bin", &TransferOptions::default().progress(progress)).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn channel() -> (Progress, watch::Receiver<TransferProgress>) {
         let (tx, rx) = watch::channel(TransferProgress::default());
         let progress = Progress::callback(move |p| {

@@ -198,6 +198,12 @@ pub struct BlobBytes {
 impl BlobBytes {
     /// Wraps a blob. A blob it creates gets the content type `application/octet-stream`; a
     /// replace keeps the stored one (see [`with_content_type`](Self::with_content_type)).
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// let log = azstore::update::BlobBytes::new(container.blob("audit.log")?);
+    /// # let _ = log; Ok(()) }
+    /// ```
     pub fn new(blob: BlobClient) -> BlobBytes {
         BlobBytes {
             target: Target::new(blob, "application/octet-stream"),

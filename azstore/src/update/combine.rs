@@ -81,7 +81,15 @@ where
     R: Versioned + 'static,
     R::Value: Clone + 'static,
 {
-    /// Combines updates of `resource` made through this value (and its clones).
+    /// Combines updates of `resource` made through this value (and its clones), each round
+    /// retried under `policy`. Needs a tokio runtime (the rounds run on a spawned task).
+    ///
+    /// ```no_run
+    /// use azstore::update::{BlobJson, Combiner, UpdatePolicy};
+    /// # async fn demo(blob: azstore::blob::BlobClient) {
+    /// let hits = Combiner::new(BlobJson::<u64>::new(blob), UpdatePolicy::default());
+    /// # let _ = hits; }
+    /// ```
     pub fn new(resource: R, policy: UpdatePolicy) -> Combiner<R> {
         Combiner {
             inner: Arc::new(Inner {
@@ -96,11 +104,26 @@ where
     }
 
     /// The resource.
+    ///
+    /// ```no_run
+    /// use azstore::update::{BlobJson, Combiner};
+    /// # fn demo(hits: Combiner<BlobJson<u64>>) {
+    /// println!("combining updates of {}", hits.resource().blob().name());
+    /// # }
+    /// ```
     pub fn resource(&self) -> &R {
         &self.inner.resource
     }
 
     /// Like [`update`], combined with the other updates in flight on this combiner.
+    ///
+    /// ```no_run
+    /// use azstore::update::{BlobJson, Combiner, Decision};
+    /// # async fn demo(hits: Combiner<BlobJson<u64>>) -> azstore::Result<()> {
+    /// let outcome = hits.update(|n| Decision::Write(n.copied().unwrap_or(0) + 1)).await?;
+    /// println!("{:?} after this round", outcome.value);
+    /// # Ok(()) }
+    /// ```
     pub async fn update<F>(&self, decide: F) -> Result<Outcome<R::Value>>
     where
         F: FnMut(Option<&R::Value>) -> Decision<R::Value> + Send + 'static,

@@ -100,7 +100,17 @@ use crate::{RequestSent, http::RetryPolicy};
 /// How many recent write ids the stored token keeps (see the module docs).
 pub const WRITE_ID_HISTORY: usize = 16;
 
-/// The current state of a versioned resource.
+/// The current state of a versioned resource, as [`Versioned::read`] returns it.
+///
+/// ```no_run
+/// use azstore::update::{BlobJson, Versioned};
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let counter = BlobJson::<u64>::new(blob);
+/// if let Some(current) = counter.read().await? {
+///     println!("{} at version {}", current.value, current.etag);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Current<T> {
     /// The value.
@@ -130,15 +140,57 @@ pub struct Current<T> {
 /// the write, meeting our own first try as a 412, and `update` recognising it only after its
 /// backoff (when, under heavy contention, more than [`WRITE_ID_HISTORY`]` - 1` other writes
 /// may have landed on top).
+///
+/// Code generic over `Versioned` runs on blobs and table entities alike:
+///
+/// ```no_run
+/// use azstore::update::{Decision, UpdatePolicy, Versioned, update};
+///
+/// /// Adds one to a counter stored in any versioned resource.
+/// async fn increment<R: Versioned<Value = u64>>(counter: &R) -> azstore::Result<u64> {
+///     let outcome = update(counter, &UpdatePolicy::default(), |n| {
+///         Decision::Write(n.copied().unwrap_or(0) + 1)
+///     })
+///     .await?;
+///     Ok(outcome.value.unwrap_or(0))
+/// }
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let visits = increment(&azstore::update::BlobJson::<u64>::new(blob)).await?;
+/// # let _ = visits; Ok(()) }
+/// ```
 pub trait Versioned: Send + Sync {
     /// The value type.
     type Value: Send + Sync;
 
     /// Reads the current value and ETag; `Ok(None)` when the resource does not exist.
+    ///
+    /// ```no_run
+    /// use azstore::update::{BlobJson, Versioned};
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// match BlobJson::<Vec<String>>::new(blob).read().await? {
+    ///     Some(current) => println!("{} names at {}", current.value.len(), current.etag),
+    ///     None => println!("not created yet"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     fn read(&self) -> impl Future<Output = Result<Option<Current<Self::Value>>>> + Send;
 
     /// Replaces the value only if the current ETag is `etag` (If-Match), storing `write_id`
-    /// with it. Returns the new ETag.
+    /// with it. Returns the new ETag. [`update`] calls this with a fresh write id; called by
+    /// hand, it is one optimistic write (412 when someone wrote since `etag`).
+    ///
+    /// ```no_run
+    /// use azstore::update::{BlobJson, Versioned};
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// let doc = BlobJson::<u64>::new(blob);
+    /// if let Some(current) = doc.read().await? {
+    ///     match doc.replace(&(current.value * 2), &current.etag, "0a1b2c").await {
+    ///         Err(e) if e.is_precondition_failed() => println!("changed since the read"),
+    ///         other => { other?; }
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     fn replace(
         &self,
         value: &Self::Value,
@@ -148,6 +200,17 @@ pub trait Versioned: Send + Sync {
 
     /// Creates the value only if nothing exists (If-None-Match `*` or insert), storing
     /// `write_id` with it. Returns the new ETag.
+    ///
+    /// ```no_run
+    /// use azstore::update::{BlobJson, Versioned};
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// let doc = BlobJson::<u64>::new(blob);
+    /// match doc.create(&0, "0a1b2c").await {
+    ///     Err(e) if e.is_conflict() => println!("it exists already"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     fn create(
         &self,
         value: &Self::Value,
@@ -155,6 +218,18 @@ pub trait Versioned: Send + Sync {
     ) -> impl Future<Output = Result<ETag>> + Send;
 
     /// Deletes the resource only if the current ETag is `etag`.
+    ///
+    /// ```no_run
+    /// use azstore::update::{BlobJson, Versioned};
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// let doc = BlobJson::<u64>::new(blob);
+    /// if let Some(current) = doc.read().await? {
+    ///     if current.value == 0 {
+    ///         doc.delete(&current.etag).await?; // 412 if it changed since the read
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     fn delete(&self, etag: &ETag) -> impl Future<Output = Result<()>> + Send;
 
     /// Whether this resource stores the `write_id` it is given (the default). A resource
@@ -167,6 +242,21 @@ pub trait Versioned: Send + Sync {
 }
 
 /// What the closure passed to [`update`] decided for the value it was shown.
+///
+/// ```no_run
+/// use azstore::update::{BlobJson, Decision, UpdatePolicy, update};
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// // A stock level: take 3 items, delete the record when it reaches zero.
+/// let stock = BlobJson::<u32>::new(blob);
+/// update(&stock, &UpdatePolicy::default(), |left| match left.copied() {
+///     None => Decision::abort("no such item"),
+///     Some(n) if n < 3 => Decision::abort(format!("only {n} left")),
+///     Some(3) => Decision::Delete,
+///     Some(n) => Decision::Write(n - 3),
+/// })
+/// .await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub enum Decision<T> {
     /// Write this value (replace if the resource exists, create if it is absent).
@@ -181,12 +271,35 @@ pub enum Decision<T> {
 
 impl<T> Decision<T> {
     /// `Decision::Abort` with an error of kind [`ErrorKind::Aborted`].
+    ///
+    /// ```
+    /// use azstore::update::Decision;
+    /// let d: Decision<u32> = Decision::abort("the balance would go negative");
+    /// assert!(matches!(d, Decision::Abort(e) if e.kind() == azstore::ErrorKind::Aborted));
+    /// ```
     pub fn abort(message: impl Into<String>) -> Decision<T> {
         Decision::Abort(Error::new(ErrorKind::Aborted, message))
     }
 }
 
 /// What the successful write (or non-write) of an [`update`] did.
+///
+/// ```no_run
+/// use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let flag = BlobJson::<bool>::new(blob);
+/// let outcome = update(&flag, &UpdatePolicy::default(), |on| match on {
+///     Some(true) => Decision::NoChange,
+///     _ => Decision::Write(true),
+/// })
+/// .await?;
+/// match outcome.change {
+///     Change::Created | Change::Replaced => println!("switched on"),
+///     Change::Unchanged => println!("was already on"),
+///     Change::Deleted => unreachable!("the closure never deletes"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
     /// The resource did not exist; our value created it.
@@ -201,6 +314,22 @@ pub enum Change {
 }
 
 /// The result of a successful [`update`].
+///
+/// ```no_run
+/// use azstore::update::{BlobJson, Decision, UpdatePolicy, update};
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let counter = BlobJson::<u64>::new(blob);
+/// let outcome = update(&counter, &UpdatePolicy::default(), |n| {
+///     Decision::Write(n.copied().unwrap_or(0) + 1)
+/// })
+/// .await?;
+/// println!(
+///     "{:?} ({:?}) after {} attempt(s), {} conflict(s), {} recovered ambiguous write(s)",
+///     outcome.value, outcome.change, outcome.attempts, outcome.conflicts,
+///     outcome.recovered_ambiguous
+/// );
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Outcome<T> {

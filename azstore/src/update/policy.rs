@@ -77,6 +77,13 @@ impl From<RetryPolicy> for UpdatePolicy {
 impl UpdatePolicy {
     /// A fixed-schedule policy from a [`RetryPolicy`]: its retries are the retries after the
     /// first attempt, its delays are used as they are.
+    ///
+    /// ```
+    /// use azstore::http::RetryPolicy;
+    /// use azstore::update::UpdatePolicy;
+    /// let policy = UpdatePolicy::new(RetryPolicy::default());
+    /// # let _ = policy;
+    /// ```
     pub fn new(retry: RetryPolicy) -> UpdatePolicy {
         UpdatePolicy {
             retry,
@@ -86,20 +93,39 @@ impl UpdatePolicy {
         }
     }
 
-    /// At most `n` attempts (at least 1).
+    /// At most `n` attempts (at least 1; default 100). An attempt is one read and, unless the
+    /// closure decides otherwise, one write.
+    ///
+    /// ```
+    /// // Fail fast in an interactive request: at most 5 reads.
+    /// let policy = azstore::update::UpdatePolicy::default().max_attempts(5);
+    /// # let _ = policy;
+    /// ```
     pub fn max_attempts(mut self, n: u32) -> UpdatePolicy {
         self.retry = self.retry.max_retries(n.max(1) - 1);
         self
     }
 
-    /// Give up once this much time has passed.
+    /// Give up once this much time has passed (default 60 s), checked between attempts.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = azstore::update::UpdatePolicy::default().max_elapsed(Duration::from_secs(5));
+    /// # let _ = policy;
+    /// ```
     pub fn max_elapsed(mut self, d: Duration) -> UpdatePolicy {
         self.retry = self.retry.max_elapsed(Some(d));
         self.max_elapsed = Some(d);
         self
     }
 
-    /// The largest delay between attempts.
+    /// The largest delay between attempts (default 1 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = azstore::update::UpdatePolicy::default().max_delay(Duration::from_millis(200));
+    /// # let _ = policy;
+    /// ```
     pub fn max_delay(mut self, d: Duration) -> UpdatePolicy {
         self.retry = self.retry.max_delay(d);
         self.max_delay = d;
@@ -107,7 +133,13 @@ impl UpdatePolicy {
     }
 
     /// Contention-scaled delays: `scale` times the observed read + write round trip is the
-    /// smallest delay after a conflict (values below 0.1 are raised to 0.1).
+    /// smallest delay after a conflict (values below 0.1 are raised to 0.1; default 6).
+    ///
+    /// ```
+    /// // Lower latency for a conflicting update, at some cost in throughput under contention.
+    /// let policy = azstore::update::UpdatePolicy::default().scale(2.0);
+    /// # let _ = policy;
+    /// ```
     pub fn scale(mut self, scale: f64) -> UpdatePolicy {
         self.scale = Some(if scale.is_finite() {
             scale.max(0.1)
@@ -119,6 +151,14 @@ impl UpdatePolicy {
 
     /// Fixed schedule: exponential from `initial_delay` with `jitter`, not scaled by the
     /// observed round trip (deterministic with [`Jitter::None`], e.g. in tests).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::http::Jitter;
+    /// let policy = azstore::update::UpdatePolicy::default()
+    ///     .fixed(Duration::from_millis(20), Jitter::Full);
+    /// # let _ = policy;
+    /// ```
     pub fn fixed(mut self, initial_delay: Duration, jitter: Jitter) -> UpdatePolicy {
         self.retry = self.retry.initial_delay(initial_delay).jitter(jitter);
         self.scale = None;
@@ -126,6 +166,11 @@ impl UpdatePolicy {
     }
 
     /// The underlying attempt/elapsed limits (and, for a fixed policy, the schedule).
+    ///
+    /// ```
+    /// let policy = azstore::update::UpdatePolicy::default().max_attempts(10);
+    /// assert_eq!(policy.retry().retries(), 9);
+    /// ```
     pub fn retry(&self) -> &RetryPolicy {
         &self.retry
     }

@@ -36,6 +36,40 @@ use crate::error::{Error, RequestSent, Result};
 /// bounded by its client's time budget ([`ClientOptions::total_timeout`]), so a call ends
 /// within `max_elapsed` plus at most one read, one write and the settling read.
 ///
+/// # Example
+///
+/// Reserve a seat in a shared JSON document: several processes may run this at once and
+/// none of their reservations is lost. The closure decides from the value it is shown — write,
+/// leave alone, or abort with a reason — and may run once per attempt.
+///
+/// ```no_run
+/// use std::collections::BTreeMap;
+/// use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
+///
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// // seat -> guest
+/// let seats = BlobJson::<BTreeMap<u32, String>>::new(blob);
+/// let result = update(&seats, &UpdatePolicy::default(), |current| {
+///     let mut seats = current.cloned().unwrap_or_default();
+///     match seats.get(&12) {
+///         Some(guest) if guest == "ada" => Decision::NoChange, // already ours
+///         Some(_) => Decision::abort("seat 12 is taken"),
+///         None => {
+///             seats.insert(12, "ada".to_string());
+///             Decision::Write(seats)
+///         }
+///     }
+/// })
+/// .await;
+/// match result {
+///     Ok(outcome) if outcome.change == Change::Unchanged => println!("already reserved"),
+///     Ok(outcome) => println!("reserved after {} attempt(s)", outcome.attempts),
+///     Err(e) if e.kind() == azstore::ErrorKind::Aborted => println!("{}", e.message()),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
+///
 /// [`ClientOptions::total_timeout`]: crate::http::ClientOptions::total_timeout
 pub async fn update<R, F>(
     resource: &R,
@@ -354,6 +388,18 @@ impl<T> Run<'_, T> {
 /// A create whose response was lost (timeout, dropped connection) or whose pipeline retry met
 /// itself is recognised by its write id: when the stored value is ours, this returns its ETag
 /// instead of a false "already exists".
+///
+/// ```no_run
+/// use azstore::update::{BlobJson, create_only};
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let config = BlobJson::<Vec<String>>::new(blob);
+/// match create_only(&config, &vec!["eu-west".to_string()]).await {
+///     Ok(etag) => println!("created, version {etag}"),
+///     Err(e) if e.is_conflict() => println!("someone else created it first"),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
 pub async fn create_only<R: Versioned>(resource: &R, value: &R::Value) -> Result<ETag> {
     let id = new_write_id();
     match resource.create(value, &id).await {

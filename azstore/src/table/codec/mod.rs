@@ -63,6 +63,19 @@ fn err<T>(msg: impl Into<String>) -> R<T> {
 
 /// Converts a serializable value (a struct with `PartitionKey`/`RowKey`, a map, or an
 /// [`Entity`]) into an [`Entity`]. Errors are `InvalidInput`.
+///
+/// ```
+/// use azstore::table::{EdmValue, to_entity};
+/// #[derive(serde::Serialize)]
+/// #[serde(rename_all = "PascalCase")]
+/// struct Order { partition_key: String, row_key: String, total: f64, items: i32 }
+///
+/// let order = Order { partition_key: "2026-11".into(), row_key: "A-17".into(), total: 20.0, items: 2 };
+/// let entity = to_entity(&order)?;
+/// assert_eq!(entity.row_key, "A-17");
+/// assert_eq!(entity.get("Total"), Some(&EdmValue::Double(20.0))); // Edm.Double even when whole
+/// # Ok::<(), azstore::Error>(())
+/// ```
 pub fn to_entity<T: Serialize + ?Sized>(value: &T) -> Result<Entity> {
     let props = value
         .serialize(TopSerializer)
@@ -97,6 +110,18 @@ pub fn to_entity<T: Serialize + ?Sized>(value: &T) -> Result<Entity> {
 /// Converts an [`Entity`] into any deserializable type (a struct with the properties it
 /// wants, a map of [`EdmValue`]s, or an [`Entity`]). Errors are decode errors
 /// (`ErrorKind::Service`) naming the property.
+///
+/// ```
+/// use azstore::table::{Entity, from_entity};
+/// #[derive(serde::Deserialize)]
+/// #[serde(rename_all = "PascalCase")]
+/// struct Order { row_key: String, items: i32 }
+///
+/// let entity = Entity::new("2026-11", "A-17").with("Items", 2).with("Note", "gift");
+/// let order: Order = from_entity(entity)?; // properties the type does not name are skipped
+/// assert_eq!((order.row_key.as_str(), order.items), ("A-17", 2));
+/// # Ok::<(), azstore::Error>(())
+/// ```
 pub fn from_entity<T: de::DeserializeOwned>(entity: Entity) -> Result<T> {
     let mut props: Vec<(String, EdmValue)> = Vec::with_capacity(entity.properties.len() + 3);
     props.push((
