@@ -165,6 +165,14 @@ pub(crate) fn parse_error_body(body: &[u8]) -> (Option<String>, Option<String>) 
                 };
                 return (code, message);
             }
+            // Azure Cosmos DB: `{"code":"PreconditionFailed","message":"…"}`.
+            let text = |k: &str| {
+                v.get(k)
+                    .and_then(|c| c.as_str())
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+            };
+            return (text("code"), text("message"));
         }
         return (None, None);
     }
