@@ -540,3 +540,160 @@ async fn a_renewing_holder_is_never_taken_over() {
     drop(next);
     again.release().await.unwrap();
 }
+
+/// The `cosmos_holder` process (testkit, feature `cosmos`).
+#[cfg(unix)]
+fn holder_binary() -> std::path::PathBuf {
+    // target/debug/deps/it-<hash> -> target/debug/cosmos_holder
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .unwrap()
+        .join(format!("cosmos_holder{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} is missing: build it with `cargo build -p testkit --features cosmos --bins`",
+        bin.display()
+    );
+    bin
+}
+
+/// A holder process; SIGKILLed if the test ends early.
+#[cfg(unix)]
+struct HolderProcess {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+#[cfg(unix)]
+impl HolderProcess {
+    fn start(c: &CosmosContainer, item: &str, log: &std::path::Path) -> HolderProcess {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(holder_binary())
+            .args([c.database_id(), c.id(), item])
+            .arg(log)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        HolderProcess { child, lines }
+    }
+
+    fn expect(&self, prefix: &str, within: Duration) -> String {
+        let end = std::time::Instant::now() + within;
+        loop {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.starts_with(prefix) => {
+                    return line[prefix.len()..].trim().to_string();
+                }
+                Ok(_) => {}
+                Err(e) => panic!("holder did not print {prefix:?} within {within:?}: {e}"),
+            }
+        }
+    }
+
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on a child we spawned and have not reaped.
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as libc::pid_t, sig) },
+            0
+        );
+    }
+}
+
+#[cfg(unix)]
+impl Drop for HolderProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A holder process killed with SIGKILL (no release, no more renewals) is taken over by a
+/// contender after the lease duration — not before.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_sigkilled_holder_is_taken_over_after_the_lease_duration() {
+    let c = fresh("cosmoskill").await;
+    let log = std::env::temp_dir().join(testkit::unique("cosmoskill"));
+    let holder = HolderProcess::start(&c, "k", &log);
+    let token: u64 = holder
+        .expect("ACQUIRED", Duration::from_secs(30))
+        .parse()
+        .unwrap();
+    holder.signal(libc::SIGKILL);
+    let lock =
+        azstore::cosmos::CosmosLock::with_options(c.clone(), "k", "k", lock_options()).unwrap();
+    let started = Instant::now();
+    let held = lock
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .expect("taken over");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(15),
+        "took over a dead holder's lock after only {waited:?}"
+    );
+    assert!(held.fencing_token() > token);
+    held.release().await.unwrap();
+    let _ = std::fs::remove_file(&log);
+}
+
+/// A holder process frozen (SIGSTOP) past its lease while a contender takes over, then
+/// resumed: `is_held()` is false at its first check, so it writes nothing after the new
+/// holder's first record.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_holder_frozen_past_its_lease_sees_the_loss_before_it_writes() {
+    use std::io::Write;
+    let c = fresh("cosmosstop").await;
+    let log = std::env::temp_dir().join(testkit::unique("cosmosstop"));
+    let holder = HolderProcess::start(&c, "s", &log);
+    let token: u64 = holder
+        .expect("ACQUIRED", Duration::from_secs(30))
+        .parse()
+        .unwrap();
+    let wait_for_record = std::time::Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&log).unwrap_or_default().is_empty() {
+        assert!(
+            std::time::Instant::now() < wait_for_record,
+            "the holder wrote nothing"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    holder.signal(libc::SIGSTOP);
+    let lock =
+        azstore::cosmos::CosmosLock::with_options(c.clone(), "s", "s", lock_options()).unwrap();
+    let held = lock
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .expect("taken over");
+    assert!(held.fencing_token() > token);
+    {
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        writeln!(f, "B 0 {}", held.fencing_token()).unwrap();
+    }
+    holder.signal(libc::SIGCONT);
+    holder.expect("LOST", Duration::from_secs(30));
+    let records = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = records.lines().collect();
+    let b = lines.iter().position(|l| l.starts_with("B ")).unwrap();
+    assert!(b > 0, "the holder wrote before it was frozen");
+    assert!(
+        lines[b + 1..].iter().all(|l| !l.starts_with("A ")),
+        "the frozen holder wrote after the new holder: {:?}",
+        &lines[b.saturating_sub(2)..]
+    );
+    held.release().await.unwrap();
+    let _ = std::fs::remove_file(&log);
+}
