@@ -503,6 +503,50 @@ impl Leasable for CosmosLease {
 mod tests {
     use super::*;
 
+    /// The takeover rule on the contender's clock: expired only once the same `_etag` was
+    /// seen for the holder's whole duration since it was first seen; a new `_etag` restarts
+    /// the count; an infinite lease never expires.
+    #[test]
+    fn takeover_rule() {
+        let lease = crate::cosmos::CosmosClient::new(
+            "http://127.0.0.1:1",
+            crate::cosmos::CosmosKey::new(crate::cosmos::EMULATOR_KEY).unwrap(),
+        )
+        .unwrap()
+        .database("d")
+        .unwrap()
+        .container("c", "/id")
+        .unwrap()
+        .lease("l", "l")
+        .unwrap();
+        let doc = LockDoc {
+            holder: Some("h".into()),
+            duration_ms: 15_000,
+            ..LockDoc::default()
+        };
+        let (e1, e2) = (ETag::new("e1"), ETag::new("e2"));
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        assert!(
+            !lease.expired(&e1, &doc, at(0)),
+            "first sight starts the count"
+        );
+        assert!(!lease.expired(&e1, &doc, at(14_999)));
+        assert!(lease.expired(&e1, &doc, at(15_000)));
+        assert!(
+            !lease.expired(&e2, &doc, at(20_000)),
+            "renewed: count again"
+        );
+        assert!(!lease.expired(&e2, &doc, at(34_999)));
+        assert!(lease.expired(&e2, &doc, at(35_000)));
+        let infinite = LockDoc {
+            duration_ms: -1,
+            ..doc
+        };
+        assert!(!lease.expired(&e1, &infinite, at(40_000)));
+        assert!(!lease.expired(&e1, &infinite, at(4_000_000)));
+    }
+
     #[test]
     fn lock_documents_round_trip() {
         let doc = LockDoc {

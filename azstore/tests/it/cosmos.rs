@@ -553,7 +553,8 @@ fn holder_binary() -> std::path::PathBuf {
         .join(format!("cosmos_holder{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),
-        "{} is missing: build it with `cargo build -p testkit --features cosmos --bins`",
+        "{} is missing: build it with `cargo build -p testkit --features cosmos --bins` \
+         (scripts/cosmos run does)",
         bin.display()
     );
     bin

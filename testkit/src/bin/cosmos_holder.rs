@@ -1,5 +1,6 @@
 //! `cosmos_holder`: a Cosmos DB lock holder process for azstore's `cosmos` pause tests
-//! (azstore/tests/it/cosmos.rs; built with `cargo build -p testkit --features cosmos --bins`).
+//! (azstore/tests/it/cosmos.rs; built by `scripts/cosmos`, or with
+//! `cargo build -p testkit --features cosmos --bins`).
 //!
 //! ```text
 //! cosmos_holder DATABASE CONTAINER ITEM LOG
