@@ -12,7 +12,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_perc
 use reqwest::header::HeaderValue;
 
 use super::{Unsigned, sensitive};
-use crate::cosmos::CosmosKey;
+use crate::cosmos::{CosmosAuth, CosmosKey};
 use crate::error::{Error, RequestSent, Result};
 
 /// The resource type and resource link of a Cosmos REST path (`/dbs/a/colls/b/docs/c` →
@@ -68,8 +68,25 @@ pub(crate) fn header_value(signature: &str) -> String {
     utf8_percent_encode(&token, COMPONENT).to_string()
 }
 
-/// Signs one attempt: reads its `x-ms-date` (stamped by the pipeline).
-pub(crate) fn authorize(key: &CosmosKey, req: &Unsigned<'_>) -> Result<HeaderValue> {
+/// The `Authorization` header value for a Microsoft Entra ID token.
+pub(crate) fn aad_header_value(token: &str) -> String {
+    let token = format!("type=aad&ver=1.0&sig={token}");
+    utf8_percent_encode(&token, COMPONENT).to_string()
+}
+
+/// Authorizes one attempt.
+pub(crate) async fn authorize(auth: &CosmosAuth, req: &Unsigned<'_>) -> Result<HeaderValue> {
+    match auth {
+        CosmosAuth::Key(key) => sign(key, req),
+        CosmosAuth::Token(provider) => {
+            let token = provider.token().await?;
+            sensitive(aad_header_value(token.expose_secret()))
+        }
+    }
+}
+
+/// Signs one attempt with the master key: reads its `x-ms-date` (stamped by the pipeline).
+fn sign(key: &CosmosKey, req: &Unsigned<'_>) -> Result<HeaderValue> {
     let date = req
         .headers
         .iter()

@@ -62,7 +62,7 @@ pub(crate) struct Authorizer {
     bearer_refusal: Option<String>,
     /// Azure Cosmos DB master-key signing instead of the storage credential.
     #[cfg(feature = "cosmos")]
-    cosmos: Option<crate::cosmos::CosmosKey>,
+    cosmos: Option<crate::cosmos::CosmosAuth>,
 }
 
 impl Authorizer {
@@ -83,15 +83,16 @@ impl Authorizer {
         }
     }
 
-    /// Signs every request with a Cosmos DB master key (`type=master&ver=1.0&sig=…`).
+    /// Authorizes every request for Cosmos DB: a master-key signature
+    /// (`type=master&ver=1.0&sig=…`) or an Entra ID token (`type=aad&ver=1.0&sig=<token>`).
     #[cfg(feature = "cosmos")]
-    pub(crate) fn cosmos(key: crate::cosmos::CosmosKey) -> Authorizer {
+    pub(crate) fn cosmos(auth: crate::cosmos::CosmosAuth) -> Authorizer {
         Authorizer {
             credential: Credential::Anonymous,
             account: String::new(),
             service: Service::Blob,
             bearer_refusal: None,
-            cosmos: Some(key),
+            cosmos: Some(auth),
         }
     }
 
@@ -103,8 +104,10 @@ impl Authorizer {
     /// tokens expire).
     pub(crate) async fn authorize(&self, req: Unsigned<'_>) -> Result<Authorization> {
         #[cfg(feature = "cosmos")]
-        if let Some(key) = &self.cosmos {
-            return cosmos::authorize(key, &req).map(Authorization::Header);
+        if let Some(auth) = &self.cosmos {
+            return cosmos::authorize(auth, &req)
+                .await
+                .map(Authorization::Header);
         }
         match &self.credential {
             Credential::SharedKey(key) => {

@@ -17,8 +17,9 @@
 //!   write as the acquire.
 //!
 //! # Connecting
-//! [`CosmosClient`] holds the account endpoint and master key; databases, containers and
-//! items are cheap handles. The partition key is always explicit: an item is named by its id
+//! [`CosmosClient`] holds the account endpoint and master key (or, with
+//! [`CosmosClient::with_token_provider`], Microsoft Entra ID tokens for [`COSMOS_SCOPE`]);
+//! databases, containers and items are cheap handles. The partition key is always explicit: an item is named by its id
 //! *and* its partition key value, and a container handle knows its partition key path.
 //!
 //! ```no_run
@@ -68,7 +69,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::account::Endpoint;
-use crate::credential::KeyedMac;
+use crate::credential::{KeyedMac, TokenCache, TokenProvider};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::http::{ClientOptions, Intent, Method, Pipeline, Request, Response};
 
@@ -117,6 +118,48 @@ impl CosmosKey {
 impl fmt::Debug for CosmosKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("CosmosKey(<redacted>)")
+    }
+}
+
+/// How a client authorizes: the master key, or Microsoft Entra ID tokens.
+#[derive(Clone)]
+pub(crate) enum CosmosAuth {
+    Key(CosmosKey),
+    Token(Arc<dyn TokenProvider>),
+}
+
+/// The scope of Cosmos DB's data plane, for Microsoft Entra ID tokens.
+pub const COSMOS_SCOPE: &str = "https://cosmos.azure.com/.default";
+
+/// An Entra ID `TokenCredential` (any `azure_identity` credential) as a [`TokenProvider`] for
+/// [`COSMOS_SCOPE`], for [`CosmosClient::with_token_provider`] (feature `identity`).
+#[cfg(feature = "identity")]
+pub struct CosmosEntraTokens(pub Arc<dyn azure_core::credentials::TokenCredential>);
+
+#[cfg(feature = "identity")]
+impl fmt::Debug for CosmosEntraTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CosmosEntraTokens").field(&self.0).finish()
+    }
+}
+
+#[cfg(feature = "identity")]
+impl TokenProvider for CosmosEntraTokens {
+    fn token(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<crate::credential::AccessToken>> + Send + '_>,
+    > {
+        Box::pin(async move {
+            let t = self.0.get_token(&[COSMOS_SCOPE], None).await.map_err(|e| {
+                Error::new(ErrorKind::Auth, format!("Microsoft Entra ID: {e}"))
+                    .with_sent(crate::error::RequestSent::No)
+            })?;
+            Ok(crate::credential::AccessToken::new(
+                t.token.secret(),
+                t.expires_on,
+            ))
+        })
     }
 }
 
@@ -252,13 +295,58 @@ impl CosmosClient {
         key: CosmosKey,
         options: ClientOptions,
     ) -> Result<CosmosClient> {
+        CosmosClient::build(endpoint, CosmosAuth::Key(key), options)
+    }
+
+    /// A client authorized with Microsoft Entra ID tokens (`type=aad`) from `provider`, put
+    /// behind a [`TokenCache`]. The tokens must be for [`COSMOS_SCOPE`] (with the `identity`
+    /// feature, `CosmosEntraTokens` asks an `azure_identity` credential for them), and the
+    /// identity needs a Cosmos DB data-plane role. Tokens travel only over `https://`, or to a
+    /// loopback server when [`TransportOptions::allow_bearer_over_http_to_loopback`] allows it.
+    ///
+    /// ```no_run
+    /// # fn demo(provider: azstore::credential::StaticToken) -> azstore::Result<()> {
+    /// use azstore::cosmos::CosmosClient;
+    /// use azstore::http::ClientOptions;
+    /// let client = CosmosClient::with_token_provider(
+    ///     "https://contoso.documents.azure.com:443/",
+    ///     provider,
+    ///     ClientOptions::default(),
+    /// )?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    ///
+    /// [`TransportOptions::allow_bearer_over_http_to_loopback`]: crate::http::TransportOptions::allow_bearer_over_http_to_loopback
+    pub fn with_token_provider(
+        endpoint: &str,
+        provider: impl TokenProvider + 'static,
+        options: ClientOptions,
+    ) -> Result<CosmosClient> {
+        let parsed = Endpoint::parse(endpoint)?;
+        if !parsed.origin().starts_with("https://") {
+            let url = reqwest::Url::parse(parsed.origin()).map_err(|_| {
+                Error::invalid_input(format!("endpoint {parsed} is not a valid URL"))
+            })?;
+            let host = url.host_str().unwrap_or_default();
+            let loopback = crate::http::transport::is_loopback_host(host);
+            if !(loopback && options.transport.bearer_over_http_to_loopback_allowed()) {
+                return Err(Error::invalid_input(format!(
+                    "refusing to send Entra ID tokens over plain HTTP to {host}: use an https:// endpoint"
+                )));
+            }
+        }
+        let provider: Arc<dyn TokenProvider> = Arc::new(TokenCache::new(provider));
+        CosmosClient::build(endpoint, CosmosAuth::Token(provider), options)
+    }
+
+    fn build(endpoint: &str, auth: CosmosAuth, options: ClientOptions) -> Result<CosmosClient> {
         let endpoint = Endpoint::parse(endpoint)?;
         if !endpoint.path_prefix().is_empty() {
             return Err(Error::invalid_input(
                 "a Cosmos DB endpoint has no path: https://<account>.documents.azure.com:443/",
             ));
         }
-        let pipeline = Pipeline::cosmos(endpoint.clone(), key, options)?;
+        let pipeline = Pipeline::cosmos(endpoint.clone(), auth, options)?;
         Ok(CosmosClient {
             inner: Arc::new(Inner { pipeline, endpoint }),
         })

@@ -156,12 +156,12 @@ impl Pipeline {
         })
     }
 
-    /// A pipeline to an Azure Cosmos DB account, signing with its master key (crate-internal:
+    /// A pipeline to an Azure Cosmos DB account, with its master key or a token (crate-internal:
     /// the Cosmos clients set `x-ms-version` themselves; `service()` means nothing here).
     #[cfg(feature = "cosmos")]
     pub(crate) fn cosmos(
         endpoint: Endpoint,
-        key: crate::cosmos::CosmosKey,
+        auth: crate::cosmos::CosmosAuth,
         options: ClientOptions,
     ) -> Result<Pipeline> {
         let origin_url = reqwest::Url::parse(endpoint.origin())
@@ -169,7 +169,7 @@ impl Pipeline {
         Ok(Pipeline {
             inner: Arc::new(Inner {
                 http: new_http(&options)?,
-                authorizer: Authorizer::cosmos(key),
+                authorizer: Authorizer::cosmos(auth),
                 origin_url,
                 service: Service::Blob,
                 account: String::new(),

@@ -782,3 +782,59 @@ async fn python_sdk_and_update_writers_lose_no_increment_of_each_other() {
         "no lost update on either side (the Python writers retried {py_conflicts} 412s)"
     );
 }
+
+/// Microsoft Entra ID authorization (`type=aad&ver=1.0&sig=<token>`), checked on the scripted
+/// server (the local Cosmos DB server checks no authorization): the header is sent, the token
+/// never shows in `Debug`, and plain HTTP is refused unless to loopback and allowed.
+#[tokio::test]
+async fn entra_id_tokens_are_sent_as_aad_authorization_and_never_shown() {
+    use azstore::credential::StaticToken;
+    use azstore::http::TransportOptions;
+    let server = Scripted::start(vec![Reply::with(
+        200,
+        &[("etag", "\"e1\"")],
+        br#"{"id":"a","pk":"p","n":3,"_etag":"\"e1\""}"#,
+    )])
+    .await;
+    let token = "eyJhbGciOi.secret-part.sig";
+    let refused = CosmosClient::with_token_provider(
+        &format!("http://127.0.0.1:{}", server.port),
+        StaticToken::new(token).unwrap(),
+        ClientOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidInput);
+    let remote = CosmosClient::with_token_provider(
+        "http://cosmos.example.com",
+        StaticToken::new(token).unwrap(),
+        ClientOptions::default()
+            .transport(TransportOptions::default().allow_bearer_over_http_to_loopback(true)),
+    )
+    .unwrap_err();
+    assert_eq!(
+        remote.kind(),
+        ErrorKind::InvalidInput,
+        "never over plain HTTP to another host"
+    );
+    let client = CosmosClient::with_token_provider(
+        &format!("http://127.0.0.1:{}", server.port),
+        StaticToken::new(token).unwrap(),
+        ClientOptions::default()
+            .transport(TransportOptions::default().allow_bearer_over_http_to_loopback(true)),
+    )
+    .unwrap();
+    assert!(!format!("{client:?}").contains("secret-part"));
+    let item = client
+        .database("db")
+        .unwrap()
+        .container("c", "/pk")
+        .unwrap()
+        .item::<Counter>("a", "p")
+        .unwrap();
+    assert_eq!(item.read().await.unwrap().unwrap().value.n, 3);
+    let reqs = server.requests();
+    assert_eq!(
+        reqs[0].header("authorization"),
+        Some("type%3Daad%26ver%3D1.0%26sig%3DeyJhbGciOi.secret-part.sig")
+    );
+}
