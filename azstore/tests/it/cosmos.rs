@@ -838,3 +838,49 @@ async fn entra_id_tokens_are_sent_as_aad_authorization_and_never_shown() {
         Some("type%3Daad%26ver%3D1.0%26sig%3DeyJhbGciOi.secret-part.sig")
     );
 }
+
+/// The guarantee the takeover rule exists for: a holder whose renewals stop reaching the
+/// server (every renew hangs in the fault proxy) is told of the loss *before* a contender
+/// takes the lock over.
+#[tokio::test]
+async fn a_holder_cut_off_learns_of_the_loss_before_the_takeover() {
+    let options = ClientOptions::default()
+        .timeout(Duration::from_secs(2))
+        .total_timeout(Duration::from_secs(4));
+    let (proxy, via_proxy) = proxied(options).await;
+    let c = fresh_at(&via_proxy, "cosmoscut").await;
+    let holder_lock =
+        azstore::cosmos::CosmosLock::with_options(c.clone(), "cut", "cut", lock_options()).unwrap();
+    let held = holder_lock.try_acquire().await.unwrap().expect("free");
+    let lost = held.lost();
+    let lost_at = tokio::spawn(async move {
+        lost.await;
+        Instant::now()
+    });
+    proxy.inject(Rule::new(Fault::NeverAnswer).always());
+    let direct = client_at(&endpoint())
+        .database(c.database_id())
+        .unwrap()
+        .container("items", "/pk")
+        .unwrap();
+    let contender =
+        azstore::cosmos::CosmosLock::with_options(direct, "cut", "cut", lock_options()).unwrap();
+    let next = contender
+        .acquire(Duration::from_secs(60))
+        .await
+        .unwrap()
+        .expect("taken over");
+    let taken_at = Instant::now();
+    let lost_at = tokio::time::timeout(Duration::from_secs(1), lost_at)
+        .await
+        .expect("the holder was told before the takeover")
+        .unwrap();
+    assert!(
+        lost_at < taken_at,
+        "loss {lost_at:?} must come before the takeover {taken_at:?}"
+    );
+    assert!(!held.is_held());
+    assert!(next.fencing_token() > held.fencing_token());
+    drop(held);
+    next.release().await.unwrap();
+}
