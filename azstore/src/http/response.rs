@@ -221,5 +221,12 @@ mod tests {
         assert_eq!(e.error_code(), Some(&ErrorCode::LeaseIdMissing));
         assert_eq!(e.message(), "precondition failed");
         assert_eq!(parse_error_body(b"<Error><Code>unterminated"), (None, None));
+        // Azure Cosmos DB: top-level code and message; an empty message is no message.
+        let (c, m) = parse_error_body(
+            br#"{"code":"PreconditionFailed","message":"Operation cannot be performed"}"#,
+        );
+        assert_eq!(c.as_deref(), Some("PreconditionFailed"));
+        assert_eq!(m.as_deref(), Some("Operation cannot be performed"));
+        assert_eq!(parse_error_body(br#"{"message":""}"#), (None, None));
     }
 }
