@@ -884,3 +884,46 @@ async fn a_holder_cut_off_learns_of_the_loss_before_the_takeover() {
     drop(held);
     next.release().await.unwrap();
 }
+
+/// Throttled for longer than the call's time budget: the 429 comes back as the error (status
+/// 429, retryable, nothing applied), within the budget — never an endless wait.
+#[tokio::test]
+async fn throttling_beyond_the_time_budget_ends_with_the_429() {
+    let server = Scripted::start(vec![Reply::with(
+        429,
+        &[
+            ("x-ms-retry-after-ms", "400"),
+            ("content-type", "application/json"),
+        ],
+        br#"{"code":"TooManyRequests","message":"Request rate is large"}"#,
+    )])
+    .await;
+    let client = CosmosClient::with_options(
+        &format!("http://127.0.0.1:{}", server.port),
+        CosmosKey::new(EMULATOR_KEY).unwrap(),
+        ClientOptions::default().total_timeout(Duration::from_millis(1500)),
+    )
+    .unwrap();
+    let item = client
+        .database("db")
+        .unwrap()
+        .container("c", "/pk")
+        .unwrap()
+        .item::<Counter>("a", "p")
+        .unwrap();
+    let started = Instant::now();
+    let e = item.insert(&Counter { n: 1 }).await.unwrap_err();
+    assert_eq!(e.status(), Some(429), "{e}");
+    assert!(e.is_retryable());
+    assert_eq!(
+        e.request_sent(),
+        RequestSent::Yes,
+        "a 429 is an answer: nothing applied"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(server.count() >= 2, "retried while the budget allowed");
+}
