@@ -24,6 +24,7 @@
 //! transfer/         parallel ranged downloads and block uploads for Blob and File, progress
 //! clock             the clock loss deadlines are measured on; a manual clock for tests
 //! redis/            (feature redis) Azure Cache for Redis: RedisJson, RedisLease, RedisLock
+//! cosmos/           (feature cosmos) Azure Cosmos DB: CosmosItem, CosmosLease, CosmosLock
 //! ```
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
@@ -153,6 +154,8 @@ pub mod table;
 
 // Concurrency and transfers on top of the services.
 pub mod clock;
+#[cfg(feature = "cosmos")]
+pub mod cosmos;
 pub mod lease;
 pub mod lock;
 #[cfg(feature = "redis")]

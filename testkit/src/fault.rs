@@ -303,6 +303,12 @@ impl FaultProxy {
         FaultProxy::spawn(Some(hostport)).await
     }
 
+    /// A proxy in front of any HTTP/1.1 server at `host:port` (e.g. a local Cosmos DB
+    /// server).
+    pub async fn to_host(hostport: &str) -> FaultProxy {
+        FaultProxy::spawn(Some(hostport.to_string())).await
+    }
+
     /// A proxy with no service behind it: only faults answer (unmatched requests get 502).
     pub async fn standalone() -> FaultProxy {
         FaultProxy::spawn(None).await

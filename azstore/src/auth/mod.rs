@@ -4,6 +4,8 @@
 //! sends and classifies; only this module knows how each credential signs. SAS generation
 //! lives in [`sas`].
 
+#[cfg(feature = "cosmos")]
+pub(crate) mod cosmos;
 pub mod sas;
 mod shared_key;
 
@@ -58,6 +60,9 @@ pub(crate) struct Authorizer {
     service: Service,
     /// Set when the credential is a bearer token the endpoint may not receive.
     bearer_refusal: Option<String>,
+    /// Azure Cosmos DB master-key signing instead of the storage credential.
+    #[cfg(feature = "cosmos")]
+    cosmos: Option<crate::cosmos::CosmosAuth>,
 }
 
 impl Authorizer {
@@ -73,6 +78,21 @@ impl Authorizer {
             credential,
             account: account.to_string(),
             service,
+            #[cfg(feature = "cosmos")]
+            cosmos: None,
+        }
+    }
+
+    /// Authorizes every request for Cosmos DB: a master-key signature
+    /// (`type=master&ver=1.0&sig=…`) or an Entra ID token (`type=aad&ver=1.0&sig=<token>`).
+    #[cfg(feature = "cosmos")]
+    pub(crate) fn cosmos(auth: crate::cosmos::CosmosAuth) -> Authorizer {
+        Authorizer {
+            credential: Credential::Anonymous,
+            account: String::new(),
+            service: Service::Blob,
+            bearer_refusal: None,
+            cosmos: Some(auth),
         }
     }
 
@@ -83,6 +103,12 @@ impl Authorizer {
     /// Authorizes one attempt (called again for every attempt: signatures carry the date,
     /// tokens expire).
     pub(crate) async fn authorize(&self, req: Unsigned<'_>) -> Result<Authorization> {
+        #[cfg(feature = "cosmos")]
+        if let Some(auth) = &self.cosmos {
+            return cosmos::authorize(auth, &req)
+                .await
+                .map(Authorization::Header);
+        }
         match &self.credential {
             Credential::SharedKey(key) => {
                 let signable = SignableRequest {
@@ -139,7 +165,7 @@ impl Dialect {
 }
 
 /// An `Authorization` header value, marked sensitive.
-fn sensitive(value: String) -> Result<HeaderValue> {
+pub(crate) fn sensitive(value: String) -> Result<HeaderValue> {
     let mut value = HeaderValue::try_from(value).map_err(|_| {
         Error::new(ErrorKind::Auth, "the credential cannot be sent in a header")
             .with_sent(RequestSent::No)

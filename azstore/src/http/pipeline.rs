@@ -207,6 +207,29 @@ impl Pipeline {
         })
     }
 
+    /// A pipeline to an Azure Cosmos DB account, with its master key or a token (crate-internal:
+    /// the Cosmos clients set `x-ms-version` themselves; `service()` means nothing here).
+    #[cfg(feature = "cosmos")]
+    pub(crate) fn cosmos(
+        endpoint: Endpoint,
+        auth: crate::cosmos::CosmosAuth,
+        options: ClientOptions,
+    ) -> Result<Pipeline> {
+        let origin_url = reqwest::Url::parse(endpoint.origin())
+            .map_err(|_| Error::invalid_input(format!("endpoint {endpoint} is not a valid URL")))?;
+        Ok(Pipeline {
+            inner: Arc::new(Inner {
+                http: new_http(&options)?,
+                authorizer: Authorizer::cosmos(auth),
+                origin_url,
+                service: Service::Blob,
+                account: String::new(),
+                endpoint,
+                options,
+            }),
+        })
+    }
+
     /// The service this pipeline talks to.
     ///
     /// ```no_run

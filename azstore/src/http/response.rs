@@ -279,6 +279,14 @@ pub(crate) fn parse_error_body(body: &[u8]) -> (Option<String>, Option<String>) 
                 };
                 return (code, message);
             }
+            // Azure Cosmos DB: `{"code":"PreconditionFailed","message":"…"}`.
+            let text = |k: &str| {
+                v.get(k)
+                    .and_then(|c| c.as_str())
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+            };
+            return (text("code"), text("message"));
         }
         return (None, None);
     }
@@ -332,6 +340,13 @@ mod tests {
         assert_eq!(e.error_code(), Some(&ErrorCode::LeaseIdMissing));
         assert_eq!(e.message(), "precondition failed");
         assert_eq!(parse_error_body(b"<Error><Code>unterminated"), (None, None));
+        // Azure Cosmos DB: top-level code and message; an empty message is no message.
+        let (c, m) = parse_error_body(
+            br#"{"code":"PreconditionFailed","message":"Operation cannot be performed"}"#,
+        );
+        assert_eq!(c.as_deref(), Some("PreconditionFailed"));
+        assert_eq!(m.as_deref(), Some("Operation cannot be performed"));
+        assert_eq!(parse_error_body(br#"{"message":""}"#), (None, None));
     }
 
     #[test]

@@ -1,0 +1,732 @@
+//! Azure Cosmos DB with the same concurrency toolkit (cargo feature `cosmos`).
+//!
+//! The three strategies of Blob, Table and Redis, on Cosmos DB items:
+//!
+//! * **Optimistic** — [`CosmosItem`] is a [`Versioned`](crate::update::Versioned) resource, so
+//!   [`update`](crate::update::update) runs its read-modify-write loop on an item exactly as
+//!   on a blob: read (404 → absent), replace with `If-Match: <_etag>` (412 → re-read and
+//!   retry), create (409 → the create race, retried as an update), delete with `If-Match`. The
+//!   write ids that let `update` recognise its own write after a lost reply live in the item's
+//!   [`WRITE_ID_FIELD`] and are stripped from what the closure sees.
+//! * **Pessimistic** — [`CosmosLease`] is [`Leasable`](crate::lease::Leasable): a lock item
+//!   created by its holder and renewed with `If-Match`; Cosmos DB has no server-side lease, so
+//!   expiry is decided by contenders watching the item's `_etag` on their own clock (see
+//!   [the takeover rule](CosmosLease#the-takeover-rule)).
+//! * **A lock** — [`CosmosLock`] has the shape of [`BlobLock`](crate::lock::BlobLock): the
+//!   lease plus a fencing token kept in the lock item and advanced in the same `If-Match`
+//!   write as the acquire.
+//!
+//! # Connecting
+//! [`CosmosClient`] holds the account endpoint and master key (or, with
+//! [`CosmosClient::with_token_provider`], Microsoft Entra ID tokens for [`COSMOS_SCOPE`]);
+//! databases, containers and items are cheap handles. The partition key is always explicit: an item is named by its id
+//! *and* its partition key value, and a container handle knows its partition key path.
+//!
+//! ```no_run
+//! # async fn demo() -> azstore::Result<()> {
+//! use azstore::cosmos::{CosmosClient, CosmosKey, PartitionKey};
+//! use azstore::update::{update, Decision, UpdatePolicy};
+//!
+//! let client = CosmosClient::new(
+//!     "https://contoso.documents.azure.com:443/",
+//!     CosmosKey::new("<primary key>")?,
+//! )?;
+//! let container = client.database("sports")?.container("schedules", "/season")?;
+//! let schedule = container.item::<serde_json::Value>("2026", PartitionKey::from("2026"))?;
+//! update(&schedule, &UpdatePolicy::default(), |current| {
+//!     let mut doc = current.cloned().unwrap_or_else(|| serde_json::json!({}));
+//!     doc["100m final"] = "Sunday 18:00".into();
+//!     Decision::Write(doc)
+//! })
+//! .await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Errors and time
+//! Answers map onto azstore's [`Error`]: 412 is [`ErrorKind::PreconditionFailed`] (code
+//! `ConditionNotMet`), 409 on a create [`ErrorKind::Conflict`] (`ResourceAlreadyExists`),
+//! 404 [`ErrorKind::NotFound`] (`ResourceNotFound`). 429 (request rate too large) is retried
+//! by the pipeline after `x-ms-retry-after-ms`, within the call's time budget
+//! ([`ClientOptions::total_timeout`]); so are 408, 449, 500, 502, 503 and 504 — except that a
+//! conditional write whose reply was lost is never repeated: its error says
+//! [`RequestSent::Maybe`](crate::RequestSent::Maybe) and `update` re-reads to find out. The
+//! key never appears in `Debug`, `Display`, errors or logs.
+//!
+//! # Why not `azure_data_cosmos`
+//! Microsoft's crate brings reqwest 0.13 (a second HTTP stack beside azstore's reqwest 0.12,
+//! with its own pool and TLS roots) and discovers endpoints from the account, insisting on
+//! `https://` — which a local server started without TLS does not offer. The handful of
+//! point operations azstore needs are a few requests over its own pipeline: one pool, one
+//! retry policy, one time budget, no added crate.
+
+mod item;
+mod lease;
+mod lock;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::account::Endpoint;
+use crate::credential::{KeyedMac, TokenCache, TokenProvider};
+use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::http::{ClientOptions, Intent, Method, Pipeline, Request, Response};
+
+pub use item::{CosmosItem, WRITE_ID_FIELD};
+pub use lease::CosmosLease;
+pub use lock::{CosmosLock, CosmosLockStatus, HeldCosmosLock};
+
+/// The environment variable [`CosmosClient::from_env`] reads for the endpoint.
+pub const COSMOS_ENDPOINT_ENV: &str = "AZSTORE_COSMOS_ENDPOINT";
+/// The environment variable [`CosmosClient::from_env`] reads for the master key (base64).
+pub const COSMOS_KEY_ENV: &str = "AZSTORE_COSMOS_KEY";
+
+/// The REST API version azstore speaks to Cosmos DB.
+pub const COSMOS_API_VERSION: &str = "2018-12-31";
+
+/// The well-known key of the Azure Cosmos DB emulator. Not a secret; local servers that do not
+/// check authorization accept it too.
+pub const EMULATOR_KEY: &str =
+    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
+
+/// A Cosmos DB account master key (primary or secondary, read-write or read-only). Never
+/// shown by `Debug`.
+///
+/// ```
+/// let key = azstore::cosmos::CosmosKey::new(azstore::cosmos::EMULATOR_KEY)?;
+/// assert!(!format!("{key:?}").contains("C2y6"));
+/// assert!(azstore::cosmos::CosmosKey::new("not base64!").is_err());
+/// # Ok::<(), azstore::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct CosmosKey(Arc<KeyedMac>);
+
+impl CosmosKey {
+    /// The key as the portal shows it (base64). `InvalidInput` when it is not base64 or empty
+    /// (the message never repeats it).
+    pub fn new(key_base64: &str) -> Result<CosmosKey> {
+        KeyedMac::from_base64(key_base64, "the Cosmos DB key", Error::invalid_input)
+            .map(|m| CosmosKey(Arc::new(m)))
+    }
+
+    pub(crate) fn sign(&self, data: &str) -> String {
+        self.0.sign_base64(data.as_bytes())
+    }
+}
+
+impl fmt::Debug for CosmosKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CosmosKey(<redacted>)")
+    }
+}
+
+/// How a client authorizes: the master key, or Microsoft Entra ID tokens.
+#[derive(Clone)]
+pub(crate) enum CosmosAuth {
+    Key(CosmosKey),
+    Token(Arc<dyn TokenProvider>),
+}
+
+/// The scope of Cosmos DB's data plane, for Microsoft Entra ID tokens.
+pub const COSMOS_SCOPE: &str = "https://cosmos.azure.com/.default";
+
+/// An Entra ID `TokenCredential` (any `azure_identity` credential) as a [`TokenProvider`] for
+/// [`COSMOS_SCOPE`], for [`CosmosClient::with_token_provider`] (feature `identity`).
+#[cfg(feature = "identity")]
+pub struct CosmosEntraTokens(pub Arc<dyn azure_core::credentials::TokenCredential>);
+
+#[cfg(feature = "identity")]
+impl fmt::Debug for CosmosEntraTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CosmosEntraTokens").field(&self.0).finish()
+    }
+}
+
+#[cfg(feature = "identity")]
+impl TokenProvider for CosmosEntraTokens {
+    fn token(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<crate::credential::AccessToken>> + Send + '_>,
+    > {
+        Box::pin(async move {
+            let t = self.0.get_token(&[COSMOS_SCOPE], None).await.map_err(|e| {
+                Error::new(ErrorKind::Auth, format!("Microsoft Entra ID: {e}"))
+                    .with_sent(crate::error::RequestSent::No)
+            })?;
+            Ok(crate::credential::AccessToken::new(
+                t.token.secret(),
+                t.expires_on,
+            ))
+        })
+    }
+}
+
+/// A partition key value: a string, a number or a boolean (sent as the JSON array
+/// `x-ms-documentdb-partitionkey: ["value"]`).
+///
+/// ```
+/// use azstore::cosmos::PartitionKey;
+/// assert_eq!(PartitionKey::from("2026").header_value(), r#"["2026"]"#);
+/// assert_eq!(PartitionKey::from(7).header_value(), "[7]");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionKey(Value);
+
+impl PartitionKey {
+    /// The value as JSON.
+    pub fn as_json(&self) -> &Value {
+        &self.0
+    }
+
+    /// The `x-ms-documentdb-partitionkey` header: a JSON array, non-ASCII characters escaped
+    /// (`\uXXXX`) so that the header is plain ASCII.
+    pub fn header_value(&self) -> String {
+        let json = Value::Array(vec![self.0.clone()]).to_string();
+        let mut out = String::with_capacity(json.len());
+        for c in json.chars() {
+            if c.is_ascii() {
+                out.push(c);
+            } else {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl From<&str> for PartitionKey {
+    fn from(s: &str) -> Self {
+        PartitionKey(Value::String(s.to_string()))
+    }
+}
+
+impl From<String> for PartitionKey {
+    fn from(s: String) -> Self {
+        PartitionKey(Value::String(s))
+    }
+}
+
+impl From<i64> for PartitionKey {
+    fn from(n: i64) -> Self {
+        PartitionKey(Value::from(n))
+    }
+}
+
+impl From<bool> for PartitionKey {
+    fn from(b: bool) -> Self {
+        PartitionKey(Value::Bool(b))
+    }
+}
+
+/// Checks a database, container or item id: 1–255 characters, none of `/ \ ? #`, no
+/// control characters, no trailing space (what Cosmos DB refuses or mangles).
+pub(crate) fn validate_id(what: &str, id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(Error::invalid_input(format!(
+            "a Cosmos DB {what} id must not be empty"
+        )));
+    }
+    if id.chars().count() > 255 {
+        return Err(Error::invalid_input(format!(
+            "a Cosmos DB {what} id is at most 255 characters"
+        )));
+    }
+    if id
+        .chars()
+        .any(|c| matches!(c, '/' | '\\' | '?' | '#') || c.is_control())
+    {
+        return Err(Error::invalid_input(format!(
+            "a Cosmos DB {what} id must not contain '/', '\\', '?', '#' or control characters: {id:?}"
+        )));
+    }
+    if id.ends_with(' ') {
+        return Err(Error::invalid_input(format!(
+            "a Cosmos DB {what} id must not end with a space: {id:?}"
+        )));
+    }
+    Ok(())
+}
+
+struct Inner {
+    pipeline: Pipeline,
+    endpoint: Endpoint,
+}
+
+/// A Cosmos DB account: its endpoint and master key. Cheap to clone (one `Arc`); clones share
+/// the connection pool. Nothing is sent until the first operation.
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::cosmos::{CosmosClient, CosmosKey};
+/// let client = CosmosClient::new("https://contoso.documents.azure.com:443/", CosmosKey::new("<key>")?)?;
+/// // Or from AZSTORE_COSMOS_ENDPOINT and AZSTORE_COSMOS_KEY:
+/// let local = CosmosClient::from_env()?;
+/// # let _ = (client, local); Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct CosmosClient {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for CosmosClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CosmosClient")
+            .field("endpoint", &self.inner.endpoint.to_string())
+            .field("key", &"<redacted>")
+            .finish()
+    }
+}
+
+impl CosmosClient {
+    /// A client for the account at `endpoint` (`https://<account>.documents.azure.com:443/`,
+    /// or a local server's `http://127.0.0.1:PORT`) with default [`ClientOptions`].
+    pub fn new(endpoint: &str, key: CosmosKey) -> Result<CosmosClient> {
+        CosmosClient::with_options(endpoint, key, ClientOptions::default())
+    }
+
+    /// A client with custom options (timeouts, retry policy, transport).
+    pub fn with_options(
+        endpoint: &str,
+        key: CosmosKey,
+        options: ClientOptions,
+    ) -> Result<CosmosClient> {
+        CosmosClient::build(endpoint, CosmosAuth::Key(key), options)
+    }
+
+    /// A client authorized with Microsoft Entra ID tokens (`type=aad`) from `provider`, put
+    /// behind a [`TokenCache`]. The tokens must be for [`COSMOS_SCOPE`] (with the `identity`
+    /// feature, `CosmosEntraTokens` asks an `azure_identity` credential for them), and the
+    /// identity needs a Cosmos DB data-plane role. Tokens travel only over `https://`, or to a
+    /// loopback server when [`TransportOptions::allow_bearer_over_http_to_loopback`] allows it.
+    ///
+    /// ```no_run
+    /// # fn demo(provider: azstore::credential::StaticToken) -> azstore::Result<()> {
+    /// use azstore::cosmos::CosmosClient;
+    /// use azstore::http::ClientOptions;
+    /// let client = CosmosClient::with_token_provider(
+    ///     "https://contoso.documents.azure.com:443/",
+    ///     provider,
+    ///     ClientOptions::default(),
+    /// )?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    ///
+    /// [`TransportOptions::allow_bearer_over_http_to_loopback`]: crate::http::TransportOptions::allow_bearer_over_http_to_loopback
+    pub fn with_token_provider(
+        endpoint: &str,
+        provider: impl TokenProvider + 'static,
+        options: ClientOptions,
+    ) -> Result<CosmosClient> {
+        let parsed = Endpoint::parse(endpoint)?;
+        if !parsed.origin().starts_with("https://") {
+            let url = reqwest::Url::parse(parsed.origin()).map_err(|_| {
+                Error::invalid_input(format!("endpoint {parsed} is not a valid URL"))
+            })?;
+            let host = url.host_str().unwrap_or_default();
+            let loopback = crate::http::transport::is_loopback_host(host);
+            if !(loopback && options.transport.bearer_over_http_to_loopback_allowed()) {
+                return Err(Error::invalid_input(format!(
+                    "refusing to send Entra ID tokens over plain HTTP to {host}: use an https:// endpoint"
+                )));
+            }
+        }
+        let provider: Arc<dyn TokenProvider> = Arc::new(TokenCache::new(provider));
+        CosmosClient::build(endpoint, CosmosAuth::Token(provider), options)
+    }
+
+    fn build(endpoint: &str, auth: CosmosAuth, options: ClientOptions) -> Result<CosmosClient> {
+        let endpoint = Endpoint::parse(endpoint)?;
+        if !endpoint.path_prefix().is_empty() {
+            return Err(Error::invalid_input(
+                "a Cosmos DB endpoint has no path: https://<account>.documents.azure.com:443/",
+            ));
+        }
+        let pipeline = Pipeline::cosmos(endpoint.clone(), auth, options)?;
+        Ok(CosmosClient {
+            inner: Arc::new(Inner { pipeline, endpoint }),
+        })
+    }
+
+    /// A client for `AZSTORE_COSMOS_ENDPOINT` ([`COSMOS_ENDPOINT_ENV`]) with the key in
+    /// `AZSTORE_COSMOS_KEY` ([`COSMOS_KEY_ENV`]).
+    pub fn from_env() -> Result<CosmosClient> {
+        let endpoint = std::env::var(COSMOS_ENDPOINT_ENV).map_err(|_| {
+            Error::invalid_input(format!(
+                "{COSMOS_ENDPOINT_ENV} is not set (a Cosmos DB endpoint URL)"
+            ))
+        })?;
+        let key = std::env::var(COSMOS_KEY_ENV).map_err(|_| {
+            Error::invalid_input(format!("{COSMOS_KEY_ENV} is not set (a Cosmos DB key)"))
+        })?;
+        CosmosClient::new(&endpoint, CosmosKey::new(&key)?)
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.inner.endpoint
+    }
+
+    /// A database (validated here; nothing is sent).
+    pub fn database(&self, id: &str) -> Result<CosmosDatabase> {
+        validate_id("database", id)?;
+        Ok(CosmosDatabase {
+            client: self.clone(),
+            id: id.to_string(),
+        })
+    }
+
+    /// Sends a Cosmos request: stamps the API version and content type.
+    pub(crate) async fn send(&self, req: Request) -> Result<Response> {
+        self.inner
+            .pipeline
+            .send(req.header("x-ms-version", COSMOS_API_VERSION))
+            .await
+    }
+}
+
+/// A database of a [`CosmosClient`].
+#[derive(Debug, Clone)]
+pub struct CosmosDatabase {
+    client: CosmosClient,
+    id: String,
+}
+
+impl CosmosDatabase {
+    /// The id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Creates the database; `Ok(false)` when it exists already.
+    pub async fn create_if_not_exists(&self) -> Result<bool> {
+        let body = serde_json::json!({ "id": self.id }).to_string();
+        let req = Request::new(Method::Post, "dbs")
+            .intent(Intent::IdempotentWrite)
+            .body(body, "application/json");
+        created(self.client.send(req).await)
+    }
+
+    /// Deletes the database and everything in it; `Ok(false)` when it did not exist.
+    pub async fn delete(&self) -> Result<bool> {
+        let req = Request::new(Method::Delete, &format!("dbs/{}", self.id));
+        match self.client.send(req).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A container whose partition key path is `partition_key_path` (e.g. `/season`; one
+    /// level or nested, `/a/b`). Validated here; nothing is sent.
+    pub fn container(&self, id: &str, partition_key_path: &str) -> Result<CosmosContainer> {
+        validate_id("container", id)?;
+        let path = parse_pk_path(partition_key_path)?;
+        Ok(CosmosContainer {
+            inner: Arc::new(ContainerInner {
+                client: self.client.clone(),
+                database: self.id.clone(),
+                id: id.to_string(),
+                pk_path: partition_key_path.to_string(),
+                pk_segments: path,
+            }),
+        })
+    }
+}
+
+fn parse_pk_path(path: &str) -> Result<Vec<String>> {
+    let bad = || {
+        Error::invalid_input(format!(
+            "a partition key path is /name or /a/b (got {path:?})"
+        ))
+    };
+    let rest = path.strip_prefix('/').ok_or_else(bad)?;
+    let segments: Vec<String> = rest.split('/').map(str::to_string).collect();
+    if segments.iter().any(|s| {
+        s.is_empty() || s.contains(['"', '\\', '[', ']', '*']) || s.chars().any(char::is_control)
+    }) {
+        return Err(bad());
+    }
+    Ok(segments)
+}
+
+fn created(result: Result<Response>) -> Result<bool> {
+    match result {
+        Ok(_) => Ok(true),
+        Err(e) if e.is_conflict() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+pub(crate) struct ContainerInner {
+    client: CosmosClient,
+    database: String,
+    id: String,
+    pk_path: String,
+    pk_segments: Vec<String>,
+}
+
+/// A container (collection) of a [`CosmosDatabase`], with its partition key path. Cheap to
+/// clone.
+///
+/// ```no_run
+/// # async fn demo(client: azstore::cosmos::CosmosClient) -> azstore::Result<()> {
+/// use azstore::cosmos::PartitionKey;
+/// let db = client.database("app")?;
+/// db.create_if_not_exists().await?;
+/// let locks = db.container("locks", "/id")?;
+/// locks.create_if_not_exists().await?;
+/// let lock = locks.lock("nightly-report", PartitionKey::from("nightly-report"))?;
+/// # let _ = lock; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct CosmosContainer {
+    inner: Arc<ContainerInner>,
+}
+
+impl fmt::Debug for CosmosContainer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CosmosContainer")
+            .field("endpoint", &self.inner.client.endpoint().to_string())
+            .field("database", &self.inner.database)
+            .field("id", &self.inner.id)
+            .field("partition_key_path", &self.inner.pk_path)
+            .finish()
+    }
+}
+
+impl CosmosContainer {
+    /// The container id.
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// The database id.
+    pub fn database_id(&self) -> &str {
+        &self.inner.database
+    }
+
+    /// The partition key path.
+    pub fn partition_key_path(&self) -> &str {
+        &self.inner.pk_path
+    }
+
+    /// The client.
+    pub fn client(&self) -> &CosmosClient {
+        &self.inner.client
+    }
+
+    /// Creates the container with its partition key path and time to live switched on
+    /// without a default (`defaultTtl: -1`: items expire only when they carry a `ttl`, as
+    /// lock items do); `Ok(false)` when it exists already (its settings are left as they are).
+    pub async fn create_if_not_exists(&self) -> Result<bool> {
+        let body = serde_json::json!({
+            "id": self.inner.id,
+            "partitionKey": { "paths": [self.inner.pk_path], "kind": "Hash", "version": 2 },
+            "defaultTtl": -1,
+        })
+        .to_string();
+        let req = Request::new(Method::Post, &format!("dbs/{}/colls", self.inner.database))
+            .intent(Intent::IdempotentWrite)
+            .body(body, "application/json");
+        created(self.inner.client.send(req).await)
+    }
+
+    /// Deletes the container and its items; `Ok(false)` when it did not exist.
+    pub async fn delete(&self) -> Result<bool> {
+        let req = Request::new(
+            Method::Delete,
+            &format!("dbs/{}/colls/{}", self.inner.database, self.inner.id),
+        );
+        match self.inner.client.send(req).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The item `id` in partition `partition_key`, holding a `T` (validated here; nothing is
+    /// sent).
+    pub fn item<T>(
+        &self,
+        id: &str,
+        partition_key: impl Into<PartitionKey>,
+    ) -> Result<CosmosItem<T>> {
+        CosmosItem::new(self.clone(), id, partition_key.into())
+    }
+
+    /// A lease on the lock item `id` (see [`CosmosLease`]).
+    pub fn lease(&self, id: &str, partition_key: impl Into<PartitionKey>) -> Result<CosmosLease> {
+        CosmosLease::new(self.clone(), id, partition_key.into())
+    }
+
+    /// A lock on the lock item `id`, with default [`LockOptions`](crate::lock::LockOptions).
+    pub fn lock(&self, id: &str, partition_key: impl Into<PartitionKey>) -> Result<CosmosLock> {
+        CosmosLock::new(self.clone(), id, partition_key.into())
+    }
+
+    fn docs_path(&self) -> String {
+        format!("dbs/{}/colls/{}/docs", self.inner.database, self.inner.id)
+    }
+
+    /// Puts `id` and the partition key value into a document body (an object), refusing a
+    /// body that already holds other values there.
+    pub(crate) fn stamp(&self, doc: &mut Value, id: &str, pk: &PartitionKey) -> Result<()> {
+        let Value::Object(map) = doc else {
+            return Err(Error::invalid_input(
+                "a Cosmos DB item must serialize to a JSON object",
+            ));
+        };
+        match map.get("id") {
+            Some(Value::String(s)) if s == id => {}
+            None => {
+                map.insert("id".into(), Value::String(id.to_string()));
+            }
+            Some(other) => {
+                return Err(Error::invalid_input(format!(
+                    "the value's \"id\" field ({other}) is not the item's id {id:?}"
+                )));
+            }
+        }
+        let mut at = &mut *map;
+        let (last, parents) = self
+            .inner
+            .pk_segments
+            .split_last()
+            .expect("a partition key path has a segment");
+        for seg in parents {
+            let next = at
+                .entry(seg.clone())
+                .or_insert_with(|| Value::Object(Default::default()));
+            at = match next {
+                Value::Object(m) => m,
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "the value's field {seg:?} must be an object to hold the partition key {}",
+                        self.inner.pk_path
+                    )));
+                }
+            };
+        }
+        match at.get(last) {
+            None => {
+                at.insert(last.clone(), pk.0.clone());
+            }
+            Some(v) if *v == pk.0 => {}
+            Some(other) => {
+                return Err(Error::invalid_input(format!(
+                    "the value's partition key {} is {other}, not the item's {}",
+                    self.inner.pk_path, pk.0
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Gives a Cosmos error the azstore code that the retry loops and callers match on.
+pub(crate) fn cosmos_error(e: Error, create: bool) -> Error {
+    let code = match (e.status(), e.kind()) {
+        (Some(412), _) => Some(ErrorCode::ConditionNotMet),
+        (Some(409), _) if create => Some(ErrorCode::ResourceAlreadyExists),
+        (Some(404), _) => Some(ErrorCode::ResourceNotFound),
+        _ => None,
+    };
+    match code {
+        Some(c) => e.with_code(c),
+        None => e,
+    }
+}
+
+/// A response whose body must be JSON: malformed bodies are a `Service` error, never a panic.
+pub(crate) fn json_body(resp: &Response, what: &str) -> Result<Value> {
+    serde_json::from_slice(&resp.body).map_err(|e| {
+        Error::new(
+            ErrorKind::Service,
+            format!("Cosmos DB answered {what} with a body that is not JSON: {e}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_paths_are_checked_before_sending() {
+        assert!(validate_id("item", "").is_err());
+        assert!(validate_id("item", "a/b").is_err());
+        assert!(validate_id("item", "a#").is_err());
+        assert!(validate_id("item", "a\n").is_err());
+        assert!(validate_id("item", "x ").is_err());
+        assert!(validate_id("item", &"x".repeat(256)).is_err());
+        assert!(validate_id("item", "schedule 2026 ü").is_ok());
+        assert!(parse_pk_path("pk").is_err());
+        assert!(parse_pk_path("/").is_err());
+        assert!(parse_pk_path("/a//b").is_err());
+        assert_eq!(parse_pk_path("/a/b").unwrap(), vec!["a", "b"]);
+        assert!(
+            CosmosClient::new(
+                "http://127.0.0.1:1/x",
+                CosmosKey::new(EMULATOR_KEY).unwrap()
+            )
+            .is_err()
+        );
+        assert!(CosmosClient::new("ftp://h", CosmosKey::new(EMULATOR_KEY).unwrap()).is_err());
+    }
+
+    #[test]
+    fn partition_key_headers_are_ascii() {
+        assert_eq!(PartitionKey::from("ü").header_value(), r#"["\u00fc"]"#);
+        assert_eq!(
+            PartitionKey::from("😀").header_value(),
+            r#"["\ud83d\ude00"]"#
+        );
+        assert_eq!(PartitionKey::from(true).header_value(), "[true]");
+        let back: Vec<String> =
+            serde_json::from_str(&PartitionKey::from("😀").header_value()).unwrap();
+        assert_eq!(back, vec!["😀".to_string()]);
+    }
+
+    #[test]
+    fn stamping_ids_and_partition_keys() {
+        let c = CosmosClient::new("http://127.0.0.1:1", CosmosKey::new(EMULATOR_KEY).unwrap())
+            .unwrap()
+            .database("d")
+            .unwrap()
+            .container("c", "/meta/season")
+            .unwrap();
+        let pk = PartitionKey::from("2026");
+        let mut doc = serde_json::json!({"a": 1});
+        c.stamp(&mut doc, "x", &pk).unwrap();
+        assert_eq!(
+            doc,
+            serde_json::json!({"a": 1, "id": "x", "meta": {"season": "2026"}})
+        );
+        c.stamp(&mut doc, "x", &pk).unwrap();
+        assert!(c.stamp(&mut doc, "y", &pk).is_err());
+        assert!(c.stamp(&mut doc, "x", &PartitionKey::from("2027")).is_err());
+        assert!(c.stamp(&mut serde_json::json!([1]), "x", &pk).is_err());
+        assert!(
+            c.stamp(&mut serde_json::json!({"meta": 3}), "x", &pk)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn keys_never_show() {
+        let c =
+            CosmosClient::new("http://127.0.0.1:1", CosmosKey::new(EMULATOR_KEY).unwrap()).unwrap();
+        let shown = format!("{c:?}");
+        assert!(
+            !shown.contains("C2y6") && shown.contains("redacted"),
+            "{shown}"
+        );
+        let e = CosmosKey::new("c2VjcmV0!!").unwrap_err();
+        assert!(!format!("{e} {e:?}").contains("c2VjcmV0"));
+    }
+}
