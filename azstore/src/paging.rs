@@ -57,6 +57,15 @@ pub type ResultStream<T> = Pin<Box<dyn Stream<Item = Result<T>> + Send + 'static
 /// Every item of a listing (or every chunk of a streamed download), in order; the first error
 /// ends it. For large listings prefer walking the stream with
 /// [`try_next`](TryStreamExt::try_next), which holds one page at a time.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::blob::ListOptions;
+/// use azstore::paging::collect_all;
+/// let everything = collect_all(container.list_blobs(ListOptions::default())).await?;
+/// println!("{} entries", everything.len());
+/// # Ok(()) }
+/// ```
 pub async fn collect_all<T>(stream: ResultStream<T>) -> Result<Vec<T>> {
     stream.try_collect().await
 }

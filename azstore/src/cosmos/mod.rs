@@ -105,6 +105,14 @@ pub struct CosmosKey(Arc<KeyedMac>);
 impl CosmosKey {
     /// The key as the portal shows it (base64). `InvalidInput` when it is not base64 or empty
     /// (the message never repeats it).
+    ///
+    /// ```
+    /// let key = std::env::var("COSMOS_KEY").unwrap_or_default();
+    /// match azstore::cosmos::CosmosKey::new(&key) {
+    ///     Ok(k) => println!("{k:?}"), // CosmosKey(<redacted>)
+    ///     Err(e) => eprintln!("{e}"),  // never repeats the key
+    /// }
+    /// ```
     pub fn new(key_base64: &str) -> Result<CosmosKey> {
         KeyedMac::from_base64(key_base64, "the Cosmos DB key", Error::invalid_input)
             .map(|m| CosmosKey(Arc::new(m)))
@@ -133,6 +141,20 @@ pub const COSMOS_SCOPE: &str = "https://cosmos.azure.com/.default";
 
 /// An Entra ID `TokenCredential` (any `azure_identity` credential) as a [`TokenProvider`] for
 /// [`COSMOS_SCOPE`], for [`CosmosClient::with_token_provider`] (feature `identity`).
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::cosmos::{CosmosClient, CosmosEntraTokens};
+/// use azstore::credential::entra;
+/// use azstore::http::{ClientOptions, TransportOptions};
+/// let credential = entra::default_credential(&TransportOptions::default())?;
+/// let client = CosmosClient::with_token_provider(
+///     "https://contoso.documents.azure.com:443/",
+///     CosmosEntraTokens(credential),
+///     ClientOptions::default(),
+/// )?;
+/// # let _ = client; Ok(()) }
+/// ```
 #[cfg(feature = "identity")]
 pub struct CosmosEntraTokens(pub Arc<dyn azure_core::credentials::TokenCredential>);
 
@@ -176,12 +198,22 @@ pub struct PartitionKey(Value);
 
 impl PartitionKey {
     /// The value as JSON.
+    ///
+    /// ```
+    /// use azstore::cosmos::PartitionKey;
+    /// assert_eq!(PartitionKey::from("2026").as_json(), &serde_json::json!("2026"));
+    /// ```
     pub fn as_json(&self) -> &Value {
         &self.0
     }
 
     /// The `x-ms-documentdb-partitionkey` header: a JSON array, non-ASCII characters escaped
     /// (`\uXXXX`) so that the header is plain ASCII.
+    ///
+    /// ```
+    /// use azstore::cosmos::PartitionKey;
+    /// assert_eq!(PartitionKey::from("Zürich").header_value(), r#"["Z\u00fcrich"]"#);
+    /// ```
     pub fn header_value(&self) -> String {
         let json = Value::Array(vec![self.0.clone()]).to_string();
         let mut out = String::with_capacity(json.len());
@@ -285,11 +317,29 @@ impl fmt::Debug for CosmosClient {
 impl CosmosClient {
     /// A client for the account at `endpoint` (`https://<account>.documents.azure.com:443/`,
     /// or a local server's `http://127.0.0.1:PORT`) with default [`ClientOptions`].
+    ///
+    /// ```
+    /// use azstore::cosmos::{CosmosClient, CosmosKey, EMULATOR_KEY};
+    /// // The local emulator; nothing is sent until the first operation.
+    /// let client = CosmosClient::new("http://127.0.0.1:8081", CosmosKey::new(EMULATOR_KEY)?)?;
+    /// assert_eq!(client.endpoint().url(), "http://127.0.0.1:8081");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn new(endpoint: &str, key: CosmosKey) -> Result<CosmosClient> {
         CosmosClient::with_options(endpoint, key, ClientOptions::default())
     }
 
     /// A client with custom options (timeouts, retry policy, transport).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::cosmos::{CosmosClient, CosmosKey, EMULATOR_KEY};
+    /// use azstore::http::ClientOptions;
+    /// let options = ClientOptions::default().total_timeout(Duration::from_secs(5));
+    /// let client = CosmosClient::with_options("http://127.0.0.1:8081", CosmosKey::new(EMULATOR_KEY)?, options)?;
+    /// # let _ = client;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
     pub fn with_options(
         endpoint: &str,
         key: CosmosKey,
@@ -354,6 +404,13 @@ impl CosmosClient {
 
     /// A client for `AZSTORE_COSMOS_ENDPOINT` ([`COSMOS_ENDPOINT_ENV`]) with the key in
     /// `AZSTORE_COSMOS_KEY` ([`COSMOS_KEY_ENV`]).
+    ///
+    /// ```no_run
+    /// # fn demo() -> azstore::Result<()> {
+    /// // AZSTORE_COSMOS_ENDPOINT=https://contoso.documents.azure.com:443/ AZSTORE_COSMOS_KEY=... my-app
+    /// let client = azstore::cosmos::CosmosClient::from_env()?;
+    /// # let _ = client; Ok(()) }
+    /// ```
     pub fn from_env() -> Result<CosmosClient> {
         let endpoint = std::env::var(COSMOS_ENDPOINT_ENV).map_err(|_| {
             Error::invalid_input(format!(
@@ -367,11 +424,24 @@ impl CosmosClient {
     }
 
     /// The endpoint.
+    ///
+    /// ```no_run
+    /// # fn demo(client: azstore::cosmos::CosmosClient) -> azstore::Result<()> {
+    /// println!("talking to {}", client.endpoint().url());
+    /// # Ok(()) }
+    /// ```
     pub fn endpoint(&self) -> &Endpoint {
         &self.inner.endpoint
     }
 
     /// A database (validated here; nothing is sent).
+    ///
+    /// ```no_run
+    /// # fn demo(client: azstore::cosmos::CosmosClient) -> azstore::Result<()> {
+    /// let db = client.database("app")?;
+    /// # let _ = db;
+    /// # Ok(()) }
+    /// ```
     pub fn database(&self, id: &str) -> Result<CosmosDatabase> {
         validate_id("database", id)?;
         Ok(CosmosDatabase {
@@ -390,6 +460,15 @@ impl CosmosClient {
 }
 
 /// A database of a [`CosmosClient`].
+///
+/// ```no_run
+/// # async fn demo(client: azstore::cosmos::CosmosClient) -> azstore::Result<()> {
+/// let db = client.database("app")?;
+/// db.create_if_not_exists().await?;
+/// let orders = db.container("orders", "/customerId")?;
+/// orders.create_if_not_exists().await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct CosmosDatabase {
     client: CosmosClient,
@@ -398,11 +477,25 @@ pub struct CosmosDatabase {
 
 impl CosmosDatabase {
     /// The id.
+    ///
+    /// ```no_run
+    /// # fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
+    /// println!("database {}", db.id());
+    /// # Ok(()) }
+    /// ```
     pub fn id(&self) -> &str {
         &self.id
     }
 
     /// Creates the database; `Ok(false)` when it exists already.
+    ///
+    /// ```no_run
+    /// # async fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
+    /// if db.create_if_not_exists().await? {
+    ///     println!("created {}", db.id());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn create_if_not_exists(&self) -> Result<bool> {
         let body = serde_json::json!({ "id": self.id }).to_string();
         let req = Request::new(Method::Post, "dbs")
@@ -412,6 +505,12 @@ impl CosmosDatabase {
     }
 
     /// Deletes the database and everything in it; `Ok(false)` when it did not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
+    /// db.delete().await?; // every container and item in it too
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self) -> Result<bool> {
         let req = Request::new(Method::Delete, &format!("dbs/{}", self.id));
         match self.client.send(req).await {
@@ -423,6 +522,13 @@ impl CosmosDatabase {
 
     /// A container whose partition key path is `partition_key_path` (e.g. `/season`; one
     /// level or nested, `/a/b`). Validated here; nothing is sent.
+    ///
+    /// ```no_run
+    /// # async fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
+    /// let schedules = db.container("schedules", "/season")?;
+    /// schedules.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn container(&self, id: &str, partition_key_path: &str) -> Result<CosmosContainer> {
         validate_id("container", id)?;
         let path = parse_pk_path(partition_key_path)?;
@@ -501,21 +607,46 @@ impl fmt::Debug for CosmosContainer {
 
 impl CosmosContainer {
     /// The container id.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// println!("{}/{} partitioned by {}", container.database_id(), container.id(), container.partition_key_path());
+    /// # Ok(()) }
+    /// ```
     pub fn id(&self) -> &str {
         &self.inner.id
     }
 
     /// The database id.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// println!("in database {}", container.database_id());
+    /// # Ok(()) }
+    /// ```
     pub fn database_id(&self) -> &str {
         &self.inner.database
     }
 
     /// The partition key path.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// assert!(container.partition_key_path().starts_with('/'));
+    /// # Ok(()) }
+    /// ```
     pub fn partition_key_path(&self) -> &str {
         &self.inner.pk_path
     }
 
     /// The client.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// let other = container.client().database("archive")?;
+    /// # let _ = other;
+    /// # Ok(()) }
+    /// ```
     pub fn client(&self) -> &CosmosClient {
         &self.inner.client
     }
@@ -523,6 +654,12 @@ impl CosmosContainer {
     /// Creates the container with its partition key path and time to live switched on
     /// without a default (`defaultTtl: -1`: items expire only when they carry a `ttl`, as
     /// lock items do); `Ok(false)` when it exists already (its settings are left as they are).
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// container.create_if_not_exists().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn create_if_not_exists(&self) -> Result<bool> {
         let body = serde_json::json!({
             "id": self.inner.id,
@@ -537,6 +674,14 @@ impl CosmosContainer {
     }
 
     /// Deletes the container and its items; `Ok(false)` when it did not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// if !container.delete().await? {
+    ///     println!("{} did not exist", container.id());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self) -> Result<bool> {
         let req = Request::new(
             Method::Delete,
@@ -551,6 +696,15 @@ impl CosmosContainer {
 
     /// The item `id` in partition `partition_key`, holding a `T` (validated here; nothing is
     /// sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// use azstore::cosmos::PartitionKey;
+    /// use azstore::update::{Decision, UpdatePolicy, update};
+    /// let counter = container.item::<u64>("visits", PartitionKey::from("stats"))?;
+    /// update(&counter, &UpdatePolicy::default(), |n| Decision::Write(n.copied().unwrap_or(0) + 1)).await?;
+    /// # Ok(()) }
+    /// ```
     pub fn item<T>(
         &self,
         id: &str,
@@ -560,11 +714,33 @@ impl CosmosContainer {
     }
 
     /// A lease on the lock item `id` (see [`CosmosLease`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// use azstore::cosmos::PartitionKey;
+    /// use azstore::lease::{LeaseDuration, LeaseGuard};
+    /// let lease = container.lease("leader", PartitionKey::from("leader"))?;
+    /// let guard = LeaseGuard::acquire(lease, LeaseDuration::seconds(15)?).await?;
+    /// guard.release().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn lease(&self, id: &str, partition_key: impl Into<PartitionKey>) -> Result<CosmosLease> {
         CosmosLease::new(self.clone(), id, partition_key.into())
     }
 
     /// A lock on the lock item `id`, with default [`LockOptions`](crate::lock::LockOptions).
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// use azstore::cosmos::PartitionKey;
+    /// let lock = container.lock("nightly-report", PartitionKey::from("nightly-report"))?;
+    /// if let Some(held) = lock.acquire(Duration::from_secs(30)).await? {
+    ///     println!("token {}", held.fencing_token());
+    ///     held.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn lock(&self, id: &str, partition_key: impl Into<PartitionKey>) -> Result<CosmosLock> {
         CosmosLock::new(self.clone(), id, partition_key.into())
     }

@@ -236,6 +236,15 @@ pub trait Versioned: Send + Sync {
     /// that does not cannot have its writes recognised after an ambiguous failure: `update`
     /// then stops with [`RequestSent::Maybe`] as soon as a write of unknown outcome may have
     /// applied, instead of retrying it (which could apply the change twice).
+    ///
+    /// ```no_run
+    /// # fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::table::Entity;
+    /// use azstore::update::Versioned;
+    /// let plain = table.versioned::<Entity>("counters", "visits")?.without_write_id();
+    /// assert!(!plain.stores_write_ids());
+    /// # Ok(()) }
+    /// ```
     fn stores_write_ids(&self) -> bool {
         true
     }
