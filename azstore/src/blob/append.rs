@@ -49,7 +49,16 @@ impl CreateOptions {
     }
 
     setters! {
-        /// Sets the conditions.
+        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+        /// or `none`, plus a lease id for a leased blob).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::CreateOptions;
+        /// let lease = LeaseId::random();
+        /// let options = CreateOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+        /// assert_eq!(options.conditions.lease_id, Some(lease));
+        /// ```
         conditions => set conditions: Conditions;
     }
 }

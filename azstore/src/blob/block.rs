@@ -129,7 +129,16 @@ impl CommitOptions {
     }
 
     setters! {
-        /// Sets the conditions.
+        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+        /// or `none`, plus a lease id for a leased blob).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::CommitOptions;
+        /// let lease = LeaseId::random();
+        /// let options = CommitOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+        /// assert_eq!(options.conditions.lease_id, Some(lease));
+        /// ```
         conditions => set conditions: Conditions;
     }
 }
@@ -149,7 +158,14 @@ pub struct BlockOptions {
 
 impl BlockOptions {
     setters! {
-        /// Sets the conditions (only a lease id is accepted).
+        /// The lease id of a leased blob, the only condition Put Block takes (default: none).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::BlockOptions;
+        /// let options = BlockOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+        /// # let _ = options;
+        /// ```
         conditions => set conditions: Conditions;
         /// The transactional checksum azstore computes over the block and sends with it, so
         /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the

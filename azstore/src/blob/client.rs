@@ -309,7 +309,16 @@ impl PutOptions {
     }
 
     setters! {
-        /// Sets the conditions.
+        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+        /// or `none`, plus a lease id for a leased blob).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::PutOptions;
+        /// let lease = LeaseId::random();
+        /// let options = PutOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+        /// assert_eq!(options.conditions.lease_id, Some(lease));
+        /// ```
         conditions => set conditions: Conditions;
         /// The transactional checksum azstore computes over the body and sends with it, so
         /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the

@@ -134,9 +134,27 @@ impl CopyOptions {
     }
 
     setters! {
-        /// Sets the conditions on the source blob (`x-ms-source-if-*`; none by default).
+        /// Conditions on the source blob (`x-ms-source-if-*`: ETag and dates; no lease id).
+        /// Default: none, so whatever version the service reads is copied.
+        ///
+        /// ```
+        /// use azstore::{Conditions, ETag};
+        /// use azstore::blob::CopyOptions;
+        /// let seen = ETag::new("\"0x8DCB1\"");
+        /// let options = CopyOptions::new(Conditions::if_not_exists()).source_conditions(Conditions::if_match(&seen));
+        /// # let _ = options;
+        /// ```
         source_conditions => set source_conditions: Conditions;
-        /// Sets the conditions on the destination blob (chosen in [`CopyOptions::new`]).
+        /// Replaces the conditions on the destination blob chosen in [`CopyOptions::new`]
+        /// (including its lease id).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::CopyOptions;
+        /// let lease = LeaseId::random();
+        /// let options = CopyOptions::new(Conditions::none()).conditions(Conditions::lease(&lease));
+        /// # let _ = options;
+        /// ```
         conditions => set conditions: Conditions;
         /// (Copy Blob From URL) The base64 MD5 the source must have; the service refuses the
         /// copy with 400 `Md5Mismatch` otherwise. Default: not checked.
@@ -146,9 +164,25 @@ impl CopyOptions {
         /// [`CopyTags::Copy`] (the source's). Default: not sent, which the service treats as
         /// `Replace`.
         tags_from => some tags: CopyTags;
-        /// Has the service read the source with this bearer token (Copy Blob From URL).
+        /// (Copy Blob From URL) Has the service read the source with this bearer token
+        /// (default: none; the source is public or carries a SAS).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::{CopyOptions, SourceAuthorization};
+        /// let options = CopyOptions::new(Conditions::none())
+        ///     .source_authorization(SourceAuthorization::bearer("eyJ0eXAi")?);
+        /// # let _ = options; Ok::<(), azstore::Error>(())
+        /// ```
         source_authorization => some source_authorization: SourceAuthorization;
-        /// Seals the destination append blob after the copy (Copy Blob).
+        /// (Copy Blob, append blobs) Seals the destination after the copy: no further
+        /// appends (default: not sealed).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// let options = azstore::blob::CopyOptions::new(Conditions::if_not_exists()).seal();
+        /// assert!(options.seal);
+        /// ```
         seal => flag seal;
         /// (Copy Blob from an archived source) How fast the destination is rehydrated:
         /// [`RehydratePriority::Standard`] (up to 15 hours) or [`RehydratePriority::High`].
@@ -167,7 +201,7 @@ crate::blob::write_options::write_builders!(CopyOptions);
 /// use azstore::Conditions;
 /// use azstore::blob::{CopyOptions, CopyStatus};
 /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(3600))?;
-/// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+/// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none())).await?;
 /// if started.status == CopyStatus::Pending {
 ///     let done = dest.wait_for_copy(&started.copy_id, Duration::from_secs(2)).await?;
 ///     println!("copy ended: {done:?}");
@@ -294,7 +328,7 @@ impl BlobClient {
     /// use azstore::Conditions;
     /// use azstore::blob::{CopyOptions, CopyStatus};
     /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(3600))?;
-    /// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+    /// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none())).await?;
     /// if started.status == CopyStatus::Pending {
     ///     let done = dest.wait_for_copy(&started.copy_id, Duration::from_secs(2)).await?;
     ///     println!("copy ended: {done:?}");
@@ -318,7 +352,7 @@ impl BlobClient {
     /// use azstore::Conditions;
     /// use azstore::blob::CopyOptions;
     /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(600))?;
-    /// let copied = dest.copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+    /// let copied = dest.copy_from_url(&url, &CopyOptions::new(Conditions::none())).await?;
     /// println!("{:?}", copied.status);
     /// # Ok(()) }
     /// ```

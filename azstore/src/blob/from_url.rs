@@ -347,7 +347,15 @@ impl PutFromUrlOptions {
     }
 
     setters! {
-        /// Sets the destination conditions.
+        /// Replaces the destination conditions chosen in [`new`](Self::new) (source conditions go
+        /// in the [`CopySource`]).
+        ///
+        /// ```
+        /// use azstore::Conditions;
+        /// use azstore::blob::PutFromUrlOptions;
+        /// let options = PutFromUrlOptions::new(Conditions::none()).conditions(Conditions::if_not_exists());
+        /// # let _ = options;
+        /// ```
         conditions => set conditions: Conditions;
         /// Whether the source's HTTP headers (content type, encoding, ...) are copied to the
         /// new blob (`x-ms-copy-source-blob-properties`). Default: not sent, and the

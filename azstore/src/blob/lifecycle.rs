@@ -67,7 +67,15 @@ pub struct SetTierOptions {
 
 impl SetTierOptions {
     setters! {
-        /// Sets the conditions.
+        /// A lease id and `x-ms-if-tags` (the only conditions Set Blob Tier takes; default:
+        /// none).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::SetTierOptions;
+        /// let options = SetTierOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+        /// # let _ = options;
+        /// ```
         conditions => set conditions: Conditions;
         /// How fast a blob leaving Archive is rehydrated: [`RehydratePriority::Standard`] (up
         /// to 15 hours) or [`RehydratePriority::High`] (under an hour below 10 GiB, at a

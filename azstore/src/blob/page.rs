@@ -76,7 +76,14 @@ pub struct PageRangeOptions {
 
 impl PageRangeOptions {
     setters! {
-        /// Sets the conditions.
+        /// Conditions of the read (every condition is accepted; default: none).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::PageRangeOptions;
+        /// let options = PageRangeOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+        /// # let _ = options;
+        /// ```
         conditions => set conditions: Conditions;
         /// Only ranges within `range` (half-open, 512-byte aligned). Default: the whole blob.
         ///
@@ -184,7 +191,15 @@ pub struct PageWriteOptions {
 
 impl PageWriteOptions {
     setters! {
-        /// Sets the conditions.
+        /// ETag, date, tags and lease conditions of the write (default: none; a leased blob
+        /// needs its lease id).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::PageWriteOptions;
+        /// let options = PageWriteOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+        /// # let _ = options;
+        /// ```
         conditions => set conditions: Conditions;
         /// Only if the sequence number is at most `n`.
         if_sequence_number_le => some if_sequence_number_le: u64;

@@ -89,7 +89,16 @@ impl UploadOptions {
 
 impl UploadOptions {
     setters! {
-        /// Sets the conditions.
+        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+        /// or `none`, plus a lease id for a leased blob).
+        ///
+        /// ```
+        /// use azstore::{Conditions, LeaseId};
+        /// use azstore::blob::UploadOptions;
+        /// let lease = LeaseId::random();
+        /// let options = UploadOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+        /// assert_eq!(options.conditions.lease_id, Some(lease));
+        /// ```
         conditions => set conditions: Conditions;
         /// Bytes per staged block when the body is larger than the
         /// [single-put limit](Self::single_put_limit) (1 byte – 4000 MiB; default 8 MiB).
