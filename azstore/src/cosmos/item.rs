@@ -245,6 +245,13 @@ impl<T> CosmosItem<T> {
     /// the container has time to live switched on, as
     /// [`create_if_not_exists`](CosmosContainer::create_if_not_exists) does). `InvalidInput`
     /// unless 1 ≤ `seconds` ≤ 2³¹ − 1.
+    ///
+    /// ```no_run
+    /// # fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// let session = item.with_ttl(3600)?; // gone an hour after its last write
+    /// # let _ = session;
+    /// # Ok(()) }
+    /// ```
     pub fn with_ttl(mut self, seconds: i64) -> Result<CosmosItem<T>> {
         if !(1..=i64::from(i32::MAX)).contains(&seconds) {
             return Err(Error::invalid_input(format!(
@@ -256,16 +263,34 @@ impl<T> CosmosItem<T> {
     }
 
     /// The item id.
+    ///
+    /// ```no_run
+    /// # fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// println!("{} in partition {:?}", item.id(), item.partition_key());
+    /// # Ok(()) }
+    /// ```
     pub fn id(&self) -> &str {
         &self.item.id
     }
 
     /// The partition key value.
+    ///
+    /// ```no_run
+    /// # fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// println!("{}", item.partition_key().header_value());
+    /// # Ok(()) }
+    /// ```
     pub fn partition_key(&self) -> &PartitionKey {
         &self.item.pk
     }
 
     /// The container.
+    ///
+    /// ```no_run
+    /// # fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// println!("in {}/{}", item.container().database_id(), item.container().id());
+    /// # Ok(()) }
+    /// ```
     pub fn container(&self) -> &CosmosContainer {
         &self.item.container
     }
@@ -318,6 +343,15 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
 
     /// Creates the item only if it does not exist (409 `ResourceAlreadyExists` otherwise),
     /// without a write id. Returns the new `_etag`.
+    ///
+    /// ```no_run
+    /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// match item.insert(&serde_json::json!({"id": "2026", "season": "2026"})).await {
+    ///     Err(e) if e.is_conflict() => println!("exists already"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn insert(&self, value: &T) -> Result<ETag> {
         Ok(self.item.create(self.encode(value, None)?).await?.etag)
     }
@@ -325,6 +359,20 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
     /// Replaces the item only if its `_etag` is still `etag` (412 `ConditionNotMet`
     /// otherwise), without a write id — the plain If-Match write of a hand-written retry loop.
     /// Returns the new `_etag`.
+    ///
+    /// ```no_run
+    /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// use azstore::update::Versioned;
+    /// if let Some(current) = item.read().await? {
+    ///     let mut doc = current.value.clone();
+    ///     doc["final"] = "Sunday".into();
+    ///     match item.replace_if_match(&doc, &current.etag).await {
+    ///         Err(e) if e.is_precondition_failed() => println!("changed since the read"),
+    ///         other => { other?; }
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn replace_if_match(&self, value: &T, etag: &ETag) -> Result<ETag> {
         Ok(self
             .item
@@ -334,11 +382,26 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
     }
 
     /// Last writer wins: creates or replaces the item whatever is there (an upsert).
+    ///
+    /// ```no_run
+    /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// let etag = item.overwrite(&serde_json::json!({"id": "2026", "season": "2026"})).await?;
+    /// # let _ = etag;
+    /// # Ok(()) }
+    /// ```
     pub async fn overwrite(&self, value: &T) -> Result<ETag> {
         Ok(self.item.upsert(self.encode(value, None)?).await?.etag)
     }
 
     /// Deletes the item whatever its `_etag`; `Ok(false)` when it did not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// if !item.delete_if_exists().await? {
+    ///     println!("nothing to delete");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_if_exists(&self) -> Result<bool> {
         match self.item.delete(None).await {
             Ok(()) => Ok(true),

@@ -208,6 +208,14 @@ impl CosmosLease {
 
     /// The lock item's time to live in seconds after its last write (default: a day), or
     /// `None` for none. `InvalidInput` below 60 s: the item must outlive every lease on it.
+    ///
+    /// ```no_run
+    /// # fn demo(lease: azstore::cosmos::CosmosLease) -> azstore::Result<()> {
+    /// let lease = lease.with_item_ttl(Some(3600))?;
+    /// assert!(azstore::cosmos::CosmosLease::with_item_ttl(lease.clone(), Some(10)).is_err()); // below 60 s
+    /// # let _ = lease;
+    /// # Ok(()) }
+    /// ```
     pub fn with_item_ttl(mut self, seconds: Option<i64>) -> Result<CosmosLease> {
         if let Some(s) = seconds {
             if !(60..=i64::from(i32::MAX)).contains(&s) {
@@ -221,11 +229,23 @@ impl CosmosLease {
     }
 
     /// The lock item id.
+    ///
+    /// ```no_run
+    /// # fn demo(lease: azstore::cosmos::CosmosLease) -> azstore::Result<()> {
+    /// println!("{} {:?}", lease.id(), lease.partition_key());
+    /// # Ok(()) }
+    /// ```
     pub fn id(&self) -> &str {
         &self.item.id
     }
 
     /// The lock item's partition key value.
+    ///
+    /// ```no_run
+    /// # fn demo(lease: azstore::cosmos::CosmosLease) -> azstore::Result<()> {
+    /// println!("{}", lease.partition_key().header_value());
+    /// # Ok(()) }
+    /// ```
     pub fn partition_key(&self) -> &PartitionKey {
         &self.item.pk
     }

@@ -62,6 +62,17 @@ impl CosmosLock {
 
     /// A lock with custom options (validated here, before any request). A break period in
     /// the options' guard is not used: Cosmos DB locks break at once.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// use azstore::cosmos::{CosmosLock, PartitionKey};
+    /// use azstore::lease::LeaseDuration;
+    /// use azstore::lock::LockOptions;
+    /// let options = LockOptions::default().duration(LeaseDuration::seconds(15)?).label("reindex");
+    /// let lock = CosmosLock::with_options(container, "reindex", PartitionKey::from("reindex"), options)?;
+    /// # let _ = lock;
+    /// # Ok(()) }
+    /// ```
     pub fn with_options(
         container: CosmosContainer,
         id: &str,
@@ -76,22 +87,47 @@ impl CosmosLock {
     }
 
     /// The lock item's time to live (see [`CosmosLease::with_item_ttl`]).
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// let lock = lock.with_item_ttl(Some(7 * 86_400))?; // keep the item (and its fencing token) a week
+    /// # let _ = lock;
+    /// # Ok(()) }
+    /// ```
     pub fn with_item_ttl(mut self, seconds: Option<i64>) -> Result<CosmosLock> {
         self.lease = self.lease.with_item_ttl(seconds)?;
         Ok(self)
     }
 
     /// The lock item id.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// println!("lock item {}", lock.id());
+    /// # Ok(()) }
+    /// ```
     pub fn id(&self) -> &str {
         self.lease.id()
     }
 
     /// The options.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// println!("{:?}", lock.options());
+    /// # Ok(()) }
+    /// ```
     pub fn options(&self) -> &LockOptions {
         &self.options
     }
 
     /// The lease (e.g. to break it by hand).
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// println!("lock item {} in {:?}", lock.lease().id(), lock.lease().partition_key());
+    /// # Ok(()) }
+    /// ```
     pub fn lease(&self) -> &CosmosLease {
         &self.lease
     }
@@ -99,6 +135,18 @@ impl CosmosLock {
     /// One attempt: the held lock, or `None` when someone else holds it. An attempt that
     /// finds the lock held starts (or continues) watching the item for the takeover rule, so
     /// repeated attempts on the same `CosmosLock` (or a clone) take over an abandoned lock.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// match lock.try_acquire().await? {
+    ///     Some(held) => {
+    ///         println!("token {}", held.fencing_token());
+    ///         held.release().await?;
+    ///     }
+    ///     None => println!("busy"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn try_acquire(&self) -> Result<Option<HeldCosmosLock>> {
         self.try_acquire_as(&LeaseId::random()).await
     }
@@ -144,6 +192,16 @@ impl CosmosLock {
     /// renewing is taken over after the lease duration (plus a poll) of unchanged lock item.
     /// One id is proposed across the attempts of one wait, so a repeated attempt whose first
     /// reply was lost does not lock itself out.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    /// if let Some(held) = lock.acquire(Duration::from_secs(60)).await? {
+    ///     // ... the critical section, passing held.fencing_token() along ...
+    ///     held.release().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldCosmosLock>> {
         let deadline = Instant::now().checked_add(timeout);
         let proposed = LeaseId::random();
@@ -169,6 +227,13 @@ impl CosmosLock {
     }
 
     /// Who holds (or last held) the lock and the latest fencing token.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// let s = lock.status().await?;
+    /// println!("locked: {}, owner {:?}, token {:?}", s.locked, s.owner, s.fencing_token);
+    /// # Ok(()) }
+    /// ```
     pub async fn status(&self) -> Result<CosmosLockStatus> {
         let Some((etag, doc)) = self.lease.read_doc().await? else {
             return Ok(CosmosLockStatus {
@@ -192,12 +257,27 @@ impl CosmosLock {
 
     /// Breaks the lock at once (administrative): the item is left without a holder, keeping
     /// its fencing token. The holder's guard reports the loss at its next renew.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+    /// lock.break_lock().await?; // the holder is known dead: free the lock now
+    /// # Ok(()) }
+    /// ```
     pub async fn break_lock(&self) -> Result<LeaseBroken> {
         self.lease.lease_break(None).await
     }
 }
 
 /// What [`CosmosLock::status`] reports.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+/// let s = lock.status().await?;
+/// if s.locked {
+///     println!("held by {:?} (lease {:?}, token {:?})", s.owner, s.lease_duration, s.fencing_token);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CosmosLockStatus {
@@ -216,4 +296,15 @@ pub struct CosmosLockStatus {
 
 /// A held [`CosmosLock`]: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Held::release); dropping it releases in the background.
+///
+/// ```no_run
+/// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::cosmos::HeldCosmosLock;
+/// let held: Option<HeldCosmosLock> = lock.acquire(Duration::from_secs(5)).await?;
+/// if let Some(held) = held {
+///     held.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
 pub type HeldCosmosLock = Held<CosmosLease>;
