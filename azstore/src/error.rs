@@ -563,6 +563,16 @@ impl Error {
         is_not_modified => NotModified,
         /// A checksum did not match, on the service's side or on a verified read
         /// ([`ErrorKind::Integrity`]).
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// use azstore::blob::Checksum;
+        /// match blob.download_range_verified(0..4096, Checksum::Crc64).await {
+        ///     Err(e) if e.is_integrity_mismatch() => eprintln!("damaged in transit: read again"),
+        ///     other => { other?; }
+        /// }
+        /// # Ok(()) }
+        /// ```
         is_integrity_mismatch => Integrity,
         /// Any lease-related refusal (held by someone else, missing, mismatched, lost).
         ///

@@ -55,6 +55,12 @@ const PREMIUM: [u16; 11] = [4, 6, 10, 15, 20, 30, 40, 50, 60, 70, 80];
 
 impl AccessTier {
     /// The header value.
+    ///
+    /// ```
+    /// use azstore::blob::AccessTier;
+    /// assert_eq!(AccessTier::Cool.as_str(), "Cool");
+    /// assert_eq!(AccessTier::Premium(10).as_str(), "P10");
+    /// ```
     pub fn as_str(&self) -> std::borrow::Cow<'static, str> {
         match self {
             AccessTier::Hot => "Hot".into(),
@@ -66,6 +72,12 @@ impl AccessTier {
     }
 
     /// Parses a tier as the service spells it (`Hot`, `Cool`, `Cold`, `Archive`, `P10`, …).
+    ///
+    /// ```
+    /// use azstore::blob::AccessTier;
+    /// assert_eq!(AccessTier::parse("Archive"), Some(AccessTier::Archive));
+    /// assert_eq!(AccessTier::parse("P30"), Some(AccessTier::Premium(30)));
+    /// ```
     pub fn parse(s: &str) -> Option<AccessTier> {
         match s {
             "Hot" => Some(AccessTier::Hot),
@@ -80,6 +92,12 @@ impl AccessTier {
     }
 
     /// Whether this is a premium page-blob tier.
+    ///
+    /// ```
+    /// use azstore::blob::AccessTier;
+    /// assert!(AccessTier::Premium(4).is_premium());
+    /// assert!(!AccessTier::Hot.is_premium());
+    /// ```
     pub fn is_premium(&self) -> bool {
         matches!(self, AccessTier::Premium(_))
     }

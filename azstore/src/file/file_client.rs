@@ -126,6 +126,15 @@ impl FileClient {
     }
 
     /// The underlying pipeline.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// use azstore::http::{Method, Request};
+    /// let path = format!("{}/{}", file.share_name(), file.path());
+    /// let resp = file.pipeline().send(Request::new(Method::Head, &path)).await?;
+    /// println!("{:?}", resp.headers.get("x-ms-type"));
+    /// # Ok(()) }
+    /// ```
     pub fn pipeline(&self) -> &Pipeline {
         &self.pipeline
     }

@@ -325,6 +325,13 @@ impl ListItem {
     }
 
     /// Whether this is a directory.
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// let subdirs = dir.list_all(None).await?.into_iter().filter(|i| i.is_directory()).count();
+    /// println!("{subdirs} subdirectories");
+    /// # Ok(()) }
+    /// ```
     pub fn is_directory(&self) -> bool {
         matches!(self, ListItem::Directory { .. })
     }

@@ -31,6 +31,15 @@ impl QueueClient {
 
     /// Set Queue ACL, replacing all stored access policies (at most 5; permissions a subset
     /// of `raup`, refused before sending otherwise). **Last writer wins**.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+    /// use azstore::access_policy::SignedIdentifier;
+    /// // Revoke every SAS that names a policy: store none.
+    /// queue.set_access_policy(&[]).await?;
+    /// # let _ = SignedIdentifier::new("x", "r");
+    /// # Ok(()) }
+    /// ```
     pub async fn set_access_policy(&self, policies: &[SignedIdentifier]) -> Result<()> {
         let body = access_policy::to_xml(policies, QUEUE_POLICIES)?;
         self.pipeline

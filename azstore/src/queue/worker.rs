@@ -288,6 +288,17 @@ impl WorkerHandle {
     /// does not exist, authorization refused) — its in-flight handlers finished. Then
     /// [`shutdown`](Self::shutdown) returns that error. Cancel-safe: wait on it beside a
     /// shutdown signal, as the [`process`] example does.
+    ///
+    /// ```no_run
+    /// # async fn demo(mut worker: azstore::queue::WorkerHandle) -> azstore::Result<()> {
+    /// tokio::select! {
+    ///     _ = worker.stopped() => eprintln!("the worker stopped on its own"),
+    ///     _ = tokio::signal::ctrl_c() => {}
+    /// }
+    /// let stats = worker.shutdown().await?; // the fatal error, if there was one
+    /// # let _ = stats;
+    /// # Ok(()) }
+    /// ```
     pub async fn stopped(&mut self) {
         // An error means the task is gone (it panicked): stopped as well.
         let _ = self.finished.wait_for(|done| *done).await;

@@ -37,6 +37,14 @@ impl TableClient {
     /// a policy ([`SasBuilder::identifier`](crate::sas::SasBuilder::identifier)) takes its
     /// permissions and validity from it, so changing or removing the policy changes or
     /// revokes every such SAS at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
+    /// use azstore::access_policy::SignedIdentifier;
+    /// let until = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(30 * 86_400);
+    /// table.set_access_policy(&[SignedIdentifier::new("readers", "r").expiry(until)]).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn set_access_policy(&self, policies: &[SignedIdentifier]) -> Result<()> {
         let body = access_policy::to_xml(policies, TABLE_POLICIES)?;
         self.pipeline
