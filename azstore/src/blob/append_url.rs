@@ -9,6 +9,15 @@ use crate::error::{Error, Result};
 use crate::http::Method;
 
 /// Options of Append Block From URL.
+///
+/// ```no_run
+/// # async fn demo(log: azstore::blob::BlobClient, source_url: String) -> azstore::Result<()> {
+/// use azstore::blob::{AppendFromUrlOptions, AppendOptions};
+/// let end = log.get_properties().await?.content_length;
+/// let options = AppendFromUrlOptions::default().append(AppendOptions::at(end)).source_range(0..1024);
+/// log.append_block_from_url(&source_url, &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
 #[non_exhaustive]

@@ -82,6 +82,16 @@ impl BlockId {
 }
 
 /// Which list a block in Put Block List comes from.
+///
+/// ```
+/// use azstore::blob::{BlockId, BlockRef};
+/// // Keep the first committed block, append a newly staged one.
+/// let list = vec![
+///     BlockRef::Committed(BlockId::numbered("v1", 0)?),
+///     BlockRef::Uncommitted(BlockId::numbered("v1", 1)?),
+/// ];
+/// # let _ = list; Ok::<(), azstore::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockRef {
     /// The newest version: uncommitted if staged, else committed (what uploads use).
@@ -101,6 +111,17 @@ impl BlockRef {
 }
 
 /// Options of the commit (Put Block List).
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::{BlockId, BlockRef, CommitOptions};
+/// let id = BlockId::numbered("u1", 0)?;
+/// blob.put_block(&id, "all of it", &Conditions::none()).await?;
+/// let options = CommitOptions::new(Conditions::if_not_exists()).content_type("text/plain");
+/// blob.put_block_list(&[BlockRef::Latest(id)], &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]
@@ -146,6 +167,16 @@ impl CommitOptions {
 crate::blob::write_options::write_builders!(CommitOptions);
 
 /// Options of staging a block ([`BlobClient::put_block_with`]).
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::{BlockId, BlockOptions, Checksum};
+/// let options = BlockOptions::default().checksum(Checksum::Crc64);
+/// blob.put_block_with(&BlockId::numbered("u2", 0)?, "checked block", &options).await?;
+/// # let _ = Conditions::none();
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
 #[non_exhaustive]

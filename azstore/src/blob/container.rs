@@ -12,6 +12,15 @@ use crate::error::Result;
 use crate::http::{Headers, Method};
 
 /// Anonymous (public) read access of a container (`x-ms-blob-public-access`).
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::blob::PublicAccess;
+/// if container.get_properties().await?.public_access != PublicAccess::None {
+///     eprintln!("{} is readable without authorization", container.name());
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PublicAccess {
     /// Private: every request must be authorized.
@@ -42,6 +51,14 @@ impl PublicAccess {
 }
 
 /// Options of Create Container: metadata and anonymous access level.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::blob::{CreateContainerOptions, PublicAccess};
+/// let options = CreateContainerOptions::default().metadata("team", "web").public_access(PublicAccess::Blob);
+/// container.create_with(&options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]
@@ -84,6 +101,13 @@ impl CreateContainerOptions {
 }
 
 /// What Get Container Properties / Get Container Metadata return.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// let p = container.get_properties().await?;
+/// println!("version {}, lease {:?}, metadata {:?}", p.etag, p.lease_state, p.metadata);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ContainerProperties {
@@ -118,6 +142,15 @@ impl ContainerProperties {
 }
 
 /// A container's access control list.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// let mut acl = container.get_acl().await?.acl;
+/// acl.identifiers.retain(|p| p.id != "contractors"); // revoke every SAS naming that policy
+/// container.set_acl(&acl, &Conditions::none()).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ContainerAcl {
@@ -157,6 +190,13 @@ const CONTAINER_POLICIES: PolicyRules = PolicyRules {
 };
 
 /// Get Container ACL's answer: the ACL and the container's version.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// let result = container.get_acl().await?;
+/// println!("{:?} with {} policies (version {})", result.acl.public_access, result.acl.identifiers.len(), result.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct AclResult {

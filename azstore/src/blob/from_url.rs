@@ -295,6 +295,15 @@ impl CopySource {
 }
 
 /// `x-ms-copy-source-tag-option`: where the destination's index tags come from.
+///
+/// ```no_run
+/// # async fn demo(dest: azstore::blob::BlobClient, source: azstore::blob::CopySource) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::{CopyTags, PutFromUrlOptions};
+/// let options = PutFromUrlOptions::new(Conditions::none()).tags_from(CopyTags::Copy);
+/// dest.put_blob_from_url(&source, &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CopyTags {
     /// The tags given in the write options (`x-ms-tags`), or none (`REPLACE`, the default).
@@ -313,6 +322,15 @@ impl CopyTags {
 }
 
 /// Options of [`BlobClient::put_blob_from_url`].
+///
+/// ```no_run
+/// # async fn demo(dest: azstore::blob::BlobClient, source: azstore::blob::CopySource) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::PutFromUrlOptions;
+/// let options = PutFromUrlOptions::new(Conditions::if_not_exists()).copy_source_properties(false).content_type("text/csv");
+/// dest.put_blob_from_url(&source, &options).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[must_use]
 #[non_exhaustive]

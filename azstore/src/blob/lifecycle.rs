@@ -7,6 +7,16 @@ use crate::error::{Error, Result};
 use crate::http::Method;
 
 /// How fast an archived blob is brought back online (`x-ms-rehydrate-priority`).
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::{AccessTier, RehydratePriority, SetTierOptions};
+/// let options = SetTierOptions::default().rehydrate_priority(RehydratePriority::Standard);
+/// blob.set_tier(AccessTier::Cool, &options).await?;
+/// # let _ = Conditions::none();
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RehydratePriority {
     /// Up to 15 hours.

@@ -15,6 +15,16 @@ use crate::http::{Method, Request};
 pub(crate) use crate::paging::{Page, ResultStream, every_page};
 
 /// Options of List Containers and List Blobs.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::blob::ListOptions;
+/// use azstore::paging::collect_all;
+/// let options = ListOptions::default().prefix("2026/").delimiter("/").with_metadata();
+/// let top = collect_all(container.list_blobs(options)).await?;
+/// # let _ = top;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[must_use]
 #[non_exhaustive]
@@ -37,6 +47,16 @@ pub struct ListOptions {
 
 /// A value of List Blobs' `include=` (besides metadata and snapshots, which have their own
 /// flags in [`ListOptions`]).
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::blob::{ListInclude, ListOptions};
+/// use azstore::paging::collect_all;
+/// let with_history = ListOptions::default().including(ListInclude::Versions).including(ListInclude::Deleted);
+/// let all = collect_all(container.list_blobs(with_history)).await?;
+/// # let _ = all;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ListInclude {

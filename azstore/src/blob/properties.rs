@@ -12,6 +12,17 @@ use crate::http::Method;
 use crate::http_headers::HttpHeaders;
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// use azstore::blob::DeleteSnapshots;
+/// match blob.delete_with(DeleteSnapshots::Fail, &Conditions::none()).await {
+///     Err(e) if e.is_conflict() => println!("it has snapshots: kept"),
+///     other => other?,
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DeleteSnapshots {
     /// Delete the blob and all its snapshots.
@@ -24,6 +35,15 @@ pub enum DeleteSnapshots {
 }
 
 /// A snapshot timestamp as returned by Snapshot Blob (`x-ms-snapshot`), opaque.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::Conditions;
+/// let snap = blob.snapshot(&Conditions::none()).await?;
+/// let id = snap.snapshot.clone(); // keep it to read this version later
+/// println!("{}", id.as_str());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SnapshotId(String);
 
@@ -40,6 +60,13 @@ impl SnapshotId {
 }
 
 /// What Snapshot Blob returns.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// let snap = blob.snapshot(&azstore::Conditions::none()).await?;
+/// println!("snapshot {} (version {})", snap.snapshot.as_str(), snap.etag);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct SnapshotResult {
@@ -52,6 +79,12 @@ pub struct SnapshotResult {
 }
 
 /// Blob index tags: at most 10 pairs, keys 1–128 and values 0–256 characters.
+///
+/// ```
+/// use azstore::blob::Tags;
+/// let tags = Tags::from([("project".to_string(), "apollo".to_string())]);
+/// assert_eq!(tags.len(), 1);
+/// ```
 pub type Tags = BTreeMap<String, String>;
 
 /// Tags accept only `x-ms-if-tags` and a lease id.

@@ -36,6 +36,13 @@ use crate::http_headers::HttpHeaders;
 
 /// An access tier (`x-ms-access-tier`). Block blobs take the standard tiers, page blobs on
 /// premium accounts the `P*` tiers; azstore refuses the wrong kind before sending.
+///
+/// ```no_run
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::blob::{AccessTier, PutOptions};
+/// blob.put("cold data", &PutOptions::new(azstore::Conditions::none()).tier(AccessTier::Cold)).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AccessTier {
@@ -122,6 +129,16 @@ impl std::fmt::Display for AccessTier {
 /// cannot take is refused with [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput)
 /// before anything is sent (for example HTTP headers on Copy Blob, which copies the source's,
 /// or an access tier on an append blob).
+///
+/// ```
+/// use azstore::Conditions;
+/// use azstore::blob::{AccessTier, BlobWriteOptions, PutOptions};
+/// let mut shared = BlobWriteOptions::default();
+/// shared.tier = Some(AccessTier::Cool);
+/// shared.metadata.insert("source".into(), "import".into());
+/// let put = PutOptions::new(Conditions::if_not_exists()).write_options(shared);
+/// # let _ = put;
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[must_use]
 #[non_exhaustive]
