@@ -29,6 +29,15 @@ use crate::http::Method;
 /// Options of [`FileClient::start_copy`]. By default the destination gets Azure's defaults
 /// for a new file (permission inherited from its directory, attributes and times new), no
 /// metadata of its own (the source's metadata is copied when `metadata` is empty).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::CopyFileOptions;
+/// # let source_url = String::new();
+/// let exact = CopyFileOptions::default().permission_from_source().attributes_from_source().times_from_source();
+/// file.start_copy(&source_url, &exact).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]

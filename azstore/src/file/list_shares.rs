@@ -45,6 +45,14 @@ pub struct ShareItem {
 }
 
 /// One page of List Shares.
+///
+/// ```no_run
+/// # async fn demo(shares: azstore::file::ShareServiceClient) -> azstore::Result<()> {
+/// use azstore::file::ListSharesOptions;
+/// let page = shares.list_shares_page(&ListSharesOptions::default(), None).await?;
+/// println!("{} shares; more: {}", page.shares.len(), page.next_marker.is_some());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SharePage {
@@ -55,6 +63,15 @@ pub struct SharePage {
 }
 
 /// Options of List Shares.
+///
+/// ```no_run
+/// # async fn demo(shares: azstore::file::ShareServiceClient) -> azstore::Result<()> {
+/// use azstore::file::ListSharesOptions;
+/// let options = ListSharesOptions::default().prefix("team-").with_metadata().with_snapshots();
+/// let page = shares.list_shares_page(&options, None).await?;
+/// # let _ = page;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]

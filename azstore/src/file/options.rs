@@ -14,6 +14,14 @@ pub const MAX_RANGE_SIZE: u64 = 4 * 1024 * 1024;
 
 /// Options of [`FileClient::create_with`]: content type, metadata, the stored HTTP headers
 /// and the SMB properties of the new file.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::CreateFileOptions;
+/// let options = CreateFileOptions::default().content_type("text/csv");
+/// file.create_with(0, &options, None).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]
@@ -76,6 +84,14 @@ impl CreateFileOptions {
 /// Options of the parallel transfers ([`FileClient::upload`], [`FileClient::upload_file`],
 /// [`FileClient::upload_reader`], [`FileClient::download`], [`FileClient::download_to_file`],
 /// [`FileClient::download_into`], [`FileClient::download_stream`]).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::TransferOptions;
+/// let options = TransferOptions::default().max_concurrency(8).content_type("application/zip");
+/// file.upload_file("/tmp/backup.zip", &options, None).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 #[must_use]

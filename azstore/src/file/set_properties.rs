@@ -27,6 +27,16 @@ use crate::http_headers::HttpHeaders;
 /// What one Set File Properties changes. Everything left `None` / default is not sent;
 /// note that when `headers` is given, Azure replaces **all** stored HTTP headers with it
 /// (a header left `None` there is cleared).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::{FileAttributes, SetFileProperties, SmbProperties};
+/// let change = SetFileProperties::default()
+///     .size(0)
+///     .smb(SmbProperties::default().attributes(FileAttributes::ARCHIVE));
+/// file.set_properties_with(&change, None).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]

@@ -29,6 +29,12 @@ use crate::http::{Headers, Request};
 pub const MAX_INLINE_PERMISSION: usize = 8 * 1024;
 
 /// SMB attributes of a file or directory (`x-ms-file-attributes`: names joined by `|`).
+///
+/// ```
+/// use azstore::file::FileAttributes;
+/// let a = FileAttributes::HIDDEN | FileAttributes::SYSTEM;
+/// assert_eq!(a.to_string(), "Hidden|System");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct FileAttributes(u32);
 
@@ -127,6 +133,14 @@ impl fmt::Display for FileAttributes {
 }
 
 /// One SMB timestamp to set: a time, the time of the request, or unchanged.
+///
+/// ```
+/// use azstore::file::{SmbProperties, SmbTime};
+/// let keep_created_touch_written = SmbProperties::default()
+///     .creation_time(SmbTime::Preserve)
+///     .last_write_time(SmbTime::Now);
+/// # let _ = keep_created_touch_written;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SmbTime {
     /// The time the request is processed (`now`; the default on create).
@@ -160,6 +174,17 @@ impl fmt::Display for SmbTime {
 }
 
 /// The security descriptor of a file or directory.
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::{FilePermission, SmbProperties};
+/// // Reuse the descriptor of one file on another, by key.
+/// let key = file.get_properties().await?.smb.permission;
+/// if let Some(FilePermission::Key(k)) = key {
+///     file.set_smb_properties(&SmbProperties::default().permission(FilePermission::Key(k)), None).await?;
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FilePermission {
     /// Inherit from the parent directory (`inherit`; the default on create).
@@ -178,6 +203,16 @@ pub enum FilePermission {
 /// for a directory), times `now`, permission `inherit`; on set everything is preserved), and
 /// what property reads return (times as [`SmbTime::At`], the permission as
 /// [`FilePermission::Key`], plus the ids).
+///
+/// ```no_run
+/// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
+/// use azstore::file::{FileAttributes, SmbProperties, SmbTime};
+/// let smb = SmbProperties::default()
+///     .attributes(FileAttributes::READ_ONLY)
+///     .last_write_time(SmbTime::At(time::macros::datetime!(2026-01-01 00:00 UTC)));
+/// file.set_smb_properties(&smb, None).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 #[must_use]

@@ -141,6 +141,13 @@ macro_rules! opaque_text {
 }
 
 /// The id the service gave a message.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// let sent = queue.put_message("hello").await?;
+/// println!("queued as {}", sent.id);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct MessageId(String);
 
@@ -155,6 +162,14 @@ impl fmt::Display for MessageId {
 /// A pop receipt: the proof of the latest dequeue or update of a message, needed to update or
 /// delete it. Every Get Messages and every Update Message issues a new one and the previous
 /// one stops working (400 `PopReceiptMismatch`).
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// let sent = queue.put_message("draft").await?;
+/// // The first receipt works until someone receives the message.
+/// queue.delete_message_with_receipt(&sent.id, &sent.pop_receipt).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct PopReceipt(String);
 
@@ -183,6 +198,15 @@ pub enum TimeToLive {
 }
 
 /// Options of Put Message: `PutMessageOptions::default().time_to_live(TimeToLive::Never)`.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::queue::PutMessageOptions;
+/// let later = PutMessageOptions::default().visibility_delay(Duration::from_secs(300));
+/// queue.put_message_with("retry order 42", &later).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[must_use]
 #[non_exhaustive]

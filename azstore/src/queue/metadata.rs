@@ -7,6 +7,13 @@ use crate::http::Method;
 use crate::queue::client::QueueClient;
 
 /// Get Queue Properties: the approximate message count and the metadata.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// let p = queue.get_properties().await?;
+/// println!("~{} messages, metadata {:?}", p.approximate_message_count, p.metadata);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct QueueProperties {

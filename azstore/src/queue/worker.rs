@@ -22,10 +22,35 @@ use crate::queue::message::{
 /// The error a worker's handler returns: any error. `?` converts azstore's [`Error`], any
 /// `std::error::Error` and `anyhow::Error`; a message becomes one with `.into()`
 /// (`Err(format!("bad order {id}").into())`). A plain `Ok(())` needs no annotation.
+///
+/// ```no_run
+/// # async fn demo(queue: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// use azstore::queue::{Delivery, WorkerOptions, process};
+/// let worker = process(queue, |d: Delivery| async move {
+///     let text = d.content_str()?; // azstore::Error converts
+///     if text.is_empty() {
+///         return Err("empty message".into()); // so does a message
+///     }
+///     Ok(())
+/// }, WorkerOptions::default())?;
+/// # worker.shutdown().await?;
+/// # Ok(()) }
+/// ```
 pub type HandlerError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Options of [`process`] and [`process_until_empty`]:
 /// `WorkerOptions::default().concurrency(4).poison_queue("orders-bad")`.
+///
+/// ```
+/// use std::time::Duration;
+/// use azstore::queue::WorkerOptions;
+/// let options = WorkerOptions::default()
+///     .concurrency(4)
+///     .visibility(Duration::from_secs(60))
+///     .max_dequeue_count(3)
+///     .poison_queue("orders-failed");
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
 #[non_exhaustive]
