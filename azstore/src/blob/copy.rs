@@ -167,7 +167,7 @@ crate::blob::write_options::write_builders!(CopyOptions);
 /// use azstore::Conditions;
 /// use azstore::blob::{CopyOptions, CopyStatus};
 /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(3600))?;
-/// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+/// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none())).await?;
 /// if started.status == CopyStatus::Pending {
 ///     let done = dest.wait_for_copy(&started.copy_id, Duration::from_secs(2)).await?;
 ///     println!("copy ended: {done:?}");
@@ -294,7 +294,7 @@ impl BlobClient {
     /// use azstore::Conditions;
     /// use azstore::blob::{CopyOptions, CopyStatus};
     /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(3600))?;
-    /// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+    /// let started = dest.start_copy_from_url(&url, &CopyOptions::new(Conditions::none())).await?;
     /// if started.status == CopyStatus::Pending {
     ///     let done = dest.wait_for_copy(&started.copy_id, Duration::from_secs(2)).await?;
     ///     println!("copy ended: {done:?}");
@@ -318,7 +318,7 @@ impl BlobClient {
     /// use azstore::Conditions;
     /// use azstore::blob::CopyOptions;
     /// let url = source.sas_url("r", azstore::OffsetDateTime::now_utc() + Duration::from_secs(600))?;
-    /// let copied = dest.copy_from_url(&url, &CopyOptions::new(Conditions::none(), Conditions::none())).await?;
+    /// let copied = dest.copy_from_url(&url, &CopyOptions::new(Conditions::none())).await?;
     /// println!("{:?}", copied.status);
     /// # Ok(()) }
     /// ```

@@ -229,7 +229,7 @@ macro_rules! write_builders {
                 /// ```
                 /// use azstore::blob::*;
                 /// let shared = BlobWriteOptions::default();
-                #[doc = concat!("let options = ", stringify!($ty), "::default().write_options(shared.clone());")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).write_options(shared.clone());")]
                 /// assert_eq!(options.write, shared);
                 /// ```
                 write_options => set write: $crate::blob::BlobWriteOptions;
@@ -240,7 +240,7 @@ macro_rules! write_builders {
                 /// ```
                 /// use azstore::blob::*;
                 /// use azstore::http_headers::HttpHeaders;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().http_headers(HttpHeaders::default().content_type(\"text/csv\"));")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).http_headers(HttpHeaders::default().content_type(\"text/csv\"));")]
                 /// assert_eq!(options.write.headers.content_type.as_deref(), Some("text/csv"));
                 /// ```
                 http_headers => set write.headers: $crate::http_headers::HttpHeaders;
@@ -249,7 +249,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().content_type(\"application/json\");")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_type(\"application/json\");")]
                 /// assert_eq!(options.write.headers.content_type.as_deref(), Some("application/json"));
                 /// ```
                 content_type => into write.headers.content_type;
@@ -258,7 +258,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().content_encoding(\"gzip\");")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_encoding(\"gzip\");")]
                 /// assert_eq!(options.write.headers.content_encoding.as_deref(), Some("gzip"));
                 /// ```
                 content_encoding => into write.headers.content_encoding;
@@ -266,7 +266,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().content_language(\"fr-CA\");")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_language(\"fr-CA\");")]
                 /// assert_eq!(options.write.headers.content_language.as_deref(), Some("fr-CA"));
                 /// ```
                 content_language => into write.headers.content_language;
@@ -275,7 +275,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().cache_control(\"public, max-age=3600\");")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).cache_control(\"public, max-age=3600\");")]
                 /// assert!(options.write.headers.cache_control.is_some());
                 /// ```
                 cache_control => into write.headers.cache_control;
@@ -284,7 +284,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().content_disposition(\"attachment; filename=a.csv\");")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_disposition(\"attachment; filename=a.csv\");")]
                 /// assert!(options.write.headers.content_disposition.is_some());
                 /// ```
                 content_disposition => into write.headers.content_disposition;
@@ -295,7 +295,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().stored_content_md5(md5_base64(b\"hello\"));")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).stored_content_md5(md5_base64(b\"hello\"));")]
                 /// assert_eq!(options.write.headers.content_md5.as_deref(), Some("XUFAKrxLKna5cZ2REBfFkg=="));
                 /// ```
                 stored_content_md5 => into write.headers.content_md5;
@@ -305,7 +305,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().meta(\"owner\", \"team-a\").meta(\"source\", \"import\");")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).meta(\"owner\", \"team-a\").meta(\"source\", \"import\");")]
                 /// assert_eq!(options.write.metadata.len(), 2);
                 /// ```
                 meta => insert write.metadata;
@@ -315,7 +315,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().tier(AccessTier::Cool);")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).tier(AccessTier::Cool);")]
                 /// assert_eq!(options.write.tier, Some(AccessTier::Cool));
                 /// ```
                 tier => some write.tier: $crate::blob::AccessTier;
@@ -325,7 +325,7 @@ macro_rules! write_builders {
                 ///
                 /// ```
                 /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::default().encryption_scope(\"customer-keys\");")]
+                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).encryption_scope(\"customer-keys\");")]
                 /// assert_eq!(options.write.encryption_scope.as_deref(), Some("customer-keys"));
                 /// ```
                 encryption_scope => into write.encryption_scope;
@@ -335,7 +335,7 @@ macro_rules! write_builders {
             ///
             /// ```
             /// use azstore::blob::*;
-            #[doc = concat!("let options = ", stringify!($ty), "::default().tag(\"project\", \"apollo\");")]
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).tag(\"project\", \"apollo\");")]
             /// assert_eq!(options.write.tags.as_ref().and_then(|t| t.get("project")).map(String::as_str), Some("apollo"));
             /// ```
             pub fn tag(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {

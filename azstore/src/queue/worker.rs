@@ -132,7 +132,7 @@ impl WorkerOptions {
 ///     let id = d.message().id.clone();
 ///     let text = d.content_str()?.into_owned();
 ///     println!("{} (delivery #{}): {text}", id.as_str(), d.message().dequeue_count);
-///     Ok::<(), azstore::Error>(())
+///     Ok(())
 /// }, WorkerOptions::default())?;
 /// # worker.shutdown().await?; Ok(()) }
 /// ```
