@@ -155,11 +155,15 @@ pub struct FileProperties {
     /// Size of the whole file in bytes.
     pub content_length: u64,
     /// The stored HTTP headers (`Content-Type`, `Content-Encoding`, `Content-Language`,
-    /// `Cache-Control`, `Content-Disposition`, and `Content-MD5`, for a ranged read the
-    /// range's when asked): change one and pass them to
+    /// `Cache-Control`, `Content-Disposition`, and `Content-MD5`): change one and pass them to
     /// [`FileClient::set_http_headers`](crate::file::FileClient::set_http_headers) to keep the
-    /// rest.
+    /// rest. `content_md5` is always the whole file's stored MD5, on a ranged read too (the
+    /// service sends it there as `x-ms-content-md5`).
     pub http_headers: HttpHeaders,
+    /// The service's MD5 of exactly the bytes of a ranged read asked with
+    /// `x-ms-range-get-content-md5` (its `Content-MD5`), kept apart from the stored MD5;
+    /// `None` on other reads.
+    pub range_content_md5: Option<String>,
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
     /// File lease.
@@ -204,8 +208,18 @@ impl FileCopyInfo {
 }
 
 impl FileProperties {
-    /// For a ranged GET the total size comes from `Content-Range`.
+    /// For a ranged GET the total size comes from `Content-Range`, and the stored MD5 from
+    /// `x-ms-content-md5` (its `Content-MD5` is the range's own).
     pub(crate) fn from_headers(h: &Headers) -> Result<FileProperties> {
+        let ranged = h.get("content-range").is_some();
+        let mut http_headers = HttpHeaders::from_headers(h);
+        let mut range_content_md5 = None;
+        if ranged {
+            range_content_md5 = http_headers.content_md5.take();
+        }
+        if let Some(stored) = h.get("x-ms-content-md5") {
+            http_headers.content_md5 = Some(stored.to_string());
+        }
         let from_range = h
             .get("content-range")
             .and_then(|r| r.rsplit_once('/'))
@@ -218,7 +232,8 @@ impl FileProperties {
             etag: h.require_etag()?,
             last_modified: h.last_modified(),
             content_length,
-            http_headers: HttpHeaders::from_headers(h),
+            http_headers,
+            range_content_md5,
             metadata: h.metadata(),
             lease: LeaseInfo::from_headers(h),
             smb: SmbProperties::from_headers(h)?,

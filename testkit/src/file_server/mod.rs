@@ -1613,9 +1613,10 @@ fn file_op(
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
             for (k, v) in &f.http {
-                // A ranged read reports the range's MD5 only when asked; the stored one
-                // belongs to the whole file.
+                // A ranged read reports the range's MD5 only when asked; the whole file's
+                // stored one comes as `x-ms-content-md5` (Get File, REST reference).
                 if k == "content-md5" && r.status == 206 {
+                    r = r.h("x-ms-content-md5", v.clone());
                     continue;
                 }
                 r = r.h(k, v.clone());
