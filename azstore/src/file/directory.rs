@@ -85,12 +85,18 @@ impl DirectoryClient {
     }
 
     pub(crate) fn request(&self, method: Method) -> Request {
+        self.path_request(method).query("restype", "directory")
+    }
+
+    /// A request on the directory's path without `restype` (List Handles and Force Close
+    /// Handles take none: `<share>/<dir>?comp=listhandles`).
+    pub(crate) fn path_request(&self, method: Method) -> Request {
         let p = if self.path.is_empty() {
             self.share.to_string()
         } else {
             format!("{}/{}", self.share, self.path)
         };
-        Request::new(method, &p).query("restype", "directory")
+        Request::new(method, &p)
     }
 
     /// Create Directory. 409 `ResourceAlreadyExists` when it exists, 404 `ParentNotFound`

@@ -122,3 +122,119 @@ async fn a_ranged_file_read_keeps_the_stored_md5() {
         Some("text/plain")
     );
 }
+
+/// List Handles and Force Close Handles on a directory are `<share>/<dir>?comp=...` with no
+/// `restype` (REST reference, 2025-11-05); `x-ms-recursive` is sent only when true (false is
+/// the service's default). The local File service accepts either form, so the request line
+/// is checked on a scripted server.
+#[tokio::test]
+async fn directory_handle_calls_send_no_restype() {
+    use azstore::file::HandleSelector;
+    use testkit::scripted::{Reply, Scripted};
+    let list = Reply::with(
+        200,
+        &[("content-type", "application/xml")],
+        b"<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults><HandleList /><NextMarker /></EnumerationResults>",
+    );
+    let closed = Reply::with(
+        200,
+        &[
+            ("x-ms-number-of-handles-closed", "2"),
+            ("x-ms-number-of-handles-failed", "0"),
+        ],
+        b"",
+    );
+    let server = Scripted::start(vec![list.clone(), list, closed.clone(), closed]).await;
+    let share = ShareServiceClient::new(&server.account())
+        .unwrap()
+        .share("handles")
+        .unwrap();
+    let dir = share.directory("a/b").unwrap();
+    dir.list_handles(false, None).await.unwrap();
+    dir.list_handles(true, None).await.unwrap();
+    let n = dir
+        .force_close_handles(&HandleSelector::All, false)
+        .await
+        .unwrap();
+    assert_eq!(n.closed, 2);
+    share
+        .root()
+        .force_close_handles(&HandleSelector::All, true)
+        .await
+        .unwrap();
+    let got = server.requests();
+    let lines: Vec<(String, String, Option<String>)> = got
+        .iter()
+        .map(|r| {
+            (
+                r.method.clone(),
+                r.target.clone(),
+                r.header("x-ms-recursive").map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            (
+                "GET".into(),
+                "/devstoreaccount1/handles/a/b?comp=listhandles".into(),
+                None
+            ),
+            (
+                "GET".into(),
+                "/devstoreaccount1/handles/a/b?comp=listhandles".into(),
+                Some("true".into())
+            ),
+            (
+                "PUT".into(),
+                "/devstoreaccount1/handles/a/b?comp=forceclosehandles".into(),
+                None
+            ),
+            (
+                "PUT".into(),
+                "/devstoreaccount1/handles?comp=forceclosehandles".into(),
+                Some("true".into())
+            ),
+        ]
+    );
+}
+
+/// Set ACL keeps the caller's sub-second start and expiry (the service keeps 7 fractional
+/// digits and returns them from Get ACL). Azurite keeps milliseconds (it stores JavaScript
+/// dates), so the times here have millisecond fractions; the 100 ns digits Azure keeps are
+/// pinned in `access_policy`'s unit tests.
+#[tokio::test]
+async fn stored_access_policy_times_keep_their_fraction() {
+    use azstore::access_policy::SignedIdentifier;
+    use azstore::blob::ContainerAcl;
+    let start = time::macros::datetime!(2026-01-02 03:04:05.250 UTC);
+    let expiry = time::macros::datetime!(2026-01-03 03:04:05.999 UTC);
+    let policy = SignedIdentifier::new("p1", "r").start(start).expiry(expiry);
+
+    let c = blob_support::container("aclfrac").await;
+    c.set_acl(
+        &ContainerAcl::new(vec![policy.clone()]),
+        &azstore::Conditions::none(),
+    )
+    .await
+    .unwrap();
+    let got = c.get_acl_if(&azstore::Conditions::none()).await.unwrap();
+    assert_eq!(got.acl.identifiers, vec![policy.clone()], "container");
+
+    let q = testkit::queue::fresh_queue("aclfrac").await;
+    q.set_access_policy(std::slice::from_ref(&policy))
+        .await
+        .unwrap();
+    assert_eq!(
+        q.get_access_policy().await.unwrap(),
+        vec![policy.clone()],
+        "queue"
+    );
+
+    let t = testkit::table::fresh_table("aclfrac").await;
+    t.set_access_policy(std::slice::from_ref(&policy))
+        .await
+        .unwrap();
+    assert_eq!(t.get_access_policy().await.unwrap(), vec![policy], "table");
+}
