@@ -77,6 +77,7 @@ async fn invalid_service_properties_are_refused_before_sending() {
             p.delete_retention_policy = Some(RetentionPolicy {
                 enabled: true,
                 days: None,
+                allow_permanent_delete: None,
             })
         }),
         with(&|p| p.delete_retention_policy = Some(RetentionPolicy::days(366))),
