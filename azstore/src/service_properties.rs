@@ -1,7 +1,8 @@
 //! Get/Set Service Properties of the Blob, Queue, Table and File services: Storage Analytics
 //! logging and metrics, CORS rules, (Blob only) the soft-delete retention policy, the default
 //! service version and static website hosting, and (File only) the SMB protocol settings: the
-//! schema of API version 2025-11-05 in full.
+//! schema of API version 2025-11-05 in full. Also Get Service Stats (Blob, Queue, Table): the
+//! geo-replication status of an RA-GRS account's secondary location.
 //!
 //! ```no_run
 //! # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
@@ -627,6 +628,107 @@ impl ServiceProperties {
     }
 }
 
+/// Geo-replication status of the secondary location (`GeoReplication/Status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GeoReplicationStatus {
+    /// The secondary is active and operational (`live`).
+    Live,
+    /// The initial synchronisation is in progress (`bootstrap`): the secondary is not yet
+    /// readable as a copy of the primary.
+    Bootstrap,
+    /// The secondary location is temporarily unavailable (`unavailable`).
+    Unavailable,
+    /// A status this version of azstore does not know, as the service sent it.
+    Other(String),
+}
+
+/// Get Service Stats: the replication state of the secondary location of an account with
+/// read-access geo-redundant storage (RA-GRS / RA-GZRS).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServiceStats {
+    /// Replication status.
+    pub status: GeoReplicationStatus,
+    /// Every write to the primary before this time is readable on the secondary (writes
+    /// after it may or may not be); `None` while bootstrapping or unavailable.
+    pub last_sync_time: Option<time::OffsetDateTime>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawStats {
+    geo_replication: RawGeo,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawGeo {
+    status: String,
+    #[serde(default)]
+    last_sync_time: Option<String>,
+}
+
+impl ServiceStats {
+    /// Parses a `<StorageServiceStats>` document (a leading BOM is accepted).
+    fn from_xml(body: &[u8]) -> Result<ServiceStats> {
+        const OP: &str = "Get Service Stats";
+        crate::http::checks::expect_xml_root(body, "StorageServiceStats", OP)?;
+        let raw: RawStats = crate::http::checks::from_xml(body, OP)?;
+        let g = raw.geo_replication;
+        let status = match g.status.trim() {
+            "live" => GeoReplicationStatus::Live,
+            "bootstrap" => GeoReplicationStatus::Bootstrap,
+            "unavailable" => GeoReplicationStatus::Unavailable,
+            other => GeoReplicationStatus::Other(other.to_string()),
+        };
+        let last_sync_time = match g.last_sync_time.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(t) => Some(crate::time_fmt::parse_http_date(t).ok_or_else(|| {
+                Error::decode(format!(
+                    "{OP} response is malformed: bad <LastSyncTime> {t:?}"
+                ))
+            })?),
+        };
+        Ok(ServiceStats {
+            status,
+            last_sync_time,
+        })
+    }
+}
+
+async fn stats(pipeline: &Pipeline) -> Result<ServiceStats> {
+    let req = Request::new(Method::Get, "")
+        .query("restype", "service")
+        .query("comp", "stats");
+    let resp = pipeline.send(req).await?;
+    ServiceStats::from_xml(&resp.body)
+}
+
+macro_rules! service_stats {
+    ($client:ty, $host:literal, $variant:literal, $path:literal) => {
+        impl $client {
+            /// Get Service Stats: the geo-replication status and last sync time of the
+            /// account's secondary location, what an RA-GRS reader checks before trusting
+            /// the secondary. The service answers only on the **secondary** endpoint
+            #[doc = concat!("(`https://ACCOUNT-secondary.", $host, ".core.windows.net`):")]
+            /// build the client from an account whose endpoint is that one.
+            ///
+            /// ```no_run
+            /// # async fn f(account: azstore::StorageAccount) -> azstore::Result<()> {
+            #[doc = concat!("let secondary = format!(\"https://{}-secondary.", $host, ".core.windows.net\", account.name());")]
+            #[doc = concat!("let account = account.with_endpoint(azstore::Service::", $variant, ", &secondary)?;")]
+            #[doc = concat!("let stats = ", $path, "::new(&account)?.get_service_stats().await?;")]
+            /// println!("{:?}, synced up to {:?}", stats.status, stats.last_sync_time);
+            /// # Ok(()) }
+            /// ```
+            pub async fn get_service_stats(&self) -> Result<ServiceStats> {
+                stats(self.pipeline()).await
+            }
+        }
+    };
+}
+
 /// Which sections a service has.
 #[derive(Clone, Copy)]
 struct Sections {
@@ -727,6 +829,25 @@ service_properties!(
         logging: false,
         blob_only: false
     }
+);
+
+service_stats!(
+    BlobServiceClient,
+    "blob",
+    "Blob",
+    "azstore::blob::BlobServiceClient"
+);
+service_stats!(
+    QueueServiceClient,
+    "queue",
+    "Queue",
+    "azstore::queue::QueueServiceClient"
+);
+service_stats!(
+    TableServiceClient,
+    "table",
+    "Table",
+    "azstore::table::TableServiceClient"
 );
 
 #[cfg(test)]
@@ -850,5 +971,29 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn service_stats_as_the_service_sends_them() {
+        let live = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>Wed, 19 Jan 2022 22:28:43 GMT</LastSyncTime></GeoReplication></StorageServiceStats>";
+        let s = ServiceStats::from_xml(live.as_bytes()).unwrap();
+        assert_eq!(s.status, GeoReplicationStatus::Live);
+        assert_eq!(s.last_sync_time.unwrap().unix_timestamp(), 1_642_631_323);
+        let boot = b"<StorageServiceStats><GeoReplication><Status>bootstrap</Status><LastSyncTime /></GeoReplication></StorageServiceStats>";
+        let s = ServiceStats::from_xml(boot).unwrap();
+        assert_eq!(s.status, GeoReplicationStatus::Bootstrap);
+        assert_eq!(s.last_sync_time, None);
+        let new = b"<StorageServiceStats><GeoReplication><Status>paused</Status></GeoReplication></StorageServiceStats>";
+        assert_eq!(
+            ServiceStats::from_xml(new).unwrap().status,
+            GeoReplicationStatus::Other("paused".into())
+        );
+        for bad in [
+            &b"<html/>"[..],
+            b"<StorageServiceStats></StorageServiceStats>",
+            b"<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>soon</LastSyncTime></GeoReplication></StorageServiceStats>",
+        ] {
+            assert!(ServiceStats::from_xml(bad).is_err());
+        }
     }
 }
