@@ -378,3 +378,57 @@ async fn a_read_open_at_the_end_returns_the_tail() {
     assert_eq!(tail.properties.content_length, 10);
     assert_eq!(file.get_from(10).await.unwrap_err().status(), Some(416));
 }
+
+/// List Containers with `include=deleted,system` (REST reference, 2025-11-05). Azurite
+/// ignores both values (it has no container soft delete and no system containers), so the
+/// answer is scripted as Azure shapes it.
+#[tokio::test]
+async fn list_containers_includes_deleted_and_system_containers() {
+    use azstore::blob::{BlobServiceClient, ListInclude, ListOptions};
+    use testkit::scripted::{Reply, Scripted};
+    let body = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"https://a.blob.core.windows.net/\"><Containers>\
+<Container><Name>$logs</Name><Properties><Last-Modified>Wed, 19 Jan 2022 22:28:43 GMT</Last-Modified><Etag>\"0x8D9DB9C8B1C3E5A\"</Etag><LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState><DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope><DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride><HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties></Container>\
+<Container><Name>reports</Name><Deleted>true</Deleted><Version>01D60F8BB59A4652</Version><Properties><Last-Modified>Wed, 19 Jan 2022 22:28:43 GMT</Last-Modified><Etag>\"0x8D9DB9C8B1C3E5B\"</Etag><LeaseStatus>unlocked</LeaseStatus><LeaseState>expired</LeaseState><PublicAccess>blob</PublicAccess><DefaultEncryptionScope>scope1</DefaultEncryptionScope><DenyEncryptionScopeOverride>true</DenyEncryptionScopeOverride><DeletedTime>Thu, 20 Jan 2022 08:00:00 GMT</DeletedTime><RemainingRetentionDays>6</RemainingRetentionDays></Properties></Container>\
+</Containers><NextMarker /></EnumerationResults>";
+    let server = Scripted::start(vec![Reply::with(
+        200,
+        &[("content-type", "application/xml")],
+        body.as_bytes(),
+    )])
+    .await;
+    let service = BlobServiceClient::new(&server.account()).unwrap();
+    let options = ListOptions::default()
+        .with_metadata()
+        .with_deleted()
+        .including(ListInclude::System);
+    let page = service.list_containers_page(&options, None).await.unwrap();
+    let target = &server.requests()[0].target;
+    assert!(
+        target.ends_with("?comp=list&include=metadata%2Cdeleted%2Csystem")
+            || target.ends_with("?comp=list&include=metadata,deleted,system"),
+        "{target}"
+    );
+    assert_eq!(page.items.len(), 2);
+    let logs = &page.items[0];
+    assert_eq!(logs.name, "$logs");
+    assert!(!logs.deleted && logs.version.is_none());
+    assert_eq!(
+        logs.default_encryption_scope.as_deref(),
+        Some("$account-encryption-key")
+    );
+    let gone = &page.items[1];
+    assert!(gone.deleted);
+    assert_eq!(gone.version.as_deref(), Some("01D60F8BB59A4652"));
+    assert_eq!(gone.remaining_retention_days, Some(6));
+    assert_eq!(gone.deleted_time.unwrap().unix_timestamp(), 1_642_665_600);
+    assert_eq!(gone.default_encryption_scope.as_deref(), Some("scope1"));
+    assert_eq!(gone.deny_encryption_scope_override, Some(true));
+    assert_eq!(gone.public_access.as_deref(), Some("blob"));
+    // Values for List Blobs only are refused before sending.
+    let e = service
+        .list_containers_page(&ListOptions::default().including(ListInclude::Tags), None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    assert_eq!(server.count(), 1);
+}
