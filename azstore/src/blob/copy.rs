@@ -66,6 +66,10 @@ pub struct CopyOptions {
     /// (Copy Blob From URL) The MD5 (base64) the source must have, checked by the service
     /// (`x-ms-source-content-md5`; 400 `Md5Mismatch` otherwise).
     pub source_content_md5: Option<String>,
+    /// (Copy Blob From URL) The CRC-64 (base64, see
+    /// [`crc64_base64`](crate::blob::crc64_base64)) the source must have, checked by the
+    /// service (`x-ms-source-content-crc64`; 400 `Crc64Mismatch` otherwise). Not with an MD5.
+    pub source_content_crc64: Option<String>,
     /// (Copy Blob From URL) Where the destination's index tags come from.
     pub tags: Option<CopyTags>,
     /// (Copy Blob From URL) A bearer token the service reads the source with.
@@ -89,6 +93,8 @@ impl CopyOptions {
     setters! {
         /// Sets the MD5 the source must have (Copy Blob From URL).
         source_content_md5 => into source_content_md5;
+        /// Sets the CRC-64 the source must have (Copy Blob From URL).
+        source_content_crc64 => into source_content_crc64;
         /// Sets where the index tags come from (Copy Blob From URL).
         tags_from => some tags: CopyTags;
         /// Has the service read the source with this bearer token (Copy Blob From URL).
@@ -137,6 +143,7 @@ impl BlobClient {
         validate_source_url(source_url)?;
         let sync_only = [
             ("a source MD5", options.source_content_md5.is_some()),
+            ("a source CRC-64", options.source_content_crc64.is_some()),
             ("a tags copy mode", options.tags.is_some()),
             (
                 "a source authorization",
@@ -157,6 +164,11 @@ impl BlobClient {
                 "{op} does not take {what}; {other} does"
             )));
         }
+        if options.source_content_md5.is_some() && options.source_content_crc64.is_some() {
+            return Err(Error::invalid_input(
+                "give the source an MD5 or a CRC-64, not both",
+            ));
+        }
         check_tags_mode(options.tags, &options.write)?;
         let kind = if sync {
             WriteKind::CopyFromUrl
@@ -176,6 +188,10 @@ impl BlobClient {
             .header_opt(
                 "x-ms-source-content-md5",
                 options.source_content_md5.clone(),
+            )
+            .header_opt(
+                "x-ms-source-content-crc64",
+                options.source_content_crc64.clone(),
             )
             .header_opt(
                 "x-ms-copy-source-tag-option",

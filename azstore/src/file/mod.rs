@@ -66,6 +66,7 @@ pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
 pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
+pub use range_from_url::{LastWriteTime, RangeFromUrlOptions};
 pub use rename::RenameOptions;
 pub use service::ShareServiceClient;
 pub use set_properties::SetFileProperties;

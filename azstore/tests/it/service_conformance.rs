@@ -432,3 +432,192 @@ async fn list_containers_includes_deleted_and_system_containers() {
     assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
     assert_eq!(server.count(), 1);
 }
+
+const SOURCE_URL: &str =
+    "https://src.blob.core.windows.net/c/source.bin?sv=2025-11-05&sr=b&sp=r&sig=SECRETSIG%3D";
+
+fn azure_error(status: u16, code: &str) -> testkit::scripted::Reply {
+    let body = format!(
+        "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>scripted\nRequestId:1</Message></Error>"
+    );
+    testkit::scripted::Reply::with(
+        status,
+        &[
+            ("x-ms-error-code", code),
+            ("content-type", "application/xml"),
+        ],
+        body.as_bytes(),
+    )
+}
+
+/// `x-ms-source-content-crc64` on Put Blob From URL (which azstore used to refuse), Copy Blob
+/// From URL and Append Block From URL, as the REST reference defines them; a mismatch is the
+/// service's 400 `Crc64Mismatch`. Azurite answers 501 to Put Blob From URL and does not check
+/// a source CRC-64 on the other two, so the answers are scripted.
+#[tokio::test]
+async fn crc64_source_checks_on_the_from_url_writes() {
+    use azstore::blob::{
+        AppendFromUrlOptions, BlobServiceClient, CopyOptions, CopySource, PutFromUrlOptions,
+        crc64_base64,
+    };
+    use testkit::scripted::{Reply, Scripted};
+    let created = Reply::with(
+        201,
+        &[
+            ("etag", "\"0x8DA707C178DC7C6\""),
+            ("last-modified", "Thu, 28 Jul 2022 09:32:29 GMT"),
+        ],
+        b"",
+    );
+    let copied = Reply::with(
+        202,
+        &[
+            ("etag", "\"0x8DA707C178DC7C7\""),
+            ("last-modified", "Thu, 28 Jul 2022 09:32:30 GMT"),
+            ("x-ms-copy-id", "c0a8e4a6-0000-0000-0000-000000000000"),
+            ("x-ms-copy-status", "success"),
+        ],
+        b"",
+    );
+    let appended = Reply::with(
+        201,
+        &[
+            ("etag", "\"0x8DA707C178DC7C8\""),
+            ("last-modified", "Thu, 28 Jul 2022 09:32:31 GMT"),
+            ("x-ms-blob-append-offset", "0"),
+            ("x-ms-blob-committed-block-count", "1"),
+        ],
+        b"",
+    );
+    let server = Scripted::start(vec![
+        created,
+        azure_error(400, "Crc64Mismatch"),
+        copied,
+        appended,
+    ])
+    .await;
+    let blob = BlobServiceClient::new(&server.account())
+        .unwrap()
+        .container("scripted")
+        .unwrap()
+        .blob("dst")
+        .unwrap();
+    let crc = crc64_base64(b"source bytes");
+    let source = CopySource::url(SOURCE_URL)
+        .unwrap()
+        .content_crc64(crc.clone());
+    blob.put_blob_from_url(&source, &PutFromUrlOptions::default())
+        .await
+        .unwrap();
+    let e = blob
+        .put_blob_from_url(&source, &PutFromUrlOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.error_code(), Some(&azstore::ErrorCode::Crc64Mismatch));
+    blob.copy_from_url(
+        SOURCE_URL,
+        &CopyOptions::default().source_content_crc64(crc.clone()),
+    )
+    .await
+    .unwrap();
+    blob.append_block_from_url(
+        SOURCE_URL,
+        &AppendFromUrlOptions::default().source_content_crc64(crc.clone()),
+    )
+    .await
+    .unwrap();
+    let sent = server.requests();
+    assert_eq!(sent.len(), 4);
+    for r in &sent {
+        assert_eq!(r.header("x-ms-source-content-crc64"), Some(crc.as_str()));
+        assert_eq!(r.header("x-ms-source-content-md5"), None);
+    }
+    assert_eq!(sent[2].header("x-ms-requires-sync"), Some("true"));
+    assert!(sent[3].target.ends_with("?comp=appendblock"));
+    // An MD5 and a CRC-64 together are refused before sending; so is a CRC-64 on the
+    // asynchronous Copy Blob (the service checks the source only on a synchronous copy).
+    let both = CopyOptions::default()
+        .source_content_md5(azstore::blob::md5_base64(b"x"))
+        .source_content_crc64(crc.clone());
+    assert!(blob.copy_from_url(SOURCE_URL, &both).await.is_err());
+    let both = AppendFromUrlOptions::default()
+        .source_content_md5(azstore::blob::md5_base64(b"x"))
+        .source_content_crc64(crc.clone());
+    assert!(blob.append_block_from_url(SOURCE_URL, &both).await.is_err());
+    let e = blob
+        .start_copy_from_url(
+            SOURCE_URL,
+            &CopyOptions::default().source_content_crc64(crc),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    assert_eq!(server.count(), 4);
+}
+
+/// Put Range From URL with CRC-64 conditions on the source range and a preserved last-write
+/// time, against the local File service (which implements both as the REST reference
+/// defines them).
+#[tokio::test]
+async fn put_range_from_url_crc64_conditions_and_last_write_time() {
+    use azstore::blob::{CopySource, crc64_base64};
+    use azstore::file::{
+        CreateFileOptions, LastWriteTime, RangeFromUrlOptions, SmbProperties, SmbTime,
+    };
+    let server = FileServer::start().await;
+    let share = share(&server, "rangeurl").await;
+    let src = share.file("src.bin").unwrap();
+    let data = blob_support::pattern(2048, 9);
+    src.create(2048, None).await.unwrap();
+    src.put_range(0, data.clone().into(), None).await.unwrap();
+    let dst = share.file("dst.bin").unwrap();
+    let written = SmbTime::At(time::macros::datetime!(2019-07-11 21:40:12.9953010 UTC));
+    dst.create_with(
+        1024,
+        &CreateFileOptions::default().smb(SmbProperties::default().last_write_time(written)),
+        None,
+    )
+    .await
+    .unwrap();
+    let source = CopySource::url(src.url()).unwrap().range(100..600);
+    let crc = crc64_base64(&data[100..600]);
+
+    // Conditions that do not hold: 412, nothing written.
+    for options in [
+        RangeFromUrlOptions::default().source_if_match_crc64(crc64_base64(b"other")),
+        RangeFromUrlOptions::default().source_if_none_match_crc64(crc.clone()),
+    ] {
+        let e = dst
+            .put_range_from_url_with(0, &source, &options)
+            .await
+            .unwrap_err();
+        assert_eq!(e.status(), Some(412), "{e}");
+    }
+    assert!(dst.list_ranges(None).await.unwrap().ranges.is_empty());
+
+    // Holding, with the last-write time preserved.
+    let options = RangeFromUrlOptions::default()
+        .source_if_match_crc64(crc.clone())
+        .source_if_none_match_crc64(crc64_base64(b"other"))
+        .last_write_time(LastWriteTime::Preserve);
+    dst.put_range_from_url_with(0, &source, &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        &dst.get_range(0..500).await.unwrap().body[..],
+        &data[100..600]
+    );
+    let p = dst.get_properties().await.unwrap();
+    assert_eq!(p.smb.last_write_time, Some(written));
+
+    // Now (the default): the last-write time moves.
+    dst.put_range_from_url_with(
+        0,
+        &source,
+        &RangeFromUrlOptions::default().last_write_time(LastWriteTime::Now),
+    )
+    .await
+    .unwrap();
+    let p = dst.get_properties().await.unwrap();
+    assert_ne!(p.smb.last_write_time, Some(written));
+}

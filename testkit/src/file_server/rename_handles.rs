@@ -268,6 +268,37 @@ pub(super) fn put_range_from_url(
             );
         }
     }
+    // Source CRC-64 conditions (REST reference: x-ms-source-if-match-crc64 /
+    // x-ms-source-if-none-match-crc64 on the source range); a failed one is a 412 as for the
+    // other source conditions.
+    let source_failed = match (
+        req.header("x-ms-source-if-match-crc64"),
+        req.header("x-ms-source-if-none-match-crc64"),
+    ) {
+        (Some(want), _) if want != crc => true,
+        (_, Some(not)) if not == crc => true,
+        _ => false,
+    };
+    if source_failed {
+        return Reply::error(
+            412,
+            "CannotVerifyCopySource",
+            "The condition specified using HTTP conditional header(s) is not met.",
+        );
+    }
+    // x-ms-file-last-write-time: now (the default) or preserve.
+    let preserve = match req.header("x-ms-file-last-write-time") {
+        None => false,
+        Some(v) if v.eq_ignore_ascii_case("now") => false,
+        Some(v) if v.eq_ignore_ascii_case("preserve") => true,
+        Some(_) => {
+            return Reply::error(
+                400,
+                "InvalidHeaderValue",
+                "x-ms-file-last-write-time must be now or preserve.",
+            );
+        }
+    };
     let f = match writable_file(share, path, req) {
         Ok(f) => f,
         Err(r) => return r,
@@ -283,7 +314,11 @@ pub(super) fn put_range_from_url(
     add_range(&mut f.ranges, a, b + 1);
     f.node.etag = etag.clone();
     f.node.last_modified = now.clone();
+    if !preserve {
+        f.node.smb.last_write = super::smb::iso_now7();
+    }
     Reply::new(201)
+        .h("x-ms-file-last-write-time", f.node.smb.last_write.clone())
         .h("etag", etag)
         .h("last-modified", now)
         .h("x-ms-content-crc64", crc)
