@@ -53,6 +53,9 @@ pub struct AppendOptions {
     pub max_size: Option<u64>,
     /// Transactional checksum of the block, checked by the service.
     pub checksum: crate::blob::Checksum,
+    /// The encryption scope the block is written with (`x-ms-encryption-scope`; must be the
+    /// blob's).
+    pub encryption_scope: Option<String>,
 }
 
 impl AppendOptions {
@@ -71,12 +74,18 @@ impl AppendOptions {
         conditions => set conditions: Conditions;
         /// Sets the transactional checksum.
         checksum => set checksum: crate::blob::Checksum;
+        /// Sets the encryption scope.
+        encryption_scope => into encryption_scope;
     }
 
-    /// Adds the conditions, the append-position and max-size conditions to an Append Block
-    /// request, and marks it not idempotent.
-    pub(crate) fn apply(&self, req: Request) -> Request {
-        req.conditions(&self.conditions)
+    /// Adds the conditions, the append-position and max-size conditions and the encryption
+    /// scope to an Append Block request, and marks it not idempotent.
+    pub(crate) fn apply(&self, req: Request) -> Result<Request> {
+        if let Some(scope) = &self.encryption_scope {
+            crate::blob::write_options::check_scope(scope)?;
+        }
+        Ok(req
+            .conditions(&self.conditions)
             .header_opt(
                 "x-ms-blob-condition-appendpos",
                 self.append_position.map(|p| p.to_string()),
@@ -85,7 +94,8 @@ impl AppendOptions {
                 "x-ms-blob-condition-maxsize",
                 self.max_size.map(|p| p.to_string()),
             )
-            .intent(crate::http::Intent::NonIdempotent)
+            .header_opt("x-ms-encryption-scope", self.encryption_scope.clone())
+            .intent(crate::http::Intent::NonIdempotent))
     }
 }
 
@@ -183,7 +193,7 @@ impl BlobClient {
         let req = self
             .write_request(Method::Put, "Append Block")?
             .query("comp", "appendblock");
-        let req = options.apply(req);
+        let req = options.apply(req)?;
         let req = options.checksum.body(req, body, "application/octet-stream");
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block")

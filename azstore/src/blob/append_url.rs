@@ -102,7 +102,7 @@ impl BlobClient {
             );
         let req = options
             .append
-            .apply(req)
+            .apply(req)?
             .source_conditions(&options.source_conditions)?;
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block From URL")

@@ -89,7 +89,7 @@ pub use page::{
     MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
     PageWriteResult, SequenceNumberAction,
 };
-pub use properties::{DeleteSnapshots, SnapshotId, SnapshotResult, Tags};
+pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotResult, Tags};
 pub use service::{AccountInfo, TaggedBlob};
 pub use upload::UploadOptions;
 pub use verified::MAX_VERIFIED_RANGE;
