@@ -18,12 +18,17 @@ pub struct CreateOptions {
     pub conditions: Conditions,
     /// HTTP headers, metadata, tags, encryption scope (and, for page blobs, a premium tier).
     pub write: crate::blob::BlobWriteOptions,
+    /// (Page blobs) The initial sequence number (`x-ms-blob-sequence-number`, 0 to 2^63 - 1;
+    /// the service starts at 0 without it). Refused for append blobs.
+    pub sequence_number: Option<u64>,
 }
 
 impl CreateOptions {
     setters! {
         /// Options with these conditions.
         conditions => new conditions: Conditions;
+        /// Sets the initial sequence number of a page blob.
+        sequence_number => some sequence_number: u64;
     }
 }
 
@@ -166,10 +171,27 @@ impl BlobClient {
         if let Some(size) = size {
             crate::blob::page::check_aligned("size", size)?;
         }
+        match (options.sequence_number, size) {
+            (Some(_), None) => {
+                return Err(Error::invalid_input(
+                    "only a page blob has a sequence number",
+                ));
+            }
+            (Some(n), Some(_)) if n > crate::blob::MAX_SEQUENCE_NUMBER => {
+                return Err(Error::invalid_input(
+                    "a sequence number is at most 2^63 - 1",
+                ));
+            }
+            _ => {}
+        }
         let req = self
             .write_request(Method::Put, operation)?
             .header("x-ms-blob-type", blob_type)
             .header_opt("x-ms-blob-content-length", size.map(|s| s.to_string()))
+            .header_opt(
+                "x-ms-blob-sequence-number",
+                options.sequence_number.map(|n| n.to_string()),
+            )
             .conditions(&options.conditions);
         let req = options.write.apply(req, kind)?;
         let resp = self.pipeline.send(req).await?;
