@@ -770,3 +770,70 @@ async fn a_page_blob_created_with_an_initial_sequence_number() {
     assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
     assert!(!log.exists().await.unwrap());
 }
+
+/// Incremental Copy Blob (`comp=incrementalcopy`, REST reference): Azurite answers 501, so
+/// the service's 202 and its error for a source that is not a snapshot are scripted.
+#[tokio::test]
+async fn incremental_copy_of_a_page_blob_snapshot() {
+    use azstore::blob::{BlobServiceClient, CopyStatus};
+    use testkit::scripted::{Reply, Scripted};
+    let source = format!("{SOURCE_URL}&snapshot=2026-11-25T07%3A00%3A00.1234567Z");
+    let server = Scripted::start(vec![
+        Reply::with(
+            202,
+            &[
+                ("etag", "\"0x8DA707C178DC7C6\""),
+                ("last-modified", "Thu, 28 Jul 2022 09:32:29 GMT"),
+                ("x-ms-copy-id", "8e2a8f3e-0000-0000-0000-000000000001"),
+                ("x-ms-copy-status", "pending"),
+            ],
+            b"",
+        ),
+        azure_error(409, "IncrementalCopyBlobMismatch"),
+    ])
+    .await;
+    let backup = BlobServiceClient::new(&server.account())
+        .unwrap()
+        .container("backups")
+        .unwrap()
+        .blob("disk")
+        .unwrap();
+    let etag = azstore::ETag::new("\"0x8DA707C178DC7C5\"");
+    let copy = backup
+        .start_incremental_copy(&source, &azstore::Conditions::if_match(&etag))
+        .await
+        .unwrap();
+    assert_eq!(copy.status, CopyStatus::Pending);
+    assert_eq!(copy.copy_id, "8e2a8f3e-0000-0000-0000-000000000001");
+    let e = backup
+        .start_incremental_copy(&source, &azstore::Conditions::none())
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(409));
+    let sent = server.requests();
+    assert_eq!(sent[0].method, "PUT");
+    assert!(
+        sent[0]
+            .target
+            .ends_with("/backups/disk?comp=incrementalcopy"),
+        "{}",
+        sent[0].target
+    );
+    assert_eq!(sent[0].header("x-ms-copy-source"), Some(source.as_str()));
+    assert_eq!(sent[0].header("if-match"), Some("\"0x8DA707C178DC7C5\""));
+    // Refused before sending: a source that is not a snapshot, a lease id.
+    let e = backup
+        .start_incremental_copy(SOURCE_URL, &azstore::Conditions::none())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    let leased = azstore::Conditions::lease(
+        &azstore::LeaseId::new("7b1f3a2e-0000-0000-0000-000000000000").unwrap(),
+    );
+    let e = backup
+        .start_incremental_copy(&source, &leased)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    assert_eq!(server.count(), 2);
+}
