@@ -47,6 +47,7 @@ mod container;
 mod copy;
 mod download;
 mod from_url;
+mod immutability;
 mod lease;
 mod lifecycle;
 mod list;
@@ -80,6 +81,7 @@ pub use container::{
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
+pub use immutability::{ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};

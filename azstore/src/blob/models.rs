@@ -140,6 +140,10 @@ pub struct BlobProperties {
     pub is_current_version: Option<bool>,
     /// The encryption scope of the data (`x-ms-encryption-scope`).
     pub encryption_scope: Option<String>,
+    /// The immutability policy (`x-ms-immutability-policy-until-date` and `-mode`).
+    pub immutability_policy: Option<crate::blob::ImmutabilityPolicy>,
+    /// Whether a legal hold is on (`x-ms-legal-hold`).
+    pub legal_hold: Option<bool>,
 }
 
 impl BlobProperties {
@@ -177,7 +181,11 @@ impl BlobProperties {
             version_id: None,
             is_current_version: None,
             encryption_scope: None,
+            immutability_policy: None,
+            legal_hold: None,
         };
+        let mut policy_until = None;
+        let mut policy_mode = None;
         let flag = |name: &str, v: &str| -> Result<bool> {
             v.trim()
                 .to_ascii_lowercase()
@@ -231,6 +239,9 @@ impl BlobProperties {
                 "x-ms-version-id" => first!(p.version_id, Some(v.to_string())),
                 "x-ms-is-current-version" => first!(p.is_current_version, Some(flag(name, v)?)),
                 "x-ms-encryption-scope" => first!(p.encryption_scope, Some(v.to_string())),
+                "x-ms-immutability-policy-until-date" => first!(policy_until, Some(v)),
+                "x-ms-immutability-policy-mode" => first!(policy_mode, Some(v)),
+                "x-ms-legal-hold" => first!(p.legal_hold, Some(flag(name, v)?)),
                 "x-ms-lease-state" => first!(p.lease_state, LeaseState::parse(v)),
                 "x-ms-lease-status" => first!(p.lease_status, parse_lease_status(Some(v))),
                 "x-ms-lease-duration" => first!(p.lease_duration, parse_lease_duration(Some(v))),
@@ -251,6 +262,20 @@ impl BlobProperties {
         p.etag = etag
             .map(ETag::new)
             .ok_or_else(|| Error::decode("response is missing the etag header"))?;
+        p.immutability_policy = match (policy_until, policy_mode) {
+            (None, _) => None,
+            (Some(until), mode) => Some(crate::blob::ImmutabilityPolicy::new(
+                crate::time_fmt::parse_http_date(until).ok_or_else(|| {
+                    Error::decode(
+                        "response header x-ms-immutability-policy-until-date is malformed",
+                    )
+                })?,
+                mode.and_then(crate::blob::ImmutabilityPolicyMode::parse)
+                    .ok_or_else(|| {
+                        Error::decode("response header x-ms-immutability-policy-mode is malformed")
+                    })?,
+            )),
+        };
         let ranged = content_range_total.is_some();
         p.http_headers.content_md5 = match (blob_content_md5, ranged) {
             (Some(stored), _) => Some(stored.to_string()),
