@@ -50,7 +50,7 @@ mod from_url;
 mod immutability;
 mod lease;
 mod lifecycle;
-mod list;
+pub(crate) mod list;
 mod models;
 mod names;
 mod page;

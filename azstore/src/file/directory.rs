@@ -29,6 +29,10 @@ pub struct ListOptions {
     pub marker: Option<String>,
     /// At most this many entries (1–5000; the service default is 5000).
     pub max_results: Option<u32>,
+    /// Ask for each entry's file id, timestamps, ETag, SMB attributes and permission key
+    /// (`include=Timestamps,ETag,Attributes,PermissionKey`, `x-ms-file-extended-info: true`),
+    /// in [`ListPage::entries`].
+    pub extended_info: bool,
 }
 
 impl ListOptions {
@@ -41,6 +45,9 @@ impl ListOptions {
 
         /// Sets the page size.
         max_results => some max_results: u32;
+
+        /// Asks for extended info on every entry.
+        extended_info => flag extended_info;
     }
 }
 
@@ -154,6 +161,11 @@ impl DirectoryClient {
         }
         if let Some(n) = options.max_results {
             req = req.query("maxresults", n.to_string());
+        }
+        if options.extended_info {
+            req = req
+                .query("include", "Timestamps,ETag,Attributes,PermissionKey")
+                .header("x-ms-file-extended-info", "true");
         }
         let resp = self.pipeline.send(req).await?;
         ListPage::parse(&resp.body)

@@ -59,8 +59,8 @@ pub use file_client::{FileClient, FileDownload, FileStream};
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
-    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage,
-    RangeList, ShareProperties,
+    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListEntry, ListItem,
+    ListPage, RangeList, ShareProperties,
 };
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,

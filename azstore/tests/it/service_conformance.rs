@@ -946,3 +946,61 @@ async fn immutability_policy_and_legal_hold() {
     assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
     assert_eq!(server.count(), 5);
 }
+
+/// List Directories and Files with extended info (`include=Timestamps,ETag,Attributes,
+/// PermissionKey`, `x-ms-file-extended-info: true`), against the local File service, which
+/// answers as the REST reference shapes it.
+#[tokio::test]
+async fn directory_listing_with_extended_info() {
+    use azstore::file::{CreateFileOptions, FileAttributes, ListOptions, SmbProperties, SmbTime};
+    let server = FileServer::start().await;
+    let share = share(&server, "extinfo").await;
+    let root = share.root();
+    share.directory("sub").unwrap().create().await.unwrap();
+    let written = time::macros::datetime!(2019-07-11 21:40:12.9953010 UTC);
+    let file = share.file("a.txt").unwrap();
+    file.create_with(
+        5,
+        &CreateFileOptions::default().smb(
+            SmbProperties::default()
+                .attributes(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
+                .last_write_time(SmbTime::At(written)),
+        ),
+        None,
+    )
+    .await
+    .unwrap();
+    let props = file.get_properties().await.unwrap();
+
+    let plain = root.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(plain.entries.len(), 2);
+    assert!(
+        plain
+            .entries
+            .iter()
+            .all(|e| e.etag.is_none() && e.attributes.is_none())
+    );
+
+    let page = root
+        .list(&ListOptions::default().extended_info())
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 2);
+    let a = page.entries.iter().find(|e| e.name == "a.txt").unwrap();
+    assert!(!a.is_directory);
+    assert_eq!(a.size, Some(5));
+    assert_eq!(a.etag.as_ref(), Some(&props.etag));
+    assert_eq!(a.last_write_time, Some(written));
+    assert_eq!(
+        a.attributes,
+        Some(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
+    );
+    let Some(azstore::file::FilePermission::Key(key)) = props.smb.permission.clone() else {
+        panic!("no permission key in {props:?}");
+    };
+    assert_eq!(a.permission_key.as_deref(), Some(key.as_str()));
+    assert!(a.file_id.is_some() && a.creation_time.is_some() && a.change_time.is_some());
+    let sub = page.entries.iter().find(|e| e.name == "sub").unwrap();
+    assert!(sub.is_directory && sub.size.is_none());
+    assert_eq!(sub.attributes, Some(FileAttributes::DIRECTORY));
+}

@@ -1327,31 +1327,54 @@ fn list(share: &Share, share_name: &str, path: &str, req: &HttpRequest) -> Reply
     } else {
         format!("{path}/")
     };
-    // Direct children, sorted by name: (name, is_dir, size).
-    let mut items: Vec<(String, bool, u64)> = Vec::new();
-    for k in share.dirs.keys() {
+    // include=Timestamps,ETag,Attributes,PermissionKey and x-ms-file-extended-info: true
+    // (REST reference, List Directories and Files, 2020-04-08 and later).
+    let include: Vec<String> = req
+        .q("include")
+        .map(|v| {
+            v.split(',')
+                .map(|i| i.trim().to_ascii_lowercase())
+                .collect()
+        })
+        .unwrap_or_default();
+    for i in &include {
+        if !["timestamps", "etag", "attributes", "permissionkey"].contains(&i.as_str()) {
+            return Reply::error(
+                400,
+                "InvalidQueryParameterValue",
+                "include must name Timestamps, ETag, Attributes or PermissionKey.",
+            );
+        }
+    }
+    let extended = req
+        .header("x-ms-file-extended-info")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let wants = |what: &str| include.iter().any(|i| i == what);
+    // Direct children, sorted by name: (name, is_dir, size, node).
+    let mut items: Vec<(String, bool, u64, &Node)> = Vec::new();
+    for (k, d) in &share.dirs {
         if let Some(n) = k.strip_prefix(&base) {
             if !n.contains('/') {
-                items.push((n.to_string(), true, 0));
+                items.push((n.to_string(), true, 0, d));
             }
         }
     }
     for (k, f) in &share.files {
         if let Some(n) = k.strip_prefix(&base) {
             if !n.contains('/') {
-                items.push((n.to_string(), false, f.data.len() as u64));
+                items.push((n.to_string(), false, f.data.len() as u64, &f.node));
             }
         }
     }
-    items.sort();
-    let selected: Vec<&(String, bool, u64)> = items
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    let selected: Vec<&(String, bool, u64, &Node)> = items
         .iter()
-        .filter(|(n, _, _)| n.starts_with(prefix) && n.as_str() >= marker)
+        .filter(|(n, ..)| n.starts_with(prefix) && n.as_str() >= marker)
         .collect();
     let page = &selected[..selected.len().min(max)];
     let next = selected
         .get(max)
-        .map(|(n, _, _)| n.clone())
+        .map(|(n, ..)| n.clone())
         .unwrap_or_default();
     let mut x = String::from("\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?>");
     x.push_str(&format!(
@@ -1369,18 +1392,39 @@ fn list(share: &Share, share_name: &str, path: &str, req: &HttpRequest) -> Reply
         x.push_str(&format!("<MaxResults>{max}</MaxResults>"));
     }
     x.push_str("<Entries>");
-    for (name, is_dir, size) in page {
-        if *is_dir {
+    for (name, is_dir, size, node) in page {
+        let tag = if *is_dir { "Directory" } else { "File" };
+        x.push_str(&format!("<{tag}><Name>{}</Name>", xml_escape(name)));
+        if extended {
+            x.push_str("<FileId>13835128424026341376</FileId>");
+        }
+        x.push_str("<Properties>");
+        if !*is_dir {
+            x.push_str(&format!("<Content-Length>{size}</Content-Length>"));
+        }
+        if wants("timestamps") {
             x.push_str(&format!(
-                "<Directory><Name>{}</Name><Properties /></Directory>",
-                xml_escape(name)
-            ));
-        } else {
-            x.push_str(&format!(
-                "<File><Name>{}</Name><Properties><Content-Length>{size}</Content-Length></Properties></File>",
-                xml_escape(name)
+                "<CreationTime>{}</CreationTime><LastAccessTime>{}</LastAccessTime><LastWriteTime>{}</LastWriteTime><ChangeTime>{}</ChangeTime><Last-Modified>{}</Last-Modified>",
+                node.smb.creation, node.smb.last_write, node.smb.last_write, node.smb.change, node.last_modified
             ));
         }
+        if wants("etag") {
+            x.push_str(&format!("<Etag>{}</Etag>", xml_escape(&node.etag)));
+        }
+        x.push_str("</Properties>");
+        if wants("attributes") {
+            x.push_str(&format!(
+                "<Attributes>{}</Attributes>",
+                node.smb.attributes.replace('|', " | ")
+            ));
+        }
+        if wants("permissionkey") {
+            x.push_str(&format!(
+                "<PermissionKey>{}</PermissionKey>",
+                xml_escape(&node.smb.permission_key)
+            ));
+        }
+        x.push_str(&format!("</{tag}>"));
     }
     x.push_str("</Entries>");
     x.push_str(&format!("<NextMarker>{}</NextMarker>", xml_escape(&next)));
