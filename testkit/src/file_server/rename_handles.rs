@@ -85,6 +85,23 @@ pub(super) fn rename(
             }
         }
     }
+    // SMB properties given with the rename (attributes, times, permission or key) apply to
+    // the renamed file or directory (REST reference, Rename File / Rename Directory).
+    let current = if is_dir {
+        share.dirs.get(&src).map(|d| d.smb.clone())
+    } else {
+        share.files.get(&src).map(|f| f.node.smb.clone())
+    };
+    let Some(mut smb) = current else {
+        return Reply::error(
+            404,
+            "ResourceNotFound",
+            "The specified resource does not exist.",
+        );
+    };
+    if let Err(r) = smb.set(req, is_dir, &mut share.ext) {
+        return r;
+    }
     if is_dir {
         let child = format!("{src}/");
         let moved_dirs: Vec<String> = share
@@ -114,27 +131,21 @@ pub(super) fn rename(
         if let Some(d) = share.dirs.get_mut(dest) {
             d.etag = etag.clone();
             d.last_modified = now.clone();
+            d.smb = smb.clone();
         }
     } else {
         let mut f = share.files.remove(&src).expect("checked");
         f.node.etag = etag.clone();
         f.node.last_modified = now.clone();
+        f.node.smb = smb.clone();
         share.files.insert(dest.to_string(), f);
     }
-    Reply::new(200)
-        .h("etag", etag)
-        .h("last-modified", now)
-        .h("x-ms-request-server-encrypted", "true")
-        .h(
-            "x-ms-file-attributes",
-            if is_dir { "Directory" } else { "Archive" },
-        )
-        .h("x-ms-file-creation-time", iso_now())
-        .h("x-ms-file-last-write-time", iso_now())
-        .h("x-ms-file-change-time", iso_now())
-        .h("x-ms-file-permission-key", "0")
-        .h("x-ms-file-id", "0")
-        .h("x-ms-file-parent-id", "0")
+    smb.headers(
+        Reply::new(200)
+            .h("etag", etag)
+            .h("last-modified", now)
+            .h("x-ms-request-server-encrypted", "true"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,5 +334,4 @@ pub(super) fn put_range_from_url(
         .h("last-modified", now)
         .h("x-ms-content-crc64", crc)
         .h("x-ms-request-server-encrypted", "true")
-        .h("x-ms-file-last-write-time", iso_now())
 }
