@@ -215,6 +215,8 @@ struct SnapshotProps {
     etag: String,
     last_modified: String,
     quota: u64,
+    /// A share snapshot has a lease of its own (Lease Share with `sharesnapshot=`).
+    lease: Lease,
 }
 
 impl State {
@@ -974,6 +976,7 @@ fn share_snapshot_op(st: &mut State, name: &str, m: &str, req: &HttpRequest) -> 
                     etag: etag.clone(),
                     last_modified: last_modified.clone(),
                     quota,
+                    lease: Lease::Available,
                 },
             );
             Some(
@@ -984,9 +987,10 @@ fn share_snapshot_op(st: &mut State, name: &str, m: &str, req: &HttpRequest) -> 
             )
         }
         ("GET" | "HEAD", None | Some("metadata"), Some(id)) => {
-            let Some(p) = st.snapshots.get(&(name.to_string(), id)) else {
+            let Some(p) = st.snapshots.get_mut(&(name.to_string(), id)) else {
                 return Some(not_found());
             };
+            p.lease.tick();
             let mut r = Reply::new(200)
                 .h("etag", p.etag.clone())
                 .h("last-modified", p.last_modified.clone())
@@ -994,12 +998,34 @@ fn share_snapshot_op(st: &mut State, name: &str, m: &str, req: &HttpRequest) -> 
             for (k, v) in &p.meta {
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
+            p.lease.headers(&mut r.headers);
             Some(r)
         }
-        ("DELETE", None, Some(id)) => Some(match st.snapshots.remove(&(name.to_string(), id)) {
-            Some(_) => Reply::new(202),
-            None => not_found(),
-        }),
+        ("PUT", Some("lease"), Some(id)) => {
+            let Some(p) = st.snapshots.get_mut(&(name.to_string(), id)) else {
+                return Some(not_found());
+            };
+            let r = lease_op(&mut p.lease, req, false);
+            Some(if r.status < 300 {
+                r.h("etag", p.etag.clone())
+                    .h("last-modified", p.last_modified.clone())
+            } else {
+                r
+            })
+        }
+        ("DELETE", None, Some(id)) => {
+            let key = (name.to_string(), id);
+            let Some(p) = st.snapshots.get_mut(&key) else {
+                return Some(not_found());
+            };
+            // A leased snapshot is deleted only with its lease id.
+            p.lease.tick();
+            if let Err(r) = p.lease.check_write(req.header("x-ms-lease-id"), "share") {
+                return Some(r);
+            }
+            st.snapshots.remove(&key);
+            Some(Reply::new(202))
+        }
         ("DELETE", None, None) => {
             let has = st.snapshots.keys().any(|(s, _)| s == name);
             let include = req.header("x-ms-delete-snapshots") == Some("include");
