@@ -126,6 +126,7 @@ pub struct StaticWebsite {
 
 /// Protocol settings of the File service (`ProtocolSettings`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ProtocolSettings {
     /// Whether SMB Multichannel is on (`SMB/Multichannel/Enabled`; premium file shares).
     pub smb_multichannel: Option<bool>,

@@ -13,7 +13,8 @@
 //! * Shares: create (201), get properties (200), set metadata (200), delete (202), Lease Share
 //!   (acquire 15–60 s or infinite / renew / change / release / break with a break period).
 //! * Directories: create, get properties, set metadata, delete (`DirectoryNotEmpty`),
-//!   List Directories and Files with `prefix`, `marker` and `maxresults` paging (XML).
+//!   List Directories and Files with `prefix`, `marker` and `maxresults` paging (XML) and
+//!   extended info (`include=`, `x-ms-file-extended-info`).
 //! * Files: create with `x-ms-content-length`, Put Range (`x-ms-write: update|clear`,
 //!   at most 4 MiB), Get File whole or ranged (`x-ms-range`/`Range`, 206 + `Content-Range`),
 //!   get/set properties and metadata, delete, List Ranges.
