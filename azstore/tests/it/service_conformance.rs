@@ -111,6 +111,22 @@ async fn a_ranged_file_read_keeps_the_stored_md5() {
         part.properties.http_headers.content_md5,
         Some(stored.clone())
     );
+    assert_eq!(part.properties.range_content_md5, None, "not asked for");
+
+    // A parallel download reads ranges only.
+    let whole = file
+        .download(
+            &azstore::file::TransferOptions::default()
+                .range_size(1024)
+                .max_concurrency(3),
+        )
+        .await
+        .unwrap();
+    assert_eq!(&whole.body[..], &data[..]);
+    assert_eq!(
+        whole.properties.http_headers.content_md5,
+        Some(stored.clone())
+    );
 
     let mut changed = part.properties.http_headers.clone();
     changed.content_type = Some("text/plain".into());
