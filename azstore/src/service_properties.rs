@@ -707,19 +707,17 @@ async fn stats(pipeline: &Pipeline) -> Result<ServiceStats> {
 }
 
 macro_rules! service_stats {
-    ($client:ty, $host:literal, $variant:literal, $path:literal) => {
+    ($client:ty, $host:literal, $path:literal) => {
         impl $client {
             /// Get Service Stats: the geo-replication status and last sync time of the
             /// account's secondary location, what an RA-GRS reader checks before trusting
             /// the secondary. The service answers only on the **secondary** endpoint
             #[doc = concat!("(`https://ACCOUNT-secondary.", $host, ".core.windows.net`):")]
-            /// build the client from an account whose endpoint is that one.
+            /// build the client from [`StorageAccount::secondary`](crate::StorageAccount::secondary).
             ///
             /// ```no_run
             /// # async fn f(account: azstore::StorageAccount) -> azstore::Result<()> {
-            #[doc = concat!("let secondary = format!(\"https://{}-secondary.", $host, ".core.windows.net\", account.name());")]
-            #[doc = concat!("let account = account.with_endpoint(azstore::Service::", $variant, ", &secondary)?;")]
-            #[doc = concat!("let stats = ", $path, "::new(&account)?.get_service_stats().await?;")]
+            #[doc = concat!("let stats = ", $path, "::new(&account.secondary()?)?.get_service_stats().await?;")]
             /// println!("{:?}, synced up to {:?}", stats.status, stats.last_sync_time);
             /// # Ok(()) }
             /// ```
@@ -835,19 +833,16 @@ service_properties!(
 service_stats!(
     BlobServiceClient,
     "blob",
-    "Blob",
     "azstore::blob::BlobServiceClient"
 );
 service_stats!(
     QueueServiceClient,
     "queue",
-    "Queue",
     "azstore::queue::QueueServiceClient"
 );
 service_stats!(
     TableServiceClient,
     "table",
-    "Table",
     "azstore::table::TableServiceClient"
 );
 

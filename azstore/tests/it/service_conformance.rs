@@ -304,17 +304,14 @@ async fn service_properties_read_modify_write_keeps_what_it_read() {
 /// The account of the running emulators with every endpoint moved to its `-secondary` path
 /// (Azurite serves an account's secondary location as `/<account>-secondary`).
 fn secondary_account() -> azstore::StorageAccount {
-    let primary = testkit::account();
-    let mut account = primary.clone();
-    for service in [
-        azstore::Service::Blob,
-        azstore::Service::Queue,
-        azstore::Service::Table,
-    ] {
-        let url = primary.endpoint(service).unwrap().to_string();
-        let url = format!("{}-secondary", url.trim_end_matches('/'));
-        account = account.with_endpoint(service, &url).unwrap();
-    }
+    let account = testkit::account().secondary().unwrap();
+    assert_eq!(
+        account
+            .endpoint(azstore::Service::Blob)
+            .unwrap()
+            .path_prefix(),
+        "/devstoreaccount1-secondary"
+    );
     account
 }
 
