@@ -59,6 +59,7 @@ mod queue_worker;
 mod recorded_ops;
 #[cfg(feature = "redis")]
 mod redis;
+mod service_conformance;
 mod table_batch;
 mod table_concurrency;
 mod table_entities;
