@@ -92,7 +92,11 @@ impl Side {
         }
     }
     fn parse(s: &str) -> Side {
-        if s == "loop" { Side::Loop } else { Side::Azstore }
+        if s == "loop" {
+            Side::Loop
+        } else {
+            Side::Azstore
+        }
     }
 }
 
@@ -235,7 +239,13 @@ struct Target {
     name: String,
 }
 
-async fn one_writer(account: StorageAccount, t: Target, side: Side, start: Instant, secs: f64) -> Stats {
+async fn one_writer(
+    account: StorageAccount,
+    t: Target,
+    side: Side,
+    start: Instant,
+    secs: f64,
+) -> Stats {
     if t.backend == "table" {
         writer(side, table_item(&account, &t.place), start, secs).await
     } else {
@@ -248,7 +258,10 @@ async fn read_count(account: &StorageAccount, t: &Target) -> u64 {
         let cur = table_item(account, &t.place).read().await.expect("read");
         cur.map_or(0, |c| c.value.count())
     } else {
-        let cur = blob_item(account, &t.place, &t.name).read().await.expect("read");
+        let cur = blob_item(account, &t.place, &t.name)
+            .read()
+            .await
+            .expect("read");
         cur.map_or(0, |c| c.value.count())
     }
 }
@@ -358,7 +371,11 @@ async fn run_side(
         .await
         .expect("join");
         for o in outputs {
-            assert!(o.status.success(), "a writer process failed: {:?}", o.status);
+            assert!(
+                o.status.success(),
+                "a writer process failed: {:?}",
+                o.status
+            );
             let text = String::from_utf8_lossy(&o.stdout);
             let s = text
                 .lines()
@@ -377,9 +394,11 @@ async fn run_side(
     }
     let count = read_count(account, &t).await - base;
     assert_eq!(
-        count, all.commits,
+        count,
+        all.commits,
         "{backend} {} {writers}: the counter moved by {count}, the writers committed {}",
-        side.name(), all.commits
+        side.name(),
+        all.commits
     );
     if backend == "table" {
         let _ = TableServiceClient::new(account)

@@ -125,6 +125,10 @@ impl Versioned for BlobBytes {
         .await
     }
 
+    fn key(&self) -> Option<String> {
+        Some(self.blob.url())
+    }
+
     async fn create(&self, value: &Bytes, write_id: &str) -> Result<ETag> {
         put_raw(
             &self.blob,
@@ -244,6 +248,10 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Versioned for BlobJson<T> {
             "application/json",
         )
         .await
+    }
+
+    fn key(&self) -> Option<String> {
+        Some(self.blob.url())
     }
 
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {

@@ -21,6 +21,21 @@
 //! elapsed time. Running out gives an error of kind
 //! [`ErrorKind::RetriesExhausted`] whose status, code and source are the last conflict's.
 //!
+//! # In one process
+//! Concurrent `update`s of one item within one process take turns: each attempt (read,
+//! decide, write) waits until the previous one of that process has its answer, first come
+//! first served, so they never conflict with each other; a writer in another process still
+//! can, and the policy's backoff handles that. The item is recognised by
+//! [`Versioned::key`] (the blob's or entity's URL, the Redis key), whatever client value
+//! addresses it. Taking turns changes no outcome guarantee: it only orders the attempts. A
+//! turn is waited for at most until the policy's `max_elapsed`; after that the attempt goes
+//! ahead without its turn.
+//!
+//! Measured (the `update_contention` benchmark, 16 writers in one process on one blob): no
+//! wasted writes at all, against 3–4 per commit for a plain loop with full-jitter backoff.
+//! [`Combiner`] goes further (one read and one write for all the updates waiting) but runs
+//! the closures on a task of its own.
+//!
 //! # Ambiguous writes
 //! A conditional write whose response is lost may still have been applied; its retry then
 //! sees 412 (or 409) caused by *our own* write. Every write `update` sends carries a fresh
@@ -64,6 +79,7 @@
 mod ambiguity;
 mod blob;
 mod combine;
+mod gate;
 mod policy;
 mod run;
 
@@ -138,6 +154,23 @@ pub trait Versioned: Send + Sync {
 
     /// Deletes the resource only if the current ETag is `etag`.
     fn delete(&self, etag: &ETag) -> impl Future<Output = Result<()>> + Send;
+
+    /// A name of the stored item, the same for every value that addresses that item in this
+    /// process (its URL, say), or `None`. With a key, concurrent [`update`]s of the item in
+    /// this process take turns: one read + write at a time, first come first served, so they
+    /// never conflict with each other and none waits in a backoff because of another one
+    /// (see [In one process](self#in-one-process)). The default is `None`: no turns.
+    ///
+    /// ```
+    /// use azstore::update::Versioned;
+    /// # fn f(blob: azstore::blob::BlobClient) {
+    /// let counter = azstore::update::BlobJson::<u64>::new(blob.clone());
+    /// assert_eq!(counter.key(), Some(blob.url()));
+    /// # }
+    /// ```
+    fn key(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What the closure passed to [`update`] decided for the value it was shown.

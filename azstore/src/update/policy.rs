@@ -46,6 +46,8 @@ pub struct UpdatePolicy {
     scale: Option<f64>,
     max_delay: Duration,
     max_elapsed: Option<Duration>,
+    /// Whether concurrent updates of one item in this process take turns.
+    turns: bool,
 }
 
 impl Default for UpdatePolicy {
@@ -64,6 +66,7 @@ impl Default for UpdatePolicy {
             scale: Some(6.0),
             max_delay,
             max_elapsed,
+            turns: true,
         }
     }
 }
@@ -83,6 +86,7 @@ impl UpdatePolicy {
             scale: None,
             max_delay: Duration::MAX,
             max_elapsed: None,
+            turns: true,
         }
     }
 
@@ -123,6 +127,29 @@ impl UpdatePolicy {
         self.retry = self.retry.initial_delay(initial_delay).jitter(jitter);
         self.scale = None;
         self
+    }
+
+    /// Whether concurrent updates of one item made in this process take turns (the default:
+    /// see [In one process](super#in-one-process)). `false`: every update goes ahead on its
+    /// own, as if each ran in a process of its own — e.g. to exercise conflicts with several
+    /// writers in one test.
+    ///
+    /// ```
+    /// use azstore::update::UpdatePolicy;
+    /// let p = UpdatePolicy::default().take_turns(false);
+    /// assert!(!p.takes_turns());
+    /// assert!(UpdatePolicy::default().takes_turns());
+    /// ```
+    pub fn take_turns(mut self, turns: bool) -> UpdatePolicy {
+        self.turns = turns;
+        self
+    }
+
+    /// Whether concurrent updates of one item in this process take turns (see
+    /// [`take_turns`](UpdatePolicy::take_turns)).
+    #[must_use]
+    pub fn takes_turns(&self) -> bool {
+        self.turns
     }
 
     /// The underlying attempt/elapsed limits (and, for a fixed policy, the schedule).
@@ -179,6 +206,17 @@ impl<'a> Pacer<'a> {
         }
         self.previous = delay;
         Some(delay)
+    }
+
+    /// Waits for `wait` until the policy's time is up; `None` when it was up first (or is).
+    pub(super) async fn within_limit<F: std::future::Future>(&self, wait: F) -> Option<F::Output> {
+        match self.policy.max_elapsed {
+            None => Some(wait.await),
+            Some(max) => {
+                let left = max.saturating_sub(self.elapsed());
+                tokio::time::timeout(left, wait).await.ok()
+            }
+        }
     }
 
     pub(super) fn elapsed(&self) -> Duration {

@@ -9,6 +9,7 @@ use super::ambiguity::{
     Pending, is_create_conflict, is_replace_conflict, new_write_id, not_stored, outcome_unknown,
     position_in, recognise, recovered, write_token,
 };
+use super::gate::Gate;
 use super::policy::Pacer;
 use super::{Change, Current, Decision, Outcome, UpdatePolicy, Versioned};
 use crate::conditions::ETag;
@@ -53,7 +54,17 @@ where
         attempts: 0,
         conflicts: 0,
     };
+    // Attempts on the same item from this process take turns (see "In one process").
+    let gate = policy
+        .takes_turns()
+        .then(|| resource.key())
+        .flatten()
+        .map(|k| Gate::for_key(&k));
     loop {
+        let turn = match &gate {
+            Some(g) => run.pacer.within_limit(g.turn()).await,
+            None => None,
+        };
         let attempt_started = Instant::now();
         let unknown = run.unknown();
         let mut current = resource.read().await.map_err(|e| {
@@ -78,6 +89,7 @@ where
             Step::Retry(err) => err,
         };
         run.pacer.observe(attempt_started.elapsed());
+        drop(turn);
         let unanswered = err.request_sent() == RequestSent::Maybe;
         let Some(mut delay) = run.pacer.next_delay() else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the

@@ -45,3 +45,4 @@ mod table_query;
 mod transfer;
 mod update_blob;
 mod update_combine;
+mod update_turns;
