@@ -316,16 +316,25 @@ fn child() {
 }
 
 /// One repetition of one side: `writers` writers on a fresh counter.
-async fn run_side(
-    account: &StorageAccount,
-    backend: &str,
-    container: &str,
+/// One case: where, how and how many.
+struct Case<'a> {
+    account: &'a StorageAccount,
+    backend: &'a str,
+    container: &'a str,
     processes: bool,
     writers: usize,
-    side: Side,
     secs: f64,
-    tag: &str,
-) -> (Stats, f64) {
+}
+
+async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64) {
+    let Case {
+        account,
+        backend,
+        container,
+        processes,
+        writers,
+        secs,
+    } = *case;
     let t = if backend == "table" {
         Target {
             backend: backend.into(),
@@ -507,10 +516,15 @@ fn main() {
                         for side in order {
                             case += 1;
                             let tag = format!("{case}");
-                            let (s, rate) = run_side(
-                                &account, backend, &container, processes, writers, side, secs, &tag,
-                            )
-                            .await;
+                            let case = Case {
+                                account: &account,
+                                backend,
+                                container: &container,
+                                processes,
+                                writers,
+                                secs,
+                            };
+                            let (s, rate) = run_side(&case, side, &tag).await;
                             let i = side as usize;
                             rates[i].push(rate);
                             wasted[i].push(s.wasted as f64 / s.commits.max(1) as f64);
