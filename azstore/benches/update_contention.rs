@@ -18,7 +18,8 @@
 //! final counter must equal the commits exactly (checked; a mismatch fails the run). The two
 //! sides alternate, which goes first alternating too, for `UPDATE_BENCH_REPS` repetitions
 //! (default 5); printed are the medians (commits/s, wasted writes per commit = 412/409/404
-//! refusals, p99 latency of one increment) and one summary line per case:
+//! refusals, p99 latency of one increment, client CPU per commit: this process's, or in the
+//! `processes` mode its children's) and one summary line per case:
 //!
 //! `contention: BACKEND WRITERS MODE, azstore X commits/s W wasted, loop Y commits/s V wasted, ratio R`
 //!
@@ -326,7 +327,24 @@ struct Case<'a> {
     secs: f64,
 }
 
-async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64) {
+/// CPU time (user + system, µs) of this process, or of its finished children.
+fn client_cpu_us(children: bool) -> u64 {
+    let who = if children {
+        libc::RUSAGE_CHILDREN
+    } else {
+        libc::RUSAGE_SELF
+    };
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return 0;
+    }
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    us(u.ru_utime) + us(u.ru_stime)
+}
+
+/// One side of one case: its stats, commits/s and client CPU µs per commit.
+async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
     let Case {
         account,
         backend,
@@ -351,6 +369,7 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64) {
     seed(account, &t).await;
     let base = read_count(account, &t).await;
     let mut all = Stats::default();
+    let cpu_before = client_cpu_us(processes);
     if processes {
         // Children need a moment to start: the start is set far enough ahead for all.
         let lead = Duration::from_millis(300 + 15 * writers as u64);
@@ -417,7 +436,9 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64) {
             .await;
     }
     let rate = all.commits as f64 / (all.end_us.max(1) as f64 / 1e6);
-    (all, rate)
+    let cpu = client_cpu_us(processes).saturating_sub(cpu_before);
+    let cpu_per_commit = cpu as f64 / all.commits.max(1) as f64;
+    (all, rate, cpu_per_commit)
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -496,8 +517,8 @@ fn main() {
             load_average()
         );
         println!(
-            "{:<6} {:>3} {:<9} {:<8} {:>10} {:>9} {:>8}   per rep commits/s",
-            "item", "n", "mode", "side", "commits/s", "wasted/c", "p99 ms"
+            "{:<6} {:>3} {:<9} {:<8} {:>10} {:>9} {:>8} {:>9}   per rep commits/s",
+            "item", "n", "mode", "side", "commits/s", "wasted/c", "p99 ms", "cpu us/c"
         );
         let mut case = 0;
         for backend in &backends {
@@ -507,6 +528,7 @@ fn main() {
                     let mut rates = [Vec::new(), Vec::new()];
                     let mut wasted = [Vec::new(), Vec::new()];
                     let mut lat: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+                    let mut cpu = [Vec::new(), Vec::new()];
                     for rep in 0..reps {
                         let order = if rep % 2 == 0 {
                             [Side::Azstore, Side::Loop]
@@ -524,11 +546,12 @@ fn main() {
                                 writers,
                                 secs,
                             };
-                            let (s, rate) = run_side(&case, side, &tag).await;
+                            let (s, rate, cpu_per_commit) = run_side(&case, side, &tag).await;
                             let i = side as usize;
                             rates[i].push(rate);
                             wasted[i].push(s.wasted as f64 / s.commits.max(1) as f64);
                             lat[i].extend(s.latencies);
+                            cpu[i].push(cpu_per_commit);
                         }
                     }
                     let mut med = [0.0; 2];
@@ -540,11 +563,12 @@ fn main() {
                         med[i] = median(&mut rates[i].clone());
                         wmed[i] = median(&mut wasted[i]);
                         println!(
-                            "{backend:<6} {writers:>3} {mode:<9} {:<8} {:>10.0} {:>9.2} {:>8.1}   {}",
+                            "{backend:<6} {writers:>3} {mode:<9} {:<8} {:>10.0} {:>9.2} {:>8.1} {:>9.0}   {}",
                             side.name(),
                             med[i],
                             wmed[i],
                             p99_ms(&mut lat[i]),
+                            median(&mut cpu[i]),
                             each.join(" ")
                         );
                     }
