@@ -25,7 +25,8 @@
 //!
 //! Run: `scripts/azurite run -- cargo bench -p azstore --bench update_contention`.
 //! Narrow it with `UPDATE_BENCH_BACKENDS=blob,table`, `UPDATE_BENCH_MODES=process,processes`,
-//! `UPDATE_BENCH_WRITERS=1,4,16,64`.
+//! `UPDATE_BENCH_WRITERS=1,4,16,64`; `UPDATE_BENCH_SCALE=S` runs `update()` with
+//! `UpdatePolicy::default().scale(S)`.
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -191,7 +192,14 @@ where
     R: Versioned,
     R::Value: Count,
 {
-    let policy = UpdatePolicy::default();
+    // `UPDATE_BENCH_SCALE` tries another contention scale than the default's.
+    let policy = match std::env::var("UPDATE_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        Some(scale) => UpdatePolicy::default().scale(scale),
+        None => UpdatePolicy::default(),
+    };
     let deadline = start + Duration::from_secs_f64(secs);
     let mut stats = Stats::default();
     tokio::time::sleep_until(start).await;

@@ -60,11 +60,11 @@ where
         .then(|| resource.key())
         .flatten()
         .map(|k| Gate::for_key(&k));
+    let mut turn = None;
     loop {
-        let turn = match &gate {
-            Some(g) => run.pacer.within_limit(g.turn()).await,
-            None => None,
-        };
+        if let Some(g) = gate.as_ref().filter(|_| turn.is_none()) {
+            turn = run.pacer.within_limit(g.turn()).await;
+        }
         let attempt_started = Instant::now();
         let unknown = run.unknown();
         let mut current = resource.read().await.map_err(|e| {
@@ -89,8 +89,12 @@ where
             Step::Retry(err) => err,
         };
         run.pacer.observe(attempt_started.elapsed());
-        drop(turn);
         let unanswered = err.request_sent() == RequestSent::Maybe;
+        if !unanswered {
+            // Our turn ends with the answer; after a write without one, the read that finds
+            // out whether it applied comes first, before any other writer of this process.
+            turn = None;
+        }
         let Some(mut delay) = run.pacer.next_delay() else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the
             // caller must never be told "failed" about a write that applied.

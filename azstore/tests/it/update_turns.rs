@@ -11,6 +11,7 @@ use azstore::blob::{BlobClient, BlobServiceClient};
 use azstore::table::VersionedEntity;
 use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
 use serde::{Deserialize, Serialize};
+use testkit::update::Proxy;
 
 fn blob_via(account: &StorageAccount, container: &str, name: &str) -> BlobClient {
     BlobServiceClient::new(account)
@@ -61,6 +62,47 @@ async fn writers_of_one_process_take_turns_and_never_conflict() {
     assert_eq!(values, (1..=160).collect::<BTreeSet<u64>>());
     let stored = BlobJson::<u64>::new(c.blob("n").unwrap()).read().await;
     assert_eq!(stored.unwrap().unwrap().value, 160);
+}
+
+/// The response to one write is lost while 23 other writers of this process wait for their
+/// turn: the writer keeps its turn for the read that settles it, so it finds its own write
+/// at the top of the stored history instead of under 23 others (more than the history
+/// keeps), and reports it applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unanswered_write_keeps_its_turn_until_settled() {
+    let account = support::account();
+    let c = BlobServiceClient::new(&account)
+        .unwrap()
+        .container(&support::unique("turnlost"))
+        .unwrap();
+    c.create().await.unwrap();
+    BlobJson::<u64>::new(c.blob("n").unwrap())
+        .create(&0, "seed")
+        .await
+        .unwrap();
+    let proxy = Proxy::start(&account).await;
+    proxy.lose_next_response_to("PUT");
+    let tasks: Vec<_> = (0..24)
+        .map(|_| {
+            let counter = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "n"));
+            tokio::spawn(async move {
+                update(&counter, &UpdatePolicy::default(), increment)
+                    .await
+                    .expect("every update succeeds, the unanswered one included")
+            })
+        })
+        .collect();
+    let (mut recovered, mut values) = (0, BTreeSet::new());
+    for t in tasks {
+        let out = t.await.unwrap();
+        assert_eq!(out.conflicts, 0);
+        recovered += out.recovered_ambiguous;
+        assert!(values.insert(out.value.expect("written")));
+    }
+    assert_eq!(proxy.lost(), 1);
+    assert_eq!(recovered, 1, "the unanswered write was recognised");
+    assert_eq!(values, (1..=24).collect::<BTreeSet<u64>>());
+    assert_eq!(proxy.count("PUT"), 24, "no write was repeated");
 }
 
 /// Turn-taking writers beside writers that take none (as other processes would be): the
