@@ -32,11 +32,10 @@
 //! ahead without its turn.
 //!
 //! Measured (the `update_contention` benchmark, Azurite, writers in one process on one blob
-//! or entity): no wasted writes at all, and as many commits per second with 16 or 64 writers
-//! as with one, where a plain loop with full-jitter backoff wastes 3–4 (16 writers) and 8–9
-//! (64 writers) writes per commit and commits a fraction as often. The cost: one process
-//! commits at most at one writer's rate, while 2–4 unordered writers sometimes overlap one's
-//! read with another's write and do a little better. [`Combiner`] goes further (one read and
+//! or entity): no wasted writes at all, where a plain loop with full-jitter backoff wastes
+//! 3–4 (16 writers) and 8–9 (64 writers) writes per commit and commits a fifth to a tenth as
+//! often. The cost: one process commits at most at one writer's rate, while a few unordered
+//! writers sometimes overlap one's read with another's write and do a little better. [`Combiner`] goes further (one read and
 //! one write for all the updates waiting) but runs the closures on a task of its own.
 //!
 //! # Ambiguous writes

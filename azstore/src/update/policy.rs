@@ -20,11 +20,11 @@ use crate::http::{Jitter, RetryPolicy};
 ///   steps aside for several round trips: the service's time goes to writers that can
 ///   commit rather than to reads and writes that are bound to fail, and contenders come
 ///   back one at a time. Measured on one blob (the `update_contention` benchmark, Azurite,
-///   one writer per process): 16 writers waste 0.2–0.3 writes per commit and 64 writers
-///   about 0.6, against 3.8 and 8.5 for a plain loop with full-jitter backoff (2 ms doubling,
-///   cap 100 ms), which commits about half as often. The price is the tail: a writer that
-///   lost several times waits up to the max delay, so the slowest updates take about as long
-///   as the loop's. Lower the scale when the latency of a conflicting update matters more
+///   one writer per process): 16 writers waste 0.15–0.3 writes per commit and 64 writers
+///   0.5–0.7, against 2.7–4 and 8–9 for a plain loop with full-jitter backoff (2 ms
+///   doubling, cap 100 ms), which commits a quarter to a tenth as often. The price is the
+///   tail: a writer that lost several times waits up to the max delay, so the slowest
+///   updates take about as long as the loop's, or longer. Lower the scale when the latency of a conflicting update matters more
 ///   than throughput under contention. Writers within one process do not conflict at all:
 ///   they take turns (see [`take_turns`](UpdatePolicy::take_turns)).
 /// * **Fixed** ([`UpdatePolicy::new`] / `From<RetryPolicy>`, or [`fixed`](UpdatePolicy::fixed)):
