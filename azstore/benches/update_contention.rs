@@ -27,7 +27,8 @@
 //! Run: `scripts/azurite run -- cargo bench -p azstore --bench update_contention`.
 //! Narrow it with `UPDATE_BENCH_BACKENDS=blob,table`, `UPDATE_BENCH_MODES=process,processes`,
 //! `UPDATE_BENCH_WRITERS=1,4,16,64`; `UPDATE_BENCH_SCALE=S` runs `update()` with
-//! `UpdatePolicy::default().scale(S)`.
+//! `UpdatePolicy::default().scale(S)`; `UPDATE_BENCH_OFFERED=R` makes every writer offer R
+//! updates per second instead of running flat out (the latency a user sees below saturation).
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -188,7 +189,9 @@ where
     }
 }
 
-/// One writer: increments in a closed loop from `start` until `secs` have passed.
+/// One writer: increments in a closed loop from `start` until `secs` have passed, or, with
+/// `UPDATE_BENCH_OFFERED=R`, starts one increment every 1/R s (from a random phase; late
+/// ones start at once) and times each from when it was due.
 async fn writer<R>(side: Side, item: R, start: Instant, secs: f64) -> Stats
 where
     R: Versioned,
@@ -202,11 +205,28 @@ where
         Some(scale) => UpdatePolicy::default().scale(scale),
         None => UpdatePolicy::default(),
     };
+    let offered: Option<f64> = std::env::var("UPDATE_BENCH_OFFERED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|r: &f64| *r > 0.0);
+    let phase = rand::random::<f64>();
     let deadline = start + Duration::from_secs_f64(secs);
     let mut stats = Stats::default();
     tokio::time::sleep_until(start).await;
+    let mut due = 0u64;
     while Instant::now() < deadline {
-        let t0 = Instant::now();
+        let t0 = match offered {
+            None => Instant::now(),
+            Some(rate) => {
+                let at = start + Duration::from_secs_f64((phase + due as f64) / rate);
+                due += 1;
+                if at >= deadline {
+                    break;
+                }
+                tokio::time::sleep_until(at).await;
+                at
+            }
+        };
         let wasted = match side {
             Side::Azstore => update(&item, &policy, |c| Decision::Write(R::Value::next(c)))
                 .await
