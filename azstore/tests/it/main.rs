@@ -68,3 +68,4 @@ mod transfer;
 mod update_blob;
 mod update_combine;
 mod update_keeps;
+mod update_turns;
