@@ -1,140 +1,185 @@
-//! Contention goodput of read-modify-write on ONE blob (a JSON counter), with 1, 4, 16 and
-//! 64 concurrent writers, side by side:
+//! Contention goodput of read-modify-write on ONE item (a counter), `update()` with its
+//! default policy side by side with the best plain loop, in the same run:
 //!
-//! * `update`   — azstore's combinator with its default policy;
-//! * `naive`    — the hand-written loop: read, If-Match write, on 412 start over at once;
-//! * `lease`    — the same updates serialised through a blob lease (acquire, read, write
-//!   with the lease id, release; a refused acquire is retried with full-jitter exponential
-//!   backoff from 2 ms up to 100 ms);
-//! * `combine`  — the in-process mode: all writers are tasks of ONE process sharing one
-//!   `Combiner`, so concurrent updates share one read and one write.
+//! * `azstore` — `update(&item, &UpdatePolicy::default(), |n| n + 1)`;
+//! * `loop`    — read, If-Match write, on a conflict sleep with *full jitter* (uniform in
+//!   `[0, ceiling]`, the ceiling 2 ms doubling up to 100 ms) and start over. It goes through
+//!   the same `Versioned` reads and writes as `update()` (same requests, same bytes), so the
+//!   two differ only in what they do between attempts.
 //!
-//! In the first three, every writer has its own client built from the account and no state
-//! shared with the others, as separate processes would. Printed per row: committed updates per second,
-//! wasted attempts per commit (412/409 write refusals; for `lease` refused acquires), p99
-//! commit latency, and a check that the counter equals the commits (no lost update).
+//! Backends: `blob` (a JSON counter blob, `BlobJson<u64>`) and `table` (an entity through
+//! `TableClient::versioned`). Modes: `process` — every writer is a task of this process with a
+//! client of its own; `processes` — every writer is a child process of its own (this binary,
+//! started again), which is how contention happens between the instances of a service and
+//! where nothing in-process can help. Writer counts 1, 4, 16 and 64.
 //!
-//! Run: `scripts/azurite run -- cargo bench --bench update_contention`
-//! (`UPDATE_BENCH_SECS` sets the seconds per row, default 2.5).
+//! Each repetition runs one side for `UPDATE_BENCH_SECS` (default 1.5): every writer
+//! increments in a closed loop until the time is up, finishing the update it is in, so the
+//! final counter must equal the commits exactly (checked; a mismatch fails the run). The
+//! rate counts the commits that ended within the time. The two
+//! sides alternate, which goes first alternating too, for `UPDATE_BENCH_REPS` repetitions
+//! (default 5); printed are the medians (commits/s, wasted writes per commit = 412/409/404
+//! refusals, p99 latency of one increment, client CPU per commit: this process's, or in the
+//! `processes` mode its children's) and one summary line per case:
+//!
+//! `contention: BACKEND WRITERS MODE, azstore X commits/s W wasted, loop Y commits/s V wasted, ratio R`
+//!
+//! Run: `scripts/azurite run -- cargo bench -p azstore --bench update_contention`.
+//! Narrow it with `UPDATE_BENCH_BACKENDS=blob,table`, `UPDATE_BENCH_MODES=process,processes`,
+//! `UPDATE_BENCH_WRITERS=1,4,16,64`; `UPDATE_BENCH_SCALE=S` runs `update()` with
+//! `UpdatePolicy::default().scale(S)`; `UPDATE_BENCH_OFFERED=R` makes every writer offer R
+//! updates per second instead of running flat out (the latency a user sees below saturation).
 
-use std::time::Duration;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use azstore::http::{Method, Request};
-use azstore::update::{BlobJson, Combiner, Decision, UpdatePolicy, update};
-use azstore::{Conditions, StorageAccount, blob::BlobClient, blob::BlobServiceClient};
+use azstore::blob::BlobServiceClient;
+use azstore::table::{TableServiceClient, VersionedEntity};
+use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::{Conditions, StorageAccount};
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Mode {
-    Update,
-    Naive,
-    Lease,
-    Combine,
+const CHILD_ENV: &str = "UPDATE_BENCH_CHILD";
+const TABLE_PK: &str = "c";
+const TABLE_RK: &str = "n";
+
+/// A counter entity of the `table` backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Counter {
+    partition_key: String,
+    row_key: String,
+    count: u64,
 }
 
-impl Mode {
+/// A counter value: the next one and its count.
+trait Count: Sized {
+    fn next(current: Option<&Self>) -> Self;
+    fn count(&self) -> u64;
+}
+
+impl Count for u64 {
+    fn next(current: Option<&u64>) -> u64 {
+        current.copied().unwrap_or(0) + 1
+    }
+    fn count(&self) -> u64 {
+        *self
+    }
+}
+
+impl Count for Counter {
+    fn next(current: Option<&Counter>) -> Counter {
+        Counter {
+            partition_key: TABLE_PK.into(),
+            row_key: TABLE_RK.into(),
+            count: current.map_or(0, |c| c.count) + 1,
+        }
+    }
+    fn count(&self) -> u64 {
+        self.count
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Side {
+    Azstore,
+    Loop,
+}
+
+impl Side {
     fn name(self) -> &'static str {
         match self {
-            Mode::Update => "update",
-            Mode::Naive => "naive",
-            Mode::Lease => "lease",
-            Mode::Combine => "combine",
+            Side::Azstore => "azstore",
+            Side::Loop => "loop",
+        }
+    }
+    fn parse(s: &str) -> Side {
+        if s == "loop" {
+            Side::Loop
+        } else {
+            Side::Azstore
         }
     }
 }
 
+/// What one writer did.
 #[derive(Default)]
-struct WriterStats {
+struct Stats {
     commits: u64,
     wasted: u64,
-    latencies: Vec<Duration>,
+    /// Microseconds per increment.
+    latencies: Vec<u64>,
+    /// Commits that ended within the measured window (the rate counts these; the updates
+    /// in flight at its end are finished, and checked, but not counted).
+    in_window: u64,
 }
 
-const ROUNDS: usize = 4;
-
-struct Row {
-    commits: u64,
-    wasted: u64,
-    latencies: Vec<Duration>,
-    counter_ok: bool,
-}
-
-impl Row {
-    fn merge(&mut self, other: Row) {
-        self.commits += other.commits;
-        self.wasted += other.wasted;
-        self.latencies.extend(other.latencies);
-        self.counter_ok &= other.counter_ok;
+impl Stats {
+    fn merge(&mut self, o: Stats) {
+        self.commits += o.commits;
+        self.wasted += o.wasted;
+        self.latencies.extend(o.latencies);
+        self.in_window += o.in_window;
     }
 
-    fn p99(&mut self) -> Duration {
-        self.latencies.sort_unstable();
-        let i = ((self.latencies.len() as f64) * 0.99) as usize;
-        self.latencies
-            .get(i)
-            .or(self.latencies.last())
-            .copied()
-            .unwrap_or_default()
+    fn line(&self) -> String {
+        let lat: Vec<String> = self.latencies.iter().map(u64::to_string).collect();
+        format!(
+            "RESULT {} {} {} {}",
+            self.commits,
+            self.wasted,
+            self.in_window,
+            lat.join(",")
+        )
     }
-}
 
-fn writer_blob(account: &StorageAccount, container: &str, blob: &str) -> BlobClient {
-    BlobServiceClient::new(account)
-        .and_then(|s| s.container(container))
-        .and_then(|c| c.blob(blob))
-        .expect("blob client")
-}
-
-async fn read_counter(blob: &BlobClient) -> azstore::Result<Option<(u64, azstore::ETag)>> {
-    match blob.download().await {
-        Ok(d) => Ok(Some((
-            serde_json::from_slice(&d.body).unwrap_or(0),
-            d.properties.etag,
-        ))),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e),
+    fn parse(line: &str) -> Option<Stats> {
+        let mut it = line.strip_prefix("RESULT ")?.split(' ');
+        let commits = it.next()?.parse().ok()?;
+        let wasted = it.next()?.parse().ok()?;
+        let in_window = it.next()?.parse().ok()?;
+        let latencies = it
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().ok())
+            .collect::<Option<Vec<u64>>>()?;
+        Some(Stats {
+            commits,
+            wasted,
+            latencies,
+            in_window,
+        })
     }
 }
 
-/// The hand-written loop most teams start with: no backoff at all.
-async fn naive_increment(blob: &BlobClient, wasted: &mut u64) -> azstore::Result<()> {
-    loop {
-        let (cond, next) = match read_counter(blob).await? {
-            Some((n, etag)) => (Conditions::if_match(&etag), n + 1),
-            None => (Conditions::if_not_exists(), 1),
-        };
-        match blob.upload(next.to_string(), &cond).await {
-            Ok(_) => return Ok(()),
-            Err(e) if e.is_precondition_failed() || e.is_conflict() => *wasted += 1,
-            Err(e) => return Err(e),
-        }
-    }
+fn is_conflict(e: &azstore::Error) -> bool {
+    matches!(e.status(), Some(404 | 409 | 412))
 }
 
-async fn lease_action(blob: &BlobClient, action: &str, id: &str) -> azstore::Result<()> {
-    let path = format!("{}/{}", blob.container_name(), blob.name());
-    let mut req = Request::new(Method::Put, &path)
-        .query("comp", "lease")
-        .header("x-ms-lease-action", action);
-    req = if action == "acquire" {
-        req.header("x-ms-lease-duration", "15")
-            .header("x-ms-proposed-lease-id", id)
-    } else {
-        req.header("x-ms-lease-id", id)
-    };
-    blob.pipeline().send(req).await.map(|_| ())
-}
-
-/// The pessimistic baseline: take the blob's lease, read, write with it, release.
-async fn leased_increment(blob: &BlobClient, wasted: &mut u64) -> azstore::Result<()> {
-    let id = uuid::Uuid::new_v4().to_string();
+/// The baseline: the plain loop with full-jitter exponential backoff.
+async fn loop_increment<R>(item: &R, wasted: &mut u64) -> azstore::Result<()>
+where
+    R: Versioned,
+    R::Value: Count,
+{
     let mut ceiling_ms = 2.0f64;
     loop {
-        match lease_action(blob, "acquire", &id).await {
-            Ok(()) => break,
-            Err(e) if e.is_lease_error() || e.is_conflict() => {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let written = match item.read().await? {
+            Some(cur) => {
+                item.replace(&R::Value::next(Some(&cur.value)), &cur.etag, &id)
+                    .await
+            }
+            None => item.create(&R::Value::next(None), &id).await,
+        };
+        match written {
+            Ok(_) => return Ok(()),
+            Err(e) if is_conflict(&e) => {
                 *wasted += 1;
-                // Exponential backoff with full jitter, 2 ms doubling up to 100 ms.
                 let ms = ceiling_ms * rand::random::<f64>();
                 ceiling_ms = (ceiling_ms * 2.0).min(100.0);
                 tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
@@ -142,26 +187,17 @@ async fn leased_increment(blob: &BlobClient, wasted: &mut u64) -> azstore::Resul
             Err(e) => return Err(e),
         }
     }
-    let lease = azstore::LeaseId::new(id.clone())?;
-    let n = read_counter(blob).await?.map_or(0, |(n, _)| n);
-    let put = blob
-        .upload((n + 1).to_string(), &Conditions::lease(&lease))
-        .await;
-    lease_action(blob, "release", &id).await?;
-    put.map(|_| ())
 }
 
-async fn writer(
-    mode: Mode,
-    account: StorageAccount,
-    container: String,
-    blob: String,
-    start: Instant,
-    deadline: Instant,
-    combiner: Option<Combiner<BlobJson<u64>>>,
-) -> WriterStats {
-    let client = writer_blob(&account, &container, &blob);
-    let counter = BlobJson::<u64>::new(client.clone());
+/// One writer: increments in a closed loop from `start` until `secs` have passed, or, with
+/// `UPDATE_BENCH_OFFERED=R`, starts one increment every 1/R s (from a random phase; late
+/// ones start at once) and times each from when it was due.
+async fn writer<R>(side: Side, item: R, start: Instant, secs: f64) -> Stats
+where
+    R: Versioned,
+    R::Value: Count,
+{
+    // `UPDATE_BENCH_SCALE` tries another contention scale than the default's.
     let policy = match std::env::var("UPDATE_BENCH_SCALE")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -169,119 +205,337 @@ async fn writer(
         Some(scale) => UpdatePolicy::default().scale(scale),
         None => UpdatePolicy::default(),
     };
-    let mut stats = WriterStats::default();
+    let offered: Option<f64> = std::env::var("UPDATE_BENCH_OFFERED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|r: &f64| *r > 0.0);
+    let phase = rand::random::<f64>();
+    let deadline = start + Duration::from_secs_f64(secs);
+    let mut stats = Stats::default();
     tokio::time::sleep_until(start).await;
+    let mut due = 0u64;
     while Instant::now() < deadline {
-        let t0 = Instant::now();
-        let mut wasted = 0;
-        let done = tokio::time::timeout_at(deadline, async {
-            match mode {
-                Mode::Update => update(&counter, &policy, |c| {
-                    Decision::Write(c.copied().unwrap_or(0) + 1)
-                })
+        let t0 = match offered {
+            None => Instant::now(),
+            Some(rate) => {
+                let at = start + Duration::from_secs_f64((phase + due as f64) / rate);
+                due += 1;
+                if at >= deadline {
+                    break;
+                }
+                tokio::time::sleep_until(at).await;
+                at
+            }
+        };
+        let wasted = match side {
+            Side::Azstore => update(&item, &policy, |c| Decision::Write(R::Value::next(c)))
                 .await
-                .map(|o| wasted = u64::from(o.conflicts)),
-                Mode::Naive => naive_increment(&client, &mut wasted).await,
-                Mode::Lease => leased_increment(&client, &mut wasted).await,
-                Mode::Combine => match &combiner {
-                    Some(c) => c
-                        .update(|c| Decision::Write(c.copied().unwrap_or(0) + 1))
-                        .await
-                        .map(|o| wasted = u64::from(o.conflicts)),
-                    None => unreachable!("combine rows have a combiner"),
-                },
+                .map(|o| u64::from(o.conflicts)),
+            Side::Loop => {
+                let mut w = 0;
+                loop_increment(&item, &mut w).await.map(|()| w)
             }
-        })
-        .await;
-        match done {
-            Err(_) => break, // the row's time is up
-            Ok(Err(e)) => panic!("{} writer failed: {e}", mode.name()),
-            Ok(Ok(())) => {
-                stats.commits += 1;
-                stats.wasted += wasted;
-                stats.latencies.push(t0.elapsed());
-            }
+        };
+        let wasted = wasted.unwrap_or_else(|e| panic!("{} writer failed: {e}", side.name()));
+        stats.commits += 1;
+        stats.wasted += wasted;
+        stats.latencies.push(t0.elapsed().as_micros() as u64);
+        if Instant::now() <= deadline {
+            stats.in_window += 1;
         }
     }
     stats
 }
 
-async fn run_row(
-    account: &StorageAccount,
-    container: &str,
-    mode: Mode,
-    writers: usize,
+fn blob_item(account: &StorageAccount, container: &str, name: &str) -> BlobJson<u64> {
+    let blob = BlobServiceClient::new(account)
+        .and_then(|s| s.container(container))
+        .and_then(|c| c.blob(name))
+        .expect("blob client");
+    BlobJson::new(blob)
+}
+
+fn table_item(account: &StorageAccount, table: &str) -> VersionedEntity<Counter> {
+    TableServiceClient::new(account)
+        .and_then(|s| s.table(table))
+        .and_then(|t| t.versioned(TABLE_PK, TABLE_RK))
+        .expect("table client")
+}
+
+/// Where one case's counter lives: a blob name in the bench container, or a table name.
+#[derive(Clone)]
+struct Target {
+    backend: String,
+    /// The container (blob) or table.
+    place: String,
+    /// The blob name (unused for table).
+    name: String,
+}
+
+async fn one_writer(
+    account: StorageAccount,
+    t: Target,
+    side: Side,
+    start: Instant,
     secs: f64,
-    round: usize,
-) -> Row {
-    let blob = format!("{}-{writers}-{round}", mode.name());
-    let setup = writer_blob(account, container, &blob);
-    setup.upload("0", &Conditions::none()).await.expect("seed");
-    let start = Instant::now() + Duration::from_millis(50);
-    let deadline = start + Duration::from_secs_f64(secs);
-    // Combining is the in-process mode: all writers of the row share one combiner (one
-    // client), unlike every other row.
-    let combiner = (mode == Mode::Combine).then(|| {
-        Combiner::new(
-            BlobJson::<u64>::new(writer_blob(account, container, &blob)),
-            UpdatePolicy::default(),
-        )
-    });
-    let mut tasks = Vec::new();
-    for _ in 0..writers {
-        tasks.push(tokio::spawn(writer(
-            mode,
-            account.clone(),
-            container.to_string(),
-            blob.clone(),
-            start,
-            deadline,
-            combiner.clone(),
-        )));
-    }
-    let mut all = WriterStats::default();
-    for t in tasks {
-        let s = t.await.expect("writer task");
-        all.commits += s.commits;
-        all.wasted += s.wasted;
-        all.latencies.extend(s.latencies);
-    }
-    // A writer cut off at the deadline may have landed one last write: allow one per writer.
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let mut counter_ok = false;
-    for _ in 0..40 {
-        let v = read_counter(&setup)
-            .await
-            .ok()
-            .flatten()
-            .map_or(0, |(n, _)| n);
-        counter_ok = v >= all.commits && v <= all.commits + writers as u64;
-        if counter_ok {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Row {
-        commits: all.commits,
-        wasted: all.wasted,
-        latencies: all.latencies,
-        counter_ok,
+) -> Stats {
+    if t.backend == "table" {
+        writer(side, table_item(&account, &t.place), start, secs).await
+    } else {
+        writer(side, blob_item(&account, &t.place, &t.name), start, secs).await
     }
 }
 
+async fn read_count(account: &StorageAccount, t: &Target) -> u64 {
+    if t.backend == "table" {
+        let cur = table_item(account, &t.place).read().await.expect("read");
+        cur.map_or(0, |c| c.value.count())
+    } else {
+        let cur = blob_item(account, &t.place, &t.name)
+            .read()
+            .await
+            .expect("read");
+        cur.map_or(0, |c| c.value.count())
+    }
+}
+
+async fn seed(account: &StorageAccount, t: &Target) {
+    if t.backend == "table" {
+        let table = TableServiceClient::new(account)
+            .and_then(|s| s.table(&t.place))
+            .expect("table");
+        table.create().await.expect("create table");
+        table_item(account, &t.place)
+            .create(&Counter::next(None), "seed")
+            .await
+            .expect("seed entity");
+    } else {
+        blob_item(account, &t.place, &t.name)
+            .create(&0, "seed")
+            .await
+            .expect("seed blob");
+    }
+}
+
+fn now_epoch_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Child process: one writer, its stats as one line on stdout.
+fn child() {
+    let arg = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} not set"));
+    let t = Target {
+        backend: arg("UPDATE_BENCH_BACKEND"),
+        place: arg("UPDATE_BENCH_PLACE"),
+        name: arg("UPDATE_BENCH_NAME"),
+    };
+    let side = Side::parse(&arg("UPDATE_BENCH_SIDE"));
+    let start_epoch_us: u64 = arg("UPDATE_BENCH_START_US").parse().expect("start");
+    let secs: f64 = arg("UPDATE_BENCH_RUN_SECS").parse().expect("secs");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let stats = rt.block_on(async {
+        let account = StorageAccount::from_env().expect("account");
+        let wait = Duration::from_micros(start_epoch_us.saturating_sub(now_epoch_us()));
+        let start = Instant::now() + wait;
+        one_writer(account, t, side, start, secs).await
+    });
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", stats.line()).expect("stdout");
+}
+
+/// One repetition of one side: `writers` writers on a fresh counter.
+/// One case: where, how and how many.
+struct Case<'a> {
+    account: &'a StorageAccount,
+    backend: &'a str,
+    container: &'a str,
+    processes: bool,
+    writers: usize,
+    secs: f64,
+}
+
+/// CPU time (user + system, µs) of this process, or of its finished children.
+fn client_cpu_us(children: bool) -> u64 {
+    let who = if children {
+        libc::RUSAGE_CHILDREN
+    } else {
+        libc::RUSAGE_SELF
+    };
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+        return 0;
+    }
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    us(u.ru_utime) + us(u.ru_stime)
+}
+
+/// One side of one case: its stats, commits/s and client CPU µs per commit.
+async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
+    let Case {
+        account,
+        backend,
+        container,
+        processes,
+        writers,
+        secs,
+    } = *case;
+    let t = if backend == "table" {
+        Target {
+            backend: backend.into(),
+            place: format!("cnt{}{tag}", std::process::id()),
+            name: String::new(),
+        }
+    } else {
+        Target {
+            backend: backend.into(),
+            place: container.into(),
+            name: format!("counter-{tag}"),
+        }
+    };
+    seed(account, &t).await;
+    let base = read_count(account, &t).await;
+    let mut all = Stats::default();
+    let cpu_before = client_cpu_us(processes);
+    if processes {
+        // Children need a moment to start: the start is set far enough ahead for all.
+        let lead = Duration::from_millis(300 + 15 * writers as u64);
+        let start_us = now_epoch_us() + lead.as_micros() as u64;
+        let exe = std::env::current_exe().expect("current exe");
+        let children: Vec<_> = (0..writers)
+            .map(|_| {
+                Command::new(&exe)
+                    .env(CHILD_ENV, "1")
+                    .env("UPDATE_BENCH_BACKEND", &t.backend)
+                    .env("UPDATE_BENCH_PLACE", &t.place)
+                    .env("UPDATE_BENCH_NAME", &t.name)
+                    .env("UPDATE_BENCH_SIDE", side.name())
+                    .env("UPDATE_BENCH_START_US", start_us.to_string())
+                    .env("UPDATE_BENCH_RUN_SECS", secs.to_string())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .expect("start a writer process")
+            })
+            .collect();
+        let outputs = tokio::task::spawn_blocking(move || {
+            children
+                .into_iter()
+                .map(|c| c.wait_with_output().expect("writer process"))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .expect("join");
+        for o in outputs {
+            assert!(
+                o.status.success(),
+                "a writer process failed: {:?}",
+                o.status
+            );
+            let text = String::from_utf8_lossy(&o.stdout);
+            let s = text
+                .lines()
+                .find_map(Stats::parse)
+                .unwrap_or_else(|| panic!("no result from a writer process: {text}"));
+            all.merge(s);
+        }
+    } else {
+        let start = Instant::now() + Duration::from_millis(50);
+        let tasks: Vec<_> = (0..writers)
+            .map(|_| tokio::spawn(one_writer(account.clone(), t.clone(), side, start, secs)))
+            .collect();
+        for task in tasks {
+            all.merge(task.await.expect("writer task"));
+        }
+    }
+    let count = read_count(account, &t).await - base;
+    assert_eq!(
+        count,
+        all.commits,
+        "{backend} {} {writers}: the counter moved by {count}, the writers committed {}",
+        side.name(),
+        all.commits
+    );
+    if backend == "table" {
+        let _ = TableServiceClient::new(account)
+            .and_then(|s| s.table(&t.place))
+            .expect("table")
+            .delete()
+            .await;
+    }
+    let rate = all.in_window as f64 / secs;
+    let cpu = client_cpu_us(processes).saturating_sub(cpu_before);
+    let cpu_per_commit = cpu as f64 / all.commits.max(1) as f64;
+    (all, rate, cpu_per_commit)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn p99_ms(lat: &mut [u64]) -> f64 {
+    lat.sort_unstable();
+    let i = ((lat.len() as f64) * 0.99) as usize;
+    lat.get(i.min(lat.len().saturating_sub(1)))
+        .map_or(0.0, |&us| us as f64 / 1000.0)
+}
+
+fn list(name: &str, default: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
 fn main() {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        child();
+        return;
+    }
+    let secs: f64 = std::env::var("UPDATE_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.5);
+    let reps: usize = std::env::var("UPDATE_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let backends = list("UPDATE_BENCH_BACKENDS", "blob,table");
+    let modes = list("UPDATE_BENCH_MODES", "process,processes");
+    let writer_counts: Vec<usize> = list("UPDATE_BENCH_WRITERS", "1,4,16,64")
+        .iter()
+        .map(|s| s.parse().expect("writer count"))
+        .collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async {
         let account = StorageAccount::from_env().unwrap_or_else(|e| {
-            panic!("{e}\nRun with: scripts/azurite run -- cargo bench --bench update_contention")
+            panic!(
+                "{e}\nRun with: scripts/azurite run -- cargo bench -p azstore --bench update_contention"
+            )
         });
-        let secs: f64 = std::env::var("UPDATE_BENCH_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(2.5);
         let service = BlobServiceClient::new(&account).expect("client");
         let container = format!("updbench{}", std::process::id());
         service
@@ -290,73 +544,78 @@ fn main() {
             .create()
             .await
             .expect("create container");
-        // Warm up connections and the emulator.
-        let _ = run_row(&account, &container, Mode::Update, 4, 0.3, 99).await;
-
         println!(
-            "{:<8} {:>7} {:>10} {:>10} {:>10} {:>10} {:>9}",
-            "mode", "writers", "commits", "commits/s", "wasted/c", "p99 ms", "counter"
+            "update contention: {reps} reps of {secs} s per side, sides interleaved; load average {}",
+            load_average()
         );
-        let mut single = std::collections::HashMap::new();
-        let mut summary = Vec::new();
-        let only = std::env::var("UPDATE_BENCH_ONLY").unwrap_or_default();
-        let modes: Vec<Mode> = [Mode::Update, Mode::Naive, Mode::Lease, Mode::Combine]
-            .into_iter()
-            .filter(|m| only.is_empty() || only.split(',').any(|o| o == m.name()))
-            .collect();
-        for writers in [1usize, 4, 16, 64] {
-            // Short rounds, modes interleaved, so background load hits every mode alike.
-            let mut rows: Vec<Row> = Vec::new();
-            for round in 0..ROUNDS {
-                for (i, &mode) in modes.iter().enumerate() {
-                    let r = run_row(
-                        &account,
-                        &container,
-                        mode,
-                        writers,
-                        secs / ROUNDS as f64,
-                        round,
-                    )
-                    .await;
-                    match rows.get_mut(i) {
-                        None => rows.push(r),
-                        Some(acc) => acc.merge(r),
+        println!(
+            "{:<6} {:>3} {:<9} {:<8} {:>10} {:>9} {:>8} {:>9}   per rep commits/s",
+            "item", "n", "mode", "side", "commits/s", "wasted/c", "p99 ms", "cpu us/c"
+        );
+        let mut case = 0;
+        for backend in &backends {
+            for mode in &modes {
+                let processes = mode == "processes";
+                for &writers in &writer_counts {
+                    let mut rates = [Vec::new(), Vec::new()];
+                    let mut wasted = [Vec::new(), Vec::new()];
+                    let mut lat: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+                    let mut cpu = [Vec::new(), Vec::new()];
+                    for rep in 0..reps {
+                        let order = if rep % 2 == 0 {
+                            [Side::Azstore, Side::Loop]
+                        } else {
+                            [Side::Loop, Side::Azstore]
+                        };
+                        for side in order {
+                            case += 1;
+                            let tag = format!("{case}");
+                            let case = Case {
+                                account: &account,
+                                backend,
+                                container: &container,
+                                processes,
+                                writers,
+                                secs,
+                            };
+                            let (s, rate, cpu_per_commit) = run_side(&case, side, &tag).await;
+                            let i = side as usize;
+                            rates[i].push(rate);
+                            wasted[i].push(s.wasted as f64 / s.commits.max(1) as f64);
+                            lat[i].extend(s.latencies);
+                            cpu[i].push(cpu_per_commit);
+                        }
                     }
-                }
-            }
-            for (mode, mut row) in modes.iter().zip(rows) {
-                let p99 = row.p99();
-                let rate = row.commits as f64 / secs;
-                if writers == 1 {
-                    single.insert(mode.name(), rate);
-                }
-                let wasted = row.wasted as f64 / row.commits.max(1) as f64;
-                println!(
-                    "{:<8} {:>7} {:>10} {:>10.1} {:>10.2} {:>10.1} {:>9}",
-                    mode.name(),
-                    writers,
-                    row.commits,
-                    rate,
-                    wasted,
-                    p99.as_secs_f64() * 1000.0,
-                    if row.counter_ok { "ok" } else { "MISMATCH" }
-                );
-                if writers == 16 {
-                    summary.push((mode.name(), rate, wasted));
+                    let mut med = [0.0; 2];
+                    let mut wmed = [0.0; 2];
+                    for side in [Side::Azstore, Side::Loop] {
+                        let i = side as usize;
+                        let each: Vec<String> =
+                            rates[i].iter().map(|r| format!("{r:.0}")).collect();
+                        med[i] = median(&mut rates[i].clone());
+                        wmed[i] = median(&mut wasted[i]);
+                        println!(
+                            "{backend:<6} {writers:>3} {mode:<9} {:<8} {:>10.0} {:>9.2} {:>8.1} {:>9.0}   {}",
+                            side.name(),
+                            med[i],
+                            wmed[i],
+                            p99_ms(&mut lat[i]),
+                            median(&mut cpu[i]),
+                            each.join(" ")
+                        );
+                    }
+                    println!(
+                        "contention: {backend} {writers} {mode}, azstore {:.0} commits/s {:.2} wasted, loop {:.0} commits/s {:.2} wasted, ratio {:.2}",
+                        med[0],
+                        wmed[0],
+                        med[1],
+                        wmed[1],
+                        med[0] / med[1]
+                    );
                 }
             }
         }
-        println!();
-        let naive1 = single.get("naive").copied().unwrap_or(f64::NAN);
-        for (name, rate, wasted) in summary {
-            let base = single.get(name).copied().unwrap_or(f64::NAN);
-            println!(
-                "16 writers, {name:<7}: {:>5.1}% of its own single-writer rate ({base:.1}/s), \
-                 {:>5.1}% of the naive single-writer rate, {wasted:.2} wasted attempts per commit",
-                100.0 * rate / base,
-                100.0 * rate / naive1,
-            );
-        }
+        println!("load average at the end: {}", load_average());
         let _ = service
             .container(&container)
             .expect("name")

@@ -106,7 +106,7 @@ async fn main() -> azstore::Result<()> {
                 // Writer 0 also runs a maintenance step, under the lock, in round 3.
                 if i == 0 && round == 3 {
                     let held = lock
-                        .acquire(Duration::from_secs(60))
+                        .acquire_within(Duration::from_secs(60))
                         .await?
                         .expect("nobody else takes the maintenance lock");
                     let token = held.fencing_token();

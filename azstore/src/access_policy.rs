@@ -17,7 +17,6 @@
 
 use serde::Deserialize;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::error::{Error, Result};
 
@@ -41,9 +40,9 @@ pub(crate) const MAX_POLICIES: usize = 5;
 pub struct SignedIdentifier {
     /// The policy id (1–64 characters), referenced by a service SAS as `si=`.
     pub id: String,
-    /// When the policy starts to apply (sent in whole seconds, UTC).
+    /// When the policy starts to apply (sent in UTC to the service's precision of 100 ns).
     pub start: Option<OffsetDateTime>,
-    /// When it stops applying (sent in whole seconds, UTC).
+    /// When it stops applying (sent in UTC to the service's precision of 100 ns).
     pub expiry: Option<OffsetDateTime>,
     /// Permission letters in the service's order, e.g. `"rwdl"` for a container or `"raup"`
     /// (read, add, update, process) for a queue; `None` when the policy grants none.
@@ -106,12 +105,31 @@ pub(crate) struct PolicyRules {
     pub letters: Option<&'static str>,
 }
 
+/// `2026-01-01T00:00:00Z`, or with the fraction in the service's 7 digits (100 ns ticks,
+/// finer is cut) when there is one: `2026-01-01T00:00:00.2500000Z`. The service keeps and
+/// returns those 7 digits, so a policy reads back as it was set.
 fn iso(t: OffsetDateTime) -> Result<String> {
-    t.to_offset(time::UtcOffset::UTC)
-        .replace_nanosecond(0)
-        .map_err(|e| Error::invalid_input(e.to_string()))?
-        .format(&Rfc3339)
-        .map_err(|e| Error::invalid_input(format!("cannot format {t}: {e}")))
+    let t = t.to_offset(time::UtcOffset::UTC);
+    if t.year() < 0 || t.year() > 9999 {
+        return Err(Error::invalid_input(format!(
+            "a stored access policy time must lie in years 0000-9999, got {t}"
+        )));
+    }
+    let ticks = t.nanosecond() / 100;
+    let fraction = if ticks == 0 {
+        String::new()
+    } else {
+        format!(".{ticks:07}")
+    };
+    Ok(format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{fraction}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    ))
 }
 
 /// The Set ACL body for `policies`, refusing (with `InvalidInput`, before anything is sent)
@@ -237,13 +255,16 @@ mod tests {
         ];
         let xml = to_xml(&ids, QUEUE).unwrap();
         assert!(xml.contains("<Id>r&lt;1&gt;</Id>"), "{xml}");
-        assert!(xml.contains("<Start>2026-01-01T00:00:00Z</Start>"), "{xml}");
+        assert!(
+            xml.contains("<Start>2026-01-01T00:00:00.2500000Z</Start>"),
+            "{xml}"
+        );
         assert!(
             xml.contains("<Id>empty</Id><AccessPolicy></AccessPolicy>"),
             "{xml}"
         );
         let back = parse(xml.as_bytes(), "Get ACL").unwrap();
-        assert_eq!(back[0].start, Some(start.replace_nanosecond(0).unwrap()));
+        assert_eq!(back[0].start, Some(start), "the fraction survives");
         assert_eq!(back[1], ids[1]);
         assert_eq!(back[0].permission.as_deref(), Some("rp"));
 
@@ -251,6 +272,27 @@ mod tests {
         assert!(parse(b"<html/>", "Get ACL").is_err());
         let bad_date = b"<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>soon</Start></AccessPolicy></SignedIdentifier></SignedIdentifiers>";
         assert!(parse(bad_date, "Get ACL").is_err());
+
+        // Whole seconds as before; 100 ns ticks as the service keeps them (finer is cut);
+        // other offsets in UTC.
+        let xml = |t| to_xml(&[SignedIdentifier::new("t", "r").expiry(t)], QUEUE).unwrap();
+        assert!(
+            xml(time::macros::datetime!(2026-05-06 07:08:09 UTC))
+                .contains("<Expiry>2026-05-06T07:08:09Z</Expiry>")
+        );
+        assert!(
+            xml(time::macros::datetime!(2026-05-06 07:08:09.123456789 UTC))
+                .contains("<Expiry>2026-05-06T07:08:09.1234567Z</Expiry>")
+        );
+        assert!(
+            xml(time::macros::datetime!(2026-05-06 09:08:09.0000001 +02:00))
+                .contains("<Expiry>2026-05-06T07:08:09.0000001Z</Expiry>")
+        );
+        let seven = "<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>2026-05-06T07:08:09.1234567Z</Start></AccessPolicy></SignedIdentifier></SignedIdentifiers>";
+        assert_eq!(
+            parse(seven.as_bytes(), "Get ACL").unwrap()[0].start,
+            Some(time::macros::datetime!(2026-05-06 07:08:09.1234567 UTC))
+        );
 
         let six: Vec<_> = (0..6)
             .map(|i| SignedIdentifier::new(format!("p{i}"), "r"))

@@ -498,6 +498,52 @@ impl StorageAccount {
         Ok(self)
     }
 
+    /// The same account at its secondary location (read-access geo-redundant storage):
+    /// every endpoint's `ACCOUNT.` host becomes `ACCOUNT-secondary.` (host style), or its
+    /// `/ACCOUNT` path `/ACCOUNT-secondary` (path style, as Azurite serves it). The
+    /// credential is the same. An endpoint that names the account in neither place (a custom
+    /// domain) is an `InvalidInput` error: set that secondary endpoint with
+    /// [`StorageAccount::with_endpoint`].
+    ///
+    /// ```
+    /// use azstore::{Service, StorageAccount};
+    /// let primary = StorageAccount::from_connection_string(
+    ///     "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net",
+    /// )?;
+    /// let secondary = primary.secondary()?;
+    /// assert_eq!(
+    ///     secondary.endpoint(Service::Blob)?.url(),
+    ///     "https://acct-secondary.blob.core.windows.net"
+    /// );
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn secondary(&self) -> Result<StorageAccount> {
+        let mut out = self.clone();
+        let name = self.name.clone();
+        for svc in [Service::Blob, Service::Queue, Service::Table, Service::File] {
+            let Some(ep) = out.slot(svc).as_mut() else {
+                continue;
+            };
+            if ep.prefix == format!("/{name}") {
+                ep.prefix = format!("/{name}-secondary");
+                continue;
+            }
+            let (scheme, host) = ep.origin.split_once("://").unwrap_or(("https", &ep.origin));
+            match host.split_once('.') {
+                Some((first, rest)) if ep.prefix.is_empty() && first == name => {
+                    ep.origin = format!("{scheme}://{name}-secondary.{rest}");
+                }
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "the {svc:?} endpoint {ep} does not name the account {name}: set its \
+                         secondary endpoint with with_endpoint"
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The account name.
     ///
     /// ```
@@ -680,5 +726,29 @@ mod tests {
         assert!(!dbg.contains("TOPSECRET"), "{dbg}");
         let k = StorageAccount::new("acct", "c2VjcmV0a2V5").unwrap();
         assert!(!format!("{k:?}").contains("c2VjcmV0a2V5"));
+    }
+
+    #[test]
+    fn secondary_endpoints() {
+        let host = StorageAccount::from_connection_string(
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net",
+        )
+        .unwrap()
+        .secondary()
+        .unwrap();
+        assert_eq!(
+            host.endpoint(Service::Queue).unwrap().url(),
+            "https://acct-secondary.queue.core.windows.net"
+        );
+        let path = StorageAccount::development().secondary().unwrap();
+        assert_eq!(
+            path.endpoint(Service::Table).unwrap().url(),
+            "http://127.0.0.1:10002/devstoreaccount1-secondary"
+        );
+        let custom = StorageAccount::from_connection_string(
+            "AccountName=acct;AccountKey=a2V5;BlobEndpoint=https://files.example.com",
+        )
+        .unwrap();
+        assert!(custom.secondary().is_err());
     }
 }

@@ -1,6 +1,8 @@
 //! Get/Set Service Properties of the Blob, Queue, Table and File services: Storage Analytics
-//! logging and metrics, CORS rules, and (Blob only) the soft-delete retention policy, the
-//! default service version and static website hosting.
+//! logging and metrics, CORS rules, (Blob only) the soft-delete retention policy, the default
+//! service version and static website hosting, and (File only) the SMB protocol settings: the
+//! schema of API version 2025-11-05 in full. Also Get Service Stats (Blob, Queue, Table): the
+//! geo-replication status of an RA-GRS account's secondary location.
 //!
 //! ```no_run
 //! # async fn f(blobs: azstore::blob::BlobServiceClient) -> azstore::Result<()> {
@@ -12,7 +14,10 @@
 //! ```
 //!
 //! Set Service Properties replaces only the sections that are present: a `None` section is
-//! left out of the request and so left unchanged by the service.
+//! left out of the request and so left unchanged by the service. Elements a later service
+//! version adds, which azstore does not model, are kept from Get Service Properties and sent
+//! back by Set Service Properties inside the same section, so a read-modify-write never drops
+//! a setting it read.
 
 use serde::Deserialize;
 
@@ -27,7 +32,9 @@ use crate::{
 ///
 /// ```
 /// use azstore::service_properties::RetentionPolicy;
-/// assert_eq!(RetentionPolicy::days(7), RetentionPolicy { enabled: true, days: Some(7) });
+/// let week = RetentionPolicy::days(7);
+/// assert!(week.enabled);
+/// assert_eq!(week.days, Some(7));
 /// assert!(!RetentionPolicy::disabled().enabled);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,6 +43,9 @@ pub struct RetentionPolicy {
     pub enabled: bool,
     /// 1–365 days; required when enabled.
     pub days: Option<u32>,
+    /// (Blob soft delete) Whether soft-deleted snapshots and versions may be deleted
+    /// permanently (`AllowPermanentDelete`); `None` leaves the service's setting.
+    pub allow_permanent_delete: Option<bool>,
 }
 
 impl RetentionPolicy {
@@ -49,6 +59,7 @@ impl RetentionPolicy {
         RetentionPolicy {
             enabled: true,
             days: Some(days),
+            allow_permanent_delete: None,
         }
     }
 
@@ -66,7 +77,15 @@ impl RetentionPolicy {
         RetentionPolicy {
             enabled: false,
             days: None,
+            allow_permanent_delete: None,
         }
+    }
+
+    /// Sets `AllowPermanentDelete` (Blob soft delete).
+    #[must_use]
+    pub fn allow_permanent_delete(mut self, allow: bool) -> RetentionPolicy {
+        self.allow_permanent_delete = Some(allow);
+        self
     }
 }
 
@@ -168,6 +187,7 @@ pub struct CorsRule {
 ///     enabled: true,
 ///     index_document: Some("index.html".into()),
 ///     error_document_404_path: Some("404.html".into()),
+///     ..Default::default()
 /// });
 /// blobs.set_service_properties(&props).await?;
 /// # Ok(()) }
@@ -180,6 +200,17 @@ pub struct StaticWebsite {
     pub index_document: Option<String>,
     /// The document served for 404s.
     pub error_document_404_path: Option<String>,
+    /// The absolute path of the default index page (`DefaultIndexDocumentPath`), served for
+    /// every path instead of the per-directory `index_document`.
+    pub default_index_document_path: Option<String>,
+}
+
+/// Protocol settings of the File service (`ProtocolSettings`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ProtocolSettings {
+    /// Whether SMB Multichannel is on (`SMB/Multichannel/Enabled`; premium file shares).
+    pub smb_multichannel: Option<bool>,
 }
 
 /// The properties of a storage service. Sections a service does not have (e.g. soft delete
@@ -209,6 +240,10 @@ pub struct ServiceProperties {
     pub delete_retention_policy: Option<RetentionPolicy>,
     /// (Blob) Static website hosting.
     pub static_website: Option<StaticWebsite>,
+    /// (File) Protocol settings.
+    pub protocol: Option<ProtocolSettings>,
+    /// Elements azstore does not model, verbatim, by the path of their parent.
+    unmodelled: Vec<(&'static str, String)>,
 }
 
 // ---------------------------------------------------------------- XML (service schema)
@@ -232,6 +267,8 @@ struct RawRetention {
     enabled: Option<bool>,
     #[serde(default)]
     days: Option<u32>,
+    #[serde(default, deserialize_with = "de_bool")]
+    allow_permanent_delete: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -292,6 +329,26 @@ struct RawStaticWebsite {
     index_document: Option<String>,
     #[serde(rename = "ErrorDocument404Path", default)]
     error_document_404_path: Option<String>,
+    #[serde(default)]
+    default_index_document_path: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawProtocol {
+    #[serde(rename = "SMB", default)]
+    smb: Option<RawSmb>,
+}
+
+#[derive(Deserialize)]
+struct RawSmb {
+    #[serde(rename = "Multichannel", default)]
+    multichannel: Option<RawEnabled>,
+}
+
+#[derive(Deserialize)]
+struct RawEnabled {
+    #[serde(rename = "Enabled", default, deserialize_with = "de_bool")]
+    enabled: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -311,6 +368,104 @@ struct RawProperties {
     delete_retention_policy: Option<RawRetention>,
     #[serde(default)]
     static_website: Option<RawStaticWebsite>,
+    #[serde(default)]
+    protocol_settings: Option<RawProtocol>,
+}
+
+const RETENTION: &[&str] = &["Enabled", "Days", "AllowPermanentDelete"];
+const METRICS: &[&str] = &["Version", "Enabled", "IncludeAPIs", "RetentionPolicy"];
+
+/// Every element azstore models, by the path of its parent: the schema of API version
+/// 2025-11-05. A child of one of these parents that is not listed is kept verbatim; the
+/// children of an element whose path is not a parent here (`CorsRule`, `Version`) are read
+/// as a whole.
+const MODELLED: &[(&str, &[&str])] = &[
+    (
+        "",
+        &[
+            "Logging",
+            "HourMetrics",
+            "MinuteMetrics",
+            "Cors",
+            "DefaultServiceVersion",
+            "DeleteRetentionPolicy",
+            "StaticWebsite",
+            "ProtocolSettings",
+        ],
+    ),
+    (
+        "Logging",
+        &["Version", "Delete", "Read", "Write", "RetentionPolicy"],
+    ),
+    ("Logging/RetentionPolicy", RETENTION),
+    ("HourMetrics", METRICS),
+    ("HourMetrics/RetentionPolicy", RETENTION),
+    ("MinuteMetrics", METRICS),
+    ("MinuteMetrics/RetentionPolicy", RETENTION),
+    ("DeleteRetentionPolicy", RETENTION),
+    (
+        "StaticWebsite",
+        &[
+            "Enabled",
+            "IndexDocument",
+            "ErrorDocument404Path",
+            "DefaultIndexDocumentPath",
+        ],
+    ),
+    ("ProtocolSettings", &["SMB"]),
+    ("ProtocolSettings/SMB", &["Multichannel"]),
+    ("ProtocolSettings/SMB/Multichannel", &["Enabled"]),
+];
+
+/// The elements of `text` (a `<StorageServiceProperties>` document) that [`MODELLED`] does
+/// not name, verbatim, each with the path of its parent.
+fn unmodelled(text: &str) -> Result<Vec<(&'static str, String)>> {
+    use quick_xml::events::Event;
+    let malformed =
+        |e: &dyn std::fmt::Display| Error::decode(format!("service properties are malformed: {e}"));
+    let mut reader = quick_xml::Reader::from_str(text);
+    // Element names below the root; `None` until the root element opened.
+    let mut stack: Option<Vec<String>> = None;
+    let mut out = Vec::new();
+    loop {
+        let before = reader.buffer_position() as usize;
+        let (e, empty) = match reader.read_event().map_err(|e| malformed(&e))? {
+            Event::Start(e) => (e, false),
+            Event::Empty(e) => (e, true),
+            Event::End(_) => {
+                if let Some(s) = &mut stack {
+                    s.pop();
+                }
+                continue;
+            }
+            Event::Eof => return Ok(out),
+            _ => continue,
+        };
+        let Some(path) = &mut stack else {
+            stack = Some(Vec::new());
+            continue;
+        };
+        let name = e.local_name().as_ref().to_string();
+        let parent = path.join("/");
+        let known = MODELLED.iter().find(|(p, _)| *p == parent);
+        match known {
+            Some((_, children)) if children.contains(&name.as_str()) => {
+                if !empty {
+                    path.push(name);
+                }
+            }
+            _ => {
+                if !empty {
+                    let end = e.to_end().into_owned();
+                    reader.read_to_end(end.name()).map_err(|e| malformed(&e))?;
+                }
+                if let Some((p, _)) = known {
+                    let raw = text[before..reader.buffer_position() as usize].trim();
+                    out.push((*p, raw.to_string()));
+                }
+            }
+        }
+    }
 }
 
 fn retention(r: Option<RawRetention>) -> RetentionPolicy {
@@ -318,6 +473,7 @@ fn retention(r: Option<RawRetention>) -> RetentionPolicy {
     RetentionPolicy {
         enabled: r.enabled.unwrap_or(false),
         days: r.days,
+        allow_permanent_delete: r.allow_permanent_delete,
     }
 }
 
@@ -357,6 +513,7 @@ impl ServiceProperties {
         let text = text.trim_start_matches('\u{feff}');
         let raw: RawProperties = quick_xml::de::from_str(text)
             .map_err(|e| Error::decode(format!("service properties are malformed: {e}")))?;
+        let unmodelled = unmodelled(text)?;
         Ok(ServiceProperties {
             logging: raw.logging.map(|l| Logging {
                 version: l.version.unwrap_or_default(),
@@ -385,7 +542,14 @@ impl ServiceProperties {
                 enabled: w.enabled.unwrap_or(false),
                 index_document: w.index_document.filter(|s| !s.is_empty()),
                 error_document_404_path: w.error_document_404_path.filter(|s| !s.is_empty()),
+                default_index_document_path: w
+                    .default_index_document_path
+                    .filter(|s| !s.is_empty()),
             }),
+            protocol: raw.protocol_settings.map(|p| ProtocolSettings {
+                smb_multichannel: p.smb.and_then(|s| s.multichannel).and_then(|m| m.enabled),
+            }),
+            unmodelled,
         })
     }
 
@@ -429,7 +593,8 @@ impl ServiceProperties {
         Ok(())
     }
 
-    /// The `<StorageServiceProperties>` document, sections in the service's schema order.
+    /// The `<StorageServiceProperties>` document, sections in the service's schema order,
+    /// each followed by the elements of it that were read but are not modelled.
     ///
     /// ```
     /// use azstore::service_properties::{RetentionPolicy, ServiceProperties};
@@ -444,14 +609,23 @@ impl ServiceProperties {
         fn esc(s: &str) -> String {
             quick_xml::escape::escape(s).into_owned()
         }
-        fn retention(out: &mut String, tag: &str, r: &RetentionPolicy) {
+        let extra = |out: &mut String, path: &str| {
+            for (_, raw) in self.unmodelled.iter().filter(|(p, _)| *p == path) {
+                out.push_str(raw);
+            }
+        };
+        let retention = |out: &mut String, tag: &str, path: &str, r: &RetentionPolicy| {
             out.push_str(&format!("<{tag}><Enabled>{}</Enabled>", r.enabled));
             if let (true, Some(d)) = (r.enabled, r.days) {
                 out.push_str(&format!("<Days>{d}</Days>"));
             }
+            if let Some(a) = r.allow_permanent_delete {
+                out.push_str(&format!("<AllowPermanentDelete>{a}</AllowPermanentDelete>"));
+            }
+            extra(out, path);
             out.push_str(&format!("</{tag}>"));
-        }
-        fn metrics(out: &mut String, tag: &str, m: &Metrics) {
+        };
+        let metrics = |out: &mut String, tag: &str, m: &Metrics| {
             out.push_str(&format!(
                 "<{tag}><Version>{}</Version><Enabled>{}</Enabled>",
                 esc(&m.version),
@@ -462,9 +636,11 @@ impl ServiceProperties {
                     out.push_str(&format!("<IncludeAPIs>{i}</IncludeAPIs>"));
                 }
             }
-            retention(out, "RetentionPolicy", &m.retention_policy);
+            let path = format!("{tag}/RetentionPolicy");
+            retention(out, "RetentionPolicy", &path, &m.retention_policy);
+            extra(out, tag);
             out.push_str(&format!("</{tag}>"));
-        }
+        };
         let mut out =
             String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties>");
         if let Some(l) = &self.logging {
@@ -475,7 +651,13 @@ impl ServiceProperties {
                 l.read,
                 l.write
             ));
-            retention(&mut out, "RetentionPolicy", &l.retention_policy);
+            retention(
+                &mut out,
+                "RetentionPolicy",
+                "Logging/RetentionPolicy",
+                &l.retention_policy,
+            );
+            extra(&mut out, "Logging");
             out.push_str("</Logging>");
         }
         if let Some(m) = &self.hour_metrics {
@@ -507,24 +689,150 @@ impl ServiceProperties {
             ));
         }
         if let Some(r) = &self.delete_retention_policy {
-            retention(&mut out, "DeleteRetentionPolicy", r);
+            retention(
+                &mut out,
+                "DeleteRetentionPolicy",
+                "DeleteRetentionPolicy",
+                r,
+            );
         }
         if let Some(w) = &self.static_website {
             out.push_str(&format!("<StaticWebsite><Enabled>{}</Enabled>", w.enabled));
-            if let Some(d) = &w.index_document {
-                out.push_str(&format!("<IndexDocument>{}</IndexDocument>", esc(d)));
+            for (tag, value) in [
+                ("IndexDocument", &w.index_document),
+                ("ErrorDocument404Path", &w.error_document_404_path),
+                ("DefaultIndexDocumentPath", &w.default_index_document_path),
+            ] {
+                if let Some(d) = value {
+                    out.push_str(&format!("<{tag}>{}</{tag}>", esc(d)));
+                }
             }
-            if let Some(d) = &w.error_document_404_path {
-                out.push_str(&format!(
-                    "<ErrorDocument404Path>{}</ErrorDocument404Path>",
-                    esc(d)
-                ));
-            }
+            extra(&mut out, "StaticWebsite");
             out.push_str("</StaticWebsite>");
         }
+        if let Some(p) = &self.protocol {
+            out.push_str("<ProtocolSettings><SMB>");
+            if p.smb_multichannel.is_some()
+                || self
+                    .unmodelled
+                    .iter()
+                    .any(|(path, _)| *path == "ProtocolSettings/SMB/Multichannel")
+            {
+                out.push_str("<Multichannel>");
+                if let Some(e) = p.smb_multichannel {
+                    out.push_str(&format!("<Enabled>{e}</Enabled>"));
+                }
+                extra(&mut out, "ProtocolSettings/SMB/Multichannel");
+                out.push_str("</Multichannel>");
+            }
+            extra(&mut out, "ProtocolSettings/SMB");
+            out.push_str("</SMB>");
+            extra(&mut out, "ProtocolSettings");
+            out.push_str("</ProtocolSettings>");
+        }
+        extra(&mut out, "");
         out.push_str("</StorageServiceProperties>");
         out
     }
+}
+
+/// Geo-replication status of the secondary location (`GeoReplication/Status`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GeoReplicationStatus {
+    /// The secondary is active and operational (`live`).
+    Live,
+    /// The initial synchronisation is in progress (`bootstrap`): the secondary is not yet
+    /// readable as a copy of the primary.
+    Bootstrap,
+    /// The secondary location is temporarily unavailable (`unavailable`).
+    Unavailable,
+    /// A status this version of azstore does not know, as the service sent it.
+    Other(String),
+}
+
+/// Get Service Stats: the replication state of the secondary location of an account with
+/// read-access geo-redundant storage (RA-GRS / RA-GZRS).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServiceStats {
+    /// Replication status.
+    pub status: GeoReplicationStatus,
+    /// Every write to the primary before this time is readable on the secondary (writes
+    /// after it may or may not be); `None` while bootstrapping or unavailable.
+    pub last_sync_time: Option<time::OffsetDateTime>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawStats {
+    geo_replication: RawGeo,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct RawGeo {
+    status: String,
+    #[serde(default)]
+    last_sync_time: Option<String>,
+}
+
+impl ServiceStats {
+    /// Parses a `<StorageServiceStats>` document (a leading BOM is accepted).
+    fn from_xml(body: &[u8]) -> Result<ServiceStats> {
+        const OP: &str = "Get Service Stats";
+        crate::http::checks::expect_xml_root(body, "StorageServiceStats", OP)?;
+        let raw: RawStats = crate::http::checks::from_xml(body, OP)?;
+        let g = raw.geo_replication;
+        let status = match g.status.trim() {
+            "live" => GeoReplicationStatus::Live,
+            "bootstrap" => GeoReplicationStatus::Bootstrap,
+            "unavailable" => GeoReplicationStatus::Unavailable,
+            other => GeoReplicationStatus::Other(other.to_string()),
+        };
+        let last_sync_time = match g.last_sync_time.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(t) => Some(crate::time_fmt::parse_http_date(t).ok_or_else(|| {
+                Error::decode(format!(
+                    "{OP} response is malformed: bad <LastSyncTime> {t:?}"
+                ))
+            })?),
+        };
+        Ok(ServiceStats {
+            status,
+            last_sync_time,
+        })
+    }
+}
+
+async fn stats(pipeline: &Pipeline) -> Result<ServiceStats> {
+    let req = Request::new(Method::Get, "")
+        .query("restype", "service")
+        .query("comp", "stats");
+    let resp = pipeline.send(req).await?;
+    ServiceStats::from_xml(&resp.body)
+}
+
+macro_rules! service_stats {
+    ($client:ty, $host:literal, $path:literal) => {
+        impl $client {
+            /// Get Service Stats: the geo-replication status and last sync time of the
+            /// account's secondary location, what an RA-GRS reader checks before trusting
+            /// the secondary. The service answers only on the **secondary** endpoint
+            #[doc = concat!("(`https://ACCOUNT-secondary.", $host, ".core.windows.net`):")]
+            /// build the client from [`StorageAccount::secondary`](crate::StorageAccount::secondary).
+            ///
+            /// ```no_run
+            /// # async fn f(account: azstore::StorageAccount) -> azstore::Result<()> {
+            #[doc = concat!("let stats = ", $path, "::new(&account.secondary()?)?.get_service_stats().await?;")]
+            /// println!("{:?}, synced up to {:?}", stats.status, stats.last_sync_time);
+            /// # Ok(()) }
+            /// ```
+            pub async fn get_service_stats(&self) -> Result<ServiceStats> {
+                stats(self.pipeline()).await
+            }
+        }
+    };
 }
 
 /// Which sections a service has.
@@ -559,6 +867,12 @@ async fn set(pipeline: &Pipeline, props: &ServiceProperties, s: Sections) -> Res
         return Err(Error::invalid_input(format!(
             "default service version, soft delete and static website are Blob service settings, \
              not {} ones",
+            s.service
+        )));
+    }
+    if s.service != "File" && props.protocol.is_some() {
+        return Err(Error::invalid_input(format!(
+            "protocol settings are File service settings, not {} ones",
             s.service
         )));
     }
@@ -642,13 +956,29 @@ service_properties!(
     }
 );
 
+service_stats!(
+    BlobServiceClient,
+    "blob",
+    "azstore::blob::BlobServiceClient"
+);
+service_stats!(
+    QueueServiceClient,
+    "queue",
+    "azstore::queue::QueueServiceClient"
+);
+service_stats!(
+    TableServiceClient,
+    "table",
+    "azstore::table::TableServiceClient"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn round_trip_and_bom() {
-        let props = ServiceProperties {
+        let mut props = ServiceProperties {
             logging: Some(Logging {
                 version: "1.0".into(),
                 delete: true,
@@ -681,8 +1011,11 @@ mod tests {
                 enabled: true,
                 index_document: Some("index.html".into()),
                 error_document_404_path: Some("404 & gone.html".into()),
+                default_index_document_path: Some("/index.html".into()),
             }),
+            ..ServiceProperties::default()
         };
+        props.delete_retention_policy = Some(RetentionPolicy::days(2).allow_permanent_delete(true));
         let xml = format!("\u{feff}{}", props.to_xml());
         assert_eq!(ServiceProperties::from_xml(xml.as_bytes()).unwrap(), props);
         // As the Python SDK sends it (recording test_soft_delete_with_leased_blob).
@@ -698,6 +1031,7 @@ mod tests {
             delete_retention_policy: Some(RetentionPolicy {
                 enabled: true,
                 days: None,
+                allow_permanent_delete: None,
             }),
             ..ServiceProperties::default()
         };
@@ -707,5 +1041,81 @@ mod tests {
         p.delete_retention_policy = Some(RetentionPolicy::days(365));
         assert!(p.validate().is_ok());
         assert!(ServiceProperties::from_xml(b"<StorageServiceProperties><Logging>").is_err());
+    }
+
+    /// A later version's elements, and ones azstore does not model, survive a
+    /// read-modify-write in their section; a section left `None` is left out whole.
+    #[test]
+    fn unmodelled_elements_are_carried_through() {
+        let read = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties>\
+            <Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write>\
+            <RetentionPolicy><Enabled>false</Enabled><Future>1</Future></RetentionPolicy><Sampling rate=\"0.5\"/></Logging>\
+            <DeleteRetentionPolicy><Enabled>true</Enabled><Days>7</Days><AllowPermanentDelete>true</AllowPermanentDelete><Tier>Cold</Tier></DeleteRetentionPolicy>\
+            <StaticWebsite><Enabled>true</Enabled><DefaultIndexDocumentPath>/a.html</DefaultIndexDocumentPath><Spa><On>true</On></Spa></StaticWebsite>\
+            <Cors><CorsRule><AllowedOrigins>*</AllowedOrigins><AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>1</MaxAgeInSeconds><ExposedHeaders></ExposedHeaders><AllowedHeaders></AllowedHeaders></CorsRule></Cors>\
+            <ProtocolSettings><SMB><Multichannel><Enabled>true</Enabled></Multichannel><EncryptionInTransit><Required>true</Required></EncryptionInTransit></SMB></ProtocolSettings>\
+            <NewSection><A>x &amp; y</A></NewSection>\
+            </StorageServiceProperties>";
+        let p = ServiceProperties::from_xml(read.as_bytes()).unwrap();
+        assert_eq!(
+            p.delete_retention_policy,
+            Some(RetentionPolicy::days(7).allow_permanent_delete(true))
+        );
+        assert_eq!(
+            p.static_website
+                .as_ref()
+                .unwrap()
+                .default_index_document_path
+                .as_deref(),
+            Some("/a.html")
+        );
+        assert_eq!(p.protocol.as_ref().unwrap().smb_multichannel, Some(true));
+        assert_eq!(p.cors.as_ref().unwrap().len(), 1);
+        let xml = p.to_xml();
+        for kept in [
+            "<RetentionPolicy><Enabled>false</Enabled><Future>1</Future></RetentionPolicy><Sampling rate=\"0.5\"/></Logging>",
+            "<AllowPermanentDelete>true</AllowPermanentDelete><Tier>Cold</Tier></DeleteRetentionPolicy>",
+            "<DefaultIndexDocumentPath>/a.html</DefaultIndexDocumentPath><Spa><On>true</On></Spa></StaticWebsite>",
+            "<SMB><Multichannel><Enabled>true</Enabled></Multichannel><EncryptionInTransit><Required>true</Required></EncryptionInTransit></SMB>",
+            "<NewSection><A>x &amp; y</A></NewSection></StorageServiceProperties>",
+        ] {
+            assert!(xml.contains(kept), "{kept} missing from {xml}");
+        }
+        assert_eq!(ServiceProperties::from_xml(xml.as_bytes()).unwrap(), p);
+        // A section set to None goes whole, with what it carried.
+        let mut q = p.clone();
+        q.static_website = None;
+        assert!(!q.to_xml().contains("Spa"));
+        assert!(q.to_xml().contains("<NewSection>"));
+        assert!(
+            ServiceProperties::from_xml(
+                b"<StorageServiceProperties><Logging></Nope></StorageServiceProperties>"
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn service_stats_as_the_service_sends_them() {
+        let live = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>Wed, 19 Jan 2022 22:28:43 GMT</LastSyncTime></GeoReplication></StorageServiceStats>";
+        let s = ServiceStats::from_xml(live.as_bytes()).unwrap();
+        assert_eq!(s.status, GeoReplicationStatus::Live);
+        assert_eq!(s.last_sync_time.unwrap().unix_timestamp(), 1_642_631_323);
+        let boot = b"<StorageServiceStats><GeoReplication><Status>bootstrap</Status><LastSyncTime /></GeoReplication></StorageServiceStats>";
+        let s = ServiceStats::from_xml(boot).unwrap();
+        assert_eq!(s.status, GeoReplicationStatus::Bootstrap);
+        assert_eq!(s.last_sync_time, None);
+        let new = b"<StorageServiceStats><GeoReplication><Status>paused</Status></GeoReplication></StorageServiceStats>";
+        assert_eq!(
+            ServiceStats::from_xml(new).unwrap().status,
+            GeoReplicationStatus::Other("paused".into())
+        );
+        for bad in [
+            &b"<html/>"[..],
+            b"<StorageServiceStats></StorageServiceStats>",
+            b"<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>soon</LastSyncTime></GeoReplication></StorageServiceStats>",
+        ] {
+            assert!(ServiceStats::from_xml(bad).is_err());
+        }
     }
 }

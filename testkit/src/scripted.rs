@@ -31,12 +31,13 @@ impl Reply {
     }
 }
 
-/// A received request: method, path with query, lower-cased headers.
+/// A received request: method, path with query, lower-cased headers, body.
 #[derive(Clone, Debug)]
 pub struct Received {
     pub method: String,
     pub target: String,
     pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
 }
 
 impl Received {
@@ -160,9 +161,11 @@ async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<Received> {
         }
         body.extend_from_slice(&chunk[..n]);
     }
+    body.truncate(len);
     Some(Received {
         method,
         target,
         headers,
+        body,
     })
 }

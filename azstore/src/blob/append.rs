@@ -30,6 +30,9 @@ pub struct CreateOptions {
     pub conditions: Conditions,
     /// HTTP headers, metadata, tags, encryption scope (and, for page blobs, a premium tier).
     pub write: crate::blob::BlobWriteOptions,
+    /// (Page blobs) The initial sequence number (`x-ms-blob-sequence-number`, 0 to 2^63 - 1;
+    /// the service starts at 0 without it). Refused for append blobs.
+    pub sequence_number: Option<u64>,
 }
 
 impl CreateOptions {
@@ -45,6 +48,7 @@ impl CreateOptions {
         CreateOptions {
             conditions,
             write: Default::default(),
+            sequence_number: None,
         }
     }
 
@@ -60,6 +64,8 @@ impl CreateOptions {
         /// assert_eq!(options.conditions.lease_id, Some(lease));
         /// ```
         conditions => set conditions: Conditions;
+        /// Sets the initial sequence number of a page blob.
+        sequence_number => some sequence_number: u64;
     }
 }
 
@@ -99,6 +105,9 @@ pub struct AppendOptions {
     pub max_size: Option<u64>,
     /// Transactional checksum of the block, checked by the service.
     pub checksum: crate::blob::Checksum,
+    /// The encryption scope the block is written with (`x-ms-encryption-scope`; must be the
+    /// blob's).
+    pub encryption_scope: Option<String>,
 }
 
 impl AppendOptions {
@@ -142,12 +151,18 @@ impl AppendOptions {
         /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
         /// transfer.
         checksum => set checksum: crate::blob::Checksum;
+        /// Sets the encryption scope.
+        encryption_scope => into encryption_scope;
     }
 
-    /// Adds the conditions, the append-position and max-size conditions to an Append Block
-    /// request, and marks it not idempotent.
-    pub(crate) fn apply(&self, req: Request) -> Request {
-        req.conditions(&self.conditions)
+    /// Adds the conditions, the append-position and max-size conditions and the encryption
+    /// scope to an Append Block request, and marks it not idempotent.
+    pub(crate) fn apply(&self, req: Request) -> Result<Request> {
+        if let Some(scope) = &self.encryption_scope {
+            crate::blob::write_options::check_scope(scope)?;
+        }
+        Ok(req
+            .conditions(&self.conditions)
             .header_opt(
                 "x-ms-blob-condition-appendpos",
                 self.append_position.map(|p| p.to_string()),
@@ -156,7 +171,8 @@ impl AppendOptions {
                 "x-ms-blob-condition-maxsize",
                 self.max_size.map(|p| p.to_string()),
             )
-            .intent(crate::http::Intent::NonIdempotent)
+            .header_opt("x-ms-encryption-scope", self.encryption_scope.clone())
+            .intent(crate::http::Intent::NonIdempotent))
     }
 }
 
@@ -243,10 +259,27 @@ impl BlobClient {
         if let Some(size) = size {
             crate::blob::page::check_aligned("size", size)?;
         }
+        match (options.sequence_number, size) {
+            (Some(_), None) => {
+                return Err(Error::invalid_input(
+                    "only a page blob has a sequence number",
+                ));
+            }
+            (Some(n), Some(_)) if n > crate::blob::MAX_SEQUENCE_NUMBER => {
+                return Err(Error::invalid_input(
+                    "a sequence number is at most 2^63 - 1",
+                ));
+            }
+            _ => {}
+        }
         let req = self
             .write_request(Method::Put, operation)?
             .header("x-ms-blob-type", blob_type)
             .header_opt("x-ms-blob-content-length", size.map(|s| s.to_string()))
+            .header_opt(
+                "x-ms-blob-sequence-number",
+                options.sequence_number.map(|n| n.to_string()),
+            )
             .conditions(&options.conditions);
         let req = options.write.apply(req, kind)?;
         let resp = self.pipeline.send(req).await?;
@@ -282,7 +315,7 @@ impl BlobClient {
         let req = self
             .write_request(Method::Put, "Append Block")?
             .query("comp", "appendblock");
-        let req = options.apply(req);
+        let req = options.apply(req)?;
         let req = options.checksum.body(req, body, "application/octet-stream");
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block")

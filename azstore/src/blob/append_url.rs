@@ -31,6 +31,10 @@ pub struct AppendFromUrlOptions {
     /// The base64 MD5 the source bytes must have (`x-ms-source-content-md5`); the service
     /// answers 400 `Md5Mismatch` otherwise.
     pub source_content_md5: Option<String>,
+    /// The base64 CRC-64 the source bytes must have (`x-ms-source-content-crc64`, see
+    /// [`crc64_base64`](crate::blob::crc64_base64)); the service answers 400
+    /// `Crc64Mismatch` otherwise. Not with an MD5.
+    pub source_content_crc64: Option<String>,
 }
 
 impl AppendFromUrlOptions {
@@ -61,6 +65,8 @@ impl AppendFromUrlOptions {
         source_range => some source_range: Range<u64>;
         /// The base64 MD5 the source bytes must have.
         source_content_md5 => into source_content_md5;
+        /// The base64 CRC-64 the source bytes must have.
+        source_content_crc64 => into source_content_crc64;
     }
 }
 
@@ -91,6 +97,11 @@ impl BlobClient {
             ));
         }
         crate::blob::from_url::validate_source_url(source_url)?;
+        if options.source_content_md5.is_some() && options.source_content_crc64.is_some() {
+            return Err(Error::invalid_input(
+                "give the source an MD5 or a CRC-64, not both",
+            ));
+        }
         let range = match &options.source_range {
             Some(r) if r.start >= r.end => {
                 return Err(Error::invalid_input("source range must not be empty"));
@@ -111,10 +122,14 @@ impl BlobClient {
             .header_opt(
                 "x-ms-source-content-md5",
                 options.source_content_md5.clone(),
+            )
+            .header_opt(
+                "x-ms-source-content-crc64",
+                options.source_content_crc64.clone(),
             );
         let req = options
             .append
-            .apply(req)
+            .apply(req)?
             .source_conditions(&options.source_conditions)?;
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block From URL")

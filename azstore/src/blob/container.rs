@@ -67,6 +67,12 @@ pub struct CreateContainerOptions {
     pub metadata: BTreeMap<String, String>,
     /// Anonymous access level; the default is none (private).
     pub public_access: PublicAccess,
+    /// The encryption scope of every blob written without one
+    /// (`x-ms-default-encryption-scope`).
+    pub default_encryption_scope: Option<String>,
+    /// With a default encryption scope: writes naming another scope are refused
+    /// (`x-ms-deny-encryption-scope-override: true`).
+    pub deny_encryption_scope_override: bool,
 }
 
 impl CreateContainerOptions {
@@ -97,6 +103,10 @@ impl CreateContainerOptions {
         /// # let _ = options;
         /// ```
         public_access => set public_access: PublicAccess;
+        /// Sets the default encryption scope of the container's blobs.
+        default_encryption_scope => into default_encryption_scope;
+        /// Refuses writes that name another encryption scope than the default.
+        deny_encryption_scope_override => flag deny_encryption_scope_override;
     }
 }
 
@@ -125,6 +135,11 @@ pub struct ContainerProperties {
     pub lease_duration: Option<LeaseDurationType>,
     /// Anonymous access level.
     pub public_access: PublicAccess,
+    /// The default encryption scope (`x-ms-default-encryption-scope`).
+    pub default_encryption_scope: Option<String>,
+    /// Whether writes must use the default encryption scope
+    /// (`x-ms-deny-encryption-scope-override`).
+    pub deny_encryption_scope_override: Option<bool>,
 }
 
 impl ContainerProperties {
@@ -137,6 +152,20 @@ impl ContainerProperties {
             lease_status: crate::blob::models::parse_lease_status(h.get("x-ms-lease-status")),
             lease_duration: crate::blob::models::parse_lease_duration(h.get("x-ms-lease-duration")),
             public_access: PublicAccess::parse(h.get("x-ms-blob-public-access")),
+            default_encryption_scope: h
+                .get("x-ms-default-encryption-scope")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            deny_encryption_scope_override: match h.get("x-ms-deny-encryption-scope-override") {
+                None => None,
+                Some(v) if v.trim().eq_ignore_ascii_case("true") => Some(true),
+                Some(v) if v.trim().eq_ignore_ascii_case("false") => Some(false),
+                Some(_) => {
+                    return Err(crate::error::Error::decode(
+                        "response header x-ms-deny-encryption-scope-override is malformed",
+                    ));
+                }
+            },
         })
     }
 }
@@ -239,10 +268,30 @@ impl ContainerClient {
     /// ```
     pub async fn create_with(&self, options: &CreateContainerOptions) -> Result<WriteResult> {
         crate::blob::names::validate_metadata(&options.metadata)?;
+        match &options.default_encryption_scope {
+            Some(scope) => crate::blob::write_options::check_scope(scope)?,
+            None if options.deny_encryption_scope_override => {
+                return Err(crate::error::Error::invalid_input(
+                    "denying encryption scope overrides needs a default encryption scope",
+                ));
+            }
+            None => {}
+        }
         let req = self
             .request(Method::Put)
             .metadata(&options.metadata)
-            .header_opt("x-ms-blob-public-access", options.public_access.header());
+            .header_opt("x-ms-blob-public-access", options.public_access.header())
+            .header_opt(
+                "x-ms-default-encryption-scope",
+                options.default_encryption_scope.clone(),
+            )
+            .header_opt(
+                "x-ms-deny-encryption-scope-override",
+                options
+                    .default_encryption_scope
+                    .as_ref()
+                    .map(|_| options.deny_encryption_scope_override.to_string()),
+            );
         WriteResult::from_response(&self.pipeline.send(req).await?)
     }
 

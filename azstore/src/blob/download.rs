@@ -240,6 +240,31 @@ impl BlobClient {
         Download::from_response(resp)
     }
 
+    /// Get Blob from byte `start` to the end, whatever the size is then (`x-ms-range:
+    /// bytes=start-`): one request for the tail of a growing append blob or log, without a
+    /// Get Blob Properties first. The properties describe the whole blob. A `start` at or
+    /// past the end (also 0 on an empty blob) is answered 416 `InvalidRange`. Accepts every
+    /// condition.
+    ///
+    /// ```no_run
+    /// # async fn f(log: azstore::blob::BlobClient, seen: u64) -> azstore::Result<()> {
+    /// let tail = log.download_from(seen, &azstore::Conditions::none()).await?;
+    /// println!("{} new bytes of {}", tail.body.len(), tail.properties.content_length);
+    /// # Ok(()) }
+    /// ```
+    pub async fn download_from(&self, start: u64, conditions: &Conditions) -> Result<Download> {
+        crate::blob::client::check_read(conditions, "Get Blob")?;
+        let resp = self
+            .pipeline
+            .send(
+                self.request(Method::Get)
+                    .header("x-ms-range", crate::http::range_from_header(start))
+                    .conditions(conditions),
+            )
+            .await?;
+        Download::from_response(resp)
+    }
+
     /// Streams the blob in chunks of `chunk_size` bytes, one ranged GET each, pinning the
     /// first response's ETag with `If-Match` on every later range. The first chunk is read
     /// before this returns (so the properties are known); the next chunk is read ahead while

@@ -270,11 +270,6 @@ impl CopySource {
             }
             (None, _) => {}
         }
-        if self.content_crc64.is_some() && what == SourceUse::Blob {
-            return Err(Error::invalid_input(format!(
-                "{op} checks the source with an MD5 only"
-            )));
-        }
         if self.content_md5.is_some() && self.content_crc64.is_some() {
             return Err(Error::invalid_input(
                 "give the source an MD5 or a CRC-64, not both",

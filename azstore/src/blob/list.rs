@@ -40,13 +40,14 @@ pub struct ListOptions {
     pub include_metadata: bool,
     /// (List Blobs) Include snapshots.
     pub include_snapshots: bool,
-    /// (List Blobs) Further `include=` values: versions, deleted blobs, tags, uncommitted
-    /// blobs, copy state, …
+    /// Further `include=` values: for List Blobs versions, deleted blobs, tags, uncommitted
+    /// blobs, copy state, …; for List Containers deleted and system containers.
     pub include: Vec<ListInclude>,
 }
 
-/// A value of List Blobs' `include=` (besides metadata and snapshots, which have their own
-/// flags in [`ListOptions`]).
+/// A value of List Blobs' or List Containers' `include=` (besides metadata and snapshots,
+/// which have their own flags in [`ListOptions`]). List Containers takes `Deleted` and
+/// `System` only; List Blobs every other one and `Deleted`.
 ///
 /// ```no_run
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
@@ -62,7 +63,10 @@ pub struct ListOptions {
 pub enum ListInclude {
     /// Previous versions (`versions`), with [`BlobItem::version_id`] set.
     Versions,
-    /// Soft-deleted blobs (`deleted`), with [`BlobItem::deleted`] set.
+    /// Soft-deleted blobs (`deleted`), with [`BlobItem::deleted`] set; for List Containers
+    /// soft-deleted containers, with [`ContainerItem::deleted`] and
+    /// [`ContainerItem::version`] set (what
+    /// [`restore_container`](crate::blob::BlobServiceClient::restore_container) takes).
     Deleted,
     /// Deleted blobs that still have versions (`deletedwithversions`), with
     /// [`BlobItem::has_versions_only`] set.
@@ -80,6 +84,8 @@ pub enum ListInclude {
     /// Owner, group and permissions on accounts with a hierarchical namespace
     /// (`permissions`).
     Permissions,
+    /// (List Containers) System containers too (`system`): `$logs`, `$web`, `$changefeed`, …
+    System,
 }
 
 impl ListInclude {
@@ -95,6 +101,7 @@ impl ListInclude {
             ListInclude::ImmutabilityPolicy => "immutabilitypolicy",
             ListInclude::LegalHold => "legalhold",
             ListInclude::Permissions => "permissions",
+            ListInclude::System => "system",
         }
     }
 }
@@ -142,7 +149,7 @@ impl ListOptions {
         with_snapshots => flag include_snapshots;
     }
 
-    /// Include soft-deleted blobs (List Blobs only): `including(ListInclude::Deleted)`.
+    /// Include soft-deleted blobs or containers: `including(ListInclude::Deleted)`.
     ///
     /// ```
     /// use azstore::blob::{ListInclude, ListOptions};
@@ -199,10 +206,22 @@ impl ListOptions {
             }
             include.push("snapshots");
         }
-        if !self.include.is_empty() && !blobs {
-            return Err(Error::invalid_input(
-                "these include values are for List Blobs",
-            ));
+        for i in &self.include {
+            let for_containers = matches!(i, ListInclude::Deleted | ListInclude::System);
+            let for_blobs = *i != ListInclude::System;
+            if blobs && !for_blobs {
+                return Err(Error::invalid_input(format!(
+                    "include={} is for List Containers, not List Blobs",
+                    i.as_str()
+                )));
+            }
+            if !blobs && !for_containers {
+                return Err(Error::invalid_input(format!(
+                    "include={} is for List Blobs, not List Containers (which takes metadata, \
+                     deleted and system)",
+                    i.as_str()
+                )));
+            }
         }
         for i in &self.include {
             if !include.contains(&i.as_str()) {
@@ -243,6 +262,21 @@ pub struct ContainerItem {
     pub lease_status: Option<LeaseStatus>,
     /// Metadata (when requested).
     pub metadata: BTreeMap<String, String>,
+    /// Soft-deleted (with [`ListInclude::Deleted`]).
+    pub deleted: bool,
+    /// The deleted container's version, which Restore Container takes (with
+    /// [`ListInclude::Deleted`]).
+    pub version: Option<String>,
+    /// When it was deleted (with [`ListInclude::Deleted`]).
+    pub deleted_time: Option<OffsetDateTime>,
+    /// Days until a deleted container is removed for good (with [`ListInclude::Deleted`]).
+    pub remaining_retention_days: Option<u32>,
+    /// The container's default encryption scope.
+    pub default_encryption_scope: Option<String>,
+    /// Whether blobs must use the default encryption scope.
+    pub deny_encryption_scope_override: Option<bool>,
+    /// Anonymous access level (`blob`, `container`); `None` when private.
+    pub public_access: Option<String>,
 }
 
 /// A blob as listed.
@@ -426,6 +460,13 @@ impl BlobServiceClient {
                         c.properties.lease_status.as_deref(),
                     ),
                     metadata: c.metadata.unwrap_or_default(),
+                    deleted: c.deleted.unwrap_or(false),
+                    version: non_empty(c.version),
+                    deleted_time: date(c.properties.deleted_time),
+                    remaining_retention_days: c.properties.remaining_retention_days,
+                    default_encryption_scope: non_empty(c.properties.default_encryption_scope),
+                    deny_encryption_scope_override: c.properties.deny_encryption_scope_override,
+                    public_access: non_empty(c.properties.public_access),
                 })
                 .collect(),
             next_marker: non_empty(raw.next_marker),

@@ -47,9 +47,10 @@ mod container;
 mod copy;
 mod download;
 mod from_url;
+mod immutability;
 mod lease;
 mod lifecycle;
-mod list;
+pub(crate) mod list;
 mod models;
 mod names;
 mod page;
@@ -80,6 +81,7 @@ pub use container::{
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
+pub use immutability::{ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
@@ -89,7 +91,7 @@ pub use page::{
     MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
     PageWriteResult, SequenceNumberAction,
 };
-pub use properties::{DeleteSnapshots, SnapshotId, SnapshotResult, Tags};
+pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotResult, Tags};
 pub use service::{AccountInfo, TaggedBlob};
 pub use upload::UploadOptions;
 pub use verified::MAX_VERIFIED_RANGE;

@@ -146,8 +146,13 @@ pub struct BlobProperties {
     /// The stored HTTP headers (`Content-Type`, `Content-Encoding`, `Content-Language`,
     /// `Cache-Control`, `Content-Disposition`, `Content-MD5`): change one and pass them to
     /// [`BlobClient::set_http_headers`](crate::blob::BlobClient::set_http_headers) to keep the
-    /// rest.
+    /// rest. `content_md5` is always the whole blob's stored MD5, on a ranged read too (the
+    /// service sends it there as `x-ms-blob-content-md5`).
     pub http_headers: HttpHeaders,
+    /// The service's MD5 of exactly the bytes of a ranged read asked with
+    /// `x-ms-range-get-content-md5` (its `Content-MD5`), kept apart from the stored MD5;
+    /// `None` on other reads.
+    pub range_content_md5: Option<String>,
     /// User metadata (`x-ms-meta-*`).
     pub metadata: BTreeMap<String, String>,
     /// Block, append or page blob.
@@ -182,6 +187,10 @@ pub struct BlobProperties {
     pub is_current_version: Option<bool>,
     /// The encryption scope of the data (`x-ms-encryption-scope`).
     pub encryption_scope: Option<String>,
+    /// The immutability policy (`x-ms-immutability-policy-until-date` and `-mode`).
+    pub immutability_policy: Option<crate::blob::ImmutabilityPolicy>,
+    /// Whether a legal hold is on (`x-ms-legal-hold`).
+    pub legal_hold: Option<bool>,
 }
 
 impl BlobProperties {
@@ -192,11 +201,16 @@ impl BlobProperties {
         let mut etag = None;
         let mut content_range_total = None;
         let mut content_length = None;
+        // `Content-MD5` is the stored MD5 on a whole read and the range's own on a ranged one;
+        // a ranged read carries the stored MD5 in `x-ms-blob-content-md5`.
+        let mut content_md5 = None;
+        let mut blob_content_md5 = None;
         let mut p = BlobProperties {
             etag: ETag::new(String::new()),
             last_modified: None,
             content_length: 0,
             http_headers: HttpHeaders::default(),
+            range_content_md5: None,
             metadata: BTreeMap::new(),
             blob_type: None,
             lease_state: None,
@@ -214,7 +228,11 @@ impl BlobProperties {
             version_id: None,
             is_current_version: None,
             encryption_scope: None,
+            immutability_policy: None,
+            legal_hold: None,
         };
+        let mut policy_until = None;
+        let mut policy_mode = None;
         let flag = |name: &str, v: &str| -> Result<bool> {
             v.trim()
                 .to_ascii_lowercase()
@@ -226,24 +244,36 @@ impl BlobProperties {
                 .parse()
                 .map_err(|_| Error::decode(format!("response header {name} is malformed")))
         };
+        // First value wins, as `Headers::get` does.
+        macro_rules! first {
+            ($field:expr, $value:expr) => {
+                if $field.is_none() {
+                    $field = $value;
+                }
+            };
+        }
         for (name, v) in h.iter() {
+            match name {
+                "content-md5" => {
+                    first!(content_md5, Some(v));
+                    continue;
+                }
+                "x-ms-blob-content-md5" => {
+                    first!(blob_content_md5, Some(v));
+                    continue;
+                }
+                _ => {}
+            }
             if p.http_headers.take_first(name, v) {
                 continue;
-            }
-            // First value wins, as `Headers::get` does.
-            macro_rules! first {
-                ($field:expr, $value:expr) => {
-                    if $field.is_none() {
-                        $field = $value;
-                    }
-                };
             }
             match name {
                 "etag" => first!(etag, Some(v)),
                 "last-modified" => first!(p.last_modified, crate::time_fmt::parse_http_date(v)),
                 "content-range" => first!(
                     content_range_total,
-                    v.rsplit_once('/').and_then(|(_, t)| t.trim().parse().ok())
+                    // The total of `bytes a-b/total`; `Some(None)` when it is `*`.
+                    Some(v.rsplit_once('/').and_then(|(_, t)| t.trim().parse().ok()))
                 ),
                 "content-length" => first!(content_length, Some(v)),
                 "x-ms-blob-type" => first!(p.blob_type, BlobType::parse(v)),
@@ -256,6 +286,9 @@ impl BlobProperties {
                 "x-ms-version-id" => first!(p.version_id, Some(v.to_string())),
                 "x-ms-is-current-version" => first!(p.is_current_version, Some(flag(name, v)?)),
                 "x-ms-encryption-scope" => first!(p.encryption_scope, Some(v.to_string())),
+                "x-ms-immutability-policy-until-date" => first!(policy_until, Some(v)),
+                "x-ms-immutability-policy-mode" => first!(policy_mode, Some(v)),
+                "x-ms-legal-hold" => first!(p.legal_hold, Some(flag(name, v)?)),
                 "x-ms-lease-state" => first!(p.lease_state, LeaseState::parse(v)),
                 "x-ms-lease-status" => first!(p.lease_status, parse_lease_status(Some(v))),
                 "x-ms-lease-duration" => first!(p.lease_duration, parse_lease_duration(Some(v))),
@@ -276,7 +309,30 @@ impl BlobProperties {
         p.etag = etag
             .map(ETag::new)
             .ok_or_else(|| Error::decode("response is missing the etag header"))?;
-        p.content_length = match (content_range_total, content_length) {
+        p.immutability_policy = match (policy_until, policy_mode) {
+            (None, _) => None,
+            (Some(until), mode) => Some(crate::blob::ImmutabilityPolicy::new(
+                crate::time_fmt::parse_http_date(until).ok_or_else(|| {
+                    Error::decode(
+                        "response header x-ms-immutability-policy-until-date is malformed",
+                    )
+                })?,
+                mode.and_then(crate::blob::ImmutabilityPolicyMode::parse)
+                    .ok_or_else(|| {
+                        Error::decode("response header x-ms-immutability-policy-mode is malformed")
+                    })?,
+            )),
+        };
+        let ranged = content_range_total.is_some();
+        p.http_headers.content_md5 = match (blob_content_md5, ranged) {
+            (Some(stored), _) => Some(stored.to_string()),
+            (None, false) => content_md5.map(str::to_string),
+            (None, true) => None,
+        };
+        if ranged {
+            p.range_content_md5 = content_md5.map(str::to_string);
+        }
+        p.content_length = match (content_range_total.flatten(), content_length) {
             (Some(total), _) => total,
             (None, Some(v)) => number("content-length", v)?,
             (None, None) => 0,
@@ -339,6 +395,8 @@ mod tests {
         assert_eq!(p.metadata["team"], "b");
         assert_eq!(p.tag_count, Some(2));
         assert_eq!(p.copy_status, None);
+        assert_eq!(p.http_headers.content_md5, None);
+        assert_eq!(p.range_content_md5, None);
         let missing = Headers::from_pairs(vec![("content-length".into(), "1".into())]);
         assert!(BlobProperties::from_headers(&missing).is_err());
         let bad = Headers::from_pairs(vec![
@@ -346,5 +404,43 @@ mod tests {
             ("content-length".into(), "x".into()),
         ]);
         assert!(BlobProperties::from_headers(&bad).is_err());
+    }
+
+    #[test]
+    fn the_stored_md5_of_a_ranged_read_is_x_ms_blob_content_md5() {
+        let headers = |pairs: &[(&str, &str)]| {
+            Headers::from_pairs(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        // As Azure answered a ranged read asked with x-ms-range-get-content-md5.
+        let ranged = headers(&[
+            ("etag", "\"1\""),
+            ("content-range", "bytes 0-10/11"),
+            ("content-md5", "range=="),
+            ("x-ms-blob-content-md5", "XrY7u+Ae7tCTyyK7j1rNww=="),
+        ]);
+        let p = BlobProperties::from_headers(&ranged).unwrap();
+        assert_eq!(
+            p.http_headers.content_md5.as_deref(),
+            Some("XrY7u+Ae7tCTyyK7j1rNww==")
+        );
+        assert_eq!(p.range_content_md5.as_deref(), Some("range=="));
+        // A ranged read of a blob without a stored MD5: the range's is not the blob's.
+        let bare = headers(&[
+            ("etag", "\"1\""),
+            ("content-range", "bytes 0-10/11"),
+            ("content-md5", "range=="),
+        ]);
+        let p = BlobProperties::from_headers(&bare).unwrap();
+        assert_eq!(p.http_headers.content_md5, None);
+        // A whole read: Content-MD5 is the stored one.
+        let whole = headers(&[("etag", "\"1\""), ("content-md5", "whole==")]);
+        let p = BlobProperties::from_headers(&whole).unwrap();
+        assert_eq!(p.http_headers.content_md5.as_deref(), Some("whole=="));
+        assert_eq!(p.range_content_md5, None);
     }
 }

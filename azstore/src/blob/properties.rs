@@ -34,6 +34,27 @@ pub enum DeleteSnapshots {
     Fail,
 }
 
+/// Options of [`BlobClient::set_metadata_with`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+#[non_exhaustive]
+pub struct SetMetadataOptions {
+    /// Conditions (every kind is accepted).
+    pub conditions: Conditions,
+    /// The blob's encryption scope (`x-ms-encryption-scope`): the metadata is written with
+    /// it, as the service requires for a blob in a scope other than the account's default.
+    pub encryption_scope: Option<String>,
+}
+
+impl SetMetadataOptions {
+    setters! {
+        /// Sets the conditions.
+        conditions => set conditions: Conditions;
+        /// Sets the encryption scope.
+        encryption_scope => into encryption_scope;
+    }
+}
+
 /// A snapshot timestamp as returned by Snapshot Blob (`x-ms-snapshot`), opaque.
 ///
 /// ```no_run
@@ -181,6 +202,33 @@ impl BlobClient {
         conditions.check(Allowed::ALL, "Set Blob Metadata")?;
         let req = self.write_request(Method::Put, "Set Blob Metadata")?;
         crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, conditions).await
+    }
+
+    /// Set Blob Metadata with options: conditions and the blob's encryption scope.
+    ///
+    /// ```no_run
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::SetMetadataOptions;
+    /// let meta = [("owner".to_string(), "ops".to_string())].into();
+    /// blob.set_metadata_with(&meta, &SetMetadataOptions::default().encryption_scope("scope1"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn set_metadata_with(
+        &self,
+        metadata: &BTreeMap<String, String>,
+        options: &SetMetadataOptions,
+    ) -> Result<WriteResult> {
+        options
+            .conditions
+            .check(Allowed::ALL, "Set Blob Metadata")?;
+        let mut req = self.write_request(Method::Put, "Set Blob Metadata")?;
+        if let Some(scope) = &options.encryption_scope {
+            crate::blob::write_options::check_scope(scope)?;
+            req = req.header("x-ms-encryption-scope", scope.clone());
+        }
+        crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, &options.conditions)
+            .await
     }
 
     /// Snapshot Blob: a read-only copy of the blob as it is now. The base blob's ETag does

@@ -237,17 +237,23 @@ impl BlobWriteOptions {
             req = req.header("x-ms-tags", tags_header(tags));
         }
         if let Some(scope) = &self.encryption_scope {
-            if scope.is_empty() || scope.contains(|c: char| c.is_control()) {
-                return Err(Error::invalid_input(
-                    "encryption scope must be a non-empty name",
-                ));
-            }
+            check_scope(scope)?;
             req = req.header("x-ms-encryption-scope", scope.clone());
         }
         Ok(self
             .headers
             .apply(req.metadata(&self.metadata), HeaderNames::Blob))
     }
+}
+
+/// Refuses an encryption scope name the service could not take (empty, control characters).
+pub(crate) fn check_scope(scope: &str) -> Result<()> {
+    if scope.is_empty() || scope.contains(|c: char| c.is_control()) {
+        return Err(Error::invalid_input(
+            "encryption scope must be a non-empty name",
+        ));
+    }
+    Ok(())
 }
 
 /// Adds the [`BlobWriteOptions`] builder methods to an options type with a `write` field.

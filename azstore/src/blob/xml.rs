@@ -82,6 +82,10 @@ pub(crate) struct RawContainers {
 #[serde(rename_all = "PascalCase")]
 pub(crate) struct RawContainer {
     pub name: String,
+    #[serde(default)]
+    pub deleted: Option<bool>,
+    #[serde(default)]
+    pub version: Option<String>,
     pub properties: RawProperties,
     #[serde(default)]
     pub metadata: Option<BTreeMap<String, String>>,
@@ -112,6 +116,17 @@ pub(crate) struct RawProperties {
     pub copy_status: Option<String>,
     #[serde(rename = "TagCount", default)]
     pub tag_count: Option<u64>,
+    // Containers only.
+    #[serde(rename = "DeletedTime", default)]
+    pub deleted_time: Option<String>,
+    #[serde(rename = "RemainingRetentionDays", default)]
+    pub remaining_retention_days: Option<u32>,
+    #[serde(rename = "DefaultEncryptionScope", default)]
+    pub default_encryption_scope: Option<String>,
+    #[serde(rename = "DenyEncryptionScopeOverride", default)]
+    pub deny_encryption_scope_override: Option<bool>,
+    #[serde(rename = "PublicAccess", default)]
+    pub public_access: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]

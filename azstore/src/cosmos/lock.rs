@@ -12,7 +12,7 @@ use super::{CosmosContainer, PartitionKey};
 use crate::conditions::{ETag, LeaseId};
 use crate::error::Result;
 use crate::lease::{Leasable, LeaseBroken, LeaseGuard};
-use crate::lock::{Held, LockOptions, LockOwner, PollSleep};
+use crate::lock::{Held, LockOptions, LockOwner, poll_until_acquired};
 
 /// A distributed lock on a Cosmos DB lock item, with a fencing token. Cheap to clone.
 ///
@@ -33,7 +33,7 @@ use crate::lock::{Held, LockOptions, LockOwner, PollSleep};
 /// use azstore::cosmos::PartitionKey;
 ///
 /// let lock = container.lock("nightly", PartitionKey::from("nightly"))?;
-/// let Some(held) = lock.acquire(Duration::from_secs(60)).await? else {
+/// let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? else {
 ///     println!("busy: {:?}", lock.status().await?.owner);
 ///     return Ok(());
 /// };
@@ -185,7 +185,8 @@ impl CosmosLock {
         ))
     }
 
-    /// Waits up to `timeout` for the lock; `None` when it could not be had in time.
+    /// Waits at most `wait` for the lock; `None` when it could not be had in time. `wait` is
+    /// how long to wait, not the lease duration (that is [`LockOptions::duration`]).
     ///
     /// Waiters poll after a jittered, backing-off sleep ([`LockOptions::poll_interval`]); a
     /// release by a holder in this process wakes a local waiter at once. A holder that stopped
@@ -196,34 +197,19 @@ impl CosmosLock {
     /// ```no_run
     /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
     /// use std::time::Duration;
-    /// if let Some(held) = lock.acquire(Duration::from_secs(60)).await? {
+    /// if let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? {
     ///     // ... the critical section, passing held.fencing_token() along ...
     ///     held.release().await?;
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn acquire(&self, timeout: Duration) -> Result<Option<HeldCosmosLock>> {
-        let deadline = Instant::now().checked_add(timeout);
+    pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldCosmosLock>> {
         let proposed = LeaseId::random();
-        if let Some(held) = self.try_acquire_as(&proposed).await? {
-            return Ok(Some(held));
-        }
         let wake = self.options.local_wakeup.then(|| self.wakeup());
-        let mut poll = PollSleep::new(&self.options);
-        loop {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(None);
-            }
-            poll.sleep(deadline, wake.as_deref()).await;
-            match self.try_acquire_as(&proposed).await {
-                Ok(Some(held)) => return Ok(Some(held)),
-                Ok(None) => {}
-                Err(e) if e.is_retryable() => {
-                    tracing::debug!(error = %e, "transient failure while waiting for a Cosmos DB lock");
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        poll_until_acquired(wait, &self.options, wake, "cosmos", || {
+            self.try_acquire_as(&proposed)
+        })
+        .await
     }
 
     /// Who holds (or last held) the lock and the latest fencing token.
@@ -301,7 +287,7 @@ pub struct CosmosLockStatus {
 /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
 /// use std::time::Duration;
 /// use azstore::cosmos::HeldCosmosLock;
-/// let held: Option<HeldCosmosLock> = lock.acquire(Duration::from_secs(5)).await?;
+/// let held: Option<HeldCosmosLock> = lock.acquire_within(Duration::from_secs(5)).await?;
 /// if let Some(held) = held {
 ///     held.release().await?;
 /// }

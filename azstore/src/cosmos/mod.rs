@@ -735,7 +735,7 @@ impl CosmosContainer {
     /// use std::time::Duration;
     /// use azstore::cosmos::PartitionKey;
     /// let lock = container.lock("nightly-report", PartitionKey::from("nightly-report"))?;
-    /// if let Some(held) = lock.acquire(Duration::from_secs(30)).await? {
+    /// if let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? {
     ///     println!("token {}", held.fencing_token());
     ///     held.release().await?;
     /// }

@@ -50,6 +50,10 @@ pub struct ListOptions {
     pub marker: Option<String>,
     /// At most this many entries (1–5000; the service default is 5000).
     pub max_results: Option<u32>,
+    /// Ask for each entry's file id, timestamps, ETag, SMB attributes and permission key
+    /// (`include=Timestamps,ETag,Attributes,PermissionKey`, `x-ms-file-extended-info: true`),
+    /// in [`ListPage::entries`].
+    pub extended_info: bool,
 }
 
 impl ListOptions {
@@ -85,6 +89,9 @@ impl ListOptions {
         /// # let _ = options;
         /// ```
         max_results => some max_results: u32;
+
+        /// Asks for extended info on every entry.
+        extended_info => flag extended_info;
     }
 }
 
@@ -155,12 +162,18 @@ impl DirectoryClient {
     }
 
     pub(crate) fn request(&self, method: Method) -> Request {
+        self.path_request(method).query("restype", "directory")
+    }
+
+    /// A request on the directory's path without `restype` (List Handles and Force Close
+    /// Handles take none: `<share>/<dir>?comp=listhandles`).
+    pub(crate) fn path_request(&self, method: Method) -> Request {
         let p = if self.path.is_empty() {
             self.share.to_string()
         } else {
             format!("{}/{}", self.share, self.path)
         };
-        Request::new(method, &p).query("restype", "directory")
+        Request::new(method, &p)
     }
 
     /// Create Directory. 409 `ResourceAlreadyExists` when it exists, 404 `ParentNotFound`
@@ -285,6 +298,11 @@ impl DirectoryClient {
         }
         if let Some(n) = options.max_results {
             req = req.query("maxresults", n.to_string());
+        }
+        if options.extended_info {
+            req = req
+                .query("include", "Timestamps,ETag,Attributes,PermissionKey")
+                .header("x-ms-file-extended-info", "true");
         }
         let resp = self.pipeline.send(req).await?;
         ListPage::parse(&resp.body)

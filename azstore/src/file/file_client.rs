@@ -331,6 +331,26 @@ impl FileClient {
         })
     }
 
+    /// Get File from byte `start` to the end, whatever the size is then (`x-ms-range:
+    /// bytes=start-`). The properties describe the whole file. A `start` at or past the end is
+    /// answered 416 `InvalidRange`.
+    ///
+    /// ```no_run
+    /// # async fn f(file: azstore::file::FileClient) -> azstore::Result<()> {
+    /// let tail = file.get_from(1024).await?;
+    /// # let _ = tail; Ok(()) }
+    /// ```
+    pub async fn get_from(&self, start: u64) -> Result<FileDownload> {
+        let req = self
+            .request(Method::Get)
+            .header("x-ms-range", crate::http::range_from_header(start));
+        let resp = self.pipeline.send(req).await?;
+        Ok(FileDownload {
+            properties: FileProperties::from_headers(&resp.headers)?,
+            body: resp.body,
+        })
+    }
+
     /// Get File as a stream (whole file, or `range`): the properties arrive first, the body
     /// is read as the caller polls it.
     ///

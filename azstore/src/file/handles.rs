@@ -279,10 +279,23 @@ impl DirectoryClient {
     /// # Ok(()) }
     /// ```
     pub async fn list_handles(&self, recursive: bool, marker: Option<&str>) -> Result<HandlePage> {
-        let req = self
-            .request(Method::Get)
-            .header("x-ms-recursive", recursive.to_string());
-        list(&self.pipeline, req, marker).await
+        list(
+            &self.pipeline,
+            self.handles_request(Method::Get, recursive),
+            marker,
+        )
+        .await
+    }
+
+    /// `<share>/<dir>?comp=...` with no `restype` (as the REST reference defines both handle
+    /// calls), `x-ms-recursive: true` only when asked (false is the service's default).
+    fn handles_request(&self, method: Method, recursive: bool) -> Request {
+        let req = self.path_request(method);
+        if recursive {
+            req.header("x-ms-recursive", "true")
+        } else {
+            req
+        }
     }
 
     /// Force Close Handles on this directory (with `recursive`, also below it).
@@ -302,10 +315,7 @@ impl DirectoryClient {
     ) -> Result<ClosedHandles> {
         force_close(
             &self.pipeline,
-            || {
-                self.request(Method::Put)
-                    .header("x-ms-recursive", recursive.to_string())
-            },
+            || self.handles_request(Method::Put, recursive),
             which,
         )
         .await

@@ -59,13 +59,14 @@ pub use file_client::{FileClient, FileDownload, FileStream};
 pub use handles::{ClosedHandles, Handle, HandlePage, HandleSelector};
 pub use list_shares::{ListSharesOptions, ShareItem, SharePage};
 pub use models::{
-    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListItem, ListPage,
-    RangeList, ShareProperties,
+    DirectoryProperties, FileCopyInfo, FileProperties, FileWrite, LeaseInfo, ListEntry, ListItem,
+    ListPage, RangeList, ShareProperties,
 };
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
 pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
+pub use range_from_url::{LastWriteTime, RangeFromUrlOptions};
 pub use rename::RenameOptions;
 pub use service::ShareServiceClient;
 pub use set_properties::SetFileProperties;

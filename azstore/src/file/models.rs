@@ -201,11 +201,15 @@ pub struct FileProperties {
     /// Size of the whole file in bytes.
     pub content_length: u64,
     /// The stored HTTP headers (`Content-Type`, `Content-Encoding`, `Content-Language`,
-    /// `Cache-Control`, `Content-Disposition`, and `Content-MD5`, for a ranged read the
-    /// range's when asked): change one and pass them to
+    /// `Cache-Control`, `Content-Disposition`, and `Content-MD5`): change one and pass them to
     /// [`FileClient::set_http_headers`](crate::file::FileClient::set_http_headers) to keep the
-    /// rest.
+    /// rest. `content_md5` is always the whole file's stored MD5, on a ranged read too (the
+    /// service sends it there as `x-ms-content-md5`).
     pub http_headers: HttpHeaders,
+    /// The service's MD5 of exactly the bytes of a ranged read asked with
+    /// `x-ms-range-get-content-md5` (its `Content-MD5`), kept apart from the stored MD5;
+    /// `None` on other reads.
+    pub range_content_md5: Option<String>,
     /// User metadata.
     pub metadata: BTreeMap<String, String>,
     /// File lease.
@@ -258,8 +262,18 @@ impl FileCopyInfo {
 }
 
 impl FileProperties {
-    /// For a ranged GET the total size comes from `Content-Range`.
+    /// For a ranged GET the total size comes from `Content-Range`, and the stored MD5 from
+    /// `x-ms-content-md5` (its `Content-MD5` is the range's own).
     pub(crate) fn from_headers(h: &Headers) -> Result<FileProperties> {
+        let ranged = h.get("content-range").is_some();
+        let mut http_headers = HttpHeaders::from_headers(h);
+        let mut range_content_md5 = None;
+        if ranged {
+            range_content_md5 = http_headers.content_md5.take();
+        }
+        if let Some(stored) = h.get("x-ms-content-md5") {
+            http_headers.content_md5 = Some(stored.to_string());
+        }
         let from_range = h
             .get("content-range")
             .and_then(|r| r.rsplit_once('/'))
@@ -272,7 +286,8 @@ impl FileProperties {
             etag: h.require_etag()?,
             last_modified: h.last_modified(),
             content_length,
-            http_headers: HttpHeaders::from_headers(h),
+            http_headers,
+            range_content_md5,
             metadata: h.metadata(),
             lease: LeaseInfo::from_headers(h),
             smb: SmbProperties::from_headers(h)?,
@@ -337,6 +352,38 @@ impl ListItem {
     }
 }
 
+/// One entry of a directory listing with everything the listing carried: with
+/// [`ListOptions::extended_info`](crate::file::ListOptions::extended_info) its file id,
+/// timestamps, ETag, SMB attributes and permission key, without a request per entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListEntry {
+    /// Its name (not the full path).
+    pub name: String,
+    /// Whether it is a directory.
+    pub is_directory: bool,
+    /// A file's size in bytes (`None` for a directory).
+    pub size: Option<u64>,
+    /// The file or directory id (`FileId`, extended info).
+    pub file_id: Option<String>,
+    /// ETag (extended info).
+    pub etag: Option<ETag>,
+    /// Last-Modified (extended info).
+    pub last_modified: Option<OffsetDateTime>,
+    /// SMB creation time (extended info).
+    pub creation_time: Option<OffsetDateTime>,
+    /// SMB last access time (extended info).
+    pub last_access_time: Option<OffsetDateTime>,
+    /// SMB last write time (extended info).
+    pub last_write_time: Option<OffsetDateTime>,
+    /// SMB change time (extended info).
+    pub change_time: Option<OffsetDateTime>,
+    /// SMB attributes (extended info).
+    pub attributes: Option<crate::file::FileAttributes>,
+    /// The permission key (extended info).
+    pub permission_key: Option<String>,
+}
+
 /// One page of List Directories and Files.
 ///
 /// ```no_run
@@ -350,6 +397,8 @@ impl ListItem {
 pub struct ListPage {
     /// Directories and files of this page, in the service's order.
     pub items: Vec<ListItem>,
+    /// The same entries with everything the listing carried (see [`ListEntry`]).
+    pub entries: Vec<ListEntry>,
     /// Pass this as the marker to get the next page; `None` on the last page.
     pub next_marker: Option<String>,
 }
@@ -380,20 +429,77 @@ enum Entry {
 struct DirEntry {
     #[serde(rename = "Name")]
     name: String,
-}
-
-#[derive(Deserialize)]
-struct FileEntry {
-    #[serde(rename = "Name")]
-    name: String,
+    #[serde(rename = "FileId", default)]
+    file_id: Option<String>,
     #[serde(rename = "Properties", default)]
     properties: FileEntryProps,
+    #[serde(rename = "Attributes", default)]
+    attributes: Option<String>,
+    #[serde(rename = "PermissionKey", default)]
+    permission_key: Option<String>,
 }
+
+type FileEntry = DirEntry;
 
 #[derive(Deserialize, Default)]
 struct FileEntryProps {
     #[serde(rename = "Content-Length", default)]
     content_length: Option<u64>,
+    #[serde(rename = "CreationTime", default)]
+    creation_time: Option<String>,
+    #[serde(rename = "LastAccessTime", default)]
+    last_access_time: Option<String>,
+    #[serde(rename = "LastWriteTime", default)]
+    last_write_time: Option<String>,
+    #[serde(rename = "ChangeTime", default)]
+    change_time: Option<String>,
+    #[serde(rename = "Last-Modified", default)]
+    last_modified: Option<String>,
+    #[serde(rename = "Etag", default)]
+    etag: Option<String>,
+}
+
+impl DirEntry {
+    fn entry(self, is_directory: bool) -> Result<ListEntry> {
+        let iso = |what: &str, v: Option<String>| -> Result<Option<OffsetDateTime>> {
+            match v.as_deref().map(str::trim) {
+                None | Some("") => Ok(None),
+                Some(t) => crate::time_fmt::parse_iso8601(t).map(Some).ok_or_else(|| {
+                    Error::decode(format!("malformed directory listing: bad <{what}> {t:?}"))
+                }),
+            }
+        };
+        let p = self.properties;
+        let attributes = match self.attributes.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(a) => Some(crate::file::FileAttributes::parse(a).map_err(|_| {
+                Error::decode(format!(
+                    "malformed directory listing: bad <Attributes> {a:?}"
+                ))
+            })?),
+        };
+        Ok(ListEntry {
+            name: self.name,
+            is_directory,
+            size: if is_directory {
+                None
+            } else {
+                Some(p.content_length.unwrap_or(0))
+            },
+            file_id: self.file_id.filter(|s| !s.is_empty()),
+            etag: crate::blob::list::etag(p.etag),
+            last_modified: p
+                .last_modified
+                .as_deref()
+                .and_then(crate::time_fmt::parse_http_date),
+            creation_time: iso("CreationTime", p.creation_time)?,
+            last_access_time: iso("LastAccessTime", p.last_access_time)?,
+            last_write_time: iso("LastWriteTime", p.last_write_time)?,
+            change_time: iso("ChangeTime", p.change_time)?,
+            attributes,
+            permission_key: self.permission_key.filter(|s| !s.is_empty()),
+        })
+    }
 }
 
 fn strip_bom(body: &[u8]) -> Result<&str> {
@@ -412,21 +518,31 @@ impl ListPage {
         let text = strip_bom(body)?;
         let r: EnumerationResults = quick_xml::de::from_str(text)
             .map_err(|e| Error::decode(format!("malformed directory listing: {e}")))?;
-        let items = r
+        let entries = r
             .entries
             .items
             .into_iter()
             .filter_map(|e| match e {
-                Entry::Directory(d) => Some(ListItem::Directory { name: d.name }),
-                Entry::File(f) => Some(ListItem::File {
-                    name: f.name,
-                    size: f.properties.content_length.unwrap_or(0),
-                }),
+                Entry::Directory(d) => Some(d.entry(true)),
+                Entry::File(f) => Some(f.entry(false)),
                 Entry::Unknown => None,
+            })
+            .collect::<Result<Vec<ListEntry>>>()?;
+        let items = entries
+            .iter()
+            .map(|e| match e.size {
+                None => ListItem::Directory {
+                    name: e.name.clone(),
+                },
+                Some(size) => ListItem::File {
+                    name: e.name.clone(),
+                    size,
+                },
             })
             .collect();
         Ok(ListPage {
             items,
+            entries,
             next_marker: r.next_marker.filter(|m| !m.is_empty()),
         })
     }

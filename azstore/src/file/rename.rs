@@ -43,6 +43,9 @@ pub struct RenameOptions {
     pub source_lease: Option<LeaseId>,
     /// The lease of a leased destination file being replaced (`x-ms-destination-lease-id`).
     pub destination_lease: Option<LeaseId>,
+    /// SMB properties the renamed file or directory gets (attributes, creation / last-write
+    /// / change time, permission or permission key); what is left `None` is kept.
+    pub smb: crate::file::SmbProperties,
 }
 
 impl RenameOptions {
@@ -86,6 +89,9 @@ impl RenameOptions {
         /// # let _ = options;
         /// ```
         destination_lease => lease destination_lease;
+
+        /// Sets the SMB properties the renamed entry gets.
+        smb => set smb: crate::file::SmbProperties;
     }
 
     fn apply(&self, req: Request, source_url: String, is_dir: bool) -> Result<Request> {
@@ -97,6 +103,8 @@ impl RenameOptions {
         if is_dir && (self.source_lease.is_some() || self.destination_lease.is_some()) {
             return Err(Error::invalid_input("directories have no leases"));
         }
+        self.smb.check(false)?;
+        let req = self.smb.apply(req);
         Ok(req
             .query("comp", "rename")
             .header("x-ms-file-rename-source", source_url)

@@ -30,7 +30,7 @@ pub struct ShareSnapshot {
     pub last_modified: Option<OffsetDateTime>,
 }
 
-fn check_snapshot_id(snapshot: &str) -> Result<()> {
+pub(crate) fn check_snapshot_id(snapshot: &str) -> Result<()> {
     // A snapshot id is a timestamp like 2019-05-09T01:12:03.0000000Z.
     if snapshot.is_empty()
         || !snapshot

@@ -22,6 +22,11 @@ pub(crate) fn range_header(range: &std::ops::Range<u64>) -> String {
     format!("bytes={}-{}", range.start, range.end - 1)
 }
 
+/// `bytes=start-`: from `start` to the end, whatever the size is.
+pub(crate) fn range_from_header(start: u64) -> String {
+    format!("bytes={start}-")
+}
+
 /// Percent-encodes a query value: everything but unreserved characters.
 pub(crate) fn encode_query_value(s: &str) -> String {
     utf8_percent_encode(s, QUERY).to_string()

@@ -12,7 +12,7 @@ pub(crate) mod response;
 pub(crate) mod retry;
 pub(crate) mod transport;
 
-pub(crate) use encode::{encode_path, encode_query_value, range_header};
+pub(crate) use encode::{encode_path, encode_query_value, range_from_header, range_header};
 pub use options::ClientOptions;
 pub use pipeline::{API_VERSION, Pipeline, StreamingResponse};
 pub use request::{Intent, Method, Request};

@@ -110,3 +110,39 @@ impl PollSleep {
         }
     }
 }
+
+/// The wait of a lock that has no cheaper status read than an acquire attempt (Redis, Cosmos
+/// DB): `attempt` at once, then after each [`PollSleep`] until `wait` has passed (`None`).
+/// Transient failures are ridden out; any other error ends the wait. `kind` names the lock in
+/// the debug log.
+pub(crate) async fn poll_until_acquired<H, F, Fut>(
+    wait: Duration,
+    options: &LockOptions,
+    wake: Option<Arc<Notify>>,
+    kind: &'static str,
+    mut attempt: F,
+) -> Result<Option<H>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<H>>>,
+{
+    let deadline = Instant::now().checked_add(wait);
+    if let Some(held) = attempt().await? {
+        return Ok(Some(held));
+    }
+    let mut poll = PollSleep::new(options);
+    loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(None);
+        }
+        poll.sleep(deadline, wake.as_deref()).await;
+        match attempt().await {
+            Ok(Some(held)) => return Ok(Some(held)),
+            Ok(None) => {}
+            Err(e) if e.is_retryable() => {
+                tracing::debug!(error = %e, lock = kind, "transient failure while waiting for a lock");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -321,6 +321,14 @@ where
         raw.map(|raw| decode(&self.key, &raw)).transpose()
     }
 
+    fn key(&self) -> Option<String> {
+        let c = &self.client.inner.config;
+        Some(format!(
+            "redis://{}:{}/{}/{}",
+            c.host, c.port, c.database, self.key
+        ))
+    }
+
     async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
         let new_etag = random_hex();
         let body = encode(value, &new_etag, Some(write_id))?;

@@ -14,7 +14,7 @@ use super::{Idempotent, RedisClient, validate_key};
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseGuard};
-use crate::lock::{Held, LockOptions, LockOwner, PollSleep};
+use crate::lock::{Held, LockOptions, LockOwner, poll_until_acquired};
 
 /// KEYS: lease, fence, owner. ARGV: id, ms (0: infinite), host, pid, label, acquired_at.
 /// Takes the lease with `SET NX PX`; on success `INCR`s the fence key in the same script, so
@@ -271,27 +271,12 @@ impl RedisLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldRedisLock>> {
-        let deadline = Instant::now().checked_add(wait);
         let proposed = LeaseId::random();
-        if let Some(held) = self.try_acquire_as(&proposed).await? {
-            return Ok(Some(held));
-        }
         let wake = self.options.local_wakeup.then(|| self.wakeup());
-        let mut poll = PollSleep::new(&self.options);
-        loop {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(None);
-            }
-            poll.sleep(deadline, wake.as_deref()).await;
-            match self.try_acquire_as(&proposed).await {
-                Ok(Some(held)) => return Ok(Some(held)),
-                Ok(None) => {}
-                Err(e) if e.is_retryable() => {
-                    tracing::debug!(error = %e, "transient failure while waiting for a Redis lock");
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        poll_until_acquired(wait, &self.options, wake, "redis", || {
+            self.try_acquire_as(&proposed)
+        })
+        .await
     }
 
     /// Who holds (or last held) the lock, the time left and the fencing token.

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::client::TableClient;
+use super::client::{TableClient, entity_path};
 use super::codec::{from_entity, to_entity};
 use super::edm::{EdmValue, Entity};
 use super::names::validate_key;
@@ -189,6 +189,11 @@ where
         self.table
             .replace_entity(&e, &MatchCondition::ETag(etag.clone()))
             .await
+    }
+
+    fn key(&self) -> Option<String> {
+        let path = entity_path(&self.table.name, &self.partition_key, &self.row_key);
+        Some(format!("{}{path}", self.table.pipeline.url_of("")))
     }
 
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {

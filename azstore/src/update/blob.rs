@@ -251,6 +251,10 @@ impl Versioned for BlobBytes {
         self.target.replace(value.clone(), etag, write_id).await
     }
 
+    fn key(&self) -> Option<String> {
+        Some(self.target.blob.url())
+    }
+
     async fn create(&self, value: &Bytes, write_id: &str) -> Result<ETag> {
         self.target
             .put_new(value.clone(), Conditions::if_not_exists(), Some(write_id))
@@ -357,6 +361,10 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Versioned for BlobJson<T> {
 
     async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
         self.target.replace(encode(value)?, etag, write_id).await
+    }
+
+    fn key(&self) -> Option<String> {
+        Some(self.target.blob.url())
     }
 
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {

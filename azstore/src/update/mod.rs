@@ -21,6 +21,23 @@
 //! elapsed time. Running out gives an error of kind
 //! [`ErrorKind::RetriesExhausted`] whose status, code and source are the last conflict's.
 //!
+//! # In one process
+//! Concurrent `update`s of one item within one process take turns: each attempt (read,
+//! decide, write) waits until the previous one of that process has its answer, first come
+//! first served, so they never conflict with each other; a writer in another process still
+//! can, and the policy's backoff handles that. The item is recognised by
+//! [`Versioned::key`] (the blob's or entity's URL, the Redis key), whatever client value
+//! addresses it. Taking turns changes no outcome guarantee: it only orders the attempts. A
+//! turn is waited for at most until the policy's `max_elapsed`; after that the attempt goes
+//! ahead without its turn.
+//!
+//! Measured (the `update_contention` benchmark, Azurite, writers in one process on one blob
+//! or entity): no wasted writes at all, where a plain loop with full-jitter backoff wastes
+//! 3–4 (16 writers) and 8–9 (64 writers) writes per commit and commits a fifth to a tenth as
+//! often. The cost: one process commits at most at one writer's rate, while a few unordered
+//! writers sometimes overlap one's read with another's write and do a little better. [`Combiner`] goes further (one read and
+//! one write for all the updates waiting) but runs the closures on a task of its own.
+//!
 //! # Ambiguous writes
 //! A conditional write whose response is lost may still have been applied; its retry then
 //! sees 412 (or 409) caused by *our own* write. Every write `update` sends carries a fresh
@@ -82,6 +99,7 @@
 mod ambiguity;
 mod blob;
 mod combine;
+mod gate;
 mod policy;
 mod run;
 
@@ -247,6 +265,23 @@ pub trait Versioned: Send + Sync {
     /// ```
     fn stores_write_ids(&self) -> bool {
         true
+    }
+
+    /// A name of the stored item, the same for every value that addresses that item in this
+    /// process (its URL, say), or `None`. With a key, concurrent [`update`]s of the item in
+    /// this process take turns: one read + write at a time, first come first served, so they
+    /// never conflict with each other and none waits in a backoff because of another one
+    /// (see [In one process](self#in-one-process)). The default is `None`: no turns.
+    ///
+    /// ```
+    /// use azstore::update::Versioned;
+    /// # fn f(blob: azstore::blob::BlobClient) {
+    /// let counter = azstore::update::BlobJson::<u64>::new(blob.clone());
+    /// assert_eq!(counter.key(), Some(blob.url()));
+    /// # }
+    /// ```
+    fn key(&self) -> Option<String> {
+        None
     }
 }
 

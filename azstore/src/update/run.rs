@@ -9,6 +9,7 @@ use super::ambiguity::{
     Pending, is_create_conflict, is_replace_conflict, new_write_id, not_stored, outcome_unknown,
     position_in, recognise, recovered, write_token,
 };
+use super::gate::Gate;
 use super::policy::Pacer;
 use super::{Change, Current, Decision, Outcome, UpdatePolicy, Versioned};
 use crate::conditions::ETag;
@@ -88,7 +89,17 @@ where
         conflicts: 0,
     };
     let mut last_error: Option<Error> = None;
+    // Attempts on the same item from this process take turns (see "In one process").
+    let gate = policy
+        .takes_turns()
+        .then(|| resource.key())
+        .flatten()
+        .map(|k| Gate::for_key(&k));
+    let mut turn = None;
     loop {
+        if let Some(g) = gate.as_ref().filter(|_| turn.is_none()) {
+            turn = run.pacer.within_limit(g.turn()).await;
+        }
         let attempt_started = Instant::now();
         let unknown = run.unknown();
         let mut current = resource.read().await.map_err(|e| {
@@ -119,6 +130,11 @@ where
         };
         run.pacer.observe(attempt_started.elapsed());
         let unanswered = err.request_sent() == RequestSent::Maybe;
+        if !unanswered {
+            // Our turn ends with the answer; after a write without one, the read that finds
+            // out whether it applied comes first, before any other writer of this process.
+            turn = None;
+        }
         let Some(mut delay) = run.pacer.next_delay() else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the
             // caller must never be told "failed" about a write that applied.

@@ -142,6 +142,26 @@ const HTTP_HEADERS: [(&str, SetHeader); 6] = [
     ("x-ms-content-md5", |h, v| h.content_md5(v)),
 ];
 
+/// The stored MD5 of a read: `x-ms-content-md5` on a ranged read (206), where `Content-MD5`
+/// is the range's own when asked for; `Content-MD5` on a whole read and on HEAD.
+fn check_stored_md5(h: &HttpHeaders, resp: &RecordedResponse) -> Result<(), String> {
+    let want = match resp.header("x-ms-content-md5") {
+        Some(v) => Some(v.to_string()),
+        None if resp.header("content-range").is_none() => {
+            resp.header("content-md5").map(str::to_string)
+        }
+        None => None,
+    };
+    if h.content_md5 == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "stored MD5 {:?} != recorded {want:?}",
+            h.content_md5
+        ))
+    }
+}
+
 fn http_headers_of(req: &Req) -> HttpHeaders {
     HTTP_HEADERS
         .iter()
@@ -595,6 +615,7 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                     }
                     check_version(Some(&d.properties.etag), d.properties.last_modified, resp)?;
                     check_metadata(&d.properties.metadata, resp)?;
+                    check_stored_md5(&d.properties.http_headers, resp)?;
                 }
                 Ok(())
             }))
@@ -614,6 +635,7 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                         "content-length",
                     )?;
                     check_smb(&p.smb, resp)?;
+                    check_stored_md5(&p.http_headers, resp)?;
                     for (got, header) in [
                         (&p.http_headers.content_disposition, "content-disposition"),
                         (&p.http_headers.content_language, "content-language"),

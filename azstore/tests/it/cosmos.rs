@@ -427,7 +427,7 @@ async fn eight_contenders_times_five_rounds_never_two_holders() {
         tasks.push(tokio::spawn(async move {
             for _ in 0..5 {
                 let held = lock
-                    .acquire(Duration::from_secs(120))
+                    .acquire_within(Duration::from_secs(120))
                     .await
                     .unwrap()
                     .expect("every contender eventually gets the lock");
@@ -482,7 +482,7 @@ async fn an_abandoned_lock_is_taken_over_after_the_lease_duration() {
     assert!(lock.try_acquire().await.unwrap().is_none(), "held: not yet");
     let started = Instant::now();
     let held = lock
-        .acquire(Duration::from_secs(60))
+        .acquire_within(Duration::from_secs(60))
         .await
         .unwrap()
         .expect("taken over");
@@ -514,7 +514,7 @@ async fn a_renewing_holder_is_never_taken_over() {
         azstore::cosmos::CosmosLock::with_options(c.clone(), "l", "l", lock_options()).unwrap();
     assert!(
         contender
-            .acquire(Duration::from_secs(22))
+            .acquire_within(Duration::from_secs(22))
             .await
             .unwrap()
             .is_none()
@@ -635,7 +635,7 @@ async fn a_sigkilled_holder_is_taken_over_after_the_lease_duration() {
         azstore::cosmos::CosmosLock::with_options(c.clone(), "k", "k", lock_options()).unwrap();
     let started = Instant::now();
     let held = lock
-        .acquire(Duration::from_secs(60))
+        .acquire_within(Duration::from_secs(60))
         .await
         .unwrap()
         .expect("taken over");
@@ -675,7 +675,7 @@ async fn a_holder_frozen_past_its_lease_sees_the_loss_before_it_writes() {
     let lock =
         azstore::cosmos::CosmosLock::with_options(c.clone(), "s", "s", lock_options()).unwrap();
     let held = lock
-        .acquire(Duration::from_secs(60))
+        .acquire_within(Duration::from_secs(60))
         .await
         .unwrap()
         .expect("taken over");
@@ -866,7 +866,7 @@ async fn a_holder_cut_off_learns_of_the_loss_before_the_takeover() {
     let contender =
         azstore::cosmos::CosmosLock::with_options(direct, "cut", "cut", lock_options()).unwrap();
     let next = contender
-        .acquire(Duration::from_secs(60))
+        .acquire_within(Duration::from_secs(60))
         .await
         .unwrap()
         .expect("taken over");

@@ -59,6 +59,7 @@ mod queue_worker;
 mod recorded_ops;
 #[cfg(feature = "redis")]
 mod redis;
+mod service_conformance;
 mod table_batch;
 mod table_concurrency;
 mod table_entities;
@@ -67,3 +68,4 @@ mod transfer;
 mod update_blob;
 mod update_combine;
 mod update_keeps;
+mod update_turns;

@@ -77,6 +77,7 @@ async fn invalid_service_properties_are_refused_before_sending() {
             p.delete_retention_policy = Some(RetentionPolicy {
                 enabled: true,
                 days: None,
+                allow_permanent_delete: None,
             })
         }),
         with(&|p| p.delete_retention_policy = Some(RetentionPolicy::days(366))),
@@ -164,8 +165,12 @@ async fn list_blobs_with_deleted_sends_include_deleted() {
         azstore::blob::BlobListItem::Blob(b) => assert!(!b.deleted),
         other => panic!("{other:?}"),
     }
-    let e = blob_support::service()
-        .list_containers_page(&ListOptions::default().with_deleted(), None)
+    // include=system is List Containers' only.
+    let e = c
+        .list_blobs_page(
+            &ListOptions::default().including(azstore::blob::ListInclude::System),
+            None,
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);

@@ -70,7 +70,9 @@ async fn versioned_contract() {
 /// re-read and retry with a little jittered backoff.
 /// One increment through the read-modify-write combinator; returns its conflict count.
 async fn increment(v: &VersionedEntity<Counter>) -> u32 {
-    let outcome = azstore::update::update(v, &azstore::update::UpdatePolicy::default(), |cur| {
+    // No in-process turns: the 16 tasks behave as 16 processes and really collide.
+    let policy = azstore::update::UpdatePolicy::default().take_turns(false);
+    let outcome = azstore::update::update(v, &policy, |cur| {
         azstore::update::Decision::Write(match cur {
             Some(c) => Counter {
                 count: c.count + 1,

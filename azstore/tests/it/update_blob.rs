@@ -51,6 +51,12 @@ async fn read_u64(blob: &BlobClient) -> u64 {
     serde_json::from_slice(&d.body).unwrap()
 }
 
+/// The default policy without in-process turns: each writer behaves as if it ran in a
+/// process of its own, so writers in this test process really conflict.
+fn separate_processes() -> UpdatePolicy {
+    UpdatePolicy::default().take_turns(false)
+}
+
 fn increment(cur: Option<&u64>) -> Decision<u64> {
     Decision::Write(cur.copied().unwrap_or(0) + 1)
 }
@@ -62,13 +68,13 @@ async fn thirty_two_writers_times_25_increments_make_exactly_800() {
     let conflicts = Arc::new(AtomicU32::new(0));
     let mut tasks = Vec::new();
     for _ in 0..32 {
-        // Each writer has its own client, as separate processes would.
+        // Each writer has its own client and takes no turns, as separate processes would.
         let counter = BlobJson::<u64>::new(blob_via(&account, c.name(), "counter"));
         let conflicts = conflicts.clone();
         tasks.push(tokio::spawn(async move {
             let mut seen = Vec::new();
             for _ in 0..25 {
-                let done = update(&counter, &UpdatePolicy::default(), increment)
+                let done = update(&counter, &separate_processes(), increment)
                     .await
                     .expect("update");
                 conflicts.fetch_add(done.conflicts, Ordering::Relaxed);

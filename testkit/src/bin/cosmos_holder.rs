@@ -56,7 +56,7 @@ async fn run(db: &str, container: &str, item: &str, log: &str) -> azstore::Resul
         LockOptions::default().duration(LeaseDuration::seconds(15)?),
     )?;
     let held = lock
-        .acquire(Duration::from_secs(30))
+        .acquire_within(Duration::from_secs(30))
         .await?
         .ok_or_else(|| azstore::Error::invalid_input("lock busy"))?;
     let mut file = std::fs::OpenOptions::new()

@@ -13,7 +13,8 @@
 //! * Shares: create (201), get properties (200), set metadata (200), delete (202), Lease Share
 //!   (acquire 15–60 s or infinite / renew / change / release / break with a break period).
 //! * Directories: create, get properties, set metadata, delete (`DirectoryNotEmpty`),
-//!   List Directories and Files with `prefix`, `marker` and `maxresults` paging (XML).
+//!   List Directories and Files with `prefix`, `marker` and `maxresults` paging (XML) and
+//!   extended info (`include=`, `x-ms-file-extended-info`).
 //! * Files: create with `x-ms-content-length`, Put Range (`x-ms-write: update|clear`,
 //!   at most 4 MiB), Get File whole or ranged (`x-ms-range`/`Range`, 206 + `Content-Range`),
 //!   get/set properties and metadata, delete, List Ranges.
@@ -215,6 +216,8 @@ struct SnapshotProps {
     etag: String,
     last_modified: String,
     quota: u64,
+    /// A share snapshot has a lease of its own (Lease Share with `sharesnapshot=`).
+    lease: Lease,
 }
 
 impl State {
@@ -974,6 +977,7 @@ fn share_snapshot_op(st: &mut State, name: &str, m: &str, req: &HttpRequest) -> 
                     etag: etag.clone(),
                     last_modified: last_modified.clone(),
                     quota,
+                    lease: Lease::Available,
                 },
             );
             Some(
@@ -984,9 +988,10 @@ fn share_snapshot_op(st: &mut State, name: &str, m: &str, req: &HttpRequest) -> 
             )
         }
         ("GET" | "HEAD", None | Some("metadata"), Some(id)) => {
-            let Some(p) = st.snapshots.get(&(name.to_string(), id)) else {
+            let Some(p) = st.snapshots.get_mut(&(name.to_string(), id)) else {
                 return Some(not_found());
             };
+            p.lease.tick();
             let mut r = Reply::new(200)
                 .h("etag", p.etag.clone())
                 .h("last-modified", p.last_modified.clone())
@@ -994,12 +999,34 @@ fn share_snapshot_op(st: &mut State, name: &str, m: &str, req: &HttpRequest) -> 
             for (k, v) in &p.meta {
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
+            p.lease.headers(&mut r.headers);
             Some(r)
         }
-        ("DELETE", None, Some(id)) => Some(match st.snapshots.remove(&(name.to_string(), id)) {
-            Some(_) => Reply::new(202),
-            None => not_found(),
-        }),
+        ("PUT", Some("lease"), Some(id)) => {
+            let Some(p) = st.snapshots.get_mut(&(name.to_string(), id)) else {
+                return Some(not_found());
+            };
+            let r = lease_op(&mut p.lease, req, false);
+            Some(if r.status < 300 {
+                r.h("etag", p.etag.clone())
+                    .h("last-modified", p.last_modified.clone())
+            } else {
+                r
+            })
+        }
+        ("DELETE", None, Some(id)) => {
+            let key = (name.to_string(), id);
+            let Some(p) = st.snapshots.get_mut(&key) else {
+                return Some(not_found());
+            };
+            // A leased snapshot is deleted only with its lease id.
+            p.lease.tick();
+            if let Err(r) = p.lease.check_write(req.header("x-ms-lease-id"), "share") {
+                return Some(r);
+            }
+            st.snapshots.remove(&key);
+            Some(Reply::new(202))
+        }
         ("DELETE", None, None) => {
             let has = st.snapshots.keys().any(|(s, _)| s == name);
             let include = req.header("x-ms-delete-snapshots") == Some("include");
@@ -1327,31 +1354,54 @@ fn list(share: &Share, share_name: &str, path: &str, req: &HttpRequest) -> Reply
     } else {
         format!("{path}/")
     };
-    // Direct children, sorted by name: (name, is_dir, size).
-    let mut items: Vec<(String, bool, u64)> = Vec::new();
-    for k in share.dirs.keys() {
+    // include=Timestamps,ETag,Attributes,PermissionKey and x-ms-file-extended-info: true
+    // (REST reference, List Directories and Files, 2020-04-08 and later).
+    let include: Vec<String> = req
+        .q("include")
+        .map(|v| {
+            v.split(',')
+                .map(|i| i.trim().to_ascii_lowercase())
+                .collect()
+        })
+        .unwrap_or_default();
+    for i in &include {
+        if !["timestamps", "etag", "attributes", "permissionkey"].contains(&i.as_str()) {
+            return Reply::error(
+                400,
+                "InvalidQueryParameterValue",
+                "include must name Timestamps, ETag, Attributes or PermissionKey.",
+            );
+        }
+    }
+    let extended = req
+        .header("x-ms-file-extended-info")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let wants = |what: &str| include.iter().any(|i| i == what);
+    // Direct children, sorted by name: (name, is_dir, size, node).
+    let mut items: Vec<(String, bool, u64, &Node)> = Vec::new();
+    for (k, d) in &share.dirs {
         if let Some(n) = k.strip_prefix(&base) {
             if !n.contains('/') {
-                items.push((n.to_string(), true, 0));
+                items.push((n.to_string(), true, 0, d));
             }
         }
     }
     for (k, f) in &share.files {
         if let Some(n) = k.strip_prefix(&base) {
             if !n.contains('/') {
-                items.push((n.to_string(), false, f.data.len() as u64));
+                items.push((n.to_string(), false, f.data.len() as u64, &f.node));
             }
         }
     }
-    items.sort();
-    let selected: Vec<&(String, bool, u64)> = items
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    let selected: Vec<&(String, bool, u64, &Node)> = items
         .iter()
-        .filter(|(n, _, _)| n.starts_with(prefix) && n.as_str() >= marker)
+        .filter(|(n, ..)| n.starts_with(prefix) && n.as_str() >= marker)
         .collect();
     let page = &selected[..selected.len().min(max)];
     let next = selected
         .get(max)
-        .map(|(n, _, _)| n.clone())
+        .map(|(n, ..)| n.clone())
         .unwrap_or_default();
     let mut x = String::from("\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?>");
     x.push_str(&format!(
@@ -1369,18 +1419,39 @@ fn list(share: &Share, share_name: &str, path: &str, req: &HttpRequest) -> Reply
         x.push_str(&format!("<MaxResults>{max}</MaxResults>"));
     }
     x.push_str("<Entries>");
-    for (name, is_dir, size) in page {
-        if *is_dir {
+    for (name, is_dir, size, node) in page {
+        let tag = if *is_dir { "Directory" } else { "File" };
+        x.push_str(&format!("<{tag}><Name>{}</Name>", xml_escape(name)));
+        if extended {
+            x.push_str("<FileId>13835128424026341376</FileId>");
+        }
+        x.push_str("<Properties>");
+        if !*is_dir {
+            x.push_str(&format!("<Content-Length>{size}</Content-Length>"));
+        }
+        if wants("timestamps") {
             x.push_str(&format!(
-                "<Directory><Name>{}</Name><Properties /></Directory>",
-                xml_escape(name)
-            ));
-        } else {
-            x.push_str(&format!(
-                "<File><Name>{}</Name><Properties><Content-Length>{size}</Content-Length></Properties></File>",
-                xml_escape(name)
+                "<CreationTime>{}</CreationTime><LastAccessTime>{}</LastAccessTime><LastWriteTime>{}</LastWriteTime><ChangeTime>{}</ChangeTime><Last-Modified>{}</Last-Modified>",
+                node.smb.creation, node.smb.last_write, node.smb.last_write, node.smb.change, node.last_modified
             ));
         }
+        if wants("etag") {
+            x.push_str(&format!("<Etag>{}</Etag>", xml_escape(&node.etag)));
+        }
+        x.push_str("</Properties>");
+        if wants("attributes") {
+            x.push_str(&format!(
+                "<Attributes>{}</Attributes>",
+                node.smb.attributes.replace('|', " | ")
+            ));
+        }
+        if wants("permissionkey") {
+            x.push_str(&format!(
+                "<PermissionKey>{}</PermissionKey>",
+                xml_escape(&node.smb.permission_key)
+            ));
+        }
+        x.push_str(&format!("</{tag}>"));
     }
     x.push_str("</Entries>");
     x.push_str(&format!("<NextMarker>{}</NextMarker>", xml_escape(&next)));
@@ -1613,9 +1684,10 @@ fn file_op(
                 r = r.h(&format!("x-ms-meta-{k}"), v.clone());
             }
             for (k, v) in &f.http {
-                // A ranged read reports the range's MD5 only when asked; the stored one
-                // belongs to the whole file.
+                // A ranged read reports the range's MD5 only when asked; the whole file's
+                // stored one comes as `x-ms-content-md5` (Get File, REST reference).
                 if k == "content-md5" && r.status == 206 {
+                    r = r.h("x-ms-content-md5", v.clone());
                     continue;
                 }
                 r = r.h(k, v.clone());

@@ -85,6 +85,23 @@ pub(super) fn rename(
             }
         }
     }
+    // SMB properties given with the rename (attributes, times, permission or key) apply to
+    // the renamed file or directory (REST reference, Rename File / Rename Directory).
+    let current = if is_dir {
+        share.dirs.get(&src).map(|d| d.smb.clone())
+    } else {
+        share.files.get(&src).map(|f| f.node.smb.clone())
+    };
+    let Some(mut smb) = current else {
+        return Reply::error(
+            404,
+            "ResourceNotFound",
+            "The specified resource does not exist.",
+        );
+    };
+    if let Err(r) = smb.set(req, is_dir, &mut share.ext) {
+        return r;
+    }
     if is_dir {
         let child = format!("{src}/");
         let moved_dirs: Vec<String> = share
@@ -114,27 +131,21 @@ pub(super) fn rename(
         if let Some(d) = share.dirs.get_mut(dest) {
             d.etag = etag.clone();
             d.last_modified = now.clone();
+            d.smb = smb.clone();
         }
     } else {
         let mut f = share.files.remove(&src).expect("checked");
         f.node.etag = etag.clone();
         f.node.last_modified = now.clone();
+        f.node.smb = smb.clone();
         share.files.insert(dest.to_string(), f);
     }
-    Reply::new(200)
-        .h("etag", etag)
-        .h("last-modified", now)
-        .h("x-ms-request-server-encrypted", "true")
-        .h(
-            "x-ms-file-attributes",
-            if is_dir { "Directory" } else { "Archive" },
-        )
-        .h("x-ms-file-creation-time", iso_now())
-        .h("x-ms-file-last-write-time", iso_now())
-        .h("x-ms-file-change-time", iso_now())
-        .h("x-ms-file-permission-key", "0")
-        .h("x-ms-file-id", "0")
-        .h("x-ms-file-parent-id", "0")
+    smb.headers(
+        Reply::new(200)
+            .h("etag", etag)
+            .h("last-modified", now)
+            .h("x-ms-request-server-encrypted", "true"),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,6 +279,37 @@ pub(super) fn put_range_from_url(
             );
         }
     }
+    // Source CRC-64 conditions (REST reference: x-ms-source-if-match-crc64 /
+    // x-ms-source-if-none-match-crc64 on the source range); a failed one is a 412 as for the
+    // other source conditions.
+    let source_failed = match (
+        req.header("x-ms-source-if-match-crc64"),
+        req.header("x-ms-source-if-none-match-crc64"),
+    ) {
+        (Some(want), _) if want != crc => true,
+        (_, Some(not)) if not == crc => true,
+        _ => false,
+    };
+    if source_failed {
+        return Reply::error(
+            412,
+            "CannotVerifyCopySource",
+            "The condition specified using HTTP conditional header(s) is not met.",
+        );
+    }
+    // x-ms-file-last-write-time: now (the default) or preserve.
+    let preserve = match req.header("x-ms-file-last-write-time") {
+        None => false,
+        Some(v) if v.eq_ignore_ascii_case("now") => false,
+        Some(v) if v.eq_ignore_ascii_case("preserve") => true,
+        Some(_) => {
+            return Reply::error(
+                400,
+                "InvalidHeaderValue",
+                "x-ms-file-last-write-time must be now or preserve.",
+            );
+        }
+    };
     let f = match writable_file(share, path, req) {
         Ok(f) => f,
         Err(r) => return r,
@@ -283,10 +325,13 @@ pub(super) fn put_range_from_url(
     add_range(&mut f.ranges, a, b + 1);
     f.node.etag = etag.clone();
     f.node.last_modified = now.clone();
+    if !preserve {
+        f.node.smb.last_write = super::smb::iso_now7();
+    }
     Reply::new(201)
+        .h("x-ms-file-last-write-time", f.node.smb.last_write.clone())
         .h("etag", etag)
         .h("last-modified", now)
         .h("x-ms-content-crc64", crc)
         .h("x-ms-request-server-encrypted", "true")
-        .h("x-ms-file-last-write-time", iso_now())
 }

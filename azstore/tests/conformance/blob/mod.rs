@@ -606,6 +606,21 @@ pub(super) fn check_properties(
         resp,
         "content-disposition",
     )?;
+    // The stored MD5: `x-ms-blob-content-md5` on a ranged read (206), where `Content-MD5`
+    // is the range's own when asked for; `Content-MD5` on a whole read and on HEAD.
+    let stored_md5 = match resp.header("x-ms-blob-content-md5") {
+        Some(v) => Some(v.to_string()),
+        None if resp.header("content-range").is_none() => {
+            resp.header("content-md5").map(str::to_string)
+        }
+        None => None,
+    };
+    if p.http_headers.content_md5 != stored_md5 {
+        return Err(format!(
+            "stored MD5 {:?} != recorded {stored_md5:?}",
+            p.http_headers.content_md5
+        ));
+    }
     eq_header(
         "copy status",
         p.copy_status.clone(),

@@ -1,0 +1,166 @@
+//! In-process turns of `update`: concurrent updates of one item from one process never
+//! conflict with each other, whatever client value each uses; writers that take no turns
+//! (standing in for other processes) still conflict, and nothing is lost either way.
+
+use testkit as support;
+
+use std::collections::BTreeSet;
+
+use azstore::StorageAccount;
+use azstore::blob::{BlobClient, BlobServiceClient};
+use azstore::table::VersionedEntity;
+use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use serde::{Deserialize, Serialize};
+use testkit::update::Proxy;
+
+fn blob_via(account: &StorageAccount, container: &str, name: &str) -> BlobClient {
+    BlobServiceClient::new(account)
+        .unwrap()
+        .container(container)
+        .unwrap()
+        .blob(name)
+        .unwrap()
+}
+
+fn increment(cur: Option<&u64>) -> Decision<u64> {
+    Decision::Write(cur.copied().unwrap_or(0) + 1)
+}
+
+/// 16 writers in one process, each with a client of its own, 10 increments each: the values
+/// written are exactly 1..=160 and not one write was refused, since every attempt waited for
+/// the previous one of this process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_of_one_process_take_turns_and_never_conflict() {
+    let account = support::account();
+    let c = BlobServiceClient::new(&account)
+        .unwrap()
+        .container(&support::unique("turns"))
+        .unwrap();
+    c.create().await.unwrap();
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let counter = BlobJson::<u64>::new(blob_via(&account, c.name(), "n"));
+            tokio::spawn(async move {
+                let mut out = Vec::new();
+                for _ in 0..10 {
+                    let done = update(&counter, &UpdatePolicy::default(), increment)
+                        .await
+                        .expect("update");
+                    out.push((done.value.expect("written"), done.conflicts, done.attempts));
+                }
+                out
+            })
+        })
+        .collect();
+    let mut values = BTreeSet::new();
+    for t in tasks {
+        for (value, conflicts, attempts) in t.await.unwrap() {
+            assert_eq!((conflicts, attempts), (0, 1), "value {value}");
+            assert!(values.insert(value), "{value} written twice");
+        }
+    }
+    assert_eq!(values, (1..=160).collect::<BTreeSet<u64>>());
+    let stored = BlobJson::<u64>::new(c.blob("n").unwrap()).read().await;
+    assert_eq!(stored.unwrap().unwrap().value, 160);
+}
+
+/// The response to one write is lost while 23 other writers of this process wait for their
+/// turn: the writer keeps its turn for the read that settles it, so it finds its own write
+/// at the top of the stored history instead of under 23 others (more than the history
+/// keeps), and reports it applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unanswered_write_keeps_its_turn_until_settled() {
+    let account = support::account();
+    let c = BlobServiceClient::new(&account)
+        .unwrap()
+        .container(&support::unique("turnlost"))
+        .unwrap();
+    c.create().await.unwrap();
+    BlobJson::<u64>::new(c.blob("n").unwrap())
+        .create(&0, "seed")
+        .await
+        .unwrap();
+    let proxy = Proxy::start(&account).await;
+    proxy.lose_next_response_to("PUT");
+    let tasks: Vec<_> = (0..24)
+        .map(|_| {
+            let counter = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "n"));
+            tokio::spawn(async move {
+                update(&counter, &UpdatePolicy::default(), increment)
+                    .await
+                    .expect("every update succeeds, the unanswered one included")
+            })
+        })
+        .collect();
+    let (mut recovered, mut values) = (0, BTreeSet::new());
+    for t in tasks {
+        let out = t.await.unwrap();
+        assert_eq!(out.conflicts, 0);
+        recovered += out.recovered_ambiguous;
+        assert!(values.insert(out.value.expect("written")));
+    }
+    assert_eq!(proxy.lost(), 1);
+    assert_eq!(recovered, 1, "the unanswered write was recognised");
+    assert_eq!(values, (1..=24).collect::<BTreeSet<u64>>());
+    assert_eq!(proxy.count("PUT"), 24, "no write was repeated");
+}
+
+/// Turn-taking writers beside writers that take none (as other processes would be): the
+/// latter conflict with the former and with each other, every update lands exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn turn_takers_and_independent_writers_lose_nothing() {
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct Counter {
+        partition_key: String,
+        row_key: String,
+        count: u64,
+    }
+    let table = support::table::fresh_table("turns").await;
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let entity: VersionedEntity<Counter> = table.versioned("c", "n").unwrap();
+        // Eight take turns; four behave as separate processes.
+        let policy = UpdatePolicy::default().take_turns(i < 8);
+        tasks.push(tokio::spawn(async move {
+            let mut conflicts = 0;
+            for _ in 0..8 {
+                let done = update(&entity, &policy, |cur: Option<&Counter>| {
+                    Decision::Write(Counter {
+                        partition_key: "c".into(),
+                        row_key: "n".into(),
+                        count: cur.map_or(0, |c| c.count) + 1,
+                    })
+                })
+                .await
+                .expect("update");
+                conflicts += done.conflicts;
+            }
+            conflicts
+        }));
+    }
+    let mut conflicts = 0;
+    for t in tasks {
+        conflicts += t.await.unwrap();
+    }
+    let entity: VersionedEntity<Counter> = table.versioned("c", "n").unwrap();
+    assert_eq!(entity.read().await.unwrap().unwrap().value.count, 96);
+    assert!(conflicts > 0, "the independent writers must have collided");
+}
+
+/// The key names the stored item, not the client value: two clients of one blob share it,
+/// other blobs and entities have their own.
+#[test]
+fn keys_name_the_item() {
+    let account = support::account();
+    let a = BlobJson::<u64>::new(blob_via(&account, "cont1", "x"));
+    let b = BlobJson::<u64>::new(blob_via(&account, "cont1", "x"));
+    let other = BlobJson::<u64>::new(blob_via(&account, "cont1", "y"));
+    assert_eq!(a.key(), b.key());
+    assert_ne!(a.key(), other.key());
+    let table = support::table::service().table("turnkeys").unwrap();
+    let e1: VersionedEntity<u64> = table.versioned("p", "r").unwrap();
+    let e2: VersionedEntity<u64> = table.versioned("p", "r2").unwrap();
+    assert!(e1.key().is_some());
+    assert_ne!(e1.key(), e2.key());
+}
