@@ -81,7 +81,15 @@ impl RetentionPolicy {
         }
     }
 
-    /// Sets `AllowPermanentDelete` (Blob soft delete).
+    /// Whether soft-deleted blob versions and snapshots may be deleted permanently before the
+    /// retention ends (`AllowPermanentDelete`, Blob soft delete). Default: not sent, which
+    /// leaves the account's setting as it is.
+    ///
+    /// ```
+    /// use azstore::service_properties::RetentionPolicy;
+    /// let policy = RetentionPolicy::days(14).allow_permanent_delete(false);
+    /// assert_eq!(policy.allow_permanent_delete, Some(false));
+    /// ```
     #[must_use]
     pub fn allow_permanent_delete(mut self, allow: bool) -> RetentionPolicy {
         self.allow_permanent_delete = Some(allow);
@@ -206,6 +214,15 @@ pub struct StaticWebsite {
 }
 
 /// Protocol settings of the File service (`ProtocolSettings`).
+///
+/// ```no_run
+/// # async fn demo(shares: azstore::file::ShareServiceClient) -> azstore::Result<()> {
+/// let props = shares.get_service_properties().await?;
+/// if let Some(settings) = &props.protocol {
+///     println!("SMB Multichannel: {:?}", settings.smb_multichannel);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ProtocolSettings {
@@ -737,6 +754,17 @@ impl ServiceProperties {
 }
 
 /// Geo-replication status of the secondary location (`GeoReplication/Status`).
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use azstore::blob::BlobServiceClient;
+/// let stats = BlobServiceClient::new(&account.secondary()?)?.get_service_stats().await?;
+/// use azstore::service_properties::GeoReplicationStatus;
+/// if stats.status != GeoReplicationStatus::Live {
+///     eprintln!("the secondary is not readable as a copy yet: {:?}", stats.status);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GeoReplicationStatus {
@@ -753,6 +781,14 @@ pub enum GeoReplicationStatus {
 
 /// Get Service Stats: the replication state of the secondary location of an account with
 /// read-access geo-redundant storage (RA-GRS / RA-GZRS).
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use azstore::blob::BlobServiceClient;
+/// let stats = BlobServiceClient::new(&account.secondary()?)?.get_service_stats().await?;
+/// println!("{:?}, everything written before {:?} is readable there", stats.status, stats.last_sync_time);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServiceStats {
