@@ -64,7 +64,8 @@ impl CreateOptions {
         /// assert_eq!(options.conditions.lease_id, Some(lease));
         /// ```
         conditions => set conditions: Conditions;
-        /// Sets the initial sequence number of a page blob.
+        /// (Page blobs) The sequence number the new blob starts with, for writers that fence
+        /// each other with sequence-number conditions from the first write. Default: 0.
         sequence_number => some sequence_number: u64;
     }
 }
@@ -151,7 +152,8 @@ impl AppendOptions {
         /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
         /// transfer.
         checksum => set checksum: crate::blob::Checksum;
-        /// Sets the encryption scope.
+        /// The encryption scope of the append blob (`x-ms-encryption-scope`), required when
+        /// it was created in a scope other than the account's default. Default: none sent.
         encryption_scope => into encryption_scope;
     }
 

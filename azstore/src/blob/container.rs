@@ -103,7 +103,8 @@ impl CreateContainerOptions {
         /// # let _ = options;
         /// ```
         public_access => set public_access: PublicAccess;
-        /// Sets the default encryption scope of the container's blobs.
+        /// The encryption scope new blobs in the container get when a write names none
+        /// (`x-ms-default-encryption-scope`). Default: the account's encryption.
         default_encryption_scope => into default_encryption_scope;
         /// Refuses writes that name another encryption scope than the default.
         deny_encryption_scope_override => flag deny_encryption_scope_override;

@@ -164,7 +164,9 @@ impl CopyOptions {
         /// (Copy Blob From URL) The base64 MD5 the source must have; the service refuses the
         /// copy with 400 `Md5Mismatch` otherwise. Default: not checked.
         source_content_md5 => into source_content_md5;
-        /// Sets the CRC-64 the source must have (Copy Blob From URL).
+        /// (Copy Blob From URL) The base64 CRC-64 the source must have (see
+        /// [`crc64_base64`](crate::blob::crc64_base64)); the service refuses the copy with 400
+        /// `Crc64Mismatch` otherwise. Default: not checked.
         source_content_crc64 => into source_content_crc64;
         /// (Copy Blob From URL) Where the destination's index tags come from:
         /// [`CopyTags::Replace`] (the tags in the write options, or none) or

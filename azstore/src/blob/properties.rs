@@ -48,9 +48,10 @@ pub struct SetMetadataOptions {
 
 impl SetMetadataOptions {
     setters! {
-        /// Sets the conditions.
+        /// Conditions of the write (every kind is accepted; default: none, last writer wins).
         conditions => set conditions: Conditions;
-        /// Sets the encryption scope.
+        /// The blob's encryption scope, required when the blob was written in a scope other
+        /// than the account's default (default: none sent).
         encryption_scope => into encryption_scope;
     }
 }

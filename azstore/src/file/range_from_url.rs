@@ -58,13 +58,14 @@ pub struct RangeFromUrlOptions {
 
 impl RangeFromUrlOptions {
     setters! {
-        /// Sets the lease id.
+        /// The lease id of the destination file, required when it is leased (default: none).
         lease => some lease: LeaseId;
         /// Writes only if the source range has this CRC-64.
         source_if_match_crc64 => into source_if_match_crc64;
         /// Writes only if the source range does not have this CRC-64.
         source_if_none_match_crc64 => into source_if_none_match_crc64;
-        /// Sets what becomes of the last-write time.
+        /// What becomes of the file's last-write time (`x-ms-file-last-write-time`). Default:
+        /// not sent, so the service sets it to now.
         last_write_time => some last_write_time: LastWriteTime;
     }
 }

@@ -90,7 +90,8 @@ impl RenameOptions {
         /// ```
         destination_lease => lease destination_lease;
 
-        /// Sets the SMB properties the renamed entry gets.
+        /// SMB properties (attributes, times, permission) the renamed entry gets in the same
+        /// call. Default: none sent, so the entry keeps its own.
         smb => set smb: crate::file::SmbProperties;
     }
 
