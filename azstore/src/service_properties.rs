@@ -32,9 +32,10 @@ use crate::{
 ///
 /// ```
 /// use azstore::service_properties::RetentionPolicy;
-/// let week = RetentionPolicy::days(7);
-/// assert!(week.enabled);
-/// assert_eq!(week.days, Some(7));
+/// assert_eq!(
+///     RetentionPolicy::days(7),
+///     RetentionPolicy { enabled: true, days: Some(7), allow_permanent_delete: None }
+/// );
 /// assert!(!RetentionPolicy::disabled().enabled);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -195,7 +196,7 @@ pub struct CorsRule {
 ///     enabled: true,
 ///     index_document: Some("index.html".into()),
 ///     error_document_404_path: Some("404.html".into()),
-///     ..Default::default()
+///     default_index_document_path: None,
 /// });
 /// blobs.set_service_properties(&props).await?;
 /// # Ok(()) }

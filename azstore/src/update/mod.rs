@@ -11,7 +11,7 @@
 //! | 409 `BlobAlreadyExists` / `EntityAlreadyExists` / `ResourceAlreadyExists`, or 412, on create | re-read (the other creator's value), retry |
 //! | 404 on replace (someone deleted it) | re-read (absent), retry |
 //! | 404 on delete, or 412 / timeout on delete and the re-read finds it absent | success: deleted (by us or someone else — the wanted state) |
-//! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read at once; if our write id is there, our write applied: success |
+//! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read at once; if our write id is there, our write applied: success; if the value is unchanged (or absent, for a create), retry; if it changed and its write-id history cannot tell (full, reset, or not stored), stop with `RequestSent::Maybe` — never write twice |
 //! | 500 / 502 / 504 after the pipeline's retries (may have been applied) | one more read settles it: success if our write is there, else the error |
 //! | attempts or time run out with a write of unknown outcome | one more read settles it: success if our write is there, else `RetriesExhausted` (see below) |
 //! | any other error | returned unchanged |
@@ -48,7 +48,8 @@
 //! applying the change twice or reporting a false conflict. Limits: the resource must still
 //! exist at that read, and at most [`WRITE_ID_HISTORY`]` - 1` other writes may have landed
 //! on top of ours; writers that bypass `update` (e.g. an unconditional overwrite) reset the
-//! history.
+//! history. Past those limits `update` cannot tell, and it never guesses: it stops with
+//! [`RequestSent::Maybe`] instead of writing the change again.
 //!
 //! # What `update` stores besides your value
 //! The write id token (at most [`WRITE_ID_HISTORY`] ids of 16 hex digits, comma-separated) is

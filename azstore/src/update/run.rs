@@ -115,9 +115,10 @@ where
         if let Some(done) = run.proven(&mut current) {
             return Ok(done);
         }
-        if unknown && !resource.stores_write_ids() && !not_stored(current.as_ref(), &run.pending) {
-            // Without stored write ids nothing can tell whether our write is the change this
-            // read shows: writing again could apply it twice.
+        if unknown && !not_stored(current.as_ref(), &run.pending) {
+            // The resource changed and nothing can tell whether our write is in it: its write-id
+            // history is full (16 or more writes landed since), a writer that bypasses `update`
+            // reset it, or it stores no write ids. Writing again could apply the change twice.
             return Err(run.unrecognisable(last_error.take()));
         }
         run.delete_pending = None;
@@ -195,8 +196,8 @@ impl<T> Run<'_, T> {
     /// the stored state has changed: it may be ours.
     fn unrecognisable(&self, last: Option<Error>) -> Error {
         let message = format!(
-            "the last write may have been applied: the resource changed and stores no write \
-             ids to tell whether the change is ours (after {} attempt(s))",
+            "the last write may have been applied: the resource changed and its stored write \
+             ids cannot tell whether the change is ours (after {} attempt(s))",
             self.attempts
         );
         match last {

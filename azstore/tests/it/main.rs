@@ -66,6 +66,7 @@ mod table_entities;
 mod table_query;
 mod transfer;
 mod update_blob;
+mod update_buried;
 mod update_combine;
 mod update_keeps;
 mod update_turns;
