@@ -1,0 +1,830 @@
+//! A campaign: histories of one model, each recorded from writer processes under a randomized
+//! nemesis and decided by the checker.
+//!
+//! One history: fresh resources (a container, table, queue or key of its own), fault proxies
+//! in front of the services, `writers` writer processes (this binary re-executed), and the
+//! nemesis combining, at random moments from the history's seed, several of: proxy faults
+//! (lost requests and replies, resets, stalls past the client timeout, 500 and 503 with
+//! `Retry-After`, slow and cut bodies), Redis replies lost and connections stalled, SIGSTOP /
+//! SIGCONT and SIGKILL of writer processes (a killed writer is replaced), and forward jumps of
+//! a writer's lease clock. The history file is kept when the checker finds an anomaly.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use azstore::Service;
+use azstore::blob::BlobServiceClient;
+use azstore::queue::QueueServiceClient;
+use azstore::redis::{RedisClient, RedisConfig};
+use azstore::table::TableServiceClient;
+use azstore::update::{BlobJson, Versioned};
+use serde_json::{Value, json};
+use testkit::fault::{Fault, FaultProxy, Rule};
+use testkit::redis::RedisProxy;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+
+use crate::check::Verdict;
+use crate::history::{Event, Kind, Recorder, now_ns};
+use crate::model::{Model, Variant};
+use crate::rng::Rng;
+use crate::writer::{EFFECT_SHARDS, Fenced, Reg, TableReg, WriterArgs};
+
+/// How a campaign runs.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The model.
+    pub model: Model,
+    /// The client variant.
+    pub variant: Variant,
+    /// Histories to record.
+    pub histories: u64,
+    /// Writer processes per history.
+    pub writers: u64,
+    /// Operations per writer.
+    pub ops: u64,
+    /// The campaign's seed (history `h` uses `seed + h`).
+    pub seed: u64,
+    /// Whether the nemesis plays.
+    pub nemesis: bool,
+    /// Checker-sanity runs: besides the random nemesis, the fault that exposes the broken
+    /// variant is made certain (a lock holder paused past its lease; lost queue deletes).
+    pub sanity: bool,
+    /// Keep every history file, not only those with anomalies.
+    pub keep_all: bool,
+    /// Where failing histories are kept.
+    pub keep_dir: PathBuf,
+    /// The `histories` binary to re-execute for writers and the checker.
+    pub exe: PathBuf,
+}
+
+/// What a campaign found.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Histories recorded.
+    pub histories: u64,
+    /// Client operations in them.
+    pub operations: u64,
+    /// Anomalies found.
+    pub anomalies: u64,
+    /// Kept history files (those with anomalies).
+    pub kept: Vec<PathBuf>,
+    /// The first anomalies, for the report.
+    pub examples: Vec<String>,
+}
+
+impl Report {
+    /// The campaign's summary line.
+    pub fn line(&self, model: Model, seed: u64) -> String {
+        format!(
+            "campaign: {}, {} histories, {} operations, {} anomalies, seed {}",
+            model.name(),
+            self.histories,
+            self.operations,
+            self.anomalies,
+            seed
+        )
+    }
+}
+
+/// Runs a campaign and prints one line per history and the summary line.
+pub async fn run(plan: &Plan) -> Report {
+    let mut report = Report::default();
+    std::fs::create_dir_all(&plan.keep_dir).expect("history directory");
+    for h in 0..plan.histories {
+        let seed = plan.seed.wrapping_add(h);
+        let path = plan.keep_dir.join(format!(
+            "{}-{}-seed{}.jsonl",
+            plan.model.name(),
+            plan.variant.name(),
+            seed
+        ));
+        let verdict = history(plan, seed, &path).await;
+        report.histories += 1;
+        report.operations += verdict.operations as u64;
+        report.anomalies += verdict.anomalies.len() as u64;
+        eprintln!(
+            "history {} of {}: {} seed {seed}: {} operations, {} anomalies{}",
+            h + 1,
+            plan.histories,
+            plan.model.name(),
+            verdict.operations,
+            verdict.anomalies.len(),
+            if verdict.anomalies.is_empty() {
+                String::new()
+            } else {
+                format!(" (kept {})", path.display())
+            }
+        );
+        if verdict.anomalies.is_empty() && !plan.keep_all {
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path.with_extension("stderr"));
+        } else {
+            for a in verdict.anomalies.iter().take(3) {
+                eprintln!("  anomaly: {a}");
+            }
+            report
+                .examples
+                .extend(verdict.anomalies.iter().take(3).cloned());
+            report.kept.push(path);
+        }
+    }
+    println!("{}", report.line(plan.model, plan.seed));
+    report
+}
+
+/// The shared history file.
+type Sink = Arc<Mutex<Recorder<std::io::BufWriter<std::fs::File>>>>;
+
+fn note(sink: &Sink, f: &str, kind: Kind, value: Value) {
+    sink.lock().unwrap().record(0, 0, kind, f, value, None);
+}
+
+/// A running writer process.
+struct Writer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    pid: i32,
+    number: u64,
+}
+
+/// The writers, shared by the waiter and the nemesis.
+type Writers = Arc<tokio::sync::Mutex<Vec<Writer>>>;
+
+/// The writer that last acquired the lock and has not begun to release it (lock models), and
+/// whether it has not yet checked its hold since (a fresh holder).
+type Holder = Arc<Mutex<Option<(u64, bool)>>>;
+
+struct Setup {
+    resource: String,
+    blob: FaultProxy,
+    table: FaultProxy,
+    queue: FaultProxy,
+    redis: Option<RedisProxy>,
+    enqueued: Vec<u64>,
+}
+
+/// Records and decides one history.
+async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
+    let account = testkit::account();
+    let resource = testkit::unique("hist");
+    let mut enqueued = Vec::new();
+    let blobs = BlobServiceClient::new(&account).expect("blob client");
+    let container = blobs.container(&resource).expect("container name");
+    container.create().await.expect("create container");
+    match plan.model {
+        Model::Table => TableServiceClient::new(&account)
+            .expect("table client")
+            .table(&resource)
+            .expect("table name")
+            .create()
+            .await
+            .expect("create table"),
+        Model::Queue => {
+            let q = QueueServiceClient::new(&account)
+                .expect("queue client")
+                .queue(&resource)
+                .expect("queue name");
+            q.create_if_not_exists().await.expect("create queue");
+            let n = plan.writers * plan.ops;
+            for id in 1..=n {
+                q.put_message(id.to_string()).await.expect("enqueue");
+                enqueued.push(id);
+            }
+        }
+        _ => {}
+    }
+    let setup = Setup {
+        blob: FaultProxy::start(&account, Service::Blob).await,
+        table: FaultProxy::start(&account, Service::Table).await,
+        queue: FaultProxy::start(&account, Service::Queue).await,
+        redis: if plan.model.uses_redis() {
+            Some(RedisProxy::start(&testkit::redis::redis_url()).await)
+        } else {
+            None
+        },
+        resource,
+        enqueued,
+    };
+    let file = std::fs::File::create(path).expect("history file");
+    let sink: Sink = Arc::new(Mutex::new(Recorder::new(std::io::BufWriter::new(file))));
+    note(&sink, "model", Kind::Ok, json!(plan.model.name()));
+    note(
+        &sink,
+        "seed",
+        Kind::Ok,
+        json!({"seed": seed, "variant": plan.variant.name(), "writers": plan.writers, "ops": plan.ops}),
+    );
+    let stderr_path = path.with_extension("stderr");
+    let writers: Writers = Arc::new(tokio::sync::Mutex::new(Vec::new()));
+    let next_number = Arc::new(std::sync::atomic::AtomicU64::new(1));
+    let holder: Holder = Arc::new(Mutex::new(None));
+    for _ in 0..plan.writers {
+        let n = next_number.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let w = spawn(
+            plan,
+            &setup,
+            seed,
+            n,
+            plan.ops,
+            &sink,
+            &stderr_path,
+            &holder,
+        );
+        writers.lock().await.push(w);
+    }
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let setup = Arc::new(setup);
+    let nemesis = if plan.nemesis {
+        let ctx = NemesisCtx {
+            plan: plan.clone(),
+            setup: setup.clone(),
+            writers: writers.clone(),
+            sink: sink.clone(),
+            next_number: next_number.clone(),
+            stderr_path: stderr_path.clone(),
+            finished: finished.clone(),
+            seed,
+            holder: holder.clone(),
+        };
+        Some(tokio::spawn(nemesis_loop(ctx)))
+    } else {
+        None
+    };
+    // Wait for the writers (the queue workers: for every message's effect).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(240);
+    if plan.model == Model::Queue {
+        // Until every message is deleted from the queue (messages whose delete was lost come
+        // back after their visibility timeout and are handled again).
+        let queue = QueueServiceClient::new(&testkit::account())
+            .expect("queue client")
+            .queue(&setup.resource)
+            .expect("queue name");
+        loop {
+            let left = queue
+                .get_properties()
+                .await
+                .map_or(u64::MAX, |p| p.approximate_message_count);
+            if left == 0 || tokio::time::Instant::now() > deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    } else {
+        loop {
+            let all_done = {
+                let mut ws = writers.lock().await;
+                ws.iter_mut()
+                    .all(|w| matches!(w.child.try_wait(), Ok(Some(_))))
+            };
+            if all_done || tokio::time::Instant::now() > deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    finished.store(true, std::sync::atomic::Ordering::SeqCst);
+    if let Some(n) = nemesis {
+        let _ = n.await;
+    }
+    // Stop what is left: resume paused writers, ask them to stop, then kill stragglers.
+    {
+        let mut ws = writers.lock().await;
+        for w in ws.iter_mut() {
+            unsafe_signal(w.pid, libc::SIGCONT);
+            if let Some(mut stdin) = w.stdin.take() {
+                let _ = stdin.write_all(b"stop\n").await;
+                let _ = stdin.flush().await;
+                drop(stdin);
+            }
+        }
+        for w in ws.iter_mut() {
+            if tokio::time::timeout(Duration::from_secs(40), w.child.wait())
+                .await
+                .is_err()
+            {
+                let _ = w.child.kill().await;
+            }
+        }
+    }
+    setup.blob.clear();
+    setup.table.clear();
+    setup.queue.clear();
+    if let Some(r) = &setup.redis {
+        r.stall(false);
+    }
+    // Give the stdout readers a moment to drain.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    final_state(plan.model, &setup, &sink).await;
+    sink.lock().unwrap().flush();
+    cleanup(plan.model, &setup.resource).await;
+    decide(plan, path).await
+}
+
+/// Reads the final state directly (no proxy) into the history.
+async fn final_state(model: Model, setup: &Setup, sink: &Sink) {
+    let account = testkit::account();
+    let container = BlobServiceClient::new(&account)
+        .expect("blob client")
+        .container(&setup.resource)
+        .expect("container");
+    match model {
+        Model::Blob | Model::Table | Model::Redis => {
+            let t0 = now_ns();
+            let reg: Option<Reg> = match model {
+                Model::Blob => BlobJson::<Reg>::new(container.blob("register").expect("blob"))
+                    .read()
+                    .await
+                    .expect("final read")
+                    .map(|c| c.value),
+                Model::Table => TableServiceClient::new(&account)
+                    .expect("table client")
+                    .table(&setup.resource)
+                    .expect("table")
+                    .versioned::<TableReg>("register", "register")
+                    .expect("keys")
+                    .read()
+                    .await
+                    .expect("final read")
+                    .map(|c| Reg {
+                        n: c.value.n as u64,
+                        by: u64::try_from(c.value.by).ok(),
+                        applied: crate::writer::parse_applied(&c.value.applied),
+                    }),
+                _ => redis_client()
+                    .json::<Reg>(&setup.resource)
+                    .expect("key")
+                    .read()
+                    .await
+                    .expect("final read")
+                    .map(|c| c.value),
+            };
+            let reg = reg.unwrap_or(Reg {
+                n: 0,
+                by: None,
+                applied: Vec::new(),
+            });
+            let mut s = sink.lock().unwrap();
+            s.write(&Event {
+                p: 0,
+                op: 1,
+                kind: Kind::Invoke,
+                f: "read".into(),
+                value: Value::Null,
+                t: t0,
+                err: None,
+            });
+            s.record(
+                0,
+                1,
+                Kind::Ok,
+                "read",
+                json!([reg.n, reg.by, reg.applied]),
+                None,
+            );
+        }
+        Model::BlobLock | Model::RedisLock => {
+            let fenced: Fenced = BlobJson::<Fenced>::new(container.blob("fenced").expect("blob"))
+                .read()
+                .await
+                .expect("final read")
+                .map(|c| c.value)
+                .unwrap_or_default();
+            note(
+                sink,
+                "final",
+                Kind::Ok,
+                serde_json::to_value(fenced).expect("json"),
+            );
+        }
+        Model::Queue => {
+            let effects = effects(&setup.resource).await;
+            note(
+                sink,
+                "final",
+                Kind::Ok,
+                json!({"enqueued": setup.enqueued, "effects": effects}),
+            );
+        }
+    }
+}
+
+async fn effects(resource: &str) -> Vec<u64> {
+    let container = BlobServiceClient::new(&testkit::account())
+        .expect("blob client")
+        .container(resource)
+        .expect("container");
+    let mut all = Vec::new();
+    for shard in 0..EFFECT_SHARDS {
+        let b =
+            BlobJson::<Vec<u64>>::new(container.blob(&format!("effects-{shard}")).expect("blob"));
+        if let Some(c) = b.read().await.expect("read effects") {
+            all.extend(c.value);
+        }
+    }
+    all
+}
+
+async fn cleanup(model: Model, resource: &str) {
+    let account = testkit::account();
+    let blobs = BlobServiceClient::new(&account).expect("blob client");
+    let _ = blobs
+        .container(resource)
+        .expect("container")
+        .delete(&azstore::Conditions::none())
+        .await;
+    match model {
+        Model::Table => {
+            let _ = TableServiceClient::new(&account)
+                .expect("table client")
+                .table(resource)
+                .expect("table")
+                .delete()
+                .await;
+        }
+        Model::Queue => {
+            let q = QueueServiceClient::new(&account).expect("queue client");
+            let _ = q.queue(resource).expect("queue").delete().await;
+        }
+        _ => {}
+    }
+}
+
+fn redis_client() -> RedisClient {
+    RedisClient::new(RedisConfig::from_url(&testkit::redis::redis_url()).expect("redis url"))
+        .expect("redis client")
+}
+
+/// Runs the checker in its own process (bounded in time; a search that does not end in time
+/// is reported as an anomaly to look at, never as a pass).
+async fn decide(plan: &Plan, path: &Path) -> Verdict {
+    let out = Command::new(&plan.exe)
+        .arg("check")
+        .arg(format!("--model={}", plan.model.name()))
+        .arg(path)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(Duration::from_secs(180), out).await {
+        Ok(Ok(out)) => {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                json!({"operations": 0, "anomalies": [format!("checker output unreadable: {e}")]})
+            });
+            Verdict {
+                operations: v["operations"].as_u64().unwrap_or(0) as usize,
+                anomalies: v["anomalies"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|s| s.as_str().unwrap_or("?").to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            }
+        }
+        Ok(Err(e)) => Verdict {
+            operations: 0,
+            anomalies: vec![format!("checker could not run: {e}")],
+        },
+        Err(_) => Verdict {
+            operations: 0,
+            anomalies: vec!["checker did not decide within 180 s".into()],
+        },
+    }
+}
+
+// The writer's identity and where its output goes: one call site per reason to start one.
+#[allow(clippy::too_many_arguments)]
+fn spawn(
+    plan: &Plan,
+    setup: &Setup,
+    seed: u64,
+    number: u64,
+    ops: u64,
+    sink: &Sink,
+    stderr_path: &Path,
+    holder: &Holder,
+) -> Writer {
+    let args = WriterArgs {
+        model: plan.model,
+        variant: plan.variant,
+        child: number,
+        seed: seed.wrapping_mul(1000).wrapping_add(number),
+        ops,
+        blob_port: setup.blob.port(),
+        table_port: setup.table.port(),
+        queue_port: setup.queue.port(),
+        redis_url: setup
+            .redis
+            .as_ref()
+            .map_or_else(|| "redis://127.0.0.1:1".to_string(), |r| r.url()),
+        resource: setup.resource.clone(),
+    };
+    let stderr = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(stderr_path)
+        .expect("stderr file");
+    let mut child = Command::new(&plan.exe)
+        .arg("writer")
+        .args(args.to_args())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(stderr))
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn writer");
+    let pid = child.id().expect("writer pid") as i32;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stdin = child.stdin.take();
+    let sink = sink.clone();
+    let holder = holder.clone();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(e) = serde_json::from_str::<Event>(&line) {
+                match (e.f.as_str(), e.kind) {
+                    ("acquire", Kind::Ok) => *holder.lock().unwrap() = Some((number, true)),
+                    ("held", Kind::Invoke) => {
+                        let mut h = holder.lock().unwrap();
+                        if *h == Some((number, true)) {
+                            *h = Some((number, false));
+                        }
+                    }
+                    ("release", Kind::Invoke) => {
+                        let mut h = holder.lock().unwrap();
+                        if h.is_some_and(|(n, _)| n == number) {
+                            *h = None;
+                        }
+                    }
+                    _ => {}
+                }
+                sink.lock().unwrap().write(&e);
+            }
+        }
+    });
+    Writer {
+        child,
+        stdin,
+        pid,
+        number,
+    }
+}
+
+fn unsafe_signal(pid: i32, sig: i32) {
+    // SAFETY: kill(2) with a pid of a child this process spawned; no memory is involved.
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+struct NemesisCtx {
+    plan: Plan,
+    setup: Arc<Setup>,
+    writers: Writers,
+    sink: Sink,
+    next_number: Arc<std::sync::atomic::AtomicU64>,
+    stderr_path: PathBuf,
+    finished: Arc<std::sync::atomic::AtomicBool>,
+    seed: u64,
+    holder: Holder,
+}
+
+/// The proxies whose faults matter to `model`.
+fn http_proxies(model: Model, setup: &Setup) -> Vec<&FaultProxy> {
+    match model {
+        Model::Blob | Model::BlobLock | Model::RedisLock => vec![&setup.blob],
+        Model::Table => vec![&setup.table],
+        Model::Redis => vec![],
+        Model::Queue => vec![&setup.queue, &setup.blob],
+    }
+}
+
+fn random_fault(rng: &mut Rng) -> Fault {
+    match rng.below(10) {
+        0 => Fault::ResetBeforeForward,
+        1 => Fault::ResetAfterForward,
+        2 => Fault::LoseResponse,
+        3 => Fault::NeverAnswer,
+        4 => Fault::StallHeaders,
+        5 => Fault::StallBody {
+            after: rng.below(16) as usize,
+        },
+        6 => Fault::TruncateBody {
+            after: rng.below(16) as usize,
+        },
+        7 => Fault::status(500, "InternalError"),
+        8 => Fault::busy_retry_after("1"),
+        _ => Fault::status(503, "ServerBusy"),
+    }
+}
+
+/// The nemesis: from the history's seed, every 200–1000 ms one to three actions at once.
+/// Proxy faults last until the next round (a rule that met no request by then is dropped);
+/// a paused writer is not paused again before it resumes. Lock models get one pause of the
+/// current holder past its 15 s lease.
+async fn nemesis_loop(ctx: NemesisCtx) {
+    let mut rng = Rng::new(ctx.seed ^ 0x005e_ed0f_0e11);
+    let mut kills = 0;
+    let lock = ctx.plan.model.is_lock();
+    let mut long_pause_done = false;
+    let mut rounds = 0u32;
+    let stopped: Arc<Mutex<std::collections::HashSet<i32>>> = Arc::default();
+    while !ctx.finished.load(std::sync::atomic::Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(rng.between(200, 1000))).await;
+        rounds += 1;
+        for p in http_proxies(ctx.plan.model, &ctx.setup) {
+            p.clear();
+        }
+        if ctx.plan.sanity && ctx.plan.model == Model::Queue && rounds < 5 {
+            // Deletes that never reach the service: the messages come back.
+            ctx.setup.queue.inject(
+                Rule::new(Fault::ResetBeforeForward)
+                    .method("DELETE")
+                    .times(3),
+            );
+        }
+        let mut due = rng.chance(15);
+        if ctx.plan.sanity && lock && !long_pause_done {
+            // Catch a holder right after its acquire: it has its checks still ahead.
+            let until = tokio::time::Instant::now() + Duration::from_secs(5);
+            while !matches!(*ctx.holder.lock().unwrap(), Some((_, true)))
+                && tokio::time::Instant::now() < until
+            {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            due = true;
+        }
+        if lock && !long_pause_done && due {
+            let holder = ctx.holder.lock().unwrap().map(|(n, _)| n);
+            let pid = {
+                let ws = ctx.writers.lock().await;
+                ws.iter().find(|w| Some(w.number) == holder).map(|w| w.pid)
+            };
+            if let (Some(pid), Some(n)) = (pid, holder) {
+                if stopped.lock().unwrap().insert(pid) {
+                    long_pause_done = true;
+                    let ms = rng.between(16_000, 19_000);
+                    unsafe_signal(pid, libc::SIGSTOP);
+                    let stopped = stopped.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        unsafe_signal(pid, libc::SIGCONT);
+                        stopped.lock().unwrap().remove(&pid);
+                    });
+                    note(
+                        &ctx.sink,
+                        "nemesis",
+                        Kind::Info,
+                        json!(format!(
+                            "SIGSTOP lock holder {n} for {ms} ms (past its 15 s lease)"
+                        )),
+                    );
+                }
+            }
+        }
+        if ctx.plan.sanity && lock {
+            // The holder's pause is the decisive fault; random faults on the waiters could
+            // keep them from taking over in time, and the run would prove nothing.
+            continue;
+        }
+        let actions = rng.between(1, 3);
+        for _ in 0..actions {
+            let what = rng.below(100);
+            let desc: Option<String> = if what < 45 {
+                // A fault on the next matching request(s).
+                let proxies = http_proxies(ctx.plan.model, &ctx.setup);
+                if let Some(r) = ctx
+                    .setup
+                    .redis
+                    .as_ref()
+                    .filter(|_| proxies.is_empty() || rng.chance(50))
+                {
+                    if rng.chance(70) {
+                        let cmd = ["EXEC", "SET", "EVALSHA", "GET", "WATCH", "EVAL"]
+                            [rng.below(6) as usize];
+                        r.lose_next_reply_to(cmd);
+                        Some(format!("redis: lose the reply to the next {cmd}"))
+                    } else {
+                        let ms = rng.between(200, 2500);
+                        r.stall(true);
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        r.stall(false);
+                        Some(format!("redis: stalled {ms} ms"))
+                    }
+                } else if !proxies.is_empty() {
+                    let proxy = proxies[rng.below(proxies.len() as u64) as usize];
+                    let fault = random_fault(&mut rng);
+                    let methods: &[&str] = match ctx.plan.model {
+                        Model::Table => &["", "GET", "PUT", "POST"],
+                        Model::Queue => &["", "GET", "PUT", "POST", "DELETE"],
+                        Model::BlobLock => &["", "GET", "PUT", "HEAD"],
+                        _ => &["", "GET", "PUT"],
+                    };
+                    let method = methods[rng.below(methods.len() as u64) as usize];
+                    let times = rng.between(1, 2) as usize;
+                    let mut rule = Rule::new(fault.clone()).times(times);
+                    if !method.is_empty() {
+                        rule = rule.method(method);
+                    }
+                    proxy.inject(rule);
+                    Some(format!(
+                        "http: {fault:?} x{times} on {}",
+                        if method.is_empty() { "any" } else { method }
+                    ))
+                } else {
+                    None
+                }
+            } else if what < 70 {
+                // Freeze a writer process.
+                let target = pick(&ctx.writers, &mut rng).await;
+                target.and_then(|(pid, n)| {
+                    if !stopped.lock().unwrap().insert(pid) {
+                        return None;
+                    }
+                    let ms = rng.between(100, 2000);
+                    unsafe_signal(pid, libc::SIGSTOP);
+                    let stopped = stopped.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        unsafe_signal(pid, libc::SIGCONT);
+                        stopped.lock().unwrap().remove(&pid);
+                    });
+                    Some(format!("SIGSTOP writer {n} for {ms} ms"))
+                })
+            } else if what < 85 {
+                // Jump a writer's lease clock forward.
+                let ms = rng.between(500, 20_000);
+                let mut ws = ctx.writers.lock().await;
+                let live: Vec<usize> = (0..ws.len()).filter(|i| ws[*i].stdin.is_some()).collect();
+                if live.is_empty() {
+                    None
+                } else {
+                    let i = live[rng.below(live.len() as u64) as usize];
+                    let w = &mut ws[i];
+                    let line = format!("jump {ms}\n");
+                    if let Some(stdin) = w.stdin.as_mut() {
+                        let _ = stdin.write_all(line.as_bytes()).await;
+                        let _ = stdin.flush().await;
+                    }
+                    Some(format!(
+                        "clock of writer {} jumps {ms} ms forward",
+                        w.number
+                    ))
+                }
+            } else if what < 90 && kills < 2 {
+                // Kill a writer process and start a replacement.
+                kills += 1;
+                let target = pick(&ctx.writers, &mut rng).await;
+                match target {
+                    Some((pid, n)) => {
+                        unsafe_signal(pid, libc::SIGKILL);
+                        let number = ctx
+                            .next_number
+                            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let w = spawn(
+                            &ctx.plan,
+                            &ctx.setup,
+                            ctx.seed,
+                            number,
+                            (ctx.plan.ops / 2).max(1),
+                            &ctx.sink,
+                            &ctx.stderr_path,
+                            &ctx.holder,
+                        );
+                        ctx.writers.lock().await.push(w);
+                        Some(format!("SIGKILL writer {n}; writer {number} replaces it"))
+                    }
+                    None => None,
+                }
+            } else {
+                None
+            };
+            if let Some(d) = desc {
+                note(&ctx.sink, "nemesis", Kind::Info, json!(d));
+            }
+        }
+    }
+    for p in http_proxies(ctx.plan.model, &ctx.setup) {
+        p.clear();
+    }
+}
+
+/// A live writer at random: (pid, number).
+async fn pick(writers: &Writers, rng: &mut Rng) -> Option<(i32, u64)> {
+    let mut ws = writers.lock().await;
+    let mut live: Vec<(i32, u64)> = Vec::new();
+    for w in ws.iter_mut() {
+        if matches!(w.child.try_wait(), Ok(None)) {
+            live.push((w.pid, w.number));
+        }
+    }
+    if live.is_empty() {
+        None
+    } else {
+        Some(live[rng.below(live.len() as u64) as usize])
+    }
+}

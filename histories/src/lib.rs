@@ -1,0 +1,22 @@
+//! Checked histories for azstore (test-only; nothing of it is in the library).
+//!
+//! Randomized fault campaigns record the *history* of every client operation — invoke, then
+//! ok / fail / info (outcome unknown) — from writer processes that the nemesis pauses, kills,
+//! cuts off and lies to, and an independent checker decides every history:
+//!
+//! * `update()` on a blob, a table entity and a Redis key against a counter register
+//!   specification, with [`stateright`]'s linearizability tester;
+//! * `BlobLock` and `RedisLock`: unique, growing fencing tokens, a fenced resource whose
+//!   accepted writes never go back in token order nor interleave two holders, and no holder
+//!   that still believes it holds the lock after another acquired it;
+//! * the queue worker `queue::process`: every message's effect applied exactly once.
+//!
+//! Run the short campaign with `scripts/azurite run -- cargo test -p histories`, the long one
+//! with `scripts/campaign --histories 200`.
+
+pub mod campaign;
+pub mod check;
+pub mod history;
+pub mod model;
+pub mod rng;
+pub mod writer;

@@ -1,0 +1,875 @@
+//! The writer process: the crate's own binary re-executed by the campaign (`histories writer
+//! ...`), so that SIGSTOP and SIGKILL hit a whole client. It talks to the services through the
+//! campaign's fault proxies, records every operation on stdout (JSON lines, see
+//! [`crate::history`]) and takes commands on stdin: `jump MS` moves its lease clock forward.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use azstore::blob::{BlobClient, BlobServiceClient, ContainerClient};
+use azstore::clock::ManualClock;
+use azstore::http::{ClientOptions, RetryPolicy};
+use azstore::lease::{GuardOptions, LeaseDuration};
+use azstore::lock::{BlobLock, LockOptions};
+use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
+use azstore::redis::{RedisClient, RedisConfig, RedisLock};
+use azstore::table::TableServiceClient;
+use azstore::update::{BlobJson, Current, Decision, UpdatePolicy, Versioned, update};
+use azstore::{ETag, Error, ErrorKind, RequestSent, Result, Service, StorageAccount};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::history::{Kind, Recorder};
+use crate::model::{Model, Variant};
+use crate::rng::Rng;
+
+/// What a writer process is told on its command line.
+#[derive(Clone, Debug)]
+pub struct WriterArgs {
+    /// The model.
+    pub model: Model,
+    /// Correct client or a deliberately broken one.
+    pub variant: Variant,
+    /// This writer's number (unique within a history, also across restarts).
+    pub child: u64,
+    /// Seed of this writer's choices.
+    pub seed: u64,
+    /// Operations to run.
+    pub ops: u64,
+    /// Proxy ports by service (`blob`, `table`, `queue`) and the Redis proxy URL.
+    pub blob_port: u16,
+    /// Table proxy port.
+    pub table_port: u16,
+    /// Queue proxy port.
+    pub queue_port: u16,
+    /// Redis proxy URL.
+    pub redis_url: String,
+    /// The resource names (container, table, queue or key prefix).
+    pub resource: String,
+}
+
+impl WriterArgs {
+    /// As command-line arguments (after `writer`).
+    pub fn to_args(&self) -> Vec<String> {
+        vec![
+            format!("--model={}", self.model.name()),
+            format!("--variant={}", self.variant.name()),
+            format!("--child={}", self.child),
+            format!("--seed={}", self.seed),
+            format!("--ops={}", self.ops),
+            format!("--blob-port={}", self.blob_port),
+            format!("--table-port={}", self.table_port),
+            format!("--queue-port={}", self.queue_port),
+            format!("--redis={}", self.redis_url),
+            format!("--resource={}", self.resource),
+        ]
+    }
+
+    /// Parses [`to_args`](Self::to_args)' output.
+    pub fn parse(args: &[String]) -> std::result::Result<WriterArgs, String> {
+        let mut m = BTreeMap::new();
+        for a in args {
+            let (k, v) = a
+                .strip_prefix("--")
+                .and_then(|a| a.split_once('='))
+                .ok_or_else(|| format!("expected --key=value, got {a}"))?;
+            m.insert(k.to_string(), v.to_string());
+        }
+        let get = |k: &str| m.get(k).cloned().ok_or_else(|| format!("missing --{k}"));
+        let num = |k: &str| -> std::result::Result<u64, String> {
+            get(k)?.parse().map_err(|e| format!("--{k}: {e}"))
+        };
+        Ok(WriterArgs {
+            model: Model::parse(&get("model")?)?,
+            variant: Variant::parse(&get("variant")?)?,
+            child: num("child")?,
+            seed: num("seed")?,
+            ops: num("ops")?,
+            blob_port: num("blob-port")? as u16,
+            table_port: num("table-port")? as u16,
+            queue_port: num("queue-port")? as u16,
+            redis_url: get("redis")?,
+            resource: get("resource")?,
+        })
+    }
+}
+
+/// The register's value: a counter, the operation that wrote it, and the ids of every
+/// increment applied so far, in order (as Jepsen's list-append workloads keep them): the
+/// final value tells the checker which increments of unknown outcome took effect.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reg {
+    /// How many increments it holds.
+    pub n: u64,
+    /// The unique id of the increment that wrote it.
+    pub by: Option<u64>,
+    /// Ids of the increments applied, oldest first.
+    #[serde(default)]
+    pub applied: Vec<u64>,
+}
+
+/// The register as a table entity (the keys travel with the value).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TableReg {
+    /// Partition key.
+    #[serde(rename = "PartitionKey")]
+    pub pk: String,
+    /// Row key.
+    #[serde(rename = "RowKey")]
+    pub rk: String,
+    /// Counter.
+    pub n: i64,
+    /// Writer of the value, -1 for none.
+    pub by: i64,
+    /// Ids of the increments applied, comma-separated.
+    #[serde(default)]
+    pub applied: String,
+}
+
+/// The fenced resource behind the lock models: every accepted write with its token.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fenced {
+    /// The largest token accepted.
+    pub max: u64,
+    /// Accepted writes in order: `[token, process, op]`.
+    pub log: Vec<[u64; 3]>,
+}
+
+/// Client options of the writers: short timeouts, so stalls outlast them.
+pub fn client_options() -> ClientOptions {
+    ClientOptions::default()
+        .timeout(Duration::from_millis(1500))
+        .total_timeout(Duration::from_secs(4))
+        .retry(
+            RetryPolicy::default()
+                .max_retries(2)
+                .max_delay(Duration::from_millis(300)),
+        )
+}
+
+/// The update policy of the writers.
+pub fn update_policy() -> UpdatePolicy {
+    UpdatePolicy::default().max_elapsed(Duration::from_secs(10))
+}
+
+/// The account with every endpoint of `account` that has a proxy port pointed at it.
+pub fn via_proxies(account: &StorageAccount, ports: &[(Service, u16)]) -> StorageAccount {
+    let mut out = account.clone();
+    for (svc, port) in ports {
+        if let Ok(ep) = account.endpoint(*svc) {
+            out = out
+                .with_endpoint(
+                    *svc,
+                    &format!("http://127.0.0.1:{port}{}", ep.path_prefix()),
+                )
+                .expect("proxy endpoint");
+        }
+    }
+    out
+}
+
+/// The logical process and operation numbering of one writer.
+struct Ids {
+    child: u64,
+    generation: u64,
+    op: u64,
+}
+
+impl Ids {
+    fn p(&self) -> u64 {
+        self.child * 1000 + self.generation
+    }
+    fn next_op(&mut self) -> u64 {
+        self.op += 1;
+        self.op
+    }
+    /// After an `info`, the operation may still be pending: continue as a new process.
+    fn after_info(&mut self) {
+        self.generation += 1;
+    }
+    /// A globally unique id for an operation.
+    fn uid(&self, op: u64) -> u64 {
+        (self.p() << 20) | op
+    }
+}
+
+/// The writer's shared recorder.
+type Rec = Arc<Mutex<Recorder<std::io::Stdout>>>;
+
+fn record(rec: &Rec, p: u64, op: u64, kind: Kind, f: &str, value: Value, err: Option<String>) {
+    rec.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .record(p, op, kind, f, value, err);
+}
+
+/// How the history classifies a failed call: `info` when it may have applied.
+fn failure_kind(e: &Error) -> Kind {
+    match e.request_sent() {
+        RequestSent::Maybe => Kind::Info,
+        _ => Kind::Fail,
+    }
+}
+
+/// Runs a writer process to its end.
+pub fn main(args: WriterArgs) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    // The lease clock: follows the system clock, plus the jumps the campaign asks for.
+    let manual = ManualClock::new();
+    {
+        let manual = manual.clone();
+        std::thread::spawn(move || {
+            let clock = azstore::clock::Clock::system();
+            let mut last = clock.now();
+            manual.advance(last);
+            loop {
+                std::thread::sleep(Duration::from_millis(2));
+                let now = clock.now();
+                manual.advance(now.saturating_sub(last));
+                last = now;
+            }
+        });
+    }
+    let stop = Arc::new(tokio::sync::Notify::new());
+    {
+        let manual = manual.clone();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                let mut w = line.split_whitespace();
+                match (w.next(), w.next().and_then(|n| n.parse::<u64>().ok())) {
+                    (Some("jump"), Some(ms)) => manual.advance(Duration::from_millis(ms)),
+                    (Some("stop"), _) => stop.notify_one(),
+                    _ => {}
+                }
+            }
+            stop.notify_one();
+        });
+    }
+    let rec: Rec = Arc::new(Mutex::new(Recorder::new(std::io::stdout())));
+    rt.block_on(async move {
+        let account = testkit::account();
+        let proxied = via_proxies(
+            &account,
+            &[
+                (Service::Blob, args.blob_port),
+                (Service::Table, args.table_port),
+                (Service::Queue, args.queue_port),
+            ],
+        );
+        let mut rng = Rng::new(args.seed);
+        let mut ids = Ids {
+            child: args.child,
+            generation: 0,
+            op: 0,
+        };
+        let guard = GuardOptions::default().clock(manual.clock());
+        match args.model {
+            Model::Blob => {
+                let blob = blob_client(&proxied, &args.resource, "register");
+                let res = BlobJson::<Reg>::new(blob);
+                match args.variant {
+                    Variant::Correct => register(&res, &args, &mut rng, &mut ids, &rec).await,
+                    Variant::Broken => {
+                        let res = Unconditional(res);
+                        register(&res, &args, &mut rng, &mut ids, &rec).await
+                    }
+                }
+            }
+            Model::Table => {
+                let table = TableServiceClient::with_options(&proxied, client_options())
+                    .expect("table client")
+                    .table(&args.resource)
+                    .expect("table name");
+                let res = TableRegister(
+                    table
+                        .versioned::<TableReg>("register", "register")
+                        .expect("keys"),
+                    table.clone(),
+                );
+                match args.variant {
+                    Variant::Correct => register(&res, &args, &mut rng, &mut ids, &rec).await,
+                    Variant::Broken => {
+                        let res = Unconditional(res);
+                        register(&res, &args, &mut rng, &mut ids, &rec).await
+                    }
+                }
+            }
+            Model::Redis => {
+                let res = RedisRegister(
+                    redis(&args.redis_url)
+                        .json::<Reg>(&args.resource)
+                        .expect("key"),
+                );
+                match args.variant {
+                    Variant::Correct => register(&res, &args, &mut rng, &mut ids, &rec).await,
+                    Variant::Broken => {
+                        let res = Unconditional(res);
+                        register(&res, &args, &mut rng, &mut ids, &rec).await
+                    }
+                }
+            }
+            Model::BlobLock => {
+                let container = container_client(&proxied, &args.resource);
+                let opts = lock_options(&args, guard);
+                let lock = BlobLock::with_options(container.clone(), "lock", opts).expect("lock");
+                let resource =
+                    BlobJson::<Fenced>::new(container.blob("fenced").expect("blob name"));
+                lock_loop(
+                    &AnyLock::Blob(lock),
+                    &resource,
+                    &args,
+                    &mut rng,
+                    &mut ids,
+                    &rec,
+                )
+                .await
+            }
+            Model::RedisLock => {
+                let container = container_client(&proxied, &args.resource);
+                let opts = lock_options(&args, guard);
+                let lock = RedisLock::with_options(redis(&args.redis_url), &args.resource, opts)
+                    .expect("lock");
+                let resource =
+                    BlobJson::<Fenced>::new(container.blob("fenced").expect("blob name"));
+                lock_loop(
+                    &AnyLock::Redis(lock),
+                    &resource,
+                    &args,
+                    &mut rng,
+                    &mut ids,
+                    &rec,
+                )
+                .await
+            }
+            Model::Queue => {
+                let container = container_client(&proxied, &args.resource);
+                let queue = QueueServiceClient::with_options(&proxied, client_options())
+                    .expect("queue client")
+                    .queue(&args.resource)
+                    .expect("queue name");
+                queue_worker(queue, container, &args, rec, stop).await
+            }
+        }
+    });
+}
+
+fn container_client(account: &StorageAccount, name: &str) -> ContainerClient {
+    BlobServiceClient::with_options(account, client_options())
+        .expect("blob client")
+        .container(name)
+        .expect("container name")
+}
+
+fn blob_client(account: &StorageAccount, container: &str, blob: &str) -> BlobClient {
+    container_client(account, container)
+        .blob(blob)
+        .expect("blob name")
+}
+
+fn redis(url: &str) -> RedisClient {
+    RedisClient::new(
+        RedisConfig::from_url(url)
+            .expect("redis url")
+            .connect_timeout(Duration::from_millis(1500))
+            .operation_timeout(Duration::from_millis(1500)),
+    )
+    .expect("redis client")
+}
+
+fn lock_options(args: &WriterArgs, guard: GuardOptions) -> LockOptions {
+    LockOptions::default()
+        .duration(LeaseDuration::seconds(15).expect("15 s"))
+        .label(format!("child-{}", args.child))
+        .guard(guard)
+        .poll_interval(Duration::from_millis(20), Duration::from_millis(200))
+}
+
+/// A register as the models see it: values made of and read into `Reg`.
+trait Register: Versioned {
+    fn make(&self, reg: Reg) -> Self::Value;
+    fn get(&self, v: &Self::Value) -> Reg;
+}
+
+impl Register for BlobJson<Reg> {
+    fn make(&self, reg: Reg) -> Reg {
+        reg
+    }
+    fn get(&self, v: &Reg) -> Reg {
+        v.clone()
+    }
+}
+
+/// `RedisJson<Reg>` as a register.
+struct RedisRegister(azstore::redis::RedisJson<Reg>);
+
+impl Versioned for RedisRegister {
+    type Value = Reg;
+    async fn read(&self) -> Result<Option<Current<Reg>>> {
+        self.0.read().await
+    }
+    async fn replace(&self, value: &Reg, etag: &ETag, write_id: &str) -> Result<ETag> {
+        self.0.replace(value, etag, write_id).await
+    }
+    async fn create(&self, value: &Reg, write_id: &str) -> Result<ETag> {
+        self.0.create(value, write_id).await
+    }
+    async fn delete(&self, etag: &ETag) -> Result<()> {
+        self.0.delete(etag).await
+    }
+}
+
+impl Register for RedisRegister {
+    fn make(&self, reg: Reg) -> Reg {
+        reg
+    }
+    fn get(&self, v: &Reg) -> Reg {
+        v.clone()
+    }
+}
+
+/// A table entity as a register (and its table, for the unconditional writes of the broken
+/// variant).
+struct TableRegister(
+    azstore::table::VersionedEntity<TableReg>,
+    azstore::table::TableClient,
+);
+
+impl Versioned for TableRegister {
+    type Value = TableReg;
+    async fn read(&self) -> Result<Option<Current<TableReg>>> {
+        self.0.read().await
+    }
+    async fn replace(&self, value: &TableReg, etag: &ETag, write_id: &str) -> Result<ETag> {
+        self.0.replace(value, etag, write_id).await
+    }
+    async fn create(&self, value: &TableReg, write_id: &str) -> Result<ETag> {
+        self.0.create(value, write_id).await
+    }
+    async fn delete(&self, etag: &ETag) -> Result<()> {
+        self.0.delete(etag).await
+    }
+}
+
+impl Register for TableRegister {
+    fn make(&self, reg: Reg) -> TableReg {
+        TableReg {
+            pk: "register".into(),
+            rk: "register".into(),
+            n: reg.n as i64,
+            by: reg.by.map_or(-1, |b| b as i64),
+            applied: reg
+                .applied
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+    fn get(&self, v: &TableReg) -> Reg {
+        Reg {
+            n: v.n as u64,
+            by: u64::try_from(v.by).ok(),
+            applied: parse_applied(&v.applied),
+        }
+    }
+}
+
+/// The comma-separated ids of [`TableReg::applied`].
+pub fn parse_applied(s: &str) -> Vec<u64> {
+    s.split(',').filter_map(|x| x.parse().ok()).collect()
+}
+
+/// Resources that can also be overwritten unconditionally.
+trait Overwrite: Versioned {
+    fn overwrite_value(&self, value: &Self::Value) -> impl Future<Output = Result<ETag>> + Send;
+}
+
+impl Overwrite for BlobJson<Reg> {
+    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
+        self.overwrite(value).await
+    }
+}
+
+impl Overwrite for TableRegister {
+    async fn overwrite_value(&self, value: &TableReg) -> Result<ETag> {
+        self.1.insert_or_replace(value).await
+    }
+}
+
+impl Overwrite for RedisRegister {
+    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
+        self.0.overwrite(value).await
+    }
+}
+
+/// The broken client of the checker-sanity tests: its replace drops the If-Match (a plain
+/// overwrite), so concurrent read-modify-writes lose updates.
+struct Unconditional<R>(R);
+
+impl<R: Overwrite> Versioned for Unconditional<R> {
+    type Value = R::Value;
+    async fn read(&self) -> Result<Option<Current<R::Value>>> {
+        self.0.read().await
+    }
+    async fn replace(&self, value: &R::Value, _etag: &ETag, _write_id: &str) -> Result<ETag> {
+        self.0.overwrite_value(value).await
+    }
+    async fn create(&self, value: &R::Value, write_id: &str) -> Result<ETag> {
+        self.0.create(value, write_id).await
+    }
+    async fn delete(&self, etag: &ETag) -> Result<()> {
+        self.0.delete(etag).await
+    }
+}
+
+impl<R: Overwrite + Register> Register for Unconditional<R> {
+    fn make(&self, reg: Reg) -> R::Value {
+        self.0.make(reg)
+    }
+    fn get(&self, v: &R::Value) -> Reg {
+        self.0.get(v)
+    }
+}
+
+/// The CAS-register model: increments through `update()` and plain reads.
+async fn register<R: Register>(res: &R, args: &WriterArgs, rng: &mut Rng, ids: &mut Ids, rec: &Rec)
+where
+    R::Value: Clone,
+{
+    let policy = update_policy();
+    for _ in 0..args.ops {
+        think(rng).await;
+        let op = ids.next_op();
+        let p = ids.p();
+        if rng.below(100) < 80 {
+            let uid = ids.uid(op);
+            record(rec, p, op, Kind::Invoke, "incr", json!(uid), None);
+            let result = update(res, &policy, |cur| {
+                let mut reg = cur.map_or(
+                    Reg {
+                        n: 0,
+                        by: None,
+                        applied: Vec::new(),
+                    },
+                    |v| res.get(v),
+                );
+                reg.n += 1;
+                reg.by = Some(uid);
+                reg.applied.push(uid);
+                Decision::Write(res.make(reg))
+            })
+            .await;
+            match result {
+                Ok(done) => {
+                    let reg = done.value.as_ref().map(|v| res.get(v));
+                    match reg {
+                        Some(r) if r.by == Some(uid) => {
+                            record(rec, p, op, Kind::Ok, "incr", json!(r.n), None)
+                        }
+                        other => {
+                            // update() said Ok but the value is not ours: record what it
+                            // returned, the checker decides.
+                            let v = other.map_or(json!(null), |r| json!(r.n));
+                            record(
+                                rec,
+                                p,
+                                op,
+                                Kind::Ok,
+                                "incr",
+                                v,
+                                Some("foreign value".into()),
+                            )
+                        }
+                    }
+                }
+                Err(e) => {
+                    let kind = failure_kind(&e);
+                    record(rec, p, op, kind, "incr", Value::Null, Some(e.to_string()));
+                    if kind == Kind::Info {
+                        ids.after_info();
+                    }
+                }
+            }
+        } else {
+            record(rec, p, op, Kind::Invoke, "read", Value::Null, None);
+            match res.read().await {
+                Ok(cur) => {
+                    let r = cur.map(|c| res.get(&c.value)).unwrap_or(Reg {
+                        n: 0,
+                        by: None,
+                        applied: Vec::new(),
+                    });
+                    record(rec, p, op, Kind::Ok, "read", json!([r.n, r.by]), None)
+                }
+                // A read has no effect: its failure constrains nothing.
+                Err(e) => record(
+                    rec,
+                    p,
+                    op,
+                    Kind::Fail,
+                    "read",
+                    Value::Null,
+                    Some(e.to_string()),
+                ),
+            }
+        }
+    }
+}
+
+/// A Blob or a Redis lock.
+enum AnyLock {
+    Blob(BlobLock),
+    Redis(RedisLock),
+}
+
+/// A held Blob or Redis lock.
+enum AnyHeld {
+    Blob(azstore::lock::HeldLock),
+    Redis(azstore::redis::HeldRedisLock),
+}
+
+impl AnyLock {
+    async fn acquire(&self, timeout: Duration) -> Result<Option<AnyHeld>> {
+        match self {
+            AnyLock::Blob(l) => Ok(l.acquire_within(timeout).await?.map(AnyHeld::Blob)),
+            AnyLock::Redis(l) => Ok(l.acquire_within(timeout).await?.map(AnyHeld::Redis)),
+        }
+    }
+}
+
+impl AnyHeld {
+    fn token(&self) -> u64 {
+        match self {
+            AnyHeld::Blob(h) => h.fencing_token(),
+            AnyHeld::Redis(h) => h.fencing_token(),
+        }
+    }
+    fn is_held(&self) -> bool {
+        match self {
+            AnyHeld::Blob(h) => h.is_held(),
+            AnyHeld::Redis(h) => h.is_held(),
+        }
+    }
+    async fn release(self) -> Result<()> {
+        match self {
+            AnyHeld::Blob(h) => h.release().await.map(|_| ()),
+            AnyHeld::Redis(h) => h.release().await.map(|_| ()),
+        }
+    }
+}
+
+/// The lock model: acquire, then 1–3 fenced writes each preceded by the holder's own check
+/// that it still holds the lock (recorded as `held`), then release. The broken variant
+/// ignores loss: it claims to hold the lock without asking.
+async fn lock_loop(
+    lock: &AnyLock,
+    resource: &BlobJson<Fenced>,
+    args: &WriterArgs,
+    rng: &mut Rng,
+    ids: &mut Ids,
+    rec: &Rec,
+) {
+    let policy = update_policy();
+    let mut done = 0;
+    while done < args.ops {
+        think(rng).await;
+        let op = ids.next_op();
+        let p = ids.p();
+        record(rec, p, op, Kind::Invoke, "acquire", Value::Null, None);
+        done += 1;
+        let held = match lock.acquire(Duration::from_secs(20)).await {
+            Ok(Some(h)) => {
+                record(rec, p, op, Kind::Ok, "acquire", json!(h.token()), None);
+                h
+            }
+            Ok(None) => {
+                record(
+                    rec,
+                    p,
+                    op,
+                    Kind::Fail,
+                    "acquire",
+                    Value::Null,
+                    Some("timed out".into()),
+                );
+                continue;
+            }
+            Err(e) => {
+                let kind = failure_kind(&e);
+                record(
+                    rec,
+                    p,
+                    op,
+                    kind,
+                    "acquire",
+                    Value::Null,
+                    Some(e.to_string()),
+                );
+                if kind == Kind::Info {
+                    ids.after_info();
+                }
+                continue;
+            }
+        };
+        let token = held.token();
+        let writes = 1 + rng.below(3);
+        for _ in 0..writes {
+            if done >= args.ops {
+                break;
+            }
+            think(rng).await;
+            let p = ids.p();
+            if !claim(&held, token, args.variant, ids, rec) {
+                break;
+            }
+            let op = ids.next_op();
+            record(rec, p, op, Kind::Invoke, "write", json!(token), None);
+            done += 1;
+            let result = update(resource, &policy, |cur| {
+                let mut f = cur.cloned().unwrap_or_default();
+                if token < f.max {
+                    return Decision::abort(format!("fenced: token {token} < {}", f.max));
+                }
+                f.max = token;
+                f.log.push([token, p, op]);
+                Decision::Write(f)
+            })
+            .await;
+            match result {
+                Ok(_) => record(rec, p, op, Kind::Ok, "write", json!(token), None),
+                Err(e) => {
+                    let kind = if e.kind() == ErrorKind::Aborted {
+                        Kind::Fail
+                    } else {
+                        failure_kind(&e)
+                    };
+                    record(rec, p, op, kind, "write", json!(token), Some(e.to_string()));
+                    if kind == Kind::Info {
+                        ids.after_info();
+                    }
+                    if e.kind() == ErrorKind::Aborted {
+                        break;
+                    }
+                }
+            }
+        }
+        // The holder's last check before letting go: a holder paused past its lease must
+        // see the loss here.
+        think(rng).await;
+        claim(&held, token, args.variant, ids, rec);
+        let op = ids.next_op();
+        let p = ids.p();
+        record(rec, p, op, Kind::Invoke, "release", json!(token), None);
+        match held.release().await {
+            Ok(()) => record(rec, p, op, Kind::Ok, "release", json!(token), None),
+            Err(e) => {
+                let kind = failure_kind(&e);
+                record(
+                    rec,
+                    p,
+                    op,
+                    kind,
+                    "release",
+                    json!(token),
+                    Some(e.to_string()),
+                );
+                if kind == Kind::Info {
+                    ids.after_info();
+                }
+            }
+        }
+    }
+}
+
+/// The holder asks itself whether it still holds the lock (recorded as `held`, ok or fail);
+/// the broken variant claims it without asking.
+fn claim(held: &AnyHeld, token: u64, variant: Variant, ids: &mut Ids, rec: &Rec) -> bool {
+    let op = ids.next_op();
+    let p = ids.p();
+    record(rec, p, op, Kind::Invoke, "held", json!(token), None);
+    let still = variant == Variant::Broken || held.is_held();
+    let kind = if still { Kind::Ok } else { Kind::Fail };
+    record(rec, p, op, kind, "held", json!(token), None);
+    still
+}
+
+/// A random pause between operations (0–40 ms), so that the writers interleave and the
+/// nemesis meets operations in flight.
+async fn think(rng: &mut Rng) {
+    tokio::time::sleep(Duration::from_millis(rng.below(41))).await;
+}
+
+/// Number of effect blobs the queue model spreads its effects over.
+pub const EFFECT_SHARDS: u64 = 8;
+
+/// The queue model: `queue::process` with a handler whose effect is recorded in a blob
+/// (message id appended to a list). The correct handler is idempotent (skips an id already
+/// there); the broken one appends again on a redelivery.
+async fn queue_worker(
+    queue: azstore::queue::QueueClient,
+    container: ContainerClient,
+    args: &WriterArgs,
+    rec: Rec,
+    stop: Arc<tokio::sync::Notify>,
+) {
+    let ops = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let child = args.child;
+    let broken = args.variant == Variant::Broken;
+    let handler = {
+        let ops = ops.clone();
+        move |d: Delivery| {
+            let rec = rec.clone();
+            let container = container.clone();
+            let op = ops.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            async move {
+                let id: u64 = d
+                    .content_str()?
+                    .parse()
+                    .map_err(|_| Error::invalid_input("message is not a number"))?;
+                // Each delivery is its own logical process (handlers run concurrently).
+                let p = child * 1_000_000 + op;
+                let shard = container
+                    .blob(&format!("effects-{}", id % EFFECT_SHARDS))
+                    .expect("blob name");
+                let effects = BlobJson::<Vec<u64>>::new(shard);
+                record(&rec, p, op, Kind::Invoke, "apply", json!(id), None);
+                let result = update(&effects, &update_policy(), |cur| {
+                    let mut v = cur.cloned().unwrap_or_default();
+                    if !broken && v.contains(&id) {
+                        return Decision::NoChange;
+                    }
+                    v.push(id);
+                    Decision::Write(v)
+                })
+                .await;
+                match result {
+                    Ok(_) => {
+                        record(&rec, p, op, Kind::Ok, "apply", json!(id), None);
+                        Ok(())
+                    }
+                    Err(e) => {
+                        let kind = failure_kind(&e);
+                        record(&rec, p, op, kind, "apply", json!(id), Some(e.to_string()));
+                        Err(e.into())
+                    }
+                }
+            }
+        }
+    };
+    let options = WorkerOptions::default()
+        .concurrency(4)
+        .visibility(Duration::from_secs(5))
+        .max_dequeue_count(1000)
+        .idle_poll(Duration::from_millis(100))
+        .retry_delay(Duration::from_millis(200));
+    let worker = process(queue, handler, options).expect("worker starts");
+    stop.notified().await;
+    let _ = tokio::time::timeout(Duration::from_secs(30), worker.shutdown()).await;
+}
