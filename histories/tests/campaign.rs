@@ -1,4 +1,4 @@
-//! The short campaign (one history per model, 5 writer processes × 40 operations, under the
+//! The short campaign (one history per model, 5 writer processes × 48 operations, under the
 //! randomized nemesis) and the checker-sanity runs (deliberately broken clients that MUST be
 //! caught). Needs the emulators: `scripts/azurite run -- cargo test -p histories`.
 //!
@@ -41,7 +41,9 @@ fn plan(model: Model, variant: Variant, ops: u64) -> Plan {
 }
 
 async fn campaign(model: Model) {
-    let plan = plan(model, Variant::Correct, 40);
+    // 48 planned per writer: writers SIGKILLed by the nemesis record fewer than planned (one
+    // run recorded 190 of 200), and a history must still hold at least 200 operations.
+    let plan = plan(model, Variant::Correct, 48);
     let report = run(&plan).await;
     assert_eq!(report.histories, 1);
     assert!(
