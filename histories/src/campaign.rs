@@ -640,11 +640,13 @@ async fn nemesis_loop(ctx: NemesisCtx) {
             p.clear();
         }
         if ctx.plan.sanity && ctx.plan.model == Model::Queue && rounds < 5 {
-            // Deletes that never reach the service: the messages come back.
+            // Deletes that never reach the service: the messages come back. Enough resets
+            // to outlast the pipeline's retries of a delete (4 attempts), which would
+            // otherwise get it through on the last one and leave nothing to redeliver.
             ctx.setup.queue.inject(
                 Rule::new(Fault::ResetBeforeForward)
                     .method("DELETE")
-                    .times(3),
+                    .times(12),
             );
         }
         let mut due = rng.chance(15);
