@@ -60,7 +60,9 @@ pub use held::Held;
 pub(crate) use owner::hostname;
 use owner::validate_label;
 pub use owner::{LockOwner, LockStatus};
-pub(crate) use wake::{PollSleep, poll_until_acquired, wakeup_for};
+#[cfg(any(feature = "redis", feature = "cosmos"))]
+pub(crate) use wake::poll_until_acquired;
+pub(crate) use wake::{PollSleep, wakeup_for};
 
 /// A held [`BlobLock`]: the renewed lease of the lock blob plus the fencing token of this
 /// acquisition. Release it with [`release`](Held::release); dropping it releases in the

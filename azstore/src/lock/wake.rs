@@ -115,6 +115,7 @@ impl PollSleep {
 /// DB): `attempt` at once, then after each [`PollSleep`] until `wait` has passed (`None`).
 /// Transient failures are ridden out; any other error ends the wait. `kind` names the lock in
 /// the debug log.
+#[cfg(any(feature = "redis", feature = "cosmos"))]
 pub(crate) async fn poll_until_acquired<H, F, Fut>(
     wait: Duration,
     options: &LockOptions,
