@@ -208,10 +208,11 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
                 println!("state:         available (the lock blob does not exist yet)");
                 return Ok(0);
             }
-            let state = status
-                .lease_state
-                .map(|s| format!("{s:?}").to_lowercase())
-                .unwrap_or_else(|| "unknown".into());
+            let state = match (status.breaking, status.locked) {
+                (true, _) => "breaking",
+                (false, true) => "leased",
+                (false, false) => "available",
+            };
             println!("state:         {state}");
             match status.fencing_token {
                 Some(t) => println!("fencing token: {t}"),

@@ -149,7 +149,7 @@ fn frozen_holder(freeze_command_too: bool) {
         .unwrap()
         .expect("the frozen holder's lease expires and B gets the lock");
     let b_after = frozen.elapsed();
-    assert_eq!(b.fencing_token(), a_token + 1);
+    assert!(b.fencing_token() > a_token);
     let (stop_b, stopped) = mpsc::channel::<()>();
     let b_log = log.clone();
     let writer = std::thread::spawn(move || {

@@ -50,6 +50,7 @@ mod from_url;
 mod immutability;
 mod lease;
 mod lifecycle;
+mod lock;
 pub(crate) mod list;
 mod models;
 mod names;
@@ -83,6 +84,10 @@ pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptio
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use immutability::{ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
+pub use lock::{
+    BlobLock, BlobLockTarget, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST,
+    META_OWNER_LABEL, META_OWNER_PID,
+};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};

@@ -14,10 +14,10 @@ use super::{CosmosContainer, PartitionKey};
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 use crate::lease::{
-    BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
+    BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased,
     LeaseResult,
 };
-use crate::lock::LockOwner;
+use crate::lock::{LockOwner, next_fencing_token, wall_clock_ms};
 
 /// The time to live of a lock item by default: collected a day after its last write.
 pub(crate) const DEFAULT_ITEM_TTL: i64 = 24 * 3600;
@@ -58,14 +58,12 @@ pub(crate) struct OwnerDoc {
 }
 
 impl OwnerDoc {
-    pub(crate) fn here(label: Option<String>) -> OwnerDoc {
+    pub(crate) fn from_owner(owner: &LockOwner) -> OwnerDoc {
         OwnerDoc {
-            host: crate::lock::hostname(),
-            pid: Some(std::process::id()),
-            label,
-            acquired_at: OffsetDateTime::now_utc()
-                .format(&time::format_description::well_known::Rfc3339)
-                .ok(),
+            host: owner.host.clone(),
+            pid: owner.pid,
+            label: owner.label.clone(),
+            acquired_at: owner.acquired_at.map(|_| owner.acquired_at_rfc3339()),
         }
     }
 
@@ -89,12 +87,15 @@ fn nonce() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
-/// The first fencing token of a lock item created afresh: the wall clock in ms, so that the
-/// tokens of an item collected by its time to live and created again keep increasing.
-fn first_fence() -> u64 {
-    let ms = OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-    u64::try_from(ms).unwrap_or(1).max(1)
+/// The fencing token of an acquisition after `previous` (`None`: the item is created afresh):
+/// the one formula of [`next_fencing_token`], with this host's wall clock.
+fn next_fence(previous: Option<u64>) -> u64 {
+    next_fencing_token(previous, wall_clock_ms())
 }
+
+/// The holder of a lock item being broken with a period: nobody's id, so the holder's renew is
+/// refused at once, and contenders take it over once they saw it unchanged for the period.
+pub(crate) const BREAKING: &str = "azstore:breaking";
 
 pub(crate) fn lease_error(code: ErrorCode, message: String) -> Error {
     Error::new(ErrorKind::Lease, message).with_code(code)
@@ -120,7 +121,7 @@ struct State {
 /// | renew | replace with `If-Match: <_etag of our last write>` (each renew changes `_etag`) |
 /// | change | replace with `If-Match`, new holder id |
 /// | release | replace with `If-Match`, no holder (the item stays: it keeps the fencing token) |
-/// | break | replace with `If-Match`, no holder — at once (a break period cannot be given) |
+/// | break | replace with `If-Match`: no holder (at once), or a "breaking" holder that contenders take over after the break period of unchanged item (the holder's renew is refused at once) |
 ///
 /// Refusals carry Azure's lease codes: `LeaseAlreadyPresent` (acquire),
 /// `LeaseIdMismatchWithLeaseOperation` (another id holds it), `LeaseNotPresentWithLeaseOperation`
@@ -341,7 +342,7 @@ impl CosmosLease {
             ttl,
         };
         let Some((etag, doc)) = self.read_doc().await? else {
-            let doc = fresh(first_fence());
+            let doc = fresh(next_fence(None));
             let fence = doc.fence;
             return Ok(match self.write(doc, None).await? {
                 Some(_) => Acquired::Yes(fence),
@@ -352,12 +353,12 @@ impl CosmosLease {
         let (fence, takeover) = match doc.holder.as_deref() {
             // Our own acquire again (its reply was lost): restart the lease, same token.
             Some(h) if h == proposed.as_str() => (doc.fence, false),
-            None => (doc.fence + 1, false),
+            None => (next_fence(Some(doc.fence)), false),
             Some(_) => {
                 if !self.expired(&etag, &doc, seen_at) {
                     return Ok(Acquired::Busy);
                 }
-                (doc.fence + 1, true)
+                (next_fence(Some(doc.fence)), true)
             }
         };
         let doc = fresh(fence);
@@ -459,13 +460,6 @@ impl Leasable for CosmosLease {
         format!("cosmos item {}", self.item.id)
     }
 
-    fn lease_capabilities(&self) -> LeaseCapabilities {
-        LeaseCapabilities {
-            break_period: false,
-            ..LeaseCapabilities::ALL
-        }
-    }
-
     async fn lease_acquire(
         &self,
         duration: LeaseDuration,
@@ -504,18 +498,38 @@ impl Leasable for CosmosLease {
         Ok(LeaseReleased::new(Some(etag)))
     }
 
+    /// Breaks the lease. `None`: the rest of a fixed lease (at once for an infinite one);
+    /// `Some(period)`: after the period, or the lease duration if that is shorter. A break
+    /// with time left leaves the item with a "breaking" holder: the holder's renew is refused
+    /// at once, and contenders take it over once they saw it unchanged for that time (the
+    /// takeover rule, on their clocks). The fencing token is kept.
     async fn lease_break(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
-        if period.is_some_and(|p| p.as_secs() > 0) {
-            return Err(Error::invalid_input(
-                "a Cosmos DB lease breaks at once; a break period cannot be given",
-            ));
-        }
         self.state().ours = None;
         let current = self.read_doc().await?;
+        let lease_ms = current
+            .as_ref()
+            .and_then(|(_, d)| u64::try_from(d.duration_ms).ok());
+        let period_ms = match (period, lease_ms) {
+            (None, None) => 0,
+            (None, Some(l)) => l,
+            (Some(p), l) => {
+                let p = u64::from(p.as_secs()) * 1000;
+                l.map_or(p, |l| p.min(l))
+            }
+        };
         self.state().ours = current;
-        let etag = self.rewrite("break", None, |d| d.holder = None).await?;
+        let etag = self
+            .rewrite("break", None, |d| {
+                if period_ms == 0 {
+                    d.holder = None;
+                } else {
+                    d.holder = Some(BREAKING.to_string());
+                    d.duration_ms = period_ms as i64;
+                }
+            })
+            .await?;
         self.state().ours = None;
-        Ok(LeaseBroken::new(Duration::ZERO, Some(etag)))
+        Ok(LeaseBroken::new(Duration::from_millis(period_ms), Some(etag)))
     }
 }
 
@@ -574,7 +588,7 @@ mod tests {
             renewal: Some(nonce()),
             duration_ms: 15_000,
             fence: 7,
-            owner: Some(OwnerDoc::here(Some("x".into()))),
+            owner: Some(OwnerDoc::from_owner(&LockOwner::here(Some("x".into())))),
             ttl: Some(60),
         };
         let v = serde_json::to_value(&doc).unwrap();
@@ -584,7 +598,8 @@ mod tests {
         assert_eq!(back.owner.unwrap().to_owner().label.as_deref(), Some("x"));
         let empty: LockDoc = serde_json::from_value(serde_json::json!({"id": "x"})).unwrap();
         assert!(empty.holder.is_none() && empty.fence == 0);
-        assert!(first_fence() > 1_700_000_000_000);
+        assert!(next_fence(None) > 1_700_000_000_000);
+        assert_eq!(next_fence(Some(u64::MAX - 1)), u64::MAX);
         assert_eq!(duration_ms(LeaseDuration::Infinite), -1);
     }
 }

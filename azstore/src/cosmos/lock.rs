@@ -1,38 +1,34 @@
-//! [`CosmosLock`]: a distributed lock on a Cosmos DB lock item, with a fencing token — the
-//! shape of [`BlobLock`](crate::lock::BlobLock) and [`RedisLock`](crate::redis::RedisLock).
+//! [`CosmosLock`]: the lock engine ([`Lock`]) on a Cosmos DB lock item — the Cosmos DB
+//! backend's [`LockTarget`].
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use tokio::sync::Notify;
-use tokio::time::Instant;
-
-use super::lease::{Acquired, CosmosLease, OwnerDoc};
+use super::lease::{Acquired, BREAKING, CosmosLease, OwnerDoc};
 use super::{CosmosContainer, PartitionKey};
-use crate::conditions::{ETag, LeaseId};
+use crate::conditions::LeaseId;
 use crate::error::Result;
-use crate::lease::{Leasable, LeaseBroken, LeaseGuard};
-use crate::lock::{Held, LockOptions, LockOwner, poll_until_acquired};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken};
+use crate::lock::{
+    Attempt, Held, Lock, LockClaim, LockOptions, LockStatus, LockTarget, Probe,
+};
 
-/// A distributed lock on a Cosmos DB lock item, with a fencing token. Cheap to clone.
+/// A distributed lock on a Cosmos DB lock item, with a fencing token: the lock engine over
+/// [`CosmosLockTarget`]. Cheap to clone. Everything but construction is [`Lock`]'s.
 ///
 /// Holding the lock means holding a [`CosmosLease`] on the item, renewed by a
-/// [`LeaseGuard`]; a holder that stops renewing is taken over by a waiter after the
-/// [takeover rule](CosmosLease#the-takeover-rule) (the item unchanged for a whole lease
-/// duration on the waiter's own clock). The item keeps a **fencing token** that every
-/// acquisition advances in the same `If-Match` write that makes it the holder, so every
-/// holder gets a larger token than all holders before it — after releases, takeovers and
-/// breaks alike. The item is never deleted by the lock (that would lose the token); a lock
-/// item created afresh (the first time, or after its time to live collected an abandoned
-/// one) starts its token at the wall clock in milliseconds, so tokens keep increasing as long
-/// as the hosts' clocks are not off by more than the item's time to live (a day by default).
+/// [`LeaseGuard`](crate::lease::LeaseGuard); a holder that stops renewing is taken over by a
+/// waiter after the [takeover rule](CosmosLease#the-takeover-rule) (the item unchanged for a
+/// whole lease duration on the waiter's own clock). The item keeps a **fencing token** that
+/// every acquisition advances to `max(previous + 1, the acquirer's wall clock in ms)` in the
+/// same `If-Match` write that makes it the holder (see
+/// [Fencing tokens](crate::lock#fencing-tokens)). The lock never deletes the item; one created
+/// afresh (the first time, or after its time to live — a day by default — collected an
+/// abandoned one) starts at the creator's clock.
 ///
 /// ```no_run
 /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
 /// use std::time::Duration;
-/// use azstore::cosmos::PartitionKey;
+/// use azstore::cosmos::{CosmosLock, PartitionKey};
 ///
-/// let lock = container.lock("nightly", PartitionKey::from("nightly"))?;
+/// let lock = CosmosLock::new(container, "nightly", PartitionKey::from("nightly"))?;
 /// let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? else {
 ///     println!("busy: {:?}", lock.status().await?.owner);
 ///     return Ok(());
@@ -45,23 +41,125 @@ use crate::lock::{Held, LockOptions, LockOwner, poll_until_acquired};
 /// held.release().await?;
 /// # Ok(()) }
 /// ```
+pub type CosmosLock = Lock<CosmosLockTarget>;
+
+/// The Cosmos DB backend of the lock engine: one lock item holding the holder's lease id, its
+/// lease duration, the fencing token and the owner. It has no probe cheaper than an attempt
+/// (an attempt that finds the lock held starts, or continues, watching the item for the
+/// takeover rule). Use it through [`CosmosLock`].
 #[derive(Debug, Clone)]
-pub struct CosmosLock {
+pub struct CosmosLockTarget {
     lease: CosmosLease,
-    options: LockOptions,
 }
 
-impl CosmosLock {
-    pub(crate) fn new(
+impl CosmosLockTarget {
+    /// The target for the lock item `id` in `partition_key` (validated here; nothing is sent).
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// let target = azstore::cosmos::CosmosLockTarget::new(container, "reindex", "reindex")?;
+    /// assert_eq!(target.lease().id(), "reindex");
+    /// # Ok(()) }
+    /// ```
+    pub fn new(
         container: CosmosContainer,
         id: &str,
-        pk: PartitionKey,
-    ) -> Result<CosmosLock> {
-        CosmosLock::with_options(container, id, pk, LockOptions::default())
+        partition_key: impl Into<PartitionKey>,
+    ) -> Result<CosmosLockTarget> {
+        Ok(CosmosLockTarget {
+            lease: CosmosLease::new(container, id, partition_key.into())?,
+        })
     }
 
-    /// A lock with custom options (validated here, before any request). A break period in
-    /// the options' guard is not used: Cosmos DB locks break at once.
+    /// The lease on the lock item.
+    ///
+    /// ```no_run
+    /// # fn demo(target: azstore::cosmos::CosmosLockTarget) {
+    /// println!("{:?}", target.lease().partition_key());
+    /// # }
+    /// ```
+    pub fn lease(&self) -> &CosmosLease {
+        &self.lease
+    }
+}
+
+impl LockTarget for CosmosLockTarget {
+    type Lease = CosmosLease;
+
+    fn wake_key(&self) -> String {
+        let c = &self.lease;
+        format!(
+            "cosmos:{}/{}/{}",
+            c.container_key(),
+            c.partition_key().as_json(),
+            c.id()
+        )
+    }
+
+    async fn try_lock(&self, claim: &LockClaim) -> Result<Attempt<CosmosLease>> {
+        let owner = OwnerDoc::from_owner(&claim.owner);
+        let sent_at = tokio::time::Instant::now();
+        match self
+            .lease
+            .try_acquire(claim.duration, &claim.proposed, Some(owner))
+            .await?
+        {
+            Acquired::Busy => Ok(Attempt::Busy),
+            Acquired::Yes(fencing_token) => Ok(Attempt::Acquired {
+                lease: self.lease.clone(),
+                fencing_token,
+                sent_at,
+            }),
+        }
+    }
+
+    async fn probe(&self) -> Result<Probe> {
+        Ok(Probe::Unknown)
+    }
+
+    async fn status(&self) -> Result<LockStatus> {
+        let Some((_, doc)) = self.lease.read_doc().await? else {
+            return Ok(LockStatus::default());
+        };
+        Ok(LockStatus::new(
+            true,
+            doc.holder.is_some(),
+            doc.holder.as_deref() == Some(BREAKING),
+            Some(doc.fence),
+            doc.owner.as_ref().map(OwnerDoc::to_owner),
+            None,
+        ))
+    }
+
+    async fn break_lease(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
+        self.lease.lease_break(period).await
+    }
+
+    async fn abandon(&self, proposed: &LeaseId) {
+        let _ = self.lease.lease_release(proposed).await;
+    }
+}
+
+impl Lock<CosmosLockTarget> {
+    /// A lock on the lock item `id` in `partition_key`, with default [`LockOptions`]
+    /// (validated here; nothing is sent). The item is created on first acquire.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// use azstore::cosmos::{CosmosLock, PartitionKey};
+    /// let lock = CosmosLock::new(container, "reindex", PartitionKey::from("reindex"))?;
+    /// assert_eq!(lock.id(), "reindex");
+    /// # Ok(()) }
+    /// ```
+    pub fn new(
+        container: CosmosContainer,
+        id: &str,
+        partition_key: impl Into<PartitionKey>,
+    ) -> Result<CosmosLock> {
+        CosmosLock::with_options(container, id, partition_key, LockOptions::default())
+    }
+
+    /// A lock with custom options (validated here, before any request).
     ///
     /// ```no_run
     /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
@@ -79,11 +177,10 @@ impl CosmosLock {
         partition_key: impl Into<PartitionKey>,
         options: LockOptions,
     ) -> Result<CosmosLock> {
-        options.validate()?;
-        Ok(CosmosLock {
-            lease: CosmosLease::new(container, id, partition_key.into())?,
+        Lock::from_target(
+            CosmosLockTarget::new(container, id, partition_key)?,
             options,
-        })
+        )
     }
 
     /// The lock item's time to live (see [`CosmosLease::with_item_ttl`]).
@@ -94,9 +191,9 @@ impl CosmosLock {
     /// # let _ = lock;
     /// # Ok(()) }
     /// ```
-    pub fn with_item_ttl(mut self, seconds: Option<i64>) -> Result<CosmosLock> {
-        self.lease = self.lease.with_item_ttl(seconds)?;
-        Ok(self)
+    pub fn with_item_ttl(self, seconds: Option<i64>) -> Result<CosmosLock> {
+        let lease = self.target().lease.clone().with_item_ttl(seconds)?;
+        Lock::from_target(CosmosLockTarget { lease }, self.options().clone())
     }
 
     /// The lock item id.
@@ -107,21 +204,10 @@ impl CosmosLock {
     /// # Ok(()) }
     /// ```
     pub fn id(&self) -> &str {
-        self.lease.id()
+        self.target().lease.id()
     }
 
-    /// The options.
-    ///
-    /// ```no_run
-    /// # fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
-    /// println!("{:?}", lock.options());
-    /// # Ok(()) }
-    /// ```
-    pub fn options(&self) -> &LockOptions {
-        &self.options
-    }
-
-    /// The lease (e.g. to break it by hand).
+    /// The lease on the lock item.
     ///
     /// ```no_run
     /// # fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
@@ -129,156 +215,13 @@ impl CosmosLock {
     /// # Ok(()) }
     /// ```
     pub fn lease(&self) -> &CosmosLease {
-        &self.lease
-    }
-
-    /// One attempt: the held lock, or `None` when someone else holds it. An attempt that
-    /// finds the lock held starts (or continues) watching the item for the takeover rule, so
-    /// repeated attempts on the same `CosmosLock` (or a clone) take over an abandoned lock.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
-    /// match lock.try_acquire().await? {
-    ///     Some(held) => {
-    ///         println!("token {}", held.fencing_token());
-    ///         held.release().await?;
-    ///     }
-    ///     None => println!("busy"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn try_acquire(&self) -> Result<Option<HeldCosmosLock>> {
-        self.try_acquire_as(&LeaseId::random()).await
-    }
-
-    async fn try_acquire_as(&self, proposed: &LeaseId) -> Result<Option<HeldCosmosLock>> {
-        let duration = self.options.duration;
-        let owner = OwnerDoc::here(self.options.label.clone());
-        let sent_at = Instant::now();
-        match self
-            .lease
-            .try_acquire(duration, proposed, Some(owner))
-            .await?
-        {
-            Acquired::Busy => Ok(None),
-            Acquired::Yes(token) => {
-                let guard = LeaseGuard::adopt(
-                    self.lease.clone(),
-                    proposed.clone(),
-                    duration,
-                    sent_at,
-                    self.options.guard.clone(),
-                )?;
-                let wake = self.options.local_wakeup.then(|| self.wakeup());
-                Ok(Some(Held::new(guard, token, wake)))
-            }
-        }
-    }
-
-    fn wakeup(&self) -> Arc<Notify> {
-        let c = &self.lease;
-        crate::lock::wakeup_for(format!(
-            "cosmos:{}/{}/{}",
-            c.container_key(),
-            c.partition_key().as_json(),
-            c.id()
-        ))
-    }
-
-    /// Waits at most `wait` for the lock; `None` when it could not be had in time. `wait` is
-    /// how long to wait, not the lease duration (that is [`LockOptions::duration`]).
-    ///
-    /// Waiters poll after a jittered, backing-off sleep ([`LockOptions::poll_interval`]); a
-    /// release by a holder in this process wakes a local waiter at once. A holder that stopped
-    /// renewing is taken over after the lease duration (plus a poll) of unchanged lock item.
-    /// One id is proposed across the attempts of one wait, so a repeated attempt whose first
-    /// reply was lost does not lock itself out.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
-    /// use std::time::Duration;
-    /// if let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? {
-    ///     // ... the critical section, passing held.fencing_token() along ...
-    ///     held.release().await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldCosmosLock>> {
-        let proposed = LeaseId::random();
-        let wake = self.options.local_wakeup.then(|| self.wakeup());
-        poll_until_acquired(wait, &self.options, wake, "cosmos", || {
-            self.try_acquire_as(&proposed)
-        })
-        .await
-    }
-
-    /// Who holds (or last held) the lock and the latest fencing token.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
-    /// let s = lock.status().await?;
-    /// println!("locked: {}, owner {:?}, token {:?}", s.locked, s.owner, s.fencing_token);
-    /// # Ok(()) }
-    /// ```
-    pub async fn status(&self) -> Result<CosmosLockStatus> {
-        let Some((etag, doc)) = self.lease.read_doc().await? else {
-            return Ok(CosmosLockStatus {
-                locked: false,
-                fencing_token: None,
-                owner: None,
-                lease_duration: None,
-                etag: None,
-            });
-        };
-        Ok(CosmosLockStatus {
-            locked: doc.holder.is_some(),
-            fencing_token: Some(doc.fence),
-            owner: doc.owner.as_ref().map(OwnerDoc::to_owner),
-            lease_duration: u64::try_from(doc.duration_ms)
-                .ok()
-                .map(Duration::from_millis),
-            etag: Some(etag),
-        })
-    }
-
-    /// Breaks the lock at once (administrative): the item is left without a holder, keeping
-    /// its fencing token. The holder's guard reports the loss at its next renew.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
-    /// lock.break_lock().await?; // the holder is known dead: free the lock now
-    /// # Ok(()) }
-    /// ```
-    pub async fn break_lock(&self) -> Result<LeaseBroken> {
-        self.lease.lease_break(None).await
+        &self.target().lease
     }
 }
 
-/// What [`CosmosLock::status`] reports.
-///
-/// ```no_run
-/// # async fn demo(lock: azstore::cosmos::CosmosLock) -> azstore::Result<()> {
-/// let s = lock.status().await?;
-/// if s.locked {
-///     println!("held by {:?} (lease {:?}, token {:?})", s.owner, s.lease_duration, s.fencing_token);
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CosmosLockStatus {
-    /// Whether the lock item names a holder (who may have stopped renewing: a waiter takes
-    /// over after the lease duration of unchanged item).
-    pub locked: bool,
-    /// The fencing token of the latest acquisition.
-    pub fencing_token: Option<u64>,
-    /// The latest holder (who may have released it since: see `locked`).
-    pub owner: Option<LockOwner>,
-    /// The latest holder's lease duration (`None`: infinite, or no item).
-    pub lease_duration: Option<Duration>,
-    /// The lock item's `_etag`.
-    pub etag: Option<ETag>,
-}
+/// What [`CosmosLock::status`](Lock::status) reports: the one [`LockStatus`].
+#[deprecated(note = "the lock status is one type on every backend: use azstore::lock::LockStatus")]
+pub type CosmosLockStatus = LockStatus;
 
 /// A held [`CosmosLock`]: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Held::release); dropping it releases in the background.

@@ -12,9 +12,9 @@
 //!   created by its holder and renewed with `If-Match`; Cosmos DB has no server-side lease, so
 //!   expiry is decided by contenders watching the item's `_etag` on their own clock (see
 //!   [the takeover rule](CosmosLease#the-takeover-rule)).
-//! * **A lock** — [`CosmosLock`] has the shape of [`BlobLock`](crate::lock::BlobLock): the
-//!   lease plus a fencing token kept in the lock item and advanced in the same `If-Match`
-//!   write as the acquire.
+//! * **A lock** — [`CosmosLock`] is the lock engine ([`Lock`](crate::lock::Lock)) over
+//!   [`CosmosLockTarget`]: the lease plus a fencing token kept in the lock item and advanced
+//!   in the same `If-Match` write as the acquire.
 //!
 //! # Connecting
 //! [`CosmosClient`] holds the account endpoint and master key (or, with
@@ -75,7 +75,9 @@ use crate::http::{ClientOptions, Intent, Method, Pipeline, Request, Response};
 
 pub use item::{CosmosItem, WRITE_ID_FIELD};
 pub use lease::CosmosLease;
-pub use lock::{CosmosLock, CosmosLockStatus, HeldCosmosLock};
+#[allow(deprecated)]
+pub use lock::CosmosLockStatus;
+pub use lock::{CosmosLock, CosmosLockTarget, HeldCosmosLock};
 
 /// The environment variable [`CosmosClient::from_env`] reads for the endpoint.
 pub const COSMOS_ENDPOINT_ENV: &str = "AZSTORE_COSMOS_ENDPOINT";
@@ -742,7 +744,7 @@ impl CosmosContainer {
     /// # Ok(()) }
     /// ```
     pub fn lock(&self, id: &str, partition_key: impl Into<PartitionKey>) -> Result<CosmosLock> {
-        CosmosLock::new(self.clone(), id, partition_key.into())
+        CosmosLock::new(self.clone(), id, partition_key)
     }
 
     fn docs_path(&self) -> String {

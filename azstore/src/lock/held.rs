@@ -1,6 +1,6 @@
 //! [`Held`]: a held lock — the renewed lease plus the fencing token of this acquisition —
-//! one type for blob locks ([`HeldLock`](super::HeldLock)) and Redis locks
-//! (`HeldRedisLock`).
+//! one type for every backend (aliases [`HeldLock`](super::HeldLock), `HeldRedisLock`,
+//! `HeldCosmosLock`).
 
 use std::fmt;
 use std::future::Future;
@@ -30,6 +30,7 @@ use crate::lock::wake::{release_held, release_on_drop};
 /// }
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping a held lock releases it at once (in the background): keep it while the critical section runs"]
 pub struct Held<T: Leasable> {
     guard: Option<LeaseGuard<T>>,
     fencing_token: u64,
@@ -59,7 +60,8 @@ impl<T: Leasable> Held<T> {
         self.guard.as_ref().expect("guard present until release")
     }
 
-    /// The fencing token of this acquisition: larger than every earlier holder's. Pass it
+    /// The fencing token of this acquisition: larger than every earlier holder's, on every
+    /// backend (see [Fencing tokens](crate::lock#fencing-tokens)). Pass it
     /// with every write to the resources the lock protects, and have them refuse a token
     /// smaller than the largest they have seen.
     ///

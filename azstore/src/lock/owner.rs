@@ -1,18 +1,16 @@
 //! Who holds a lock: the owner identity recorded at acquisition (host name, pid, label, time)
-//! and what [`BlobLock::status`](super::BlobLock::status) reports.
+//! and what [`Lock::status`](super::Lock::status) reports, on every backend.
 
-use std::collections::BTreeMap;
 use std::fmt;
+use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use crate::blob::LeaseState;
 use crate::error::{Error, Result};
-use crate::lock::{
-    META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
-};
 
-/// What [`BlobLock::status`](super::BlobLock::status) reports.
+/// What [`Lock::status`](super::Lock::status) reports — the same on every backend (blob,
+/// Redis, Cosmos DB, or a [`LockTarget`](super::LockTarget) of your own). Read it without
+/// taking the lock.
 ///
 /// ```no_run
 /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
@@ -23,44 +21,53 @@ use crate::lock::{
 /// );
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct LockStatus {
-    /// Whether the lock blob exists (it is created on first acquire).
+    /// Whether the lock record exists (a lock blob, a Redis fencing key, a Cosmos DB lock
+    /// item). It is created on first acquire.
     pub exists: bool,
-    /// The lease state of the lock blob.
-    pub lease_state: Option<LeaseState>,
-    /// The fencing token of the latest acquisition.
+    /// Whether someone holds the lock now, or it is being broken. On Cosmos DB a holder may
+    /// have stopped renewing: a waiter takes over after a lease duration of unchanged item.
+    pub locked: bool,
+    /// Whether the lock is being broken (nobody can acquire it until the break ends).
+    pub breaking: bool,
+    /// The fencing token of the latest acquisition (kept after a release).
     pub fencing_token: Option<u64>,
-    /// The latest holder (who may have released it since: see `lease_state`).
+    /// The latest holder (who may have released it since: see `locked`).
     pub owner: Option<LockOwner>,
+    /// Time left on the lease where the service keeps it (Redis); `None` when unknown,
+    /// infinite or unlocked.
+    pub remaining: Option<Duration>,
 }
 
 impl LockStatus {
-    pub(crate) fn from_metadata(
-        lease_state: Option<LeaseState>,
-        meta: &BTreeMap<String, String>,
-    ) -> Result<LockStatus> {
-        let fencing_token = meta
-            .get(META_FENCING_TOKEN)
-            .and_then(|v| v.trim().parse().ok());
-        let owner = meta.get(META_OWNER_HOST).map(|host| LockOwner {
-            host: host.clone(),
-            pid: meta.get(META_OWNER_PID).and_then(|p| p.trim().parse().ok()),
-            label: meta.get(META_OWNER_LABEL).cloned(),
-            acquired_at: meta.get(META_ACQUIRED_AT).and_then(|t| {
-                OffsetDateTime::parse(t.trim(), &time::format_description::well_known::Rfc3339).ok()
-            }),
-        });
-        Ok(LockStatus {
-            exists: true,
-            lease_state,
+    /// A status with every field given; for [`LockTarget`](super::LockTarget) implementations
+    /// outside azstore.
+    ///
+    /// ```
+    /// let free = azstore::lock::LockStatus::new(true, false, false, Some(1_795_728_181_025), None, None);
+    /// assert!(!free.is_locked());
+    /// ```
+    pub fn new(
+        exists: bool,
+        locked: bool,
+        breaking: bool,
+        fencing_token: Option<u64>,
+        owner: Option<LockOwner>,
+        remaining: Option<Duration>,
+    ) -> LockStatus {
+        LockStatus {
+            exists,
+            locked,
+            breaking,
             fencing_token,
             owner,
-        })
+            remaining,
+        }
     }
 
-    /// Whether someone holds the lock now (leased or breaking).
+    /// Whether someone holds the lock now (held or breaking): `self.locked`.
     ///
     /// ```no_run
     /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
@@ -70,14 +77,12 @@ impl LockStatus {
     /// # Ok(()) }
     /// ```
     pub fn is_locked(&self) -> bool {
-        matches!(
-            self.lease_state,
-            Some(LeaseState::Leased | LeaseState::Breaking)
-        )
+        self.locked
     }
 }
 
-/// Who acquired a lock, as recorded in the lock blob's metadata.
+/// Who acquired a lock, as recorded with the lock (blob metadata, a Redis hash, the Cosmos DB
+/// lock item).
 ///
 /// ```no_run
 /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
@@ -97,6 +102,51 @@ pub struct LockOwner {
     pub label: Option<String>,
     /// When it was acquired.
     pub acquired_at: Option<OffsetDateTime>,
+}
+
+impl LockOwner {
+    /// An owner record; for [`LockTarget`](super::LockTarget) implementations outside azstore
+    /// that read one back.
+    ///
+    /// ```
+    /// let owner = azstore::lock::LockOwner::new("build-7", Some(4242), Some("nightly".into()), None);
+    /// assert_eq!(owner.to_string(), "host=build-7 pid=4242 label=\"nightly\"");
+    /// ```
+    pub fn new(
+        host: impl Into<String>,
+        pid: Option<u32>,
+        label: Option<String>,
+        acquired_at: Option<OffsetDateTime>,
+    ) -> LockOwner {
+        LockOwner {
+            host: host.into(),
+            pid,
+            label,
+            acquired_at,
+        }
+    }
+
+    /// This process, now, with `label`.
+    pub(crate) fn here(label: Option<String>) -> LockOwner {
+        LockOwner {
+            host: hostname(),
+            pid: Some(std::process::id()),
+            label,
+            acquired_at: Some(OffsetDateTime::now_utc()),
+        }
+    }
+
+    /// `acquired_at` as RFC 3339 (empty when unknown), as the backends record it.
+    pub(crate) fn acquired_at_rfc3339(&self) -> String {
+        self.acquired_at
+            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// Parses an RFC 3339 time as recorded by [`LockOwner::acquired_at_rfc3339`].
+pub(crate) fn parse_rfc3339(t: &str) -> Option<OffsetDateTime> {
+    OffsetDateTime::parse(t.trim(), &time::format_description::well_known::Rfc3339).ok()
 }
 
 impl fmt::Display for LockOwner {
@@ -166,26 +216,5 @@ mod tests {
         assert!(validate_label(&"x".repeat(257)).is_err());
         let h = hostname();
         assert!(!h.is_empty() && h.chars().all(|c| c.is_ascii_graphic()));
-    }
-
-    #[test]
-    fn status_from_metadata() {
-        let mut m = BTreeMap::new();
-        m.insert(META_FENCING_TOKEN.into(), "7".into());
-        m.insert(META_OWNER_HOST.into(), "h".into());
-        m.insert(META_OWNER_PID.into(), "42".into());
-        m.insert(META_ACQUIRED_AT.into(), "2026-11-22T00:00:00Z".into());
-        let s = LockStatus::from_metadata(Some(LeaseState::Leased), &m).unwrap();
-        assert!(s.is_locked());
-        assert_eq!(s.fencing_token, Some(7));
-        let o = s.owner.unwrap();
-        assert_eq!(o.pid, Some(42));
-        assert!(o.acquired_at.is_some());
-        assert_eq!(o.to_string(), "host=h pid=42");
-        // Garbage never panics.
-        m.insert(META_FENCING_TOKEN.into(), "x".into());
-        m.insert(META_OWNER_PID.into(), "-".into());
-        let s = LockStatus::from_metadata(None, &m).unwrap();
-        assert_eq!(s.fencing_token, None);
     }
 }

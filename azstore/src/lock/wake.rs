@@ -1,5 +1,5 @@
 //! The process-wide wake-up registry: a release by a holder in this process wakes a local
-//! waiter for the same lock at once (waiters elsewhere poll), for blob and Redis locks alike.
+//! waiter for the same lock at once (waiters elsewhere poll), on every backend.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -29,7 +29,7 @@ pub(crate) fn wakeup_for(key: String) -> Arc<Notify> {
 }
 
 /// Releases a held lock's lease: the shared end of `release()` and of the `Drop` of every held
-/// lock (blob or Redis). Wakes local waiters afterwards.
+/// lock. Wakes local waiters afterwards.
 pub(crate) async fn release_held<T: Leasable>(
     guard: LeaseGuard<T>,
     wake: Option<Arc<Notify>>,
@@ -60,7 +60,7 @@ pub(crate) fn release_on_drop<T: Leasable>(
     }
 }
 
-/// A waiter's sleep between polls (blob and Redis locks): a random time between the options'
+/// A waiter's sleep between polls: a random time between the options'
 /// `poll_min` and a ceiling that doubles from `poll_min` to `poll_max`, cut short by a local
 /// release.
 pub(crate) struct PollSleep {
@@ -107,43 +107,6 @@ impl PollSleep {
                 tokio::time::sleep_until(until).await;
                 false
             }
-        }
-    }
-}
-
-/// The wait of a lock that has no cheaper status read than an acquire attempt (Redis, Cosmos
-/// DB): `attempt` at once, then after each [`PollSleep`] until `wait` has passed (`None`).
-/// Transient failures are ridden out; any other error ends the wait. `kind` names the lock in
-/// the debug log.
-#[cfg(any(feature = "redis", feature = "cosmos"))]
-pub(crate) async fn poll_until_acquired<H, F, Fut>(
-    wait: Duration,
-    options: &LockOptions,
-    wake: Option<Arc<Notify>>,
-    kind: &'static str,
-    mut attempt: F,
-) -> Result<Option<H>>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Option<H>>>,
-{
-    let deadline = Instant::now().checked_add(wait);
-    if let Some(held) = attempt().await? {
-        return Ok(Some(held));
-    }
-    let mut poll = PollSleep::new(options);
-    loop {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(None);
-        }
-        poll.sleep(deadline, wake.as_deref()).await;
-        match attempt().await {
-            Ok(Some(held)) => return Ok(Some(held)),
-            Ok(None) => {}
-            Err(e) if e.is_retryable() => {
-                tracing::debug!(error = %e, lock = kind, "transient failure while waiting for a lock");
-            }
-            Err(e) => return Err(e),
         }
     }
 }

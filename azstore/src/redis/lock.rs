@@ -1,37 +1,45 @@
-//! [`RedisLock`]: a distributed lock on a Redis key, with a fencing token — the shape of
-//! [`BlobLock`](crate::lock::BlobLock).
+//! [`RedisLock`]: the lock engine ([`Lock`]) on a Redis key — the Redis backend's
+//! [`LockTarget`].
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-use time::OffsetDateTime;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::lease::{BREAKING, RedisLease, restart_lease, set_lease};
 use super::{Idempotent, RedisClient, validate_key};
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseGuard};
-use crate::lock::{Held, LockOptions, LockOwner, poll_until_acquired};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken};
+use crate::lock::{
+    Attempt, Held, Lock, LockClaim, LockOptions, LockOwner, LockStatus, LockTarget, Probe,
+    parse_rfc3339,
+};
 
 /// KEYS: lease, fence, owner. ARGV: id, ms (0: infinite), host, pid, label, acquired_at.
-/// Takes the lease with `SET NX PX`; on success `INCR`s the fence key in the same script, so
-/// the token and the lease are one atomic step, and records the owner. Returns the fencing
-/// token, 0 when someone else holds the lock, -1 when the lock is ours but the fence key was
-/// lost. Repeating it with the holder's own id restarts the lease time and returns the same
-/// token (an acquire whose reply was lost can be repeated).
+/// Takes the lease with `SET NX PX`; on success sets the fence key to
+/// `max(previous + 1, TIME in ms)` in the same script (the fencing formula of
+/// [`next_fencing_token`](crate::lock::next_fencing_token), with the server's clock), so the
+/// token and the lease are one atomic step, and records the owner. Returns the fencing token,
+/// 0 when someone else holds the lock, -1 when the lock is ours but the fence key was lost.
+/// Repeating it with the holder's own id restarts the lease time and returns the same token
+/// (an acquire whose reply was lost can be repeated).
 const ACQUIRE: &str = concat!(
+    "if redis.replicate_commands then redis.replicate_commands() end\n",
     set_lease!(),
     "if not ok then\n",
     "  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n",
     restart_lease!(),
     "  return tonumber(redis.call('GET', KEYS[2])) or -1\n",
     "end\n",
-    "local token = redis.call('INCR', KEYS[2])\n",
+    "local now = redis.call('TIME')\n",
+    "local clock = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)\n",
+    "local prev = tonumber(redis.call('GET', KEYS[2]))\n",
+    "local token = clock\n",
+    "if prev and prev + 1 > token then token = prev + 1 end\n",
+    "redis.call('SET', KEYS[2], string.format('%d', token))\n",
     "redis.call('DEL', KEYS[3])\n",
-    "redis.call('HSET', KEYS[3], 'host', ARGV[3], 'pid', ARGV[4], 'acquired_at', ARGV[6], 'fencing_token', token)\n",
+    "redis.call('HSET', KEYS[3], 'host', ARGV[3], 'pid', ARGV[4], 'acquired_at', ARGV[6], 'fencing_token', string.format('%d', token))\n",
     "if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], 'label', ARGV[5]) end\n",
     "return token\n",
 );
@@ -52,14 +60,16 @@ fn companion(key: &str, suffix: &str) -> Result<String> {
     ))
 }
 
-/// A distributed lock on a Redis key, with a fencing token. Cheap to clone.
+/// A distributed lock on a Redis key, with a fencing token: the lock engine over
+/// [`RedisLockTarget`]. Cheap to clone. Everything but construction is [`Lock`]'s.
 ///
 /// Holding the lock means holding a [`RedisLease`] on `key`, renewed by a
-/// [`LeaseGuard`]. Every acquisition increments the companion key `{key}:fence`
-/// (`INCR`, in the same script as the `SET NX PX` that takes the lease), so every holder
-/// gets a larger **fencing token** than all holders before it, even after keys expired or
-/// the lock was broken. The holder is recorded in the hash `{key}:owner`. In a clustered
-/// cache the three keys share a hash slot (a key with its own `{tag}` keeps it).
+/// [`LeaseGuard`](crate::lease::LeaseGuard). The acquire script sets the companion key
+/// `{key}:fence` to `max(previous + 1, the server's TIME in ms)` in the same step as the
+/// `SET NX PX` that takes the lease, so every holder gets a larger **fencing token** than all
+/// holders before it, even after keys expired, were deleted or the lock was broken. The holder
+/// is recorded in the hash `{key}:owner`. In a clustered cache the three keys share a hash
+/// slot (a key with its own `{tag}` keeps it).
 ///
 /// ```no_run
 /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
@@ -78,126 +88,97 @@ fn companion(key: &str, suffix: &str) -> Result<String> {
 /// held.release().await?;
 /// # Ok(()) }
 /// ```
+pub type RedisLock = Lock<RedisLockTarget>;
+
+/// The Redis backend of the lock engine: the lease key, `{key}:fence` (the fencing token) and
+/// `{key}:owner` (the holder). It has no probe cheaper than the acquire script. Use it through
+/// [`RedisLock`].
 #[derive(Debug, Clone)]
-pub struct RedisLock {
+pub struct RedisLockTarget {
     lease: RedisLease,
     fence_key: String,
     owner_key: String,
-    options: LockOptions,
 }
 
-impl RedisLock {
-    /// A lock on `key` with default [`LockOptions`] (validated here; nothing is sent).
+impl RedisLockTarget {
+    /// The target for `key`, whose leases last `duration` (validated here; nothing is sent).
     ///
     /// ```no_run
-    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
-    /// let lock = azstore::redis::RedisLock::new(redis, "locks:report")?;
-    /// # let _ = lock; Ok(()) }
-    /// ```
-    pub fn new(client: RedisClient, key: &str) -> Result<RedisLock> {
-        RedisLock::with_options(client, key, LockOptions::default())
-    }
-
-    /// A lock with custom options (validated here, before any request).
-    ///
-    /// ```no_run
-    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// # fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
     /// use azstore::lease::LeaseDuration;
-    /// use azstore::lock::LockOptions;
-    /// use azstore::redis::RedisLock;
-    /// let options = LockOptions::default().duration(LeaseDuration::seconds(15)?).label("reporter");
-    /// let lock = RedisLock::with_options(redis, "locks:report", options)?;
-    /// # let _ = lock; Ok(()) }
+    /// let target = azstore::redis::RedisLockTarget::new(redis, "locks:report", LeaseDuration::seconds(30)?)?;
+    /// assert_eq!(target.fence_key(), "{locks:report}:fence");
+    /// # Ok(()) }
     /// ```
-    pub fn with_options(client: RedisClient, key: &str, options: LockOptions) -> Result<RedisLock> {
+    pub fn new(
+        client: RedisClient,
+        key: &str,
+        duration: crate::lease::LeaseDuration,
+    ) -> Result<RedisLockTarget> {
         validate_key(key)?;
-        options.validate()?;
         let fence_key = companion(key, "fence")?;
         let owner_key = companion(key, "owner")?;
-        let lease = RedisLease::new(client, key)?.with_duration(options.duration);
-        Ok(RedisLock {
+        let lease = RedisLease::new(client, key)?.with_duration(duration);
+        Ok(RedisLockTarget {
             lease,
             fence_key,
             owner_key,
-            options,
         })
     }
 
-    /// The lease key.
+    /// The key holding the fencing token.
     ///
     /// ```no_run
-    /// # fn demo(lock: azstore::redis::RedisLock) {
-    /// println!("lock key {}, fencing counter in {}", lock.key(), lock.fence_key());
-    /// # }
-    /// ```
-    pub fn key(&self) -> &str {
-        self.lease.key()
-    }
-
-    /// The key holding the fencing counter.
-    ///
-    /// ```no_run
-    /// # fn demo(lock: azstore::redis::RedisLock) {
-    /// assert_ne!(lock.fence_key(), lock.key());
+    /// # fn demo(target: azstore::redis::RedisLockTarget) {
+    /// println!("{}", target.fence_key());
     /// # }
     /// ```
     pub fn fence_key(&self) -> &str {
         &self.fence_key
     }
 
-    /// The options.
+    /// The lease on the lock key.
     ///
     /// ```no_run
-    /// # fn demo(lock: azstore::redis::RedisLock) {
-    /// println!("{:?}", lock.options());
+    /// # fn demo(target: azstore::redis::RedisLockTarget) {
+    /// println!("{}", target.lease().key());
     /// # }
-    /// ```
-    pub fn options(&self) -> &LockOptions {
-        &self.options
-    }
-
-    /// The lease (e.g. to break it by hand).
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
-    /// println!("held by {:?}", lock.lease().holder().await?);
-    /// # Ok(()) }
     /// ```
     pub fn lease(&self) -> &RedisLease {
         &self.lease
     }
+}
 
-    /// One attempt: the held lock, or `None` when someone else holds it (or it is breaking).
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
-    /// if let Some(held) = lock.try_acquire().await? {
-    ///     println!("token {}", held.fencing_token());
-    ///     held.release().await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn try_acquire(&self) -> Result<Option<HeldRedisLock>> {
-        self.try_acquire_as(&LeaseId::random()).await
+impl LockTarget for RedisLockTarget {
+    type Lease = RedisLease;
+
+    fn wake_key(&self) -> String {
+        let cfg = self.lease.client().config();
+        format!(
+            "redis://{}/{}/{}",
+            cfg.endpoint(),
+            cfg.database,
+            self.lease.key()
+        )
     }
 
-    async fn try_acquire_as(&self, proposed: &LeaseId) -> Result<Option<HeldRedisLock>> {
-        let duration = self.options.duration;
-        let px = duration.as_duration().map_or(0, |d| d.as_millis() as u64);
+    async fn try_lock(&self, claim: &LockClaim) -> Result<Attempt<RedisLease>> {
+        let px = claim
+            .duration
+            .as_duration()
+            .map_or(0, |d| d.as_millis() as u64);
         let keys = [
             self.lease.key().to_string(),
             self.fence_key.clone(),
             self.owner_key.clone(),
         ];
         let args = [
-            proposed.as_str().to_string(),
+            claim.proposed.as_str().to_string(),
             px.to_string(),
-            crate::lock::hostname(),
-            std::process::id().to_string(),
-            self.options.label.clone().unwrap_or_default(),
-            OffsetDateTime::now_utc()
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default(),
+            claim.owner.host.clone(),
+            claim.owner.pid.map(|p| p.to_string()).unwrap_or_default(),
+            claim.owner.label.clone().unwrap_or_default(),
+            claim.owner.acquired_at_rfc3339(),
         ];
         let sent_at = Instant::now();
         let token: i64 = self
@@ -217,25 +198,19 @@ impl RedisLock {
             })
             .await?;
         match token {
-            0 => Ok(None),
-            t if t > 0 => {
-                let guard = LeaseGuard::adopt(
-                    self.lease.clone(),
-                    proposed.clone(),
-                    duration,
-                    sent_at,
-                    self.options.guard.clone(),
-                )?;
-                let wake = self.options.local_wakeup.then(|| self.wakeup());
-                Ok(Some(Held::new(guard, t as u64, wake)))
-            }
+            0 => Ok(Attempt::Busy),
+            t if t > 0 => Ok(Attempt::Acquired {
+                lease: self.lease.clone().with_duration(claim.duration),
+                fencing_token: t as u64,
+                sent_at,
+            }),
             _ => {
-                let _ = self.lease.lease_release(proposed).await;
+                let _ = self.lease.lease_release(&claim.proposed).await;
                 Err(Error::new(
                     ErrorKind::Service,
                     format!(
                         "Redis lock {}: the fence key {} disappeared while the lock was held",
-                        self.key(),
+                        self.lease.key(),
                         self.fence_key
                     ),
                 ))
@@ -243,51 +218,11 @@ impl RedisLock {
         }
     }
 
-    fn wakeup(&self) -> Arc<Notify> {
-        let cfg = self.lease.client().config();
-        crate::lock::wakeup_for(format!(
-            "redis://{}/{}/{}",
-            cfg.endpoint(),
-            cfg.database,
-            self.key()
-        ))
+    async fn probe(&self) -> Result<Probe> {
+        Ok(Probe::Unknown)
     }
 
-    /// Waits at most `wait` for the lock; `None` when it could not be had in time. `wait` is
-    /// how long to wait, not the lease duration (that is [`LockOptions::duration`]).
-    ///
-    /// Waiters retry the acquire script after a jittered, backing-off sleep
-    /// ([`LockOptions::poll_interval`]); a release by a holder in this process wakes a local
-    /// waiter at once. One id is proposed across the attempts of one wait, so a repeated
-    /// attempt whose first reply was lost does not lock itself out.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
-    /// use std::time::Duration;
-    /// match lock.acquire_within(Duration::from_secs(10)).await? {
-    ///     Some(held) => held.release().await.map(drop)?,
-    ///     None => println!("still held by someone else after 10 s"),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldRedisLock>> {
-        let proposed = LeaseId::random();
-        let wake = self.options.local_wakeup.then(|| self.wakeup());
-        poll_until_acquired(wait, &self.options, wake, "redis", || {
-            self.try_acquire_as(&proposed)
-        })
-        .await
-    }
-
-    /// Who holds (or last held) the lock, the time left and the fencing token.
-    ///
-    /// ```no_run
-    /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
-    /// let s = lock.status().await?;
-    /// println!("locked: {}, {:?} left, owner {:?}", s.locked, s.remaining, s.owner);
-    /// # Ok(()) }
-    /// ```
-    pub async fn status(&self) -> Result<RedisLockStatus> {
+    async fn status(&self) -> Result<LockStatus> {
         let keys = (
             self.lease.key().to_string(),
             self.fence_key.clone(),
@@ -314,62 +249,98 @@ impl RedisLock {
                 }
             })
             .await?;
-        let owner = owner.get("host").map(|host| LockOwner {
-            host: host.clone(),
-            pid: owner.get("pid").and_then(|p| p.parse().ok()),
-            label: owner.get("label").cloned(),
-            acquired_at: owner.get("acquired_at").and_then(|t| {
-                OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
-            }),
+        let owner_rec = owner.get("host").map(|host| {
+            LockOwner::new(
+                host.clone(),
+                owner.get("pid").and_then(|p| p.parse().ok()),
+                owner.get("label").cloned(),
+                owner.get("acquired_at").and_then(|t| parse_rfc3339(t)),
+            )
         });
-        Ok(RedisLockStatus {
-            locked: holder.is_some(),
-            breaking: holder.as_deref() == Some(BREAKING),
-            remaining: (ttl >= 0).then(|| Duration::from_millis(ttl as u64)),
-            fencing_token: fence.and_then(|f| f.parse().ok()),
-            owner,
-        })
+        Ok(LockStatus::new(
+            holder.is_some() || fence.is_some(),
+            holder.is_some(),
+            holder.as_deref() == Some(BREAKING),
+            fence.and_then(|f| f.parse().ok()),
+            owner_rec,
+            (ttl >= 0 && holder.is_some()).then(|| Duration::from_millis(ttl as u64)),
+        ))
     }
 
-    /// Breaks the lock (administrative): at once, or after `period`; `None` lets a fixed
-    /// lease run out (and breaks an infinite one at once). The holder's guard reports the
-    /// loss at its next renew; nobody can acquire until the break ends.
+    async fn break_lease(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
+        self.lease.lease_break(period).await
+    }
+
+    async fn abandon(&self, proposed: &LeaseId) {
+        let _ = self.lease.lease_release(proposed).await;
+    }
+}
+
+impl Lock<RedisLockTarget> {
+    /// A lock on `key` with default [`LockOptions`] (validated here; nothing is sent).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// let lock = azstore::redis::RedisLock::new(redis, "locks:report")?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
+    pub fn new(client: RedisClient, key: &str) -> Result<RedisLock> {
+        RedisLock::with_options(client, key, LockOptions::default())
+    }
+
+    /// A lock with custom options (validated here, before any request).
+    ///
+    /// ```no_run
+    /// # async fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::lease::LeaseDuration;
+    /// use azstore::lock::LockOptions;
+    /// use azstore::redis::RedisLock;
+    /// let options = LockOptions::default().duration(LeaseDuration::seconds(15)?).label("reporter");
+    /// let lock = RedisLock::with_options(redis, "locks:report", options)?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
+    pub fn with_options(client: RedisClient, key: &str, options: LockOptions) -> Result<RedisLock> {
+        let target = RedisLockTarget::new(client, key, options.duration)?;
+        Lock::from_target(target, options)
+    }
+
+    /// The lease key.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// println!("lock key {}, fencing token in {}", lock.key(), lock.fence_key());
+    /// # }
+    /// ```
+    pub fn key(&self) -> &str {
+        self.target().lease.key()
+    }
+
+    /// The key holding the fencing token.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::redis::RedisLock) {
+    /// assert_ne!(lock.fence_key(), lock.key());
+    /// # }
+    /// ```
+    pub fn fence_key(&self) -> &str {
+        &self.target().fence_key
+    }
+
+    /// The lease (e.g. to read its holder).
     ///
     /// ```no_run
     /// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
-    /// let broken = lock.break_lock(None).await?;
-    /// println!("free in {:?}", broken.remaining);
+    /// println!("held by {:?}", lock.lease().holder().await?);
     /// # Ok(()) }
     /// ```
-    pub async fn break_lock(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
-        self.lease.lease_break(period).await
+    pub fn lease(&self) -> &RedisLease {
+        &self.target().lease
     }
 }
 
-/// What [`RedisLock::status`] reports.
-///
-/// ```no_run
-/// # async fn demo(lock: azstore::redis::RedisLock) -> azstore::Result<()> {
-/// let s = lock.status().await?;
-/// if s.locked {
-///     println!("held by {:?} for another {:?} (token {:?})", s.owner, s.remaining, s.fencing_token);
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RedisLockStatus {
-    /// Whether someone holds the lock now (or it is breaking).
-    pub locked: bool,
-    /// Whether the lock is being broken.
-    pub breaking: bool,
-    /// Time left on the lease (`None` when unlocked or infinite).
-    pub remaining: Option<Duration>,
-    /// The fencing token of the latest acquisition.
-    pub fencing_token: Option<u64>,
-    /// The latest holder (who may have released it since: see `locked`).
-    pub owner: Option<LockOwner>,
-}
+/// What [`RedisLock::status`](Lock::status) reports: the one [`LockStatus`].
+#[deprecated(note = "the lock status is one type on every backend: use azstore::lock::LockStatus")]
+pub type RedisLockStatus = LockStatus;
 
 /// A held [`RedisLock`]: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Held::release); dropping it releases in the background.

@@ -12,8 +12,9 @@
 //!   `SET key id NX PX ms`, renewed and released only by its holder (compare-and-set
 //!   scripts), so the same [`LeaseGuard`](crate::lease::LeaseGuard) renews it and signals its
 //!   loss *before* it can expire.
-//! * **A lock** — [`RedisLock`] has the shape of [`BlobLock`](crate::lock::BlobLock): a lease
-//!   plus a fencing token (`INCR` on a companion key, in the same script as the acquire).
+//! * **A lock** — [`RedisLock`] is the lock engine ([`Lock`](crate::lock::Lock)) over
+//!   [`RedisLockTarget`]: a lease plus a fencing token (`max(previous + 1, TIME in ms)` on a
+//!   companion key, in the same script as the acquire).
 //!
 //! # Connecting
 //! [`RedisConfig`] describes the server; [`RedisClient`] is a cheap-to-clone handle with a
@@ -77,7 +78,9 @@ use config::Auth;
 pub use config::RedisConfig;
 pub use json::RedisJson;
 pub use lease::RedisLease;
-pub use lock::{HeldRedisLock, RedisLock, RedisLockStatus};
+#[allow(deprecated)]
+pub use lock::RedisLockStatus;
+pub use lock::{HeldRedisLock, RedisLock, RedisLockTarget};
 
 /// The environment variable [`RedisClient::from_env`] reads: a `redis://` or `rediss://` URL.
 pub const REDIS_URL_ENV: &str = "AZSTORE_REDIS_URL";

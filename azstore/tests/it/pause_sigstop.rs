@@ -169,7 +169,7 @@ fn one_run(mode: &'static str) -> Report {
         .block_on(lock.acquire_within(Duration::from_secs(40)))
         .unwrap()
         .expect("the frozen holder's lease expires and B gets the lock");
-    assert_eq!(b.fencing_token(), a_token + 1);
+    assert!(b.fencing_token() > a_token);
 
     // B appends to the log while A is resumed.
     let (stop_b, stopped) = mpsc::channel::<()>();

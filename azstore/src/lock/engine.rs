@@ -1,0 +1,316 @@
+//! [`Lock<T>`]: the lock engine, written once over a [`LockTarget`] — one attempt, the one
+//! wait loop, status and break.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::conditions::LeaseId;
+use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::lease::{BreakPeriod, LeaseBroken, LeaseGuard};
+use crate::lock::target::{Attempt, LockClaim, LockTarget, Probe};
+use crate::lock::{Held, LockOptions, LockOwner, LockStatus, PollSleep, wakeup_for};
+
+/// A distributed lock with a fencing token, on any backend: holding it means holding a lease
+/// on the backend's lock record, renewed by a [`LeaseGuard`]; each acquisition gets a fencing
+/// token larger than every earlier holder's. Cheap to clone.
+///
+/// Built through a backend: [`BlobLock`](super::BlobLock) (`Lock<BlobLockTarget>`),
+/// `RedisLock` and `CosmosLock` (features `redis`, `cosmos`), or
+/// [`Lock::from_target`] for a [`LockTarget`] of your own. Every method means the same on
+/// every backend (see the [module documentation](super)).
+///
+/// ```no_run
+/// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
+/// use std::time::Duration;
+/// use azstore::lock::BlobLock;
+///
+/// let lock = BlobLock::new(account.container("locks")?, "jobs/reindex")?;
+/// if let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? {
+///     println!("running the reindex under fencing token {}", held.fencing_token());
+///     held.release().await?;
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Lock<T: LockTarget> {
+    target: T,
+    options: LockOptions,
+}
+
+impl<T: LockTarget> Lock<T> {
+    /// A lock over `target` with `options` (validated here, before any request).
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::blob::BlobLockTarget;
+    /// use azstore::lock::{Lock, LockOptions};
+    /// let target = BlobLockTarget::new(container, "locks/nightly")?;
+    /// let lock = Lock::from_target(target, LockOptions::default())?;
+    /// # let _ = lock; Ok(()) }
+    /// ```
+    pub fn from_target(target: T, options: LockOptions) -> Result<Lock<T>> {
+        options.validate()?;
+        Ok(Lock { target, options })
+    }
+
+    /// The backend target.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::lock::BlobLock) {
+    /// println!("{:?}", lock.target());
+    /// # }
+    /// ```
+    pub fn target(&self) -> &T {
+        &self.target
+    }
+
+    /// The options the lock was built with.
+    ///
+    /// ```no_run
+    /// # fn demo(lock: azstore::lock::BlobLock) {
+    /// println!("{:?}", lock.options());
+    /// # }
+    /// ```
+    pub fn options(&self) -> &LockOptions {
+        &self.options
+    }
+
+    /// One attempt: the held lock, or `None` when someone else holds it (or it is breaking).
+    /// An unreachable service is an error.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// match lock.try_acquire().await? {
+    ///     Some(held) => {
+    ///         println!("got it, token {}", held.fencing_token());
+    ///         held.release().await?;
+    ///     }
+    ///     None => println!("busy; skipping this run"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn try_acquire(&self) -> Result<Option<Held<T::Lease>>> {
+        self.attempt(&LeaseId::random()).await
+    }
+
+    /// One attempt proposing `proposed` as the lease id. Reusing one id across the attempts of
+    /// one wait makes a retry safe: if an earlier attempt's response was lost but it did
+    /// acquire, the next attempt with the same id succeeds instead of conflicting.
+    async fn attempt(&self, proposed: &LeaseId) -> Result<Option<Held<T::Lease>>> {
+        let claim = LockClaim::new(
+            proposed.clone(),
+            self.options.duration,
+            LockOwner::here(self.options.label.clone()),
+        );
+        match self.target.try_lock(&claim).await? {
+            Attempt::Busy => Ok(None),
+            Attempt::Acquired {
+                lease,
+                fencing_token,
+                sent_at,
+            } => {
+                let guard = match LeaseGuard::adopt(
+                    lease,
+                    proposed.clone(),
+                    self.options.duration,
+                    sent_at,
+                    self.options.guard.clone(),
+                ) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        self.target.abandon(proposed).await;
+                        return Err(e);
+                    }
+                };
+                Ok(Some(Held::new(guard, fencing_token, self.wakeup())))
+            }
+        }
+    }
+
+    fn wakeup(&self) -> Option<Arc<Notify>> {
+        self.options
+            .local_wakeup
+            .then(|| wakeup_for(self.target.wake_key()))
+    }
+
+    /// Waits at most `wait` for the lock: `Some` once held, `None` when someone else still
+    /// held it at the end. `wait` is how long to wait, not the lease duration (that is
+    /// [`LockOptions::duration`], 30 s by default).
+    ///
+    /// Between attempts the waiter takes the backend's cheap look where it has one (a HEAD of
+    /// the lock blob) and attempts only when the lock looks free, sleeping a jittered,
+    /// backing-off interval ([`LockOptions::poll_interval`]) in between, so waiters do not
+    /// flood the service. A release by a holder in this process wakes a waiter at once. One
+    /// id is proposed across the attempts of one wait, so a repeated attempt whose reply was
+    /// lost does not lock itself out.
+    ///
+    /// **Returns by `wait`**, the same on every backend: every request is cut off at the
+    /// deadline, whatever the client's own time budget. Transient failures (connection
+    /// resets, refusals, timeouts, 5xx) are ridden out until then — on the first attempt as on
+    /// the later ones; if the service could not be reached at the end, the last such failure
+    /// is returned as an **error** rather than `None` (which would claim someone else holds
+    /// the lock). An acquire cut off at the deadline may have taken the lock: it is released
+    /// again in the background, so no orphaned lease blocks the next holder. A zero `wait`
+    /// gives up at once; use [`try_acquire`](Self::try_acquire) for a single attempt.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// use std::time::Duration;
+    ///
+    /// // Wait up to 2 minutes for the lock (its lease lasts LockOptions::duration).
+    /// match lock.acquire_within(Duration::from_secs(120)).await? {
+    ///     Some(held) => {
+    ///         println!("fencing token {}", held.fencing_token());
+    ///         held.release().await?;
+    ///     }
+    ///     None => println!("still busy after 2 minutes"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn acquire_within(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
+        let deadline = Instant::now().checked_add(wait);
+        let proposed = LeaseId::random();
+        let wake = self.wakeup();
+        let mut poll = PollSleep::new(&self.options);
+        // Why the lock is not ours yet: `None` while someone else holds it, or the last
+        // transient failure.
+        let mut failure: Option<Error> = None;
+        let mut first = true;
+        loop {
+            if !first {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return match failure {
+                        None => Ok(None),
+                        Some(e) => Err(e),
+                    };
+                }
+                let woken = poll.sleep(deadline, wake.as_deref()).await;
+                if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
+                    continue;
+                }
+                // Woken by a local release: the lock was just freed, attempt at once.
+                let look = if woken {
+                    Ok(Probe::Free)
+                } else {
+                    by_deadline(deadline, wait, self.target.probe()).await
+                };
+                match look {
+                    Ok(Probe::Busy) => {
+                        failure = None;
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) if e.is_retryable() => {
+                        tracing::debug!(error = %e, "transient failure while waiting for a lock");
+                        failure = Some(e);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            first = false;
+            match self.attempt_by_deadline(deadline, wait, &proposed).await {
+                Ok(Some(held)) => return Ok(Some(held)),
+                Ok(None) => failure = None,
+                // Keep waiting through transient failures; the deadline still holds.
+                Err(e) if e.is_retryable() => {
+                    tracing::debug!(error = %e, "transient failure while waiting for a lock");
+                    failure = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// One attempt, cut off at `deadline`. An attempt cut off may have taken the lock with
+    /// `proposed`: it is abandoned (released) in the background.
+    async fn attempt_by_deadline(
+        &self,
+        deadline: Option<Instant>,
+        wait: Duration,
+        proposed: &LeaseId,
+    ) -> Result<Option<Held<T::Lease>>> {
+        let Some(d) = deadline else {
+            return self.attempt(proposed).await;
+        };
+        match tokio::time::timeout_at(d, self.attempt(proposed)).await {
+            Ok(r) => r,
+            Err(_) => {
+                let target = self.target.clone();
+                let id = proposed.clone();
+                tokio::spawn(async move { target.abandon(&id).await });
+                Err(deadline_error(wait))
+            }
+        }
+    }
+
+    /// Who holds (or last held) the lock, whether it is locked or breaking, and the fencing
+    /// token. It never takes the lock.
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// let status = lock.status().await?;
+    /// if status.is_locked() {
+    ///     if let Some(owner) = &status.owner {
+    ///         println!("held by {owner} (token {:?})", status.fencing_token);
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn status(&self) -> Result<LockStatus> {
+        self.target.status().await
+    }
+
+    /// Breaks the lock (administrative); the same meaning on every backend:
+    ///
+    /// * `None` — the safe choice — lets the rest of the holder's lease run out first: the
+    ///   holder's next renew is refused, so its guard reports the loss (within a third of the
+    ///   lease duration with the default [`GuardOptions`](crate::lease::GuardOptions)) before
+    ///   anyone else can acquire. An infinite lease breaks at once.
+    /// * `Some(period)` frees the lock after `period` (or when the lease would have expired,
+    ///   if that is sooner); `Some(BreakPeriod::immediate())` frees it at once. A period
+    ///   shorter than the holder's renew interval can free it before the holder notices, and
+    ///   both then act as holders until it does — only the
+    ///   [fencing token](Held::fencing_token) keeps them apart.
+    ///
+    /// [`LeaseBroken::remaining`] says when the lock is free at the latest. The fencing token
+    /// is kept: the next holder's is larger. On Cosmos DB, whose leases are timed by the
+    /// contenders' clocks, a break with a period leaves the item "breaking" and contenders
+    /// take it over once they saw it unchanged for the period (the lease duration for `None`).
+    ///
+    /// ```no_run
+    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// let broken = lock.break_lock(None).await?;
+    /// println!("free in {:?} at the latest", broken.remaining);
+    /// # Ok(()) }
+    /// ```
+    pub async fn break_lock(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
+        self.target.break_lease(period).await
+    }
+}
+
+/// `fut`, cut off at `deadline` (a `Timeout` error then).
+async fn by_deadline<R>(
+    deadline: Option<Instant>,
+    wait: Duration,
+    fut: impl Future<Output = Result<R>>,
+) -> Result<R> {
+    match deadline {
+        None => fut.await,
+        Some(d) => tokio::time::timeout_at(d, fut)
+            .await
+            .unwrap_or_else(|_| Err(deadline_error(wait))),
+    }
+}
+
+fn deadline_error(wait: Duration) -> Error {
+    Error::new(
+        ErrorKind::Timeout,
+        format!("the lock's storage did not answer within the lock wait of {wait:?}"),
+    )
+    .with_sent(RequestSent::Maybe)
+}
