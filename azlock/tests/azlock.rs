@@ -114,10 +114,7 @@ fn runs_the_command_with_lease_id_and_token_and_passes_its_exit_code() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("state:         available"), "{text}");
-    assert!(
-        text.contains(&format!("fencing token: {second}")),
-        "{text}"
-    );
+    assert!(text.contains(&format!("fencing token: {second}")), "{text}");
     assert!(text.contains("sh -c echo $AZLOCK_FENCING_TOKEN"), "{text}");
 }
 

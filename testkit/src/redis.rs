@@ -73,6 +73,8 @@ struct State {
     dropped: Mutex<u32>,
     /// The next command with this name waits for a release.
     hold: Mutex<Option<Hold>>,
+    /// The tasks relaying open connections (aborted by [`RedisProxy::kill`]).
+    conns: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 /// Handle of a held command (see [`RedisProxy::hold_next`]).
@@ -122,13 +124,15 @@ impl RedisProxy {
                 let st = st.clone();
                 let upstream = upstream.clone();
                 let stall_rx = stall_rx.clone();
-                tokio::spawn(async move {
+                let conns = st.clone();
+                let conn = tokio::spawn(async move {
                     if let Ok(server) = TcpStream::connect(&upstream).await {
                         let _ = client.set_nodelay(true);
                         let _ = server.set_nodelay(true);
                         relay(client, server, st, stall_rx).await;
                     }
                 });
+                conns.conns.lock().unwrap().push(conn.abort_handle());
             }
         });
         RedisProxy {
@@ -136,6 +140,14 @@ impl RedisProxy {
             stalled,
             port,
             task,
+        }
+    }
+
+    /// Kills the proxy: stops accepting and closes every open connection (a server that died).
+    pub fn kill(&self) {
+        self.task.abort();
+        for c in self.state.conns.lock().unwrap().drain(..) {
+            c.abort();
         }
     }
 
@@ -217,6 +229,7 @@ async fn relay(client: TcpStream, server: TcpStream, st: Arc<State>, stall: watc
             let _ = client_wr.shutdown().await;
         })
     };
+    st.conns.lock().unwrap().push(down.abort_handle());
 
     // Client -> server: forward command by command.
     let mut stall = stall;

@@ -50,8 +50,8 @@ mod from_url;
 mod immutability;
 mod lease;
 mod lifecycle;
-mod lock;
 pub(crate) mod list;
+mod lock;
 mod models;
 mod names;
 mod page;
@@ -84,12 +84,12 @@ pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptio
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use immutability::{ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
+pub(crate) use list::etag as list_etag;
+pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use lock::{
     BlobLock, BlobLockTarget, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST,
     META_OWNER_LABEL, META_OWNER_PID,
 };
-pub(crate) use list::etag as list_etag;
-pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};
 pub use page::{

@@ -13,10 +13,7 @@ use super::item::{ItemRef, Stored};
 use super::{CosmosContainer, PartitionKey};
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
-use crate::lease::{
-    BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased,
-    LeaseResult,
-};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased, LeaseResult};
 use crate::lock::{LockOwner, next_fencing_token, wall_clock_ms};
 
 /// The time to live of a lock item by default: collected a day after its last write.
@@ -529,7 +526,10 @@ impl Leasable for CosmosLease {
             })
             .await?;
         self.state().ours = None;
-        Ok(LeaseBroken::new(Duration::from_millis(period_ms), Some(etag)))
+        Ok(LeaseBroken::new(
+            Duration::from_millis(period_ms),
+            Some(etag),
+        ))
     }
 }
 

@@ -6,9 +6,7 @@ use super::{CosmosContainer, PartitionKey};
 use crate::conditions::LeaseId;
 use crate::error::Result;
 use crate::lease::{BreakPeriod, Leasable, LeaseBroken};
-use crate::lock::{
-    Attempt, Held, Lock, LockClaim, LockOptions, LockStatus, LockTarget, Probe,
-};
+use crate::lock::{Attempt, Held, Lock, LockClaim, LockOptions, LockStatus, LockTarget, Probe};
 
 /// A distributed lock on a Cosmos DB lock item, with a fencing token: the lock engine over
 /// [`CosmosLockTarget`]. Cheap to clone. Everything but construction is [`Lock`]'s.

@@ -93,10 +93,10 @@ mod wake;
 
 pub use engine::Lock;
 pub use held::Held;
-pub(crate) use owner::{parse_rfc3339, validate_label};
 pub use owner::{LockOwner, LockStatus};
-pub use target::{Attempt, LockClaim, LockTarget, Probe, next_fencing_token};
+pub(crate) use owner::{parse_rfc3339, validate_label};
 pub(crate) use target::wall_clock_ms;
+pub use target::{Attempt, LockClaim, LockTarget, Probe, next_fencing_token};
 pub(crate) use wake::{PollSleep, wakeup_for};
 
 // The blob lock lives with its backend (`crate::blob`); these names stay here for code written

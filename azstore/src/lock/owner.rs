@@ -139,7 +139,10 @@ impl LockOwner {
     /// `acquired_at` as RFC 3339 (empty when unknown), as the backends record it.
     pub(crate) fn acquired_at_rfc3339(&self) -> String {
         self.acquired_at
-            .and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok())
+            .and_then(|t| {
+                t.format(&time::format_description::well_known::Rfc3339)
+                    .ok()
+            })
             .unwrap_or_default()
     }
 }

@@ -12,7 +12,6 @@
 //! Azure ignores it on point reads); its ETags are bare UUIDs (Azure's are quoted); it never
 //! expires items by `ttl`; it does not check authorization.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosKey, EMULATOR_KEY, WRITE_ID_FIELD};
@@ -413,56 +412,6 @@ fn lock_options() -> LockOptions {
     LockOptions::default().duration(LeaseDuration::seconds(15).unwrap())
 }
 
-type Section = (Instant, Instant, u64, usize);
-
-#[tokio::test]
-async fn eight_contenders_times_five_rounds_never_two_holders() {
-    let c = fresh("cosmoslock").await;
-    let log: Arc<Mutex<Vec<Section>>> = Arc::default();
-    let mut tasks = Vec::new();
-    for i in 0..8 {
-        let lock = azstore::cosmos::CosmosLock::with_options(c.clone(), "mx", "mx", lock_options())
-            .unwrap();
-        let log = log.clone();
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..5 {
-                let held = lock
-                    .acquire_within(Duration::from_secs(120))
-                    .await
-                    .unwrap()
-                    .expect("every contender eventually gets the lock");
-                let enter = Instant::now();
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                held.check().unwrap();
-                let exit = Instant::now();
-                log.lock()
-                    .unwrap()
-                    .push((enter, exit, held.fencing_token(), i));
-                held.release().await.unwrap();
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let mut log = log.lock().unwrap().clone();
-    assert_eq!(log.len(), 40);
-    log.sort_by_key(|e| e.0);
-    for pair in log.windows(2) {
-        assert!(
-            pair[1].0 >= pair[0].1,
-            "critical sections overlap: {pair:?}"
-        );
-        assert!(pair[1].2 > pair[0].2, "fencing tokens must grow: {pair:?}");
-    }
-    for i in 0..8 {
-        assert_eq!(log.iter().filter(|e| e.3 == i).count(), 5, "task {i}");
-    }
-    let status = c.lock("mx", "mx").unwrap().status().await.unwrap();
-    assert!(!status.locked);
-    assert_eq!(status.fencing_token, Some(log.last().unwrap().2));
-}
-
 /// A holder that stops renewing (its process died) is taken over only after the lock item
 /// kept its `_etag` for the whole lease duration on the contender's clock; the old holder
 /// can no longer renew, and the token grows.
@@ -527,16 +476,19 @@ async fn a_renewing_holder_is_never_taken_over() {
         .await
         .unwrap()
         .expect("free after release");
-    assert_eq!(next.fencing_token(), token + 1);
+    assert!(next.fencing_token() > token);
     // Breaking: the holder learns it at its next check of the item, the token still grows.
-    let broken = contender.break_lock().await.unwrap();
+    let broken = contender
+        .break_lock(Some(azstore::lease::BreakPeriod::immediate()))
+        .await
+        .unwrap();
     assert_eq!(broken.remaining, Duration::ZERO);
     let again = holder
         .try_acquire()
         .await
         .unwrap()
         .expect("free after a break");
-    assert_eq!(again.fencing_token(), token + 2);
+    assert!(again.fencing_token() > next.fencing_token());
     drop(next);
     again.release().await.unwrap();
 }

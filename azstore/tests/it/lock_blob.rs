@@ -1,10 +1,11 @@
-//! BlobLock against Azurite: creation races, fencing tokens, owner identity, waiting, mutual
-//! exclusion of 8 contending tasks, loss on break (immediate, and the default that waits out
-//! the lease), and bad input refused before sending.
+//! What only the blob lock does, against Azurite: it creates the container and the blob,
+//! tolerates the creation races, records the owner in metadata, refuses the old holder's
+//! writes to the lock blob after a break, lets a holder's release end a break, and refuses bad
+//! input before sending. What every lock guarantees is checked by the lock contract suite
+//! (`contract_lock.rs`).
 
 use testkit as support;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use azstore::blob::LeaseState;
@@ -25,7 +26,7 @@ fn opts() -> LockOptions {
 }
 
 #[tokio::test]
-async fn creates_what_is_missing_and_increments_the_fencing_token() {
+async fn creates_what_is_missing_and_records_token_and_owner_in_metadata() {
     let c = fresh_container("lockfence");
     // Neither the container nor the blob exists yet.
     let lock =
@@ -39,8 +40,14 @@ async fn creates_what_is_missing_and_increments_the_fencing_token() {
         let held = lock.try_acquire().await.unwrap().expect("free lock");
         tokens.push(held.fencing_token());
         let status = lock.status().await.unwrap();
-        assert!(status.is_locked());
-        assert_eq!(status.lease_state, Some(LeaseState::Leased));
+        assert!(status.is_locked() && !status.breaking);
+        // The metadata holds what status reports, readable without azstore's lock.
+        let props = lock.blob().get_properties().await.unwrap();
+        assert_eq!(props.lease_state, Some(LeaseState::Leased));
+        assert_eq!(
+            props.metadata.get(azstore::blob::META_FENCING_TOKEN),
+            Some(&held.fencing_token().to_string())
+        );
         assert_eq!(status.fencing_token, Some(held.fencing_token()));
         let owner = status.owner.unwrap();
         assert_eq!(owner.pid, Some(std::process::id()));
@@ -52,10 +59,10 @@ async fn creates_what_is_missing_and_increments_the_fencing_token() {
         assert!(other.try_acquire().await.unwrap().is_none());
         assert_eq!(held.release().await.unwrap(), ReleaseOutcome::Released);
     }
-    assert_eq!(tokens, vec![1, 2, 3]);
+    assert!(tokens.windows(2).all(|w| w[1] > w[0]), "{tokens:?}");
     let status = lock.status().await.unwrap();
     assert!(!status.is_locked());
-    assert_eq!(status.fencing_token, Some(3));
+    assert_eq!(status.fencing_token, tokens.last().copied());
 }
 
 #[tokio::test]
@@ -77,99 +84,12 @@ async fn concurrent_first_acquires_tolerate_the_creation_races() {
         }
     }
     assert_eq!(held.len(), 1, "exactly one winner");
-    assert_eq!(held[0].fencing_token(), 1);
+    // The first token of a fresh lock is the clock in ms.
+    assert!(held[0].fencing_token() > 1_700_000_000_000);
 }
 
 #[tokio::test]
-async fn acquire_times_out_and_then_waits_for_a_release() {
-    let c = fresh_container("lockwait");
-    let lock = BlobLock::with_options(c.clone(), "l", opts()).unwrap();
-    let held = lock.try_acquire().await.unwrap().unwrap();
-
-    let waiter = BlobLock::with_options(c.clone(), "l", opts().local_wakeup(false)).unwrap();
-    let t = Instant::now();
-    assert!(
-        waiter
-            .acquire_within(Duration::from_millis(800))
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let waited = t.elapsed();
-    assert!(waited >= Duration::from_millis(800), "{waited:?}");
-    assert!(waited < Duration::from_secs(3), "{waited:?}");
-
-    let w = tokio::spawn(async move { waiter.acquire_within(Duration::from_secs(20)).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let released_at = Instant::now();
-    held.release().await.unwrap();
-    let next = w.await.unwrap().unwrap().expect("acquired after release");
-    // Polling (no local wake-up) picks the release up within the 800 ms poll ceiling.
-    assert!(released_at.elapsed() < Duration::from_secs(2));
-    assert_eq!(next.fencing_token(), 2);
-}
-
-/// (enter, exit, fencing token, task).
-type Section = (Instant, Instant, u64, usize);
-
-/// 8 tasks x 3 rounds; every critical section records its enter and exit. No two sections
-/// overlap, every task gets the lock every round, and fencing tokens grow in entry order.
-async fn mutual_exclusion(local_wakeup: bool) {
-    let c = fresh_container("lockmx");
-    let log: Arc<Mutex<Vec<Section>>> = Arc::default();
-    let mut tasks = Vec::new();
-    for i in 0..8 {
-        let lock =
-            BlobLock::with_options(c.clone(), "mx", opts().local_wakeup(local_wakeup)).unwrap();
-        let log = log.clone();
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..3 {
-                let held = lock
-                    .acquire_within(Duration::from_secs(60))
-                    .await
-                    .unwrap()
-                    .expect("every contender eventually gets the lock");
-                let enter = Instant::now();
-                tokio::time::sleep(Duration::from_millis(20)).await;
-                held.check().unwrap();
-                let exit = Instant::now();
-                log.lock()
-                    .unwrap()
-                    .push((enter, exit, held.fencing_token(), i));
-                held.release().await.unwrap();
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let mut log = log.lock().unwrap().clone();
-    assert_eq!(log.len(), 24);
-    log.sort_by_key(|e| e.0);
-    for pair in log.windows(2) {
-        assert!(
-            pair[1].0 >= pair[0].1,
-            "critical sections overlap: {pair:?}"
-        );
-        assert!(pair[1].2 > pair[0].2, "fencing tokens must grow: {pair:?}");
-    }
-    for i in 0..8 {
-        assert_eq!(log.iter().filter(|e| e.3 == i).count(), 3, "task {i}");
-    }
-}
-
-#[tokio::test]
-async fn eight_tasks_are_mutually_exclusive_polling_only() {
-    mutual_exclusion(false).await;
-}
-
-#[tokio::test]
-async fn eight_tasks_are_mutually_exclusive_with_local_wakeup() {
-    mutual_exclusion(true).await;
-}
-
-#[tokio::test]
-async fn a_broken_lock_is_reported_lost_and_its_fenced_writes_refused() {
+async fn after_a_break_the_old_holders_writes_to_the_lock_blob_are_refused() {
     let c = fresh_container("lockbrk");
     let lock = BlobLock::with_options(c.clone(), "l", opts()).unwrap();
     let held = lock.try_acquire().await.unwrap().unwrap();
@@ -188,7 +108,7 @@ async fn a_broken_lock_is_reported_lost_and_its_fenced_writes_refused() {
         .await
         .unwrap()
         .expect("broken lock is free");
-    assert_eq!(next.fencing_token(), held.fencing_token() + 1);
+    assert!(next.fencing_token() > held.fencing_token());
     // The old holder's write to the lock blob carries its lease id and is refused.
     let err = lock
         .blob()
@@ -208,7 +128,7 @@ async fn a_broken_lock_is_reported_lost_and_its_fenced_writes_refused() {
 }
 
 #[tokio::test]
-async fn the_default_break_lets_the_holder_notice_before_anyone_else_can_acquire() {
+async fn a_holders_release_ends_the_default_break_at_once() {
     let c = fresh_container("lockbrkdef");
     let lock = BlobLock::with_options(c.clone(), "l", opts()).unwrap();
     let held = lock.try_acquire().await.unwrap().unwrap();
@@ -227,14 +147,12 @@ async fn the_default_break_lets_the_holder_notice_before_anyone_else_can_acquire
         lock.try_acquire().await.unwrap().is_none(),
         "still breaking"
     );
-    assert_eq!(
-        lock.status().await.unwrap().lease_state,
-        Some(LeaseState::Breaking)
-    );
+    assert!(lock.status().await.unwrap().breaking);
     // The holder's release (what azlock does after stopping its command) frees it at once.
+    let held_token = held.fencing_token();
     held.release().await.unwrap();
     let next = lock.try_acquire().await.unwrap().expect("released");
-    assert_eq!(next.fencing_token(), 2);
+    assert!(next.fencing_token() > held_token);
     next.release().await.unwrap();
 }
 

@@ -32,6 +32,7 @@ mod blob_transfer;
 mod blob_user_delegation;
 mod blob_versions_service;
 mod blob_write_options;
+mod contract_lock;
 #[cfg(feature = "cosmos")]
 mod cosmos;
 mod ergonomics;

@@ -1,0 +1,385 @@
+//! The lock contract: what `azstore::lock::Lock<T>` guarantees on every backend. Each
+//! function takes a factory that builds a new handle onto ONE lock (each contender gets its
+//! own, as separate processes would), with a fixed lease of 15 s (the shortest a blob lease
+//! can be) and default renewals (every 5 s).
+//!
+//! Call every function once per backend, e.g.
+//! `contract::lock::mutual_exclusion(|| BlobLock::with_options(c.clone(), "l", opts()).unwrap()).await`.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use azstore::LeaseId;
+use azstore::lease::{BreakPeriod, LeaseBroken, LeaseLoss, ReleaseOutcome};
+use azstore::lock::{Attempt, Lock, LockClaim, LockStatus, LockTarget, Probe};
+use tokio::time::Instant;
+
+/// Smallest fencing token that is a wall-clock value (2023-11-14): the first token of a fresh
+/// lock is the clock in milliseconds, on every backend.
+pub const CLOCK_TOKEN_FLOOR: u64 = 1_700_000_000_000;
+
+/// (enter, exit, fencing token, task).
+type Section = (Instant, Instant, u64, usize);
+
+/// 8 contending tasks x 3 rounds of `acquire_within`: no two critical sections overlap, every
+/// task gets the lock every round, fencing tokens grow in entry order, and the status
+/// afterwards shows the lock free with the last token.
+pub async fn mutual_exclusion<T, F>(make: F)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+{
+    let log: Arc<Mutex<Vec<Section>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let lock = make();
+        let log = log.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..3 {
+                let held = lock
+                    .acquire_within(Duration::from_secs(120))
+                    .await
+                    .expect("mutual exclusion: the wait failed")
+                    .expect("mutual exclusion: every contender eventually gets the lock");
+                let enter = Instant::now();
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                held.check()
+                    .expect("mutual exclusion: held during the section");
+                let exit = Instant::now();
+                log.lock()
+                    .unwrap()
+                    .push((enter, exit, held.fencing_token(), i));
+                assert_eq!(
+                    held.release().await.expect("mutual exclusion: release"),
+                    ReleaseOutcome::Released
+                );
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("mutual exclusion: a contender panicked");
+    }
+    let mut log = log.lock().unwrap().clone();
+    assert_eq!(log.len(), 24);
+    log.sort_by_key(|e| e.0);
+    for pair in log.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].1,
+            "mutual exclusion: critical sections overlap: {pair:?}"
+        );
+        assert!(
+            pair[1].2 > pair[0].2,
+            "mutual exclusion: fencing tokens must grow in entry order: {pair:?}"
+        );
+    }
+    for i in 0..8 {
+        assert_eq!(log.iter().filter(|e| e.3 == i).count(), 3, "task {i}");
+    }
+    let status = make().status().await.expect("status");
+    assert!(
+        !status.locked,
+        "mutual exclusion: free at the end: {status:?}"
+    );
+    assert_eq!(status.fencing_token, Some(log.last().unwrap().2));
+}
+
+/// Fencing tokens strictly increase across holders: the first is a clock value (ms since
+/// the epoch); every later holder's is larger — also after `delete` removed the lock record
+/// (what a time to live collecting it does), when the record is created afresh.
+pub async fn fencing_tokens_increase<T, F, D, Fut>(make: F, delete: D)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+    D: Fn() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut tokens = Vec::new();
+    for round in 0..6 {
+        if round == 3 {
+            delete().await;
+            let status = make().status().await.expect("status after delete");
+            assert!(
+                !status.exists && status.fencing_token.is_none(),
+                "fencing: the record was deleted: {status:?}"
+            );
+        }
+        let held = make()
+            .try_acquire()
+            .await
+            .expect("fencing: acquire")
+            .expect("fencing: the lock is free");
+        tokens.push(held.fencing_token());
+        held.release().await.expect("fencing: release");
+    }
+    assert!(
+        tokens[0] >= CLOCK_TOKEN_FLOOR,
+        "fencing: the first token of a fresh lock is a clock value: {tokens:?}"
+    );
+    assert!(
+        tokens.windows(2).all(|w| w[1] > w[0]),
+        "fencing: tokens must strictly increase across holders and across delete + recreate: {tokens:?}"
+    );
+}
+
+/// `break_lock(None)` lets the holder notice (its next renew is refused) before anyone else
+/// can acquire: the lock stays breaking meanwhile, and the next holder's token is larger.
+pub async fn break_none_lets_the_holder_notice_first<T, F>(make: F)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+{
+    let lock = make();
+    let held = lock
+        .try_acquire()
+        .await
+        .expect("break(None): acquire")
+        .expect("break(None): free");
+    let broke = Instant::now();
+    let b: LeaseBroken = lock.break_lock(None).await.expect("break(None)");
+    assert!(
+        b.remaining >= Duration::from_secs(9),
+        "break(None): the rest of the 15 s lease: {b:?}"
+    );
+    let status: LockStatus = lock.status().await.expect("status");
+    assert!(
+        status.locked && status.breaking,
+        "break(None): breaking: {status:?}"
+    );
+    let contender = make();
+    let acquired_at = tokio::spawn(async move {
+        let next = contender
+            .acquire_within(Duration::from_secs(40))
+            .await
+            .expect("break(None): the contender's wait")
+            .expect("break(None): free once the break ends");
+        (Instant::now(), next)
+    });
+    let loss = tokio::time::timeout(Duration::from_secs(8), held.lost())
+        .await
+        .expect("break(None): the holder notices at its next renew (5 s)");
+    let noticed = Instant::now();
+    assert!(
+        matches!(loss, LeaseLoss::Refused { .. }),
+        "break(None): {loss:?}"
+    );
+    assert!(held.check().is_err_and(|e| e.lease_lost()));
+    let (acquired_at, next) = acquired_at.await.expect("contender");
+    assert!(
+        noticed < acquired_at,
+        "break(None): the holder noticed {:?} after the break, the contender acquired {:?} after it",
+        noticed - broke,
+        acquired_at - broke
+    );
+    assert!(next.fencing_token() > held.fencing_token());
+    next.release().await.expect("release");
+    assert!(matches!(
+        held.release().await.expect("release after loss"),
+        ReleaseOutcome::AlreadyGone { .. }
+    ));
+}
+
+/// `break_lock(Some(immediate))` frees the lock at once (another handle acquires it with a
+/// larger token), and the old holder's check fails from its next renew on.
+pub async fn break_zero_frees_at_once<T, F>(make: F)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+{
+    let lock = make();
+    let held = lock
+        .try_acquire()
+        .await
+        .expect("break(0): acquire")
+        .expect("break(0): free");
+    let b = lock
+        .break_lock(Some(BreakPeriod::immediate()))
+        .await
+        .expect("break(0)");
+    assert_eq!(b.remaining, Duration::ZERO, "break(0): {b:?}");
+    let next = make()
+        .try_acquire()
+        .await
+        .expect("break(0): acquire after the break")
+        .expect("break(0): free at once");
+    assert!(next.fencing_token() > held.fencing_token());
+    let loss = tokio::time::timeout(Duration::from_secs(8), held.lost())
+        .await
+        .expect("break(0): the old holder notices at its next renew (5 s)");
+    assert!(
+        matches!(loss, LeaseLoss::Refused { .. }),
+        "break(0): {loss:?}"
+    );
+    assert!(
+        held.check().is_err_and(|e| e.lease_lost()),
+        "break(0): the old holder's check fails"
+    );
+    assert!(next.is_held());
+    assert!(matches!(
+        held.release().await.expect("release after loss"),
+        ReleaseOutcome::AlreadyGone { .. }
+    ));
+    next.release().await.expect("release");
+}
+
+/// The status before the first acquire (no record), while held (locked, token, owner) and
+/// after the release (not locked, token and last owner kept).
+pub async fn status_after_release<T, F>(make: F)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+{
+    let lock = make();
+    let before = lock.status().await.expect("status");
+    assert!(
+        !before.exists && !before.locked,
+        "status: fresh: {before:?}"
+    );
+    assert_eq!(before.fencing_token, None);
+    let held = lock
+        .try_acquire()
+        .await
+        .expect("status: acquire")
+        .expect("status: free");
+    let during = lock.status().await.expect("status");
+    assert!(
+        during.exists && during.locked && !during.breaking,
+        "status: held: {during:?}"
+    );
+    assert_eq!(during.fencing_token, Some(held.fencing_token()));
+    let owner = during.owner.expect("status: the owner is recorded");
+    assert_eq!(owner.pid, Some(std::process::id()));
+    assert!(!owner.host.is_empty() && owner.acquired_at.is_some());
+    assert!(
+        make().try_acquire().await.expect("acquire").is_none(),
+        "status: held by someone else"
+    );
+    held.release().await.expect("release");
+    let after = lock.status().await.expect("status");
+    assert!(
+        after.exists && !after.locked && !after.breaking,
+        "status: released: {after:?}"
+    );
+    assert_eq!(after.fencing_token, during.fencing_token, "token kept");
+    assert!(after.owner.is_some(), "last owner kept");
+}
+
+/// Someone holds the lock for the whole wait: `acquire_within` answers `Ok(None)`, by its
+/// deadline.
+pub async fn wait_on_a_held_lock_is_none_by_the_deadline<T, F>(make: F)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+{
+    let held = make().try_acquire().await.expect("acquire").expect("free");
+    let waiter = make();
+    let started = Instant::now();
+    let got = waiter
+        .acquire_within(Duration::from_millis(1500))
+        .await
+        .expect("held elsewhere: the wait is not an error");
+    let took = started.elapsed();
+    assert!(got.is_none(), "held elsewhere: None");
+    assert!(
+        (Duration::from_millis(1500)..Duration::from_millis(3500)).contains(&took),
+        "held elsewhere: returned after {took:?}, not by its 1.5 s deadline"
+    );
+    held.release().await.expect("release");
+}
+
+/// The service cannot be reached (`unreachable` builds a lock whose service refuses
+/// connections, or never answers): `acquire_within` rides the failures out until its deadline
+/// and then answers an ERROR — never `Ok(None)`, which would claim someone holds the lock —
+/// and returns by the deadline. `try_acquire` is an error too.
+pub async fn wait_on_an_unreachable_service_is_an_error<T, F>(unreachable: F)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+{
+    let lock = unreachable();
+    let wait = Duration::from_secs(2);
+    let started = Instant::now();
+    let got = lock.acquire_within(wait).await;
+    let took = started.elapsed();
+    assert!(
+        got.is_err(),
+        "unreachable service: the wait must end with an error, got Ok({:?})",
+        got.ok().map(|h| h.is_some())
+    );
+    assert!(
+        took < wait + Duration::from_millis(1500),
+        "unreachable service: returned after {took:?}, not by its {wait:?} deadline"
+    );
+    assert!(
+        took >= wait - Duration::from_millis(100),
+        "unreachable service: gave up after {took:?} instead of riding failures out until {wait:?}"
+    );
+    assert!(
+        unreachable().try_acquire().await.is_err(),
+        "unreachable service: one attempt is an error too"
+    );
+}
+
+/// The service dies while a waiter waits for a held lock (`via` reaches the service through a
+/// proxy; `kill` kills the proxy): the wait ends by its deadline with an error, not `Ok(None)`.
+pub async fn wait_on_a_dying_service_is_an_error<T, F, V, K>(make: F, via: V, kill: K)
+where
+    T: LockTarget,
+    F: Fn() -> Lock<T>,
+    V: Fn() -> Lock<T>,
+    K: FnOnce(),
+{
+    let held = make().try_acquire().await.expect("acquire").expect("free");
+    let waiter = via();
+    let wait = Duration::from_secs(4);
+    let started = Instant::now();
+    let waiting = tokio::spawn(async move { waiter.acquire_within(wait).await });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    kill();
+    let got = waiting.await.expect("waiter");
+    let took = started.elapsed();
+    assert!(
+        got.is_err(),
+        "dying service: the wait must end with an error, got Ok({:?})",
+        got.ok().map(|h| h.is_some())
+    );
+    assert!(
+        took < wait + Duration::from_millis(1500),
+        "dying service: returned after {took:?}, not by its {wait:?} deadline"
+    );
+    held.release().await.expect("release");
+}
+
+/// A deliberately broken adapter: it forwards to `T` but swallows every error of an attempt
+/// or probe into "busy" — the bug the wait loop must not have. The contract catches it
+/// ([`wait_on_an_unreachable_service_is_an_error`] fails).
+#[derive(Debug, Clone)]
+pub struct SwallowsErrors<T>(pub T);
+
+impl<T: LockTarget> LockTarget for SwallowsErrors<T> {
+    type Lease = T::Lease;
+
+    fn wake_key(&self) -> String {
+        self.0.wake_key()
+    }
+
+    async fn try_lock(&self, claim: &LockClaim) -> azstore::Result<Attempt<T::Lease>> {
+        Ok(self.0.try_lock(claim).await.unwrap_or(Attempt::Busy))
+    }
+
+    async fn probe(&self) -> azstore::Result<Probe> {
+        Ok(self.0.probe().await.unwrap_or(Probe::Busy))
+    }
+
+    async fn status(&self) -> azstore::Result<LockStatus> {
+        self.0.status().await
+    }
+
+    async fn break_lease(&self, period: Option<BreakPeriod>) -> azstore::Result<LeaseBroken> {
+        self.0.break_lease(period).await
+    }
+
+    async fn abandon(&self, proposed: &LeaseId) {
+        self.0.abandon(proposed).await
+    }
+}

@@ -1,0 +1,8 @@
+//! Contract suites: one generic test function per guarantee of an azstore engine, called once
+//! per backend from azstore's integration tests (in the style of object_store's
+//! `integration.rs`). A backend passes when every function returns; a function panics with
+//! the guarantee's name and what was seen when a backend breaks it.
+//!
+//! * [`lock`]: the distributed lock (`azstore::lock::Lock<T>` over any `LockTarget`).
+
+pub mod lock;
