@@ -153,9 +153,12 @@ impl<T: LockTarget> Lock<T> {
     /// resets, refusals, timeouts, 5xx) are ridden out until then — on the first attempt as on
     /// the later ones; if the service could not be reached at the end, the last such failure
     /// is returned as an **error** rather than `None` (which would claim someone else holds
-    /// the lock). An acquire cut off at the deadline may have taken the lock: it is released
-    /// again in the background, so no orphaned lease blocks the next holder. A zero `wait`
-    /// gives up at once; use [`try_acquire`](Self::try_acquire) for a single attempt.
+    /// the lock). A request still in flight at the deadline answers nothing: the wait ends with
+    /// what the last answer said (`None` after "held", the failure after a failure), and with
+    /// a `Timeout` error when no request was answered at all (a stalled service). An acquire
+    /// cut off at the deadline may have taken the lock: it is released again in the
+    /// background, so no orphaned lease blocks the next holder. A zero `wait` gives up at
+    /// once; use [`try_acquire`](Self::try_acquire) for a single attempt.
     ///
     /// ```no_run
     /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
@@ -176,16 +179,19 @@ impl<T: LockTarget> Lock<T> {
         let proposed = LeaseId::random();
         let wake = self.wakeup();
         let mut poll = PollSleep::new(&self.options);
-        // Why the lock is not ours yet: `None` while someone else holds it, or the last
-        // transient failure.
+        // What the last answered request said: `None` someone else holds it, `Some` the last
+        // transient failure. A request cut off at the deadline answers nothing and leaves it
+        // as it was; with no answer at all, the wait ends with the deadline error.
         let mut failure: Option<Error> = None;
+        let mut answered = false;
         let mut first = true;
         loop {
             if !first {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     return match failure {
-                        None => Ok(None),
                         Some(e) => Err(e),
+                        None if answered => Ok(None),
+                        None => Err(deadline_error(wait)),
                     };
                 }
                 let woken = poll.sleep(deadline, wake.as_deref()).await;
@@ -194,58 +200,61 @@ impl<T: LockTarget> Lock<T> {
                 }
                 // Woken by a local release: the lock was just freed, attempt at once.
                 let look = if woken {
-                    Ok(Probe::Free)
+                    Some(Ok(Probe::Free))
                 } else {
-                    by_deadline(deadline, wait, self.target.probe()).await
+                    by_deadline(deadline, self.target.probe()).await
                 };
                 match look {
-                    Ok(Probe::Busy) => {
+                    // Cut off at the deadline: no answer.
+                    None => continue,
+                    Some(Ok(Probe::Busy)) => {
+                        answered = true;
                         failure = None;
                         continue;
                     }
-                    Ok(_) => {}
-                    Err(e) if e.is_retryable() => {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) if e.is_retryable() => {
                         tracing::debug!(error = %e, "transient failure while waiting for a lock");
+                        answered = true;
                         failure = Some(e);
                         continue;
                     }
-                    Err(e) => return Err(e),
+                    Some(Err(e)) => return Err(e),
                 }
             }
             first = false;
-            match self.attempt_by_deadline(deadline, wait, &proposed).await {
-                Ok(Some(held)) => return Ok(Some(held)),
-                Ok(None) => failure = None,
+            match self.attempt_by_deadline(deadline, &proposed).await {
+                None => {}
+                Some(Ok(Some(held))) => return Ok(Some(held)),
+                Some(Ok(None)) => {
+                    answered = true;
+                    failure = None;
+                }
                 // Keep waiting through transient failures; the deadline still holds.
-                Err(e) if e.is_retryable() => {
+                Some(Err(e)) if e.is_retryable() => {
                     tracing::debug!(error = %e, "transient failure while waiting for a lock");
+                    answered = true;
                     failure = Some(e);
                 }
-                Err(e) => return Err(e),
+                Some(Err(e)) => return Err(e),
             }
         }
     }
 
-    /// One attempt, cut off at `deadline`. An attempt cut off may have taken the lock with
-    /// `proposed`: it is abandoned (released) in the background.
+    /// One attempt, cut off at `deadline` (`None` then). An attempt cut off may have taken
+    /// the lock with `proposed`: it is abandoned (released) in the background.
     async fn attempt_by_deadline(
         &self,
         deadline: Option<Instant>,
-        wait: Duration,
         proposed: &LeaseId,
-    ) -> Result<Option<Held<T::Lease>>> {
-        let Some(d) = deadline else {
-            return self.attempt(proposed).await;
-        };
-        match tokio::time::timeout_at(d, self.attempt(proposed)).await {
-            Ok(r) => r,
-            Err(_) => {
-                let target = self.target.clone();
-                let id = proposed.clone();
-                tokio::spawn(async move { target.abandon(&id).await });
-                Err(deadline_error(wait))
-            }
+    ) -> Option<Result<Option<Held<T::Lease>>>> {
+        let answer = by_deadline(deadline, self.attempt(proposed)).await;
+        if answer.is_none() {
+            let target = self.target.clone();
+            let id = proposed.clone();
+            tokio::spawn(async move { target.abandon(&id).await });
         }
+        answer
     }
 
     /// Who holds (or last held) the lock, whether it is locked or breaking, and the fencing
@@ -293,17 +302,11 @@ impl<T: LockTarget> Lock<T> {
     }
 }
 
-/// `fut`, cut off at `deadline` (a `Timeout` error then).
-async fn by_deadline<R>(
-    deadline: Option<Instant>,
-    wait: Duration,
-    fut: impl Future<Output = Result<R>>,
-) -> Result<R> {
+/// `fut`, cut off at `deadline` (`None` then).
+async fn by_deadline<R>(deadline: Option<Instant>, fut: impl Future<Output = R>) -> Option<R> {
     match deadline {
-        None => fut.await,
-        Some(d) => tokio::time::timeout_at(d, fut)
-            .await
-            .unwrap_or_else(|_| Err(deadline_error(wait))),
+        None => Some(fut.await),
+        Some(d) => tokio::time::timeout_at(d, fut).await.ok(),
     }
 }
 

@@ -35,7 +35,7 @@ fn closed_port() -> u16 {
 mod blob {
     use super::*;
     use azstore::blob::{BlobLockTarget, BlobServiceClient, ContainerClient};
-    use azstore::http::ClientOptions;
+    use azstore::http::{ClientOptions, RetryPolicy};
     use azstore::lock::BlobLock;
     use azstore::{Conditions, Service, StorageAccount};
     use testkit::fault::{Fault, FaultProxy, Rule};
