@@ -19,7 +19,9 @@
 //! access_policy, paging, http_headers, service_properties   types several services share
 //! lease/            the Leasable contract (blobs, containers, shares, files) and the
 //!                   self-renewing LeaseGuard; the keep-alive core MessageGuard shares
-//! lock/             BlobLock: a distributed lock with a fencing token (what azlock runs on)
+//! lock/             Lock<T: LockTarget>: the one lock engine (wait loop, LockStatus, Held,
+//!                   fencing); BlobLock (blob/lock.rs, what azlock runs on), RedisLock and
+//!                   CosmosLock are its backends
 //! update/           update(): read-modify-write over anything Versioned
 //! transfer/         parallel ranged downloads and block uploads for Blob and File, progress
 //! clock             the clock loss deadlines are measured on; a manual clock for tests
