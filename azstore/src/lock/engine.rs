@@ -317,3 +317,180 @@ fn deadline_error(wait: Duration) -> Error {
     )
     .with_sent(RequestSent::Maybe)
 }
+
+/// The wait loop's decisions, on a scripted target (no service: the loop's logic alone, on
+/// tokio's paused clock). What every real backend does is checked by the lock contract suite.
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::lease::{LeaseDuration, LeaseReleased, LeaseResult};
+
+    /// A lease the scripted target never hands out.
+    #[derive(Debug, Clone)]
+    struct NoLease;
+
+    impl crate::lease::Leasable for NoLease {
+        fn lease_target(&self) -> String {
+            "nothing".into()
+        }
+        async fn lease_acquire(&self, _: LeaseDuration, _: &LeaseId) -> Result<LeaseResult> {
+            Err(Error::invalid_input("not leasable"))
+        }
+        async fn lease_renew(&self, _: &LeaseId) -> Result<LeaseResult> {
+            Err(Error::invalid_input("not leasable"))
+        }
+        async fn lease_change(&self, _: &LeaseId, _: &LeaseId) -> Result<LeaseResult> {
+            Err(Error::invalid_input("not leasable"))
+        }
+        async fn lease_release(&self, _: &LeaseId) -> Result<LeaseReleased> {
+            Err(Error::invalid_input("not leasable"))
+        }
+        async fn lease_break(&self, _: Option<BreakPeriod>) -> Result<LeaseBroken> {
+            Err(Error::invalid_input("not leasable"))
+        }
+    }
+
+    #[derive(Debug, Clone, Copy)]
+    enum Step {
+        Busy,
+        /// A transient failure (connection refused).
+        Fail,
+        /// A failure no retry helps.
+        Fatal,
+        /// No answer, ever.
+        Hang,
+    }
+
+    /// Attempts follow `attempts` (the last step repeats); the probe hangs when `probe_hangs`,
+    /// else answers "unknown".
+    #[derive(Debug, Clone)]
+    struct Scripted {
+        attempts: Arc<Mutex<Vec<Step>>>,
+        probe_hangs: bool,
+        tried: Arc<AtomicUsize>,
+        abandoned: Arc<AtomicUsize>,
+    }
+
+    fn scripted(steps: &[Step], probe_hangs: bool) -> Lock<Scripted> {
+        let target = Scripted {
+            attempts: Arc::new(Mutex::new(steps.iter().rev().copied().collect())),
+            probe_hangs,
+            tried: Arc::default(),
+            abandoned: Arc::default(),
+        };
+        Lock::from_target(target, LockOptions::default().local_wakeup(false)).unwrap()
+    }
+
+    async fn answer(step: Step) -> Result<Probe> {
+        match step {
+            Step::Busy => Ok(Probe::Busy),
+            Step::Fail => Err(Error::new(ErrorKind::Transport, "connection refused")),
+            Step::Fatal => Err(Error::new(ErrorKind::Auth, "403")),
+            Step::Hang => std::future::pending().await,
+        }
+    }
+
+    impl LockTarget for Scripted {
+        type Lease = NoLease;
+
+        fn wake_key(&self) -> String {
+            "scripted".into()
+        }
+
+        async fn try_lock(&self, _: &LockClaim) -> Result<Attempt<NoLease>> {
+            self.tried.fetch_add(1, Ordering::SeqCst);
+            let step = {
+                let mut steps = self.attempts.lock().unwrap();
+                if steps.len() > 1 {
+                    steps.pop().unwrap()
+                } else {
+                    steps[0]
+                }
+            };
+            answer(step).await.map(|_| Attempt::Busy)
+        }
+
+        async fn probe(&self) -> Result<Probe> {
+            if self.probe_hangs {
+                std::future::pending::<()>().await;
+            }
+            Ok(Probe::Unknown)
+        }
+
+        async fn status(&self) -> Result<LockStatus> {
+            Ok(LockStatus::default())
+        }
+
+        async fn break_lease(&self, _: Option<BreakPeriod>) -> Result<LeaseBroken> {
+            Ok(LeaseBroken::new(Duration::ZERO, None))
+        }
+
+        async fn abandon(&self, _: &LeaseId) {
+            self.abandoned.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    const WAIT: Duration = Duration::from_secs(5);
+
+    async fn wait(lock: &Lock<Scripted>) -> (Result<bool>, Duration) {
+        let started = Instant::now();
+        let got = lock.acquire_within(WAIT).await.map(|h| h.is_some());
+        (got, started.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn held_all_along_is_none_even_when_the_last_look_is_cut_off() {
+        let lock = scripted(&[Step::Busy], true);
+        let (got, took) = wait(&lock).await;
+        assert!(matches!(got, Ok(false)), "{got:?}");
+        assert_eq!(took, WAIT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unreachable_all_along_is_the_last_failure_by_the_deadline() {
+        let lock = scripted(&[Step::Fail], false);
+        let (got, took) = wait(&lock).await;
+        assert_eq!(got.unwrap_err().kind(), ErrorKind::Transport);
+        assert_eq!(took, WAIT);
+        assert!(
+            lock.target().tried.load(Ordering::SeqCst) > 3,
+            "failures, the first included, are ridden out"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn busy_then_unreachable_is_an_error_not_none() {
+        let lock = scripted(&[Step::Busy, Step::Busy, Step::Fail], false);
+        let (got, _) = wait(&lock).await;
+        assert_eq!(got.unwrap_err().kind(), ErrorKind::Transport);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_first_failure_then_busy_is_none() {
+        let lock = scripted(&[Step::Fail, Step::Busy], false);
+        let (got, took) = wait(&lock).await;
+        assert!(matches!(got, Ok(false)), "{got:?}");
+        assert_eq!(took, WAIT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_answer_at_all_is_a_timeout_at_the_deadline_and_the_attempt_is_abandoned() {
+        let lock = scripted(&[Step::Hang], false);
+        let (got, took) = wait(&lock).await;
+        assert_eq!(got.unwrap_err().kind(), ErrorKind::Timeout);
+        assert_eq!(took, WAIT);
+        tokio::task::yield_now().await;
+        assert_eq!(lock.target().abandoned.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_fatal_error_ends_the_wait_at_once() {
+        let lock = scripted(&[Step::Busy, Step::Fatal], false);
+        let (got, took) = wait(&lock).await;
+        assert_eq!(got.unwrap_err().kind(), ErrorKind::Auth);
+        assert!(took < WAIT, "{took:?}");
+    }
+}
