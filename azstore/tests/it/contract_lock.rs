@@ -61,6 +61,8 @@ mod blob {
         BlobLock::with_options(c, "lock", opts()).unwrap()
     }
 
+    /// A lock whose service refuses connections; its client does not retry, so every
+    /// attempt fails at once and the wait loop alone decides what the wait answers.
     fn unreachable() -> BlobLock {
         let account = StorageAccount::development()
             .with_endpoint(
@@ -72,7 +74,11 @@ mod blob {
                 ),
             )
             .unwrap();
-        lock_at(&account, "locks")
+        let c = BlobServiceClient::with_options(&account, quick().retry(RetryPolicy::none()))
+            .unwrap()
+            .container("locks")
+            .unwrap();
+        BlobLock::with_options(c, "lock", opts()).unwrap()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
