@@ -2,8 +2,8 @@
 //! started by `scripts/cosmos run` (endpoint in `AZSTORE_COSMOS_ENDPOINT`). The same checks as
 //! for blobs and Redis — the ETag contract of the point operations, contention loses nothing,
 //! the create race, a lost reply recognised by its write id (through `testkit::fault`'s proxy
-//! in front of the real server), the lease and the lock (mutual exclusion, fencing tokens, the
-//! takeover rule). Behaviour the local server cannot show (429 with `x-ms-retry-after-ms`,
+//! in front of the real server), the lease and the lock's takeover rule (what every lock
+//! guarantees is checked by the lock contract suite, `contract_lock.rs`). Behaviour the local server cannot show (429 with `x-ms-retry-after-ms`,
 //! authorization refusals, malformed answers, what is signed) is checked against
 //! `testkit::scripted`.
 //!
