@@ -28,7 +28,7 @@ use tokio::process::{Child, ChildStdin, Command};
 
 use crate::check::Verdict;
 use crate::history::{Event, Kind, Recorder, now_ns};
-use crate::model::{Model, Variant};
+use crate::model::{Backend, Model, Variant};
 use crate::rng::Rng;
 use crate::writer::{EFFECT_SHARDS, Fenced, Reg, TableReg, WriterArgs};
 
@@ -163,6 +163,7 @@ struct Setup {
     table: FaultProxy,
     queue: FaultProxy,
     redis: Option<RedisProxy>,
+    cosmos: Option<FaultProxy>,
     enqueued: Vec<u64>,
 }
 
@@ -174,8 +175,14 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
     let blobs = BlobServiceClient::new(&account).expect("blob client");
     let container = blobs.container(&resource).expect("container name");
     container.create().await.expect("create container");
+    if plan.model.uses_cosmos() {
+        let c = crate::writer::cosmos_container(0, &resource);
+        let db = c.client().database(&resource).expect("database name");
+        db.create_if_not_exists().await.expect("create database");
+        c.create_if_not_exists().await.expect("create container");
+    }
     match plan.model {
-        Model::Table => TableServiceClient::new(&account)
+        Model::Register(Backend::Table) => TableServiceClient::new(&account)
             .expect("table client")
             .table(&resource)
             .expect("table name")
@@ -202,6 +209,16 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
         queue: FaultProxy::start(&account, Service::Queue).await,
         redis: if plan.model.uses_redis() {
             Some(RedisProxy::start(&testkit::redis::redis_url()).await)
+        } else {
+            None
+        },
+        cosmos: if plan.model.uses_cosmos() {
+            let endpoint = crate::writer::cosmos_endpoint();
+            let hostport = endpoint
+                .trim_start_matches("http://")
+                .trim_end_matches('/')
+                .to_string();
+            Some(FaultProxy::to_host(&hostport).await)
         } else {
             None
         },
@@ -312,6 +329,9 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
     setup.blob.clear();
     setup.table.clear();
     setup.queue.clear();
+    if let Some(c) = &setup.cosmos {
+        c.clear();
+    }
     if let Some(r) = &setup.redis {
         r.stall(false);
     }
@@ -331,15 +351,15 @@ async fn final_state(model: Model, setup: &Setup, sink: &Sink) {
         .container(&setup.resource)
         .expect("container");
     match model {
-        Model::Blob | Model::Table | Model::Redis => {
+        Model::Register(backend) => {
             let t0 = now_ns();
-            let reg: Option<Reg> = match model {
-                Model::Blob => BlobJson::<Reg>::new(container.blob("register").expect("blob"))
+            let reg: Option<Reg> = match backend {
+                Backend::Blob => BlobJson::<Reg>::new(container.blob("register").expect("blob"))
                     .read()
                     .await
                     .expect("final read")
                     .map(|c| c.value),
-                Model::Table => TableServiceClient::new(&account)
+                Backend::Table => TableServiceClient::new(&account)
                     .expect("table client")
                     .table(&setup.resource)
                     .expect("table")
@@ -353,7 +373,14 @@ async fn final_state(model: Model, setup: &Setup, sink: &Sink) {
                         by: u64::try_from(c.value.by).ok(),
                         applied: crate::writer::parse_applied(&c.value.applied),
                     }),
-                _ => redis_client()
+                Backend::Cosmos => crate::writer::cosmos_register(
+                    &crate::writer::cosmos_container(0, &setup.resource),
+                )
+                .read()
+                .await
+                .expect("final read")
+                .map(|c| c.value),
+                Backend::Redis => redis_client()
                     .json::<Reg>(&setup.resource)
                     .expect("key")
                     .read()
@@ -385,7 +412,7 @@ async fn final_state(model: Model, setup: &Setup, sink: &Sink) {
                 None,
             );
         }
-        Model::BlobLock | Model::RedisLock => {
+        Model::Lock(_) => {
             let fenced: Fenced = BlobJson::<Fenced>::new(container.blob("fenced").expect("blob"))
                 .read()
                 .await
@@ -435,8 +462,14 @@ async fn cleanup(model: Model, resource: &str) {
         .expect("container")
         .delete(&azstore::Conditions::none())
         .await;
+    if model.uses_cosmos() {
+        let c = crate::writer::cosmos_container(0, resource);
+        if let Ok(db) = c.client().database(resource) {
+            let _ = db.delete().await;
+        }
+    }
     match model {
-        Model::Table => {
+        Model::Register(Backend::Table) => {
             let _ = TableServiceClient::new(&account)
                 .expect("table client")
                 .table(resource)
@@ -521,6 +554,7 @@ fn spawn(
             .redis
             .as_ref()
             .map_or_else(|| "redis://127.0.0.1:1".to_string(), |r| r.url()),
+        cosmos_port: setup.cosmos.as_ref().map_or(0, FaultProxy::port),
         resource: setup.resource.clone(),
     };
     let stderr = std::fs::OpenOptions::new()
@@ -596,9 +630,14 @@ struct NemesisCtx {
 /// The proxies whose faults matter to `model`.
 fn http_proxies(model: Model, setup: &Setup) -> Vec<&FaultProxy> {
     match model {
-        Model::Blob | Model::BlobLock | Model::RedisLock => vec![&setup.blob],
-        Model::Table => vec![&setup.table],
-        Model::Redis => vec![],
+        Model::Register(Backend::Blob) | Model::Lock(Backend::Blob | Backend::Redis) => {
+            vec![&setup.blob]
+        }
+        Model::Register(Backend::Table) => vec![&setup.table],
+        Model::Register(Backend::Redis) => vec![],
+        Model::Register(Backend::Cosmos) => setup.cosmos.iter().collect(),
+        Model::Lock(Backend::Cosmos) => setup.cosmos.iter().chain([&setup.blob]).collect(),
+        Model::Lock(Backend::Table) => vec![&setup.table],
         Model::Queue => vec![&setup.queue, &setup.blob],
     }
 }
@@ -721,9 +760,12 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                     let proxy = proxies[rng.below(proxies.len() as u64) as usize];
                     let fault = random_fault(&mut rng);
                     let methods: &[&str] = match ctx.plan.model {
-                        Model::Table => &["", "GET", "PUT", "POST"],
+                        Model::Register(Backend::Table) => &["", "GET", "PUT", "POST"],
                         Model::Queue => &["", "GET", "PUT", "POST", "DELETE"],
-                        Model::BlobLock => &["", "GET", "PUT", "HEAD"],
+                        Model::Lock(Backend::Blob) => &["", "GET", "PUT", "HEAD"],
+                        Model::Register(Backend::Cosmos) | Model::Lock(Backend::Cosmos) => {
+                            &["", "GET", "PUT", "POST", "DELETE"]
+                        }
                         _ => &["", "GET", "PUT"],
                     };
                     let method = methods[rng.below(methods.len() as u64) as usize];

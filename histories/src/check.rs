@@ -18,6 +18,8 @@ use serde_json::Value;
 use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
 
 use crate::history::{Event, Kind, Operation, operations};
+#[cfg(test)]
+use crate::model::Backend;
 use crate::model::Model;
 use crate::writer::Fenced;
 
@@ -83,8 +85,8 @@ pub fn check(model: Model, events: &[Event]) -> Verdict {
         .filter(|o| o.p != 0 && o.f != "nemesis" && o.f != "final")
         .count();
     let anomalies = match model {
-        Model::Blob | Model::Table | Model::Redis => check_register(&ops),
-        Model::BlobLock | Model::RedisLock => check_lock(&ops),
+        Model::Register(_) => check_register(&ops),
+        Model::Lock(_) => check_lock(&ops),
         Model::Queue => check_queue(&ops),
     };
     Verdict {
@@ -521,7 +523,7 @@ mod tests {
         h.extend(incr(2000, 1, 21, 20, 40, Some(1)));
         h.extend(read(3000, 1, 1, Some(21), 30, 45));
         h.extend(read(3000, 2, 2, Some(11), 60, 70));
-        let v = check(Model::Blob, &sorted(h));
+        let v = check(Model::Register(Backend::Blob), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         assert_eq!(v.operations, 4);
     }
@@ -534,7 +536,7 @@ mod tests {
         h.extend(incr(1000, 1, 11, 10, 20, Some(1)));
         h.extend(incr(1000, 2, 12, 30, 40, Some(2)));
         h.extend(read(2000, 1, 1, Some(11), 50, 60));
-        let v = check(Model::Blob, &sorted(h));
+        let v = check(Model::Register(Backend::Blob), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
         assert!(
             v.anomalies[0].starts_with("not linearizable"),
@@ -552,12 +554,12 @@ mod tests {
         h.extend(read(3000, 1, 2, Some(11), 40, 50));
         // Another unknown one that never took effect.
         h.extend(incr(4000, 1, 41, 15, 0, None));
-        let v = check(Model::Blob, &sorted(h.clone()));
+        let v = check(Model::Register(Backend::Blob), &sorted(h.clone()));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         // With the final value listing the applied increments.
         h.push(ev(0, 1, Kind::Invoke, "read", Value::Null, 60));
         h.push(ev(0, 1, Kind::Ok, "read", json!([2, 11, [21, 11]]), 70));
-        let v = check(Model::Blob, &sorted(h));
+        let v = check(Model::Register(Backend::Blob), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
     }
 
@@ -567,7 +569,7 @@ mod tests {
         h.extend(incr(1000, 1, 11, 10, 0, None));
         h.push(ev(1000, 1, Kind::Fail, "incr", Value::Null, 20));
         h.extend(read(2000, 1, 1, Some(11), 30, 40));
-        let v = check(Model::Blob, &sorted(h));
+        let v = check(Model::Register(Backend::Blob), &sorted(h));
         assert!(
             v.anomalies[0].contains("reported as failed"),
             "{:?}",
@@ -601,9 +603,9 @@ mod tests {
 
     #[test]
     fn a_holder_claiming_the_lock_after_another_acquired_it_is_caught() {
-        let ok = check(Model::BlobLock, &lock_history(25));
+        let ok = check(Model::Lock(Backend::Blob), &lock_history(25));
         assert!(ok.anomalies.is_empty(), "{:?}", ok.anomalies);
-        let bad = check(Model::BlobLock, &lock_history(50));
+        let bad = check(Model::Lock(Backend::Blob), &lock_history(50));
         assert!(
             bad.anomalies[0].starts_with("two holders"),
             "{:?}",
@@ -623,7 +625,7 @@ mod tests {
             json!({"max": 2, "log": [[2, 2000, 2], [1, 1000, 3]]}),
             100,
         ));
-        let v = check(Model::BlobLock, &h);
+        let v = check(Model::Lock(Backend::Blob), &h);
         assert!(
             v.anomalies
                 .iter()

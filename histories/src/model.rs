@@ -1,42 +1,63 @@
 //! The models a campaign can run, and the client variants.
 
+/// The backend a register or lock model runs on. Adding a backend to the campaigns is one
+/// variant here plus one line in the writer's `register_on` / `lock_on` and in
+/// [`Model::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// A blob on Azurite (`BlobJson`, `BlobLock`).
+    Blob,
+    /// A table entity on Azurite (`TableClient::versioned`).
+    Table,
+    /// A Redis key (`RedisJson`, `RedisLock`).
+    Redis,
+    /// A Cosmos DB item on the local Cosmos DB server (`CosmosItem`, `CosmosLock`).
+    Cosmos,
+}
+
+impl Backend {
+    /// Its name in model names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Blob => "blob",
+            Backend::Table => "table",
+            Backend::Redis => "redis",
+            Backend::Cosmos => "cosmos",
+        }
+    }
+}
+
 /// What is checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
-    /// CAS register: `update()` on a blob (`BlobJson`).
-    Blob,
-    /// CAS register: `update()` on a table entity (`TableClient::versioned`).
-    Table,
-    /// CAS register: `update()` on a Redis key (`RedisJson`).
-    Redis,
-    /// Mutual exclusion and monotonic fencing of `BlobLock`.
-    BlobLock,
-    /// Mutual exclusion and monotonic fencing of `RedisLock`.
-    RedisLock,
+    /// CAS register: `update()` on the backend's versioned item (checked for
+    /// linearizability).
+    Register(Backend),
+    /// Mutual exclusion and monotonic fencing of the backend's lock.
+    Lock(Backend),
     /// Exactly-once effects of the queue worker (`queue::process`).
     Queue,
 }
 
 impl Model {
     /// Every model, in campaign order.
-    pub const ALL: [Model; 6] = [
-        Model::Blob,
-        Model::Table,
-        Model::Redis,
-        Model::BlobLock,
-        Model::RedisLock,
+    pub const ALL: [Model; 8] = [
+        Model::Register(Backend::Blob),
+        Model::Register(Backend::Table),
+        Model::Register(Backend::Redis),
+        Model::Register(Backend::Cosmos),
+        Model::Lock(Backend::Blob),
+        Model::Lock(Backend::Redis),
+        Model::Lock(Backend::Cosmos),
         Model::Queue,
     ];
 
-    /// Its name on the command line and in reports.
-    pub fn name(self) -> &'static str {
+    /// Its name on the command line and in reports (`blob-register`, `cosmos-lock`, ...).
+    pub fn name(self) -> String {
         match self {
-            Model::Blob => "blob-register",
-            Model::Table => "table-register",
-            Model::Redis => "redis-register",
-            Model::BlobLock => "blob-lock",
-            Model::RedisLock => "redis-lock",
-            Model::Queue => "queue-worker",
+            Model::Register(b) => format!("{}-register", b.name()),
+            Model::Lock(b) => format!("{}-lock", b.name()),
+            Model::Queue => "queue-worker".to_string(),
         }
     }
 
@@ -50,17 +71,30 @@ impl Model {
 
     /// Whether it is a register model (checked by the linearizability tester).
     pub fn is_register(self) -> bool {
-        matches!(self, Model::Blob | Model::Table | Model::Redis)
+        matches!(self, Model::Register(_))
     }
 
     /// Whether it is a lock model.
     pub fn is_lock(self) -> bool {
-        matches!(self, Model::BlobLock | Model::RedisLock)
+        matches!(self, Model::Lock(_))
+    }
+
+    /// The backend of a register or lock model.
+    pub fn backend(self) -> Option<Backend> {
+        match self {
+            Model::Register(b) | Model::Lock(b) => Some(b),
+            Model::Queue => None,
+        }
     }
 
     /// Whether its clients talk to Redis.
     pub fn uses_redis(self) -> bool {
-        matches!(self, Model::Redis | Model::RedisLock)
+        self.backend() == Some(Backend::Redis)
+    }
+
+    /// Whether its clients talk to Cosmos DB.
+    pub fn uses_cosmos(self) -> bool {
+        self.backend() == Some(Backend::Cosmos)
     }
 }
 

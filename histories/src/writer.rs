@@ -10,9 +10,12 @@ use std::time::Duration;
 
 use azstore::blob::{BlobClient, BlobServiceClient, ContainerClient};
 use azstore::clock::ManualClock;
+use azstore::cosmos::{
+    CosmosClient, CosmosContainer, CosmosItem, CosmosKey, CosmosLock, EMULATOR_KEY, PartitionKey,
+};
 use azstore::http::{ClientOptions, RetryPolicy};
-use azstore::lease::{GuardOptions, LeaseDuration};
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lease::{GuardOptions, Leasable, LeaseDuration};
+use azstore::lock::{BlobLock, Held, LockOptions};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
 use azstore::redis::{RedisClient, RedisConfig, RedisLock};
 use azstore::table::TableServiceClient;
@@ -22,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::history::{Kind, Recorder};
-use crate::model::{Model, Variant};
+use crate::model::{Backend, Model, Variant};
 use crate::rng::Rng;
 
 /// What a writer process is told on its command line.
@@ -46,6 +49,8 @@ pub struct WriterArgs {
     pub queue_port: u16,
     /// Redis proxy URL.
     pub redis_url: String,
+    /// Port of the proxy in front of the Cosmos DB server (0: none).
+    pub cosmos_port: u16,
     /// The resource names (container, table, queue or key prefix).
     pub resource: String,
 }
@@ -63,6 +68,7 @@ impl WriterArgs {
             format!("--table-port={}", self.table_port),
             format!("--queue-port={}", self.queue_port),
             format!("--redis={}", self.redis_url),
+            format!("--cosmos-port={}", self.cosmos_port),
             format!("--resource={}", self.resource),
         ]
     }
@@ -91,6 +97,7 @@ impl WriterArgs {
             table_port: num("table-port")? as u16,
             queue_port: num("queue-port")? as u16,
             redis_url: get("redis")?,
+            cosmos_port: num("cosmos-port")? as u16,
             resource: get("resource")?,
         })
     }
@@ -270,84 +277,14 @@ pub fn main(args: WriterArgs) {
             op: 0,
         };
         let guard = GuardOptions::default().clock(manual.clock());
+        let ctx = Ctx {
+            proxied: &proxied,
+            args: &args,
+            guard,
+        };
         match args.model {
-            Model::Blob => {
-                let blob = blob_client(&proxied, &args.resource, "register");
-                let res = BlobJson::<Reg>::new(blob);
-                match args.variant {
-                    Variant::Correct => register(&res, &args, &mut rng, &mut ids, &rec).await,
-                    Variant::Broken => {
-                        let res = Unconditional(res);
-                        register(&res, &args, &mut rng, &mut ids, &rec).await
-                    }
-                }
-            }
-            Model::Table => {
-                let table = TableServiceClient::with_options(&proxied, client_options())
-                    .expect("table client")
-                    .table(&args.resource)
-                    .expect("table name");
-                let res = TableRegister(
-                    table
-                        .versioned::<TableReg>("register", "register")
-                        .expect("keys"),
-                    table.clone(),
-                );
-                match args.variant {
-                    Variant::Correct => register(&res, &args, &mut rng, &mut ids, &rec).await,
-                    Variant::Broken => {
-                        let res = Unconditional(res);
-                        register(&res, &args, &mut rng, &mut ids, &rec).await
-                    }
-                }
-            }
-            Model::Redis => {
-                let res = RedisRegister(
-                    redis(&args.redis_url)
-                        .json::<Reg>(&args.resource)
-                        .expect("key"),
-                );
-                match args.variant {
-                    Variant::Correct => register(&res, &args, &mut rng, &mut ids, &rec).await,
-                    Variant::Broken => {
-                        let res = Unconditional(res);
-                        register(&res, &args, &mut rng, &mut ids, &rec).await
-                    }
-                }
-            }
-            Model::BlobLock => {
-                let container = container_client(&proxied, &args.resource);
-                let opts = lock_options(&args, guard);
-                let lock = BlobLock::with_options(container.clone(), "lock", opts).expect("lock");
-                let resource =
-                    BlobJson::<Fenced>::new(container.blob("fenced").expect("blob name"));
-                lock_loop(
-                    &AnyLock::Blob(lock),
-                    &resource,
-                    &args,
-                    &mut rng,
-                    &mut ids,
-                    &rec,
-                )
-                .await
-            }
-            Model::RedisLock => {
-                let container = container_client(&proxied, &args.resource);
-                let opts = lock_options(&args, guard);
-                let lock = RedisLock::with_options(redis(&args.redis_url), &args.resource, opts)
-                    .expect("lock");
-                let resource =
-                    BlobJson::<Fenced>::new(container.blob("fenced").expect("blob name"));
-                lock_loop(
-                    &AnyLock::Redis(lock),
-                    &resource,
-                    &args,
-                    &mut rng,
-                    &mut ids,
-                    &rec,
-                )
-                .await
-            }
+            Model::Register(backend) => register_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
+            Model::Lock(backend) => lock_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
             Model::Queue => {
                 let container = container_client(&proxied, &args.resource);
                 let queue = QueueServiceClient::with_options(&proxied, client_options())
@@ -358,6 +295,123 @@ pub fn main(args: WriterArgs) {
             }
         }
     });
+}
+
+/// What a model's writer needs to build its clients.
+struct Ctx<'a> {
+    /// The account with the storage endpoints pointed at the fault proxies.
+    proxied: &'a StorageAccount,
+    args: &'a WriterArgs,
+    /// Guard options with the writer's jumpable lease clock.
+    guard: GuardOptions,
+}
+
+/// The register model on `backend`: one line per backend.
+async fn register_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut Ids, rec: &Rec) {
+    let (args, resource) = (ctx.args, &ctx.args.resource);
+    match backend {
+        Backend::Blob => {
+            let res = BlobJson::<Reg>::new(blob_client(ctx.proxied, resource, "register"));
+            register_variant(res, args, rng, ids, rec).await
+        }
+        Backend::Table => register_variant(table_register(ctx), args, rng, ids, rec).await,
+        Backend::Redis => {
+            let res = RedisRegister(redis(&args.redis_url).json::<Reg>(resource).expect("key"));
+            register_variant(res, args, rng, ids, rec).await
+        }
+        Backend::Cosmos => {
+            let res = cosmos_register(&cosmos_container(args.cosmos_port, resource));
+            register_variant(res, args, rng, ids, rec).await
+        }
+    }
+}
+
+/// The lock model on `backend`: one line per backend. The fenced resource is a blob either
+/// way.
+async fn lock_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut Ids, rec: &Rec) {
+    let args = ctx.args;
+    let container = container_client(ctx.proxied, &args.resource);
+    let fenced = BlobJson::<Fenced>::new(container.blob("fenced").expect("blob name"));
+    let opts = lock_options(args, ctx.guard.clone());
+    match backend {
+        Backend::Blob => {
+            let lock = BlobLock::with_options(container, "lock", opts).expect("lock");
+            lock_loop(&lock, &fenced, args, rng, ids, rec).await
+        }
+        Backend::Redis => {
+            let lock = RedisLock::with_options(redis(&args.redis_url), &args.resource, opts)
+                .expect("lock");
+            lock_loop(&lock, &fenced, args, rng, ids, rec).await
+        }
+        Backend::Cosmos => {
+            let c = cosmos_container(args.cosmos_port, &args.resource);
+            let lock = CosmosLock::with_options(c, "lock", "lock", opts).expect("lock");
+            lock_loop(&lock, &fenced, args, rng, ids, rec).await
+        }
+        Backend::Table => panic!("no lock on a table entity"),
+    }
+}
+
+/// The register model with the correct or the broken client.
+async fn register_variant<R>(res: R, args: &WriterArgs, rng: &mut Rng, ids: &mut Ids, rec: &Rec)
+where
+    R: Register + Overwrite,
+    R::Value: Clone,
+{
+    match args.variant {
+        Variant::Correct => register(&res, args, rng, ids, rec).await,
+        Variant::Broken => register(&Unconditional(res), args, rng, ids, rec).await,
+    }
+}
+
+fn table_register(ctx: &Ctx<'_>) -> TableRegister {
+    let table = TableServiceClient::with_options(ctx.proxied, client_options())
+        .expect("table client")
+        .table(&ctx.args.resource)
+        .expect("table name");
+    TableRegister(
+        table
+            .versioned::<TableReg>("register", "register")
+            .expect("keys"),
+        table,
+    )
+}
+
+/// The Cosmos DB container of a history: database `resource`, container `items` (partition
+/// key `/pk`), reached through the proxy on `port` (or directly with port 0).
+pub fn cosmos_container(port: u16, resource: &str) -> CosmosContainer {
+    let endpoint = if port == 0 {
+        cosmos_endpoint()
+    } else {
+        format!("http://127.0.0.1:{port}")
+    };
+    CosmosClient::with_options(
+        &endpoint,
+        CosmosKey::new(EMULATOR_KEY).expect("key"),
+        client_options(),
+    )
+    .expect("cosmos client")
+    .database(resource)
+    .expect("database name")
+    .container("items", "/pk")
+    .expect("container name")
+}
+
+/// The local Cosmos DB server's endpoint (`scripts/cosmos run` exports it).
+pub fn cosmos_endpoint() -> String {
+    std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
+        panic!(
+            "AZSTORE_COSMOS_ENDPOINT is not set: run the campaigns through `scripts/cosmos run --` \
+             (scripts/campaign and scripts/test do)"
+        )
+    })
+}
+
+/// The register item of a Cosmos DB history.
+pub fn cosmos_register(container: &CosmosContainer) -> CosmosItem<Reg> {
+    container
+        .item::<Reg>("register", PartitionKey::from("register"))
+        .expect("item id")
 }
 
 fn container_client(account: &StorageAccount, name: &str) -> ContainerClient {
@@ -403,6 +457,21 @@ impl Register for BlobJson<Reg> {
     }
     fn get(&self, v: &Reg) -> Reg {
         v.clone()
+    }
+}
+
+impl Register for CosmosItem<Reg> {
+    fn make(&self, reg: Reg) -> Reg {
+        reg
+    }
+    fn get(&self, v: &Reg) -> Reg {
+        v.clone()
+    }
+}
+
+impl Overwrite for CosmosItem<Reg> {
+    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
+        self.overwrite(value).await
     }
 }
 
@@ -623,53 +692,39 @@ where
     }
 }
 
-/// A Blob or a Redis lock.
-enum AnyLock {
-    Blob(BlobLock),
-    Redis(RedisLock),
+/// A lock the lock model can wait for: every lock backend's `acquire_within`, with the held
+/// lock as the one generic [`Held`] type.
+trait ModelLock {
+    type Lease: Leasable;
+    fn acquire(&self, wait: Duration) -> impl Future<Output = Result<Option<Held<Self::Lease>>>>;
 }
 
-/// A held Blob or Redis lock.
-enum AnyHeld {
-    Blob(azstore::lock::HeldLock),
-    Redis(azstore::redis::HeldRedisLock),
-}
-
-impl AnyLock {
-    async fn acquire(&self, timeout: Duration) -> Result<Option<AnyHeld>> {
-        match self {
-            AnyLock::Blob(l) => Ok(l.acquire_within(timeout).await?.map(AnyHeld::Blob)),
-            AnyLock::Redis(l) => Ok(l.acquire_within(timeout).await?.map(AnyHeld::Redis)),
-        }
+impl ModelLock for BlobLock {
+    type Lease = BlobClient;
+    async fn acquire(&self, wait: Duration) -> Result<Option<Held<BlobClient>>> {
+        self.acquire_within(wait).await
     }
 }
 
-impl AnyHeld {
-    fn token(&self) -> u64 {
-        match self {
-            AnyHeld::Blob(h) => h.fencing_token(),
-            AnyHeld::Redis(h) => h.fencing_token(),
-        }
+impl ModelLock for RedisLock {
+    type Lease = azstore::redis::RedisLease;
+    async fn acquire(&self, wait: Duration) -> Result<Option<Held<Self::Lease>>> {
+        self.acquire_within(wait).await
     }
-    fn is_held(&self) -> bool {
-        match self {
-            AnyHeld::Blob(h) => h.is_held(),
-            AnyHeld::Redis(h) => h.is_held(),
-        }
-    }
-    async fn release(self) -> Result<()> {
-        match self {
-            AnyHeld::Blob(h) => h.release().await.map(|_| ()),
-            AnyHeld::Redis(h) => h.release().await.map(|_| ()),
-        }
+}
+
+impl ModelLock for CosmosLock {
+    type Lease = azstore::cosmos::CosmosLease;
+    async fn acquire(&self, wait: Duration) -> Result<Option<Held<Self::Lease>>> {
+        self.acquire_within(wait).await
     }
 }
 
 /// The lock model: acquire, then 1–3 fenced writes each preceded by the holder's own check
 /// that it still holds the lock (recorded as `held`), then release. The broken variant
 /// ignores loss: it claims to hold the lock without asking.
-async fn lock_loop(
-    lock: &AnyLock,
+async fn lock_loop<L: ModelLock>(
+    lock: &L,
     resource: &BlobJson<Fenced>,
     args: &WriterArgs,
     rng: &mut Rng,
@@ -686,7 +741,15 @@ async fn lock_loop(
         done += 1;
         let held = match lock.acquire(Duration::from_secs(20)).await {
             Ok(Some(h)) => {
-                record(rec, p, op, Kind::Ok, "acquire", json!(h.token()), None);
+                record(
+                    rec,
+                    p,
+                    op,
+                    Kind::Ok,
+                    "acquire",
+                    json!(h.fencing_token()),
+                    None,
+                );
                 h
             }
             Ok(None) => {
@@ -718,7 +781,7 @@ async fn lock_loop(
                 continue;
             }
         };
-        let token = held.token();
+        let token = held.fencing_token();
         let writes = 1 + rng.below(3);
         for _ in 0..writes {
             if done >= args.ops {
@@ -767,7 +830,7 @@ async fn lock_loop(
         let op = ids.next_op();
         let p = ids.p();
         record(rec, p, op, Kind::Invoke, "release", json!(token), None);
-        match held.release().await {
+        match held.release().await.map(|_| ()) {
             Ok(()) => record(rec, p, op, Kind::Ok, "release", json!(token), None),
             Err(e) => {
                 let kind = failure_kind(&e);
@@ -790,7 +853,13 @@ async fn lock_loop(
 
 /// The holder asks itself whether it still holds the lock (recorded as `held`, ok or fail);
 /// the broken variant claims it without asking.
-fn claim(held: &AnyHeld, token: u64, variant: Variant, ids: &mut Ids, rec: &Rec) -> bool {
+fn claim<T: Leasable>(
+    held: &Held<T>,
+    token: u64,
+    variant: Variant,
+    ids: &mut Ids,
+    rec: &Rec,
+) -> bool {
     let op = ids.next_op();
     let p = ids.p();
     record(rec, p, op, Kind::Invoke, "held", json!(token), None);

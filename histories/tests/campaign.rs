@@ -1,6 +1,7 @@
 //! The short campaign (one history per model, 5 writer processes × 48 operations, under the
 //! randomized nemesis) and the checker-sanity runs (deliberately broken clients that MUST be
-//! caught). Needs the emulators: `scripts/azurite run -- cargo test -p histories`.
+//! caught). Needs the emulators and the local Cosmos DB server:
+//! `scripts/cosmos run -- scripts/azurite run -- cargo test -p histories`.
 //!
 //! The seed is printed; `HISTORIES_SEED=S` repeats a run. A history with an anomaly is kept
 //! under `target/histories/` and can be re-checked with
@@ -9,7 +10,7 @@
 use std::path::PathBuf;
 
 use histories::campaign::{Plan, Report, run};
-use histories::model::{Model, Variant};
+use histories::model::{Backend, Model, Variant};
 
 fn seed() -> u64 {
     std::env::var("HISTORIES_SEED")
@@ -83,27 +84,37 @@ async fn must_catch(model: Model) -> Report {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn campaign_blob_register() {
-    campaign(Model::Blob).await;
+    campaign(Model::Register(Backend::Blob)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn campaign_table_register() {
-    campaign(Model::Table).await;
+    campaign(Model::Register(Backend::Table)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn campaign_redis_register() {
-    campaign(Model::Redis).await;
+    campaign(Model::Register(Backend::Redis)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn campaign_blob_lock() {
-    campaign(Model::BlobLock).await;
+    campaign(Model::Lock(Backend::Blob)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn campaign_redis_lock() {
-    campaign(Model::RedisLock).await;
+    campaign(Model::Lock(Backend::Redis)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_cosmos_register() {
+    campaign(Model::Register(Backend::Cosmos)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_cosmos_lock() {
+    campaign(Model::Lock(Backend::Cosmos)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,8 +123,13 @@ async fn campaign_queue_worker() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sanity_update_without_if_match_is_caught_on_blob_table_and_redis() {
-    for model in [Model::Blob, Model::Table, Model::Redis] {
+async fn sanity_update_without_if_match_is_caught_on_every_register() {
+    for model in [
+        Model::Register(Backend::Blob),
+        Model::Register(Backend::Table),
+        Model::Register(Backend::Redis),
+        Model::Register(Backend::Cosmos),
+    ] {
         let r = must_catch(model).await;
         assert!(
             r.examples.iter().any(|a| a.contains("lost update")),
@@ -125,7 +141,7 @@ async fn sanity_update_without_if_match_is_caught_on_blob_table_and_redis() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sanity_blob_lock_holder_ignoring_loss_is_caught() {
-    let r = must_catch(Model::BlobLock).await;
+    let r = must_catch(Model::Lock(Backend::Blob)).await;
     assert!(
         r.examples.iter().any(|a| a.contains("two holders")),
         "{:?}",
@@ -135,7 +151,17 @@ async fn sanity_blob_lock_holder_ignoring_loss_is_caught() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sanity_redis_lock_holder_ignoring_loss_is_caught() {
-    let r = must_catch(Model::RedisLock).await;
+    let r = must_catch(Model::Lock(Backend::Redis)).await;
+    assert!(
+        r.examples.iter().any(|a| a.contains("two holders")),
+        "{:?}",
+        r.examples
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sanity_cosmos_lock_holder_ignoring_loss_is_caught() {
+    let r = must_catch(Model::Lock(Backend::Cosmos)).await;
     assert!(
         r.examples.iter().any(|a| a.contains("two holders")),
         "{:?}",

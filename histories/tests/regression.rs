@@ -22,12 +22,12 @@
 fn the_kept_histories_of_the_double_apply_are_still_anomalies() {
     for (model, file, uid) in [
         (
-            histories::model::Model::Blob,
+            histories::model::Model::Register(histories::model::Backend::Blob),
             "blob-register-correct-seed20261126.jsonl",
             5242880017u64,
         ),
         (
-            histories::model::Model::Table,
+            histories::model::Model::Register(histories::model::Backend::Table),
             "table-register-correct-seed20261135.jsonl",
             5242880016,
         ),
