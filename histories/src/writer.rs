@@ -15,7 +15,7 @@ use azstore::cosmos::{
 };
 use azstore::http::{ClientOptions, RetryPolicy};
 use azstore::lease::{GuardOptions, Leasable, LeaseDuration};
-use azstore::lock::{BlobLock, Held, LockOptions};
+use azstore::lock::{BlobLock, Held, Lock, LockOptions, LockTarget};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
 use azstore::redis::{RedisClient, RedisConfig, RedisLock};
 use azstore::table::TableServiceClient;
@@ -326,8 +326,8 @@ async fn register_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut I
     }
 }
 
-/// The lock model on `backend`: one line per backend. The fenced resource is a blob either
-/// way.
+/// The lock model on `backend`: one line per backend (every lock is the one engine,
+/// `Lock<T: LockTarget>`). The fenced resource is a blob either way.
 async fn lock_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut Ids, rec: &Rec) {
     let args = ctx.args;
     let container = container_client(ctx.proxied, &args.resource);
@@ -692,39 +692,11 @@ where
     }
 }
 
-/// A lock the lock model can wait for: every lock backend's `acquire_within`, with the held
-/// lock as the one generic [`Held`] type.
-trait ModelLock {
-    type Lease: Leasable;
-    fn acquire(&self, wait: Duration) -> impl Future<Output = Result<Option<Held<Self::Lease>>>>;
-}
-
-impl ModelLock for BlobLock {
-    type Lease = BlobClient;
-    async fn acquire(&self, wait: Duration) -> Result<Option<Held<BlobClient>>> {
-        self.acquire_within(wait).await
-    }
-}
-
-impl ModelLock for RedisLock {
-    type Lease = azstore::redis::RedisLease;
-    async fn acquire(&self, wait: Duration) -> Result<Option<Held<Self::Lease>>> {
-        self.acquire_within(wait).await
-    }
-}
-
-impl ModelLock for CosmosLock {
-    type Lease = azstore::cosmos::CosmosLease;
-    async fn acquire(&self, wait: Duration) -> Result<Option<Held<Self::Lease>>> {
-        self.acquire_within(wait).await
-    }
-}
-
 /// The lock model: acquire, then 1–3 fenced writes each preceded by the holder's own check
 /// that it still holds the lock (recorded as `held`), then release. The broken variant
 /// ignores loss: it claims to hold the lock without asking.
-async fn lock_loop<L: ModelLock>(
-    lock: &L,
+async fn lock_loop<T: LockTarget>(
+    lock: &Lock<T>,
     resource: &BlobJson<Fenced>,
     args: &WriterArgs,
     rng: &mut Rng,
@@ -739,7 +711,7 @@ async fn lock_loop<L: ModelLock>(
         let p = ids.p();
         record(rec, p, op, Kind::Invoke, "acquire", Value::Null, None);
         done += 1;
-        let held = match lock.acquire(Duration::from_secs(20)).await {
+        let held = match lock.acquire_within(Duration::from_secs(20)).await {
             Ok(Some(h)) => {
                 record(
                     rec,
