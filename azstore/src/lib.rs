@@ -156,6 +156,7 @@ pub mod table;
 pub mod clock;
 #[cfg(feature = "cosmos")]
 pub mod cosmos;
+pub mod leader;
 pub mod lease;
 pub mod lock;
 #[cfg(feature = "redis")]
