@@ -414,7 +414,11 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("safety_margin"), "{e}");
-        let e = timing(base.clone().guard(GuardOptions::default().renew_every(secs(7)))).unwrap_err();
+        let e = timing(
+            base.clone()
+                .guard(GuardOptions::default().renew_every(secs(7))),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("renew_every"), "{e}");
         // The lock's own check: the renew interval must be under the window.
         assert!(timing(base.guard(GuardOptions::default().renew_every(secs(14)))).is_err());

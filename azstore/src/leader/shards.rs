@@ -161,7 +161,9 @@ impl<F: LockFactory> ShardGroup<F> {
             return Err(Error::invalid_input("a shard group name must not be empty"));
         }
         if shards.is_empty() {
-            return Err(Error::invalid_input("a shard group needs at least one shard"));
+            return Err(Error::invalid_input(
+                "a shard group needs at least one shard",
+            ));
         }
         let unique: BTreeSet<&String> = shards.iter().collect();
         if unique.len() != shards.len() {
@@ -356,7 +358,10 @@ impl ShardWorker {
     /// # }
     /// ```
     pub fn requests(&self) -> (u64, Duration) {
-        (self.requests.load(Ordering::Relaxed), self.started.elapsed())
+        (
+            self.requests.load(Ordering::Relaxed),
+            self.started.elapsed(),
+        )
     }
 
     /// Leaves the group: sends [`ShardEvent::Lost`] for every shard, releases them (and the
@@ -376,18 +381,20 @@ impl ShardWorker {
         }
     }
 
-    /// Stops the worker without releasing anything (the leases run out, as after a crash):
-    /// for tests and failover drills.
+    /// Starts leaving without waiting: the [`ShardEvent::Lost`] of every shard follow on
+    /// [`recv`](Self::recv), which returns `None` once everything is released.
     ///
     /// ```no_run
-    /// # fn demo(worker: azstore::leader::ShardWorker) {
-    /// worker.abandon(); // the shards are claimed by others once their leases end
+    /// # async fn demo(mut worker: azstore::leader::ShardWorker) {
+    /// worker.stop();
+    /// while let Some(event) = worker.recv().await {
+    ///     println!("{event:?}"); // the Lost events, sent before each release
+    /// }
     /// # }
     /// ```
-    pub fn abandon(mut self) {
-        self.stop.take();
-        if let Some(task) = self.task.take() {
-            task.abort();
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
         }
     }
 }
@@ -512,13 +519,17 @@ impl<C: Campaign> Worker<C> {
             }
         }
         // 2. Count the members.
-        let reads = futures_util::future::join_all(self.slots.iter().map(|l| l.campaign_status()))
-            .await;
+        let reads =
+            futures_util::future::join_all(self.slots.iter().map(|l| l.campaign_status())).await;
         self.count(reads.len() as u64);
         let mut members = BTreeSet::new();
         for (k, r) in reads.into_iter().enumerate() {
             let seen = r?;
-            if self.slot_live.entry(k).or_default().alive(&seen, self.lease)
+            if self
+                .slot_live
+                .entry(k)
+                .or_default()
+                .alive(&seen, self.lease)
                 && let Some(o) = &seen.owner
             {
                 members.insert(identity_of(o));
@@ -533,7 +544,11 @@ impl<C: Campaign> Worker<C> {
         let mut views = Vec::with_capacity(reads.len());
         for (i, r) in reads.into_iter().enumerate() {
             let seen = r?;
-            let alive = self.shard_live.entry(i).or_default().alive(&seen, self.lease);
+            let alive = self
+                .shard_live
+                .entry(i)
+                .or_default()
+                .alive(&seen, self.lease);
             let last = seen.owner.as_ref().map(identity_of);
             views.push(ShardView {
                 owner: if alive { last.clone() } else { None },
@@ -611,7 +626,9 @@ impl<C: Campaign> Worker<C> {
                     continue;
                 }
                 let steal = v.owner.is_none()
-                    && v.last.as_ref().is_some_and(|l| l != &self.me && members.contains(l));
+                    && v.last
+                        .as_ref()
+                        .is_some_and(|l| l != &self.me && members.contains(l));
                 if steal && steals == 0 {
                     continue;
                 }
