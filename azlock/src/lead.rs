@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use azstore::blob::BlobServiceClient;
-use azstore::lease::LeaseDuration;
 use azstore::leader::{Election, ElectionOptions};
+use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
 use clap::Args;
 

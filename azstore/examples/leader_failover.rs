@@ -115,13 +115,16 @@ async fn child(args: &[String]) -> Res<()> {
                         &azstore::StorageAccount::from_env()?,
                     )?
                     .container("leader-harness")?;
-                    let $lock = || azstore::lock::BlobLock::with_options(c.clone(), name, lock_options(id));
+                    let $lock =
+                        || azstore::lock::BlobLock::with_options(c.clone(), name, lock_options(id));
                     let $locks = || azstore::leader::BlobLocks::new(c.clone(), lock_options(id));
                     $body
                 }
                 "redis" => {
                     let r = azstore::redis::RedisClient::from_env()?;
-                    let $lock = || azstore::redis::RedisLock::with_options(r.clone(), name, lock_options(id));
+                    let $lock = || {
+                        azstore::redis::RedisLock::with_options(r.clone(), name, lock_options(id))
+                    };
                     let $locks = || azstore::leader::RedisLocks::new(r.clone(), lock_options(id));
                     $body
                 }
@@ -129,7 +132,12 @@ async fn child(args: &[String]) -> Res<()> {
                     let c = cosmos_container().await?;
                     let $lock = || {
                         let item = name.replace('/', ":");
-                        azstore::cosmos::CosmosLock::with_options(c.clone(), &item, item.as_str(), lock_options(id))
+                        azstore::cosmos::CosmosLock::with_options(
+                            c.clone(),
+                            &item,
+                            item.as_str(),
+                            lock_options(id),
+                        )
                     };
                     let $locks = || azstore::leader::CosmosLocks::new(c.clone(), lock_options(id));
                     $body
@@ -248,7 +256,14 @@ async fn failover(backend: &str) -> Res<()> {
         let hold = Duration::from_millis(1000 + rand::random::<u64>() % 5000);
         tokio::time::sleep(hold).await;
         let t0 = Instant::now();
-        fleet.signal(&leader, if graceful { libc::SIGTERM } else { libc::SIGKILL });
+        fleet.signal(
+            &leader,
+            if graceful {
+                libc::SIGTERM
+            } else {
+                libc::SIGKILL
+            },
+        );
         let old = leader.clone();
         let next = loop {
             let (who, line, at) = fleet.next(Duration::from_secs(120)).await?;
@@ -376,13 +391,27 @@ async fn ownership(backend: &str) -> Res<()> {
     }
     fleet.spawn("worker", backend, &group, "w1")?;
     alive.insert("w1".into());
-    settle(&mut fleet, &mut st, &alive, &bucket, Duration::from_secs(120)).await?;
+    settle(
+        &mut fleet,
+        &mut st,
+        &alive,
+        &bucket,
+        Duration::from_secs(120),
+    )
+    .await?;
     for i in 2..=8 {
         let id = format!("w{i}");
         fleet.spawn("worker", backend, &group, &id)?;
         alive.insert(id);
     }
-    let up = settle(&mut fleet, &mut st, &alive, &bucket, Duration::from_secs(180)).await?;
+    let up = settle(
+        &mut fleet,
+        &mut st,
+        &alive,
+        &bucket,
+        Duration::from_secs(180),
+    )
+    .await?;
     // Kill five: their shards are unowned from the kill on.
     let killed: Vec<String> = (4..=8).map(|i| format!("w{i}")).collect();
     let t_kill = Instant::now();
@@ -404,7 +433,10 @@ async fn ownership(backend: &str) -> Res<()> {
     let t0 = Instant::now();
     while !st.balanced(&alive) {
         let left = Duration::from_secs(180).saturating_sub(t0.elapsed());
-        let (who, line, at) = fleet.next(left).await.map_err(|_| "not balanced after the kill")?;
+        let (who, line, at) = fleet
+            .next(left)
+            .await
+            .map_err(|_| "not balanced after the kill")?;
         if killed.contains(&who) {
             continue;
         }
