@@ -468,7 +468,10 @@ async fn ownership(backend: &str) -> Res<()> {
         .map(|(n, ms, owned)| *n as f64 / (*ms as f64 / 1000.0) + (*owned as f64 + 1.0) / renew)
         .collect();
     let rate = rates.iter().sum::<f64>() / rates.len().max(1) as f64;
-    let k = (up.max(down) / INTERVAL.as_secs_f64()).ceil();
+    // Intervals to balance after the last change the workers could see: the joins, and the
+    // end of the killed workers' leases (before it their shards are not free).
+    let after_kill = (down - LEASE as f64).max(0.0);
+    let k = (up.max(after_kill) / INTERVAL.as_secs_f64()).ceil();
     eprintln!(
         "{backend}: 1->8 balanced in {up:.1} s, 8->3 in {down:.1} s after the kill ({} shards orphaned)",
         orphaned.len()

@@ -186,3 +186,6 @@ struct FailuresExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/connecting.md")]
 struct ConnectingExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/leader.md")]
+struct LeaderExamples;
