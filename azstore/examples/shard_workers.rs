@@ -95,6 +95,12 @@ impl Fleet {
             }
             println!("-- {id} {what}");
         }
+        // Reaped in the background: it is no longer part of the fleet.
+        if let Some(mut c) = self.children.remove(id) {
+            tokio::spawn(async move {
+                let _ = c.wait().await;
+            });
+        }
     }
 }
 
@@ -160,12 +166,17 @@ async fn main() -> Res<()> {
             }
         }
     }
-    for id in fleet.children.keys().cloned().collect::<Vec<_>>() {
-        fleet.signal(&id, libc::SIGTERM, "stops");
-    }
-    for (_, mut c) in std::mem::take(&mut fleet.children) {
+    let running: Vec<Child> = std::mem::take(&mut fleet.children).into_values().collect();
+    for mut c in running {
+        if let Some(pid) = c.id() {
+            // SAFETY: kill(2) to a child process this example started.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGTERM);
+            }
+        }
         let _ = c.wait().await;
     }
+    println!("-- the fleet stopped (each worker released its shards on SIGTERM)");
     let c = BlobServiceClient::new(&StorageAccount::from_env()?)?.container(&container)?;
     c.delete(&azstore::Conditions::none()).await?;
     Ok(())
