@@ -445,3 +445,65 @@ impl<T: Leasable> Leadership<T> {
         self.held.release().await.map(drop)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(held: bool, version: Option<&str>) -> Seen {
+        Seen {
+            held,
+            epoch: Some(7),
+            owner: None,
+            version: version.map(str::to_string),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_record_unchanged_for_a_lease_counts_as_gone() {
+        let lease = Duration::from_secs(15);
+        let mut live = Liveness::default();
+        assert!(live.alive(&seen(true, Some("e1")), lease));
+        tokio::time::advance(Duration::from_secs(14)).await;
+        assert!(live.alive(&seen(true, Some("e1")), lease));
+        // A renewal changes the version: the holder is alive, the count restarts.
+        assert!(live.alive(&seen(true, Some("e2")), lease));
+        tokio::time::advance(Duration::from_secs(14)).await;
+        assert!(live.alive(&seen(true, Some("e2")), lease));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(!live.alive(&seen(true, Some("e2")), lease));
+        // Without versions (Blob, Redis) the backend's word is final.
+        let mut plain = Liveness::default();
+        assert!(plain.alive(&seen(true, None), lease));
+        tokio::time::advance(Duration::from_secs(600)).await;
+        assert!(plain.alive(&seen(true, None), lease));
+        assert!(!plain.alive(&seen(false, None), lease));
+    }
+
+    #[test]
+    fn leaders_are_named_by_label_or_host_and_pid() {
+        let owner = LockOwner {
+            host: "h".into(),
+            pid: Some(9),
+            label: None,
+            acquired_at: None,
+        };
+        assert_eq!(identity_of(&owner), "h:9");
+        let s = Seen {
+            owner: Some(LockOwner {
+                label: Some("primary-a".into()),
+                ..owner
+            }),
+            ..seen(true, None)
+        };
+        assert_eq!(
+            leader_of(&s, true),
+            Some(Leader {
+                identity: "primary-a".into(),
+                epoch: 7
+            })
+        );
+        assert_eq!(leader_of(&s, false), None);
+        assert_eq!(leader_of(&seen(false, None), true), None);
+    }
+}

@@ -557,7 +557,6 @@ impl<C: Campaign> Worker<C> {
         }
         // 4. Fair shares: ⌈N/M⌉ to the N mod M members holding most (then by identity).
         let n = self.shards.len();
-        let m = members.len();
         let mut load: BTreeMap<&str, usize> = members.iter().map(|w| (w.as_str(), 0)).collect();
         for (i, v) in views.iter().enumerate() {
             if self.held.contains_key(&self.shards[i].0) {
@@ -571,19 +570,7 @@ impl<C: Campaign> Worker<C> {
             }
         }
         load.insert(self.me.as_str(), self.held.len());
-        let mut order: Vec<(&str, usize)> = load.iter().map(|(w, c)| (*w, *c)).collect();
-        order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        let (lo, extra) = (n / m, n % m);
-        let target_of = |rank: usize| lo + usize::from(rank < extra);
-        let mut my_target = lo;
-        let mut below = 0usize;
-        for (rank, (w, c)) in order.iter().enumerate() {
-            if *w == self.me {
-                my_target = target_of(rank);
-            } else if *c < target_of(rank) {
-                below += 1;
-            }
-        }
+        let (my_target, below) = shares(n, &load, &self.me);
         let mine = self.held.len();
         if mine > my_target && below > 0 {
             // 5. Above the share: release, at most one per worker below its share.
@@ -657,5 +644,70 @@ impl<C: Campaign> Worker<C> {
             }
         }
         Ok(())
+    }
+}
+
+/// The fair shares of `n` shards over the members in `load` (member -> shards held): ⌈n/m⌉
+/// for the n mod m members holding most (ties by identity), ⌊n/m⌋ for the others. Returns
+/// `me`'s share and how many other members hold less than theirs.
+fn shares(n: usize, load: &BTreeMap<&str, usize>, me: &str) -> (usize, usize) {
+    let m = load.len().max(1);
+    let mut order: Vec<(&str, usize)> = load.iter().map(|(w, c)| (*w, *c)).collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let (lo, extra) = (n / m, n % m);
+    let target_of = |rank: usize| lo + usize::from(rank < extra);
+    let mut mine = lo;
+    let mut below = 0usize;
+    for (rank, (w, c)) in order.iter().enumerate() {
+        if *w == me {
+            mine = target_of(rank);
+        } else if *c < target_of(rank) {
+            below += 1;
+        }
+    }
+    (mine, below)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load<'a>(l: &[(&'a str, usize)]) -> BTreeMap<&'a str, usize> {
+        l.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_lone_owner_gives_way_to_seven_joiners() {
+        let mut l = load(&[("a", 32)]);
+        for w in ["b", "c", "d", "e", "f", "g", "h"] {
+            l.insert(w, 0);
+        }
+        assert_eq!(shares(32, &l, "a"), (4, 7));
+        assert_eq!(shares(32, &l, "b"), (4, 6));
+    }
+
+    #[test]
+    fn the_extra_shards_stay_with_those_who_hold_them() {
+        // 32 over 3: 11, 11, 10 is balanced and stays still.
+        let l = load(&[("a", 10), ("b", 11), ("c", 11)]);
+        assert_eq!(shares(32, &l, "a"), (10, 0));
+        assert_eq!(shares(32, &l, "b"), (11, 0));
+        assert_eq!(shares(32, &l, "c"), (11, 0));
+    }
+
+    #[test]
+    fn three_at_the_ceiling_and_one_below_the_floor_is_not_stable() {
+        // 10 over 4 must be 3, 3, 2, 2: the third 3 gives one to the 1.
+        let l = load(&[("a", 3), ("b", 3), ("c", 3), ("d", 1)]);
+        assert_eq!(shares(10, &l, "a"), (3, 1));
+        assert_eq!(shares(10, &l, "c"), (2, 1));
+        assert_eq!(shares(10, &l, "d"), (2, 0));
+    }
+
+    #[test]
+    fn fewer_shards_than_workers() {
+        let l = load(&[("a", 1), ("b", 1), ("c", 0)]);
+        assert_eq!(shares(2, &l, "a"), (1, 0));
+        assert_eq!(shares(2, &l, "c"), (0, 0));
     }
 }
