@@ -23,6 +23,7 @@ use crate::lock::Held;
 ///     match event {
 ///         ShardEvent::Acquired { shard, epoch } => println!("start {shard} (epoch {epoch})"),
 ///         ShardEvent::Lost { shard } => println!("stop {shard}"),
+///         _ => {}
 ///     }
 /// }
 /// # }
@@ -127,6 +128,7 @@ impl ShardOptions {
 ///     match event {
 ///         ShardEvent::Acquired { shard, epoch } => println!("own {shard} in epoch {epoch}"),
 ///         ShardEvent::Lost { shard } => println!("stop {shard}"),
+///         _ => {}
 ///     }
 /// }
 /// # Ok(()) }
