@@ -126,7 +126,7 @@ fn sigterm_to_the_leader_hands_over_within_a_second() {
         .trim()
         .parse()
         .unwrap();
-    let mut b = lead(
+    let b = lead(
         &container,
         "B",
         &format!("echo $AZLOCK_EPOCH > {}; sleep 60", fb.display()),
