@@ -2,6 +2,8 @@
 //! Azure. See `azlock --help`.
 
 #[cfg(unix)]
+mod lead;
+#[cfg(unix)]
 mod sentinel;
 #[cfg(unix)]
 mod unix;

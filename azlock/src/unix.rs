@@ -99,6 +99,10 @@ enum Command {
     /// holder's lease would have expired; the holder's azlock stops its command before that,
     /// at its next renew.
     Break(BreakArgs),
+    /// Run COMMAND only while leading an election on the lock blob; campaign again when it
+    /// exits or the leadership is lost (epoch in AZLOCK_EPOCH).
+    #[command(after_help = crate::lead::LEAD_AFTER_HELP)]
+    Lead(crate::lead::LeadArgs),
 }
 
 #[derive(Args, Debug)]
@@ -200,6 +204,7 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
             )?;
             run(lock, &args, wait).await
         }
+        Command::Lead(args) => crate::lead::lead(blobs, args).await,
         Command::Status(target) => {
             let lock = BlobLock::new(blobs.container(&target.container)?, &target.blob)?;
             let status = lock.status().await?;
@@ -274,7 +279,7 @@ fn early_break_warning(secs: u64) -> String {
     )
 }
 
-fn default_label(command: &[String]) -> String {
+pub(crate) fn default_label(command: &[String]) -> String {
     let mut s: String = command
         .join(" ")
         .chars()
@@ -454,7 +459,7 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
     Ok(code)
 }
 
-fn describe(st: std::process::ExitStatus) -> String {
+pub(crate) fn describe(st: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (st.code(), st.signal()) {
         (Some(c), _) => format!("exit status {c}"),
@@ -473,7 +478,7 @@ async fn release(held: HeldLock) {
 
 /// SIGTERM to the command's process group, then SIGKILL after `grace`; then SIGKILL to
 /// whatever is left in the group.
-async fn stop(child: &mut tokio::process::Child, grace: Duration) {
+pub(crate) async fn stop(child: &mut tokio::process::Child, grace: Duration) {
     let Some(pid) = child.id() else {
         return; // already reaped
     };
@@ -505,7 +510,7 @@ fn exit_code(st: std::process::ExitStatus) -> u8 {
     }
 }
 
-fn io_error(e: std::io::Error) -> azstore::Error {
+pub(crate) fn io_error(e: std::io::Error) -> azstore::Error {
     azstore::Error::new(
         ErrorKind::Service,
         format!("cannot install signal handlers: {e}"),

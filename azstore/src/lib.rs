@@ -158,6 +158,7 @@ pub mod table;
 pub mod clock;
 #[cfg(feature = "cosmos")]
 pub mod cosmos;
+pub mod leader;
 pub mod lease;
 pub mod lock;
 #[cfg(feature = "redis")]
@@ -187,3 +188,6 @@ struct FailuresExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/connecting.md")]
 struct ConnectingExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/leader.md")]
+struct LeaderExamples;

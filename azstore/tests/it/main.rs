@@ -46,6 +46,7 @@ mod file_transfer;
 mod foundation;
 mod identity;
 mod if_exists;
+mod leader;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;

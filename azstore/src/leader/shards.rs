@@ -1,0 +1,715 @@
+//! [`ShardGroup`] and [`ShardWorker`]: N shards spread over M workers, each shard one lock.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::backends::{Campaign, LockFactory, check_timing};
+use super::election::{Liveness, identity_of};
+use crate::error::{Error, Result};
+use crate::lock::Held;
+
+/// What a [`ShardWorker`] reports.
+///
+/// ```no_run
+/// # async fn demo(mut worker: azstore::leader::ShardWorker) {
+/// use azstore::leader::ShardEvent;
+/// while let Some(event) = worker.recv().await {
+///     match event {
+///         ShardEvent::Acquired { shard, epoch } => println!("start {shard} (epoch {epoch})"),
+///         ShardEvent::Lost { shard } => println!("stop {shard}"),
+///         _ => {}
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShardEvent {
+    /// The worker now owns `shard`; pass `epoch` (the shard lock's fencing token) with every
+    /// write for it.
+    Acquired {
+        /// The shard name.
+        shard: String,
+        /// The epoch of this ownership.
+        epoch: u64,
+    },
+    /// The worker no longer owns `shard` (released to rebalance or on leaving — sent before the
+    /// release — or the lease was lost — sent before it can expire). Stop acting on it.
+    Lost {
+        /// The shard name.
+        shard: String,
+    },
+}
+
+/// Options of a [`ShardGroup`].
+///
+/// ```
+/// use std::time::Duration;
+/// let options = azstore::leader::ShardOptions::default()
+///     .interval(Duration::from_secs(2))
+///     .member_slots(16);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use]
+pub struct ShardOptions {
+    pub(crate) interval: Duration,
+    pub(crate) member_slots: usize,
+}
+
+impl Default for ShardOptions {
+    /// A 5 s balancing interval and 32 member slots.
+    fn default() -> Self {
+        ShardOptions {
+            interval: Duration::from_secs(5),
+            member_slots: 32,
+        }
+    }
+}
+
+impl ShardOptions {
+    setters! {
+        /// How often each worker reads the group's state and rebalances (default 5 s; at least
+        /// 100 ms). Every interval a worker reads every member slot and every shard lock once.
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// let options = azstore::leader::ShardOptions::default().interval(Duration::from_secs(1));
+        /// # let _ = options;
+        /// ```
+        interval => set interval: Duration;
+        /// The most workers the group counts (default 32; 1–1024): each worker holds one member
+        /// slot lock `<group>/members/<k>`. A worker that finds every slot taken waits for one.
+        ///
+        /// ```
+        /// let options = azstore::leader::ShardOptions::default().member_slots(8);
+        /// # let _ = options;
+        /// ```
+        member_slots => set member_slots: usize;
+    }
+}
+
+/// A named group of shards over a lock backend: [`join`](Self::join) it to become a worker.
+///
+/// Each shard is one lock, `<group>/shards/<name>`; each worker holds one member slot lock,
+/// `<group>/members/<k>`, so that every worker can count the workers M. Every
+/// [interval](ShardOptions::interval) a worker reads the slots and the shards and moves
+/// toward its fair share: ⌊N/M⌋ or ⌈N/M⌉ shards (the ⌈N/M⌉ go to the workers already holding
+/// most, then by identity, so a balanced group stays still):
+/// - below its share, it claims free shards (and shards whose owner is no longer a member,
+///   once their lease ended); at most **one** per interval of those a live member released
+///   to rebalance — no steal storms;
+/// - above its share, it **releases** (cooperatively: nobody breaks another's lease) at most
+///   one shard per worker below its share per interval;
+/// - [`leave`](ShardWorker::leave) (or drop) releases every shard at once; a crashed worker's
+///   shards are claimed after its lease.
+///
+/// **Request rate per worker**: (N + slots) status reads per interval, plus the acquires and
+/// releases of changes, plus the renewals of what it holds ((owned + 1) per renew interval,
+/// a third of the lease by default). With 32 shards, 32 slots and a 5 s interval: 12.8 reads/s.
+///
+/// ```no_run
+/// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::leader::{BlobLocks, ShardEvent, ShardGroup, ShardOptions};
+/// use azstore::lease::LeaseDuration;
+/// use azstore::lock::LockOptions;
+///
+/// let locks = BlobLocks::new(container, LockOptions::default().duration(LeaseDuration::seconds(15)?));
+/// let group = ShardGroup::with_count(locks, "ingest", 32, ShardOptions::default())?;
+/// let mut worker = group.join("worker-1")?;
+/// while let Some(event) = worker.recv().await {
+///     match event {
+///         ShardEvent::Acquired { shard, epoch } => println!("own {shard} in epoch {epoch}"),
+///         ShardEvent::Lost { shard } => println!("stop {shard}"),
+///         _ => {}
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct ShardGroup<F: LockFactory> {
+    factory: F,
+    group: String,
+    shards: Arc<Vec<String>>,
+    options: ShardOptions,
+}
+
+impl<F: LockFactory> ShardGroup<F> {
+    /// A group named `group` over the given shard names (unique, non-empty, without `/`).
+    /// Checked here, before any request, with the lock options' timing (a fixed lease, two
+    /// renewals before the loss, a safety margin of at least 1 s).
+    ///
+    /// ```no_run
+    /// # fn demo(locks: azstore::leader::BlobLocks) -> azstore::Result<()> {
+    /// use azstore::leader::{ShardGroup, ShardOptions};
+    /// let group = ShardGroup::new(locks, "tenants", ["alpha", "beta", "gamma"], ShardOptions::default())?;
+    /// # let _ = group; Ok(()) }
+    /// ```
+    pub fn new<S: Into<String>>(
+        factory: F,
+        group: &str,
+        shards: impl IntoIterator<Item = S>,
+        options: ShardOptions,
+    ) -> Result<ShardGroup<F>> {
+        let shards: Vec<String> = shards.into_iter().map(Into::into).collect();
+        if group.is_empty() {
+            return Err(Error::invalid_input("a shard group name must not be empty"));
+        }
+        if shards.is_empty() {
+            return Err(Error::invalid_input(
+                "a shard group needs at least one shard",
+            ));
+        }
+        let unique: BTreeSet<&String> = shards.iter().collect();
+        if unique.len() != shards.len() {
+            return Err(Error::invalid_input("shard names must be unique"));
+        }
+        if shards.iter().any(|s| s.is_empty() || s.contains('/')) {
+            return Err(Error::invalid_input(
+                "shard names must be non-empty and contain no '/'",
+            ));
+        }
+        if options.interval < Duration::from_millis(100) {
+            return Err(Error::invalid_input(format!(
+                "the shard interval {:?} is under 100 ms: set ShardOptions::interval",
+                options.interval
+            )));
+        }
+        if !(1..=1024).contains(&options.member_slots) {
+            return Err(Error::invalid_input(
+                "ShardOptions::member_slots must be 1-1024",
+            ));
+        }
+        // Build one lock to check the names and the timing.
+        let probe = factory.make(&format!("{group}/shards/{}", shards[0]), "probe")?;
+        check_timing(&probe.timing()?)?;
+        Ok(ShardGroup {
+            factory,
+            group: group.to_string(),
+            shards: Arc::new(shards),
+            options,
+        })
+    }
+
+    /// A group of `count` shards named `0`, `1`, … `count - 1`.
+    ///
+    /// ```no_run
+    /// # fn demo(locks: azstore::leader::BlobLocks) -> azstore::Result<()> {
+    /// let group = azstore::leader::ShardGroup::with_count(locks, "partitions", 32, Default::default())?;
+    /// assert_eq!(group.shards().len(), 32);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_count(
+        factory: F,
+        group: &str,
+        count: usize,
+        options: ShardOptions,
+    ) -> Result<ShardGroup<F>> {
+        ShardGroup::new(factory, group, (0..count).map(|i| i.to_string()), options)
+    }
+
+    /// The shard names.
+    ///
+    /// ```no_run
+    /// # fn demo(group: azstore::leader::ShardGroup<azstore::leader::BlobLocks>) {
+    /// println!("{} shards", group.shards().len());
+    /// # }
+    /// ```
+    pub fn shards(&self) -> &[String] {
+        &self.shards
+    }
+
+    /// Joins the group as worker `worker` (its identity: unique in the group, printable ASCII)
+    /// and starts balancing in the background. Events arrive on [`ShardWorker::recv`].
+    ///
+    /// ```no_run
+    /// # async fn demo(group: azstore::leader::ShardGroup<azstore::leader::BlobLocks>) -> azstore::Result<()> {
+    /// let worker = group.join("worker-7")?;
+    /// // ... run it ...
+    /// worker.leave().await; // hands every shard over at once
+    /// # Ok(()) }
+    /// ```
+    pub fn join(&self, worker: &str) -> Result<ShardWorker> {
+        if worker.is_empty() {
+            return Err(Error::invalid_input("a worker id must not be empty"));
+        }
+        let lock = |name: String| self.factory.make(&name, worker);
+        let shards = self
+            .shards
+            .iter()
+            .map(|s| Ok((s.clone(), lock(format!("{}/shards/{s}", self.group))?)))
+            .collect::<Result<Vec<_>>>()?;
+        let slots = (0..self.options.member_slots)
+            .map(|k| lock(format!("{}/members/{k}", self.group)))
+            .collect::<Result<Vec<_>>>()?;
+        let lease = check_timing(&shards[0].1.timing()?)?;
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let (owned_tx, owned_rx) = watch::channel(BTreeMap::new());
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let (loss_tx, loss_rx) = mpsc::unbounded_channel();
+        let requests = Arc::new(AtomicU64::new(0));
+        let state = Worker {
+            me: worker.to_string(),
+            interval: self.options.interval,
+            lease,
+            shards,
+            slots,
+            slot: None,
+            held: BTreeMap::new(),
+            slot_live: HashMap::new(),
+            shard_live: HashMap::new(),
+            events: events_tx,
+            owned: owned_tx,
+            loss_tx,
+            requests: requests.clone(),
+        };
+        let task = tokio::spawn(state.run(stop_rx, loss_rx));
+        Ok(ShardWorker {
+            identity: worker.to_string(),
+            events: events_rx,
+            owned: owned_rx,
+            stop: Some(stop_tx),
+            task: Some(task),
+            requests,
+            started: Instant::now(),
+        })
+    }
+}
+
+/// A member of a [`ShardGroup`]: receives [`ShardEvent`]s while a background task balances.
+/// [`leave`](Self::leave) hands its shards over at once; dropping it does the same in the
+/// background.
+///
+/// ```no_run
+/// # async fn demo(mut worker: azstore::leader::ShardWorker) {
+/// println!("{} owns {:?}", worker.identity(), worker.owned().keys().collect::<Vec<_>>());
+/// # }
+/// ```
+#[derive(Debug)]
+#[must_use = "dropping a ShardWorker leaves the group"]
+pub struct ShardWorker {
+    identity: String,
+    events: mpsc::UnboundedReceiver<ShardEvent>,
+    owned: watch::Receiver<BTreeMap<String, u64>>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+    requests: Arc<AtomicU64>,
+    started: Instant,
+}
+
+impl ShardWorker {
+    /// The next event; `None` once the worker stopped.
+    ///
+    /// ```no_run
+    /// # async fn demo(mut worker: azstore::leader::ShardWorker) {
+    /// if let Some(event) = worker.recv().await { println!("{event:?}"); }
+    /// # }
+    /// ```
+    pub async fn recv(&mut self) -> Option<ShardEvent> {
+        self.events.recv().await
+    }
+
+    /// The worker's identity.
+    ///
+    /// ```no_run
+    /// # fn demo(worker: azstore::leader::ShardWorker) {
+    /// println!("{}", worker.identity());
+    /// # }
+    /// ```
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// The shards owned now, with their epochs.
+    ///
+    /// ```no_run
+    /// # fn demo(worker: azstore::leader::ShardWorker) {
+    /// for (shard, epoch) in worker.owned() { println!("{shard}: epoch {epoch}"); }
+    /// # }
+    /// ```
+    pub fn owned(&self) -> BTreeMap<String, u64> {
+        self.owned.borrow().clone()
+    }
+
+    /// A receiver of the owned shards (with epochs), updated on every change.
+    ///
+    /// ```no_run
+    /// # async fn demo(worker: azstore::leader::ShardWorker) {
+    /// let mut owned = worker.subscribe();
+    /// while owned.changed().await.is_ok() { println!("now {} shards", owned.borrow().len()); }
+    /// # }
+    /// ```
+    pub fn subscribe(&self) -> watch::Receiver<BTreeMap<String, u64>> {
+        self.owned.clone()
+    }
+
+    /// Requests the worker sent itself (status reads, acquires, releases; not the renewals,
+    /// which its guards send: (owned + 1) per renew interval) and the time since it joined.
+    ///
+    /// ```no_run
+    /// # fn demo(worker: azstore::leader::ShardWorker) {
+    /// let (n, elapsed) = worker.requests();
+    /// println!("{:.1} requests/s", n as f64 / elapsed.as_secs_f64());
+    /// # }
+    /// ```
+    pub fn requests(&self) -> (u64, Duration) {
+        (
+            self.requests.load(Ordering::Relaxed),
+            self.started.elapsed(),
+        )
+    }
+
+    /// Leaves the group: sends [`ShardEvent::Lost`] for every shard, releases them (and the
+    /// member slot) at once, and waits for that.
+    ///
+    /// ```no_run
+    /// # async fn demo(worker: azstore::leader::ShardWorker) {
+    /// worker.leave().await;
+    /// # }
+    /// ```
+    pub async fn leave(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    /// Starts leaving without waiting: the [`ShardEvent::Lost`] of every shard follow on
+    /// [`recv`](Self::recv), which returns `None` once everything is released.
+    ///
+    /// ```no_run
+    /// # async fn demo(mut worker: azstore::leader::ShardWorker) {
+    /// worker.stop();
+    /// while let Some(event) = worker.recv().await {
+    ///     println!("{event:?}"); // the Lost events, sent before each release
+    /// }
+    /// # }
+    /// ```
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for ShardWorker {
+    fn drop(&mut self) {
+        // The task sees the stop and releases everything in the background.
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// One held shard: the lock and the task that reports its loss.
+struct Owned<T: crate::lease::Leasable> {
+    held: Held<T>,
+    watcher: JoinHandle<()>,
+}
+
+type LeaseOf<F> = <F as Campaign>::Lease;
+
+/// The balancing task's state.
+struct Worker<C: Campaign> {
+    me: String,
+    interval: Duration,
+    lease: Duration,
+    shards: Vec<(String, C)>,
+    slots: Vec<C>,
+    slot: Option<Held<LeaseOf<C>>>,
+    held: BTreeMap<String, Owned<LeaseOf<C>>>,
+    slot_live: HashMap<usize, Liveness>,
+    shard_live: HashMap<usize, Liveness>,
+    events: mpsc::UnboundedSender<ShardEvent>,
+    owned: watch::Sender<BTreeMap<String, u64>>,
+    loss_tx: mpsc::UnboundedSender<(String, u64)>,
+    requests: Arc<AtomicU64>,
+}
+
+/// What one round of reads found about a shard.
+struct ShardView {
+    /// The live owner's identity.
+    owner: Option<String>,
+    /// The latest owner's identity, live or not.
+    last: Option<String>,
+}
+
+impl<C: Campaign> Worker<C> {
+    async fn run(
+        mut self,
+        mut stop: oneshot::Receiver<()>,
+        mut losses: mpsc::UnboundedReceiver<(String, u64)>,
+    ) {
+        let mut next = Instant::now();
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                Some((shard, epoch)) = losses.recv() => {
+                    if self.held.get(&shard).is_some_and(|o| o.held.fencing_token() == epoch) {
+                        self.held.remove(&shard);
+                        let _ = self.events.send(ShardEvent::Lost { shard });
+                        self.publish();
+                    }
+                }
+                _ = tokio::time::sleep_until(next) => {
+                    if let Err(e) = self.tick().await {
+                        tracing::debug!(error = %e, worker = %self.me, "shard balancing round failed");
+                    }
+                    next = Instant::now() + self.interval;
+                }
+            }
+        }
+        // Leaving: stop acting first, then release everything at once.
+        let all: Vec<String> = self.held.keys().cloned().collect();
+        for shard in &all {
+            let _ = self.events.send(ShardEvent::Lost {
+                shard: shard.clone(),
+            });
+        }
+        let releases = std::mem::take(&mut self.held).into_values().map(|o| {
+            o.watcher.abort();
+            o.held.release()
+        });
+        futures_util::future::join_all(releases).await;
+        self.publish();
+        if let Some(slot) = self.slot.take() {
+            let _ = slot.release().await;
+        }
+    }
+
+    fn count(&self, n: u64) {
+        self.requests.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn publish(&self) {
+        let now: BTreeMap<String, u64> = self
+            .held
+            .iter()
+            .map(|(s, o)| (s.clone(), o.held.fencing_token()))
+            .collect();
+        self.owned.send_if_modified(|cur| {
+            let changed = *cur != now;
+            *cur = now;
+            changed
+        });
+    }
+
+    async fn tick(&mut self) -> Result<()> {
+        // 1. Membership: hold a member slot.
+        if self.slot.as_ref().is_some_and(|h| !h.is_held()) {
+            self.slot = None;
+        }
+        if self.slot.is_none() {
+            for lock in &self.slots {
+                self.requests.fetch_add(1, Ordering::Relaxed);
+                if let Some(h) = lock.campaign_try().await? {
+                    self.slot = Some(h);
+                    break;
+                }
+            }
+            if self.slot.is_none() {
+                return Ok(()); // every slot taken: wait for one
+            }
+        }
+        // 2. Count the members.
+        let reads =
+            futures_util::future::join_all(self.slots.iter().map(|l| l.campaign_status())).await;
+        self.count(reads.len() as u64);
+        let mut members = BTreeSet::new();
+        for (k, r) in reads.into_iter().enumerate() {
+            let seen = r?;
+            if self
+                .slot_live
+                .entry(k)
+                .or_default()
+                .alive(&seen, self.lease)
+                && let Some(o) = &seen.owner
+            {
+                members.insert(identity_of(o));
+            }
+        }
+        members.insert(self.me.clone());
+        // 3. Who owns what.
+        let reads =
+            futures_util::future::join_all(self.shards.iter().map(|(_, l)| l.campaign_status()))
+                .await;
+        self.count(reads.len() as u64);
+        let mut views = Vec::with_capacity(reads.len());
+        for (i, r) in reads.into_iter().enumerate() {
+            let seen = r?;
+            let alive = self
+                .shard_live
+                .entry(i)
+                .or_default()
+                .alive(&seen, self.lease);
+            let last = seen.owner.as_ref().map(identity_of);
+            views.push(ShardView {
+                owner: if alive { last.clone() } else { None },
+                last,
+            });
+        }
+        // 4. Fair shares: ⌈N/M⌉ to the N mod M members holding most (then by identity).
+        let n = self.shards.len();
+        let mut load: BTreeMap<&str, usize> = members.iter().map(|w| (w.as_str(), 0)).collect();
+        for (i, v) in views.iter().enumerate() {
+            if self.held.contains_key(&self.shards[i].0) {
+                continue;
+            }
+            if let Some(o) = &v.owner
+                && o != &self.me
+                && let Some(c) = load.get_mut(o.as_str())
+            {
+                *c += 1;
+            }
+        }
+        load.insert(self.me.as_str(), self.held.len());
+        let (my_target, below) = shares(n, &load, &self.me);
+        let mine = self.held.len();
+        if mine > my_target && below > 0 {
+            // 5. Above the share: release, at most one per worker below its share.
+            let give: Vec<String> = self
+                .held
+                .keys()
+                .rev()
+                .take((mine - my_target).min(below))
+                .cloned()
+                .collect();
+            for shard in give {
+                if let Some(o) = self.held.remove(&shard) {
+                    let _ = self.events.send(ShardEvent::Lost {
+                        shard: shard.clone(),
+                    });
+                    o.watcher.abort();
+                    self.count(1);
+                    let _ = o.held.release().await;
+                }
+            }
+            self.publish();
+        } else if mine < my_target {
+            // 6. Below the share: claim free shards (at most one a live member released).
+            let mut steals = 1usize;
+            let mut want = my_target - mine;
+            for (i, v) in views.iter().enumerate() {
+                if want == 0 {
+                    break;
+                }
+                let shard = &self.shards[i].0;
+                if self.held.contains_key(shard) {
+                    continue;
+                }
+                let claimable = match &v.owner {
+                    None => true,
+                    // Its owner left the group: try (its lease may have ended).
+                    Some(o) => !members.contains(o),
+                };
+                if !claimable {
+                    continue;
+                }
+                let steal = v.owner.is_none()
+                    && v.last
+                        .as_ref()
+                        .is_some_and(|l| l != &self.me && members.contains(l));
+                if steal && steals == 0 {
+                    continue;
+                }
+                self.count(1);
+                let Some(held) = self.shards[i].1.campaign_try().await? else {
+                    continue;
+                };
+                if steal {
+                    steals -= 1;
+                }
+                want -= 1;
+                let epoch = held.fencing_token();
+                let lost = held.lost();
+                let tx = self.loss_tx.clone();
+                let name = shard.clone();
+                let watcher = tokio::spawn(async move {
+                    let _ = lost.await;
+                    let _ = tx.send((name, epoch));
+                });
+                let _ = self.events.send(ShardEvent::Acquired {
+                    shard: shard.clone(),
+                    epoch,
+                });
+                self.held.insert(shard.clone(), Owned { held, watcher });
+                self.publish();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The fair shares of `n` shards over the members in `load` (member -> shards held): ⌈n/m⌉
+/// for the n mod m members holding most (ties by identity), ⌊n/m⌋ for the others. Returns
+/// `me`'s share and how many other members hold less than theirs.
+fn shares(n: usize, load: &BTreeMap<&str, usize>, me: &str) -> (usize, usize) {
+    let m = load.len().max(1);
+    let mut order: Vec<(&str, usize)> = load.iter().map(|(w, c)| (*w, *c)).collect();
+    order.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let (lo, extra) = (n / m, n % m);
+    let target_of = |rank: usize| lo + usize::from(rank < extra);
+    let mut mine = lo;
+    let mut below = 0usize;
+    for (rank, (w, c)) in order.iter().enumerate() {
+        if *w == me {
+            mine = target_of(rank);
+        } else if *c < target_of(rank) {
+            below += 1;
+        }
+    }
+    (mine, below)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load<'a>(l: &[(&'a str, usize)]) -> BTreeMap<&'a str, usize> {
+        l.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_lone_owner_gives_way_to_seven_joiners() {
+        let mut l = load(&[("a", 32)]);
+        for w in ["b", "c", "d", "e", "f", "g", "h"] {
+            l.insert(w, 0);
+        }
+        assert_eq!(shares(32, &l, "a"), (4, 7));
+        assert_eq!(shares(32, &l, "b"), (4, 6));
+    }
+
+    #[test]
+    fn the_extra_shards_stay_with_those_who_hold_them() {
+        // 32 over 3: 11, 11, 10 is balanced and stays still.
+        let l = load(&[("a", 10), ("b", 11), ("c", 11)]);
+        assert_eq!(shares(32, &l, "a"), (10, 0));
+        assert_eq!(shares(32, &l, "b"), (11, 0));
+        assert_eq!(shares(32, &l, "c"), (11, 0));
+    }
+
+    #[test]
+    fn three_at_the_ceiling_and_one_below_the_floor_is_not_stable() {
+        // 10 over 4 must be 3, 3, 2, 2: the third 3 gives one to the 1.
+        let l = load(&[("a", 3), ("b", 3), ("c", 3), ("d", 1)]);
+        assert_eq!(shares(10, &l, "a"), (3, 1));
+        assert_eq!(shares(10, &l, "c"), (2, 1));
+        assert_eq!(shares(10, &l, "d"), (2, 0));
+    }
+
+    #[test]
+    fn fewer_shards_than_workers() {
+        let l = load(&[("a", 1), ("b", 1), ("c", 0)]);
+        assert_eq!(shares(2, &l, "a"), (1, 0));
+        assert_eq!(shares(2, &l, "c"), (0, 0));
+    }
+}
