@@ -117,7 +117,7 @@ async fn child(args: &[String]) -> Res<()> {
                     .container("leader-harness")?;
                     let $lock =
                         || azstore::lock::BlobLock::with_options(c.clone(), name, lock_options(id));
-                    let $locks = || azstore::leader::BlobLocks::new(c.clone(), lock_options(id));
+                    let $locks = || azstore::blob::BlobLocks::new(c.clone(), lock_options(id));
                     $body
                 }
                 "redis" => {
@@ -125,7 +125,7 @@ async fn child(args: &[String]) -> Res<()> {
                     let $lock = || {
                         azstore::redis::RedisLock::with_options(r.clone(), name, lock_options(id))
                     };
-                    let $locks = || azstore::leader::RedisLocks::new(r.clone(), lock_options(id));
+                    let $locks = || azstore::redis::RedisLocks::new(r.clone(), lock_options(id));
                     $body
                 }
                 _ => {
@@ -139,7 +139,7 @@ async fn child(args: &[String]) -> Res<()> {
                             lock_options(id),
                         )
                     };
-                    let $locks = || azstore::leader::CosmosLocks::new(c.clone(), lock_options(id));
+                    let $locks = || azstore::cosmos::CosmosLocks::new(c.clone(), lock_options(id));
                     $body
                 }
             }

@@ -14,8 +14,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use azstore::StorageAccount;
+use azstore::blob::BlobLocks;
 use azstore::blob::BlobServiceClient;
-use azstore::leader::{BlobLocks, ShardEvent, ShardGroup, ShardOptions};
+use azstore::leader::{ShardEvent, ShardGroup, ShardOptions};
 use azstore::lease::LeaseDuration;
 use azstore::lock::LockOptions;
 use tokio::io::{AsyncBufReadExt, BufReader};

@@ -326,3 +326,51 @@ mod tests {
         assert!(!s.is_locked());
     }
 }
+
+/// Makes [`BlobLock`]s in one container for a [`ShardGroup`](crate::leader::ShardGroup): the
+/// lock named `group/shards/7` is the blob of that name.
+///
+/// ```no_run
+/// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+/// use azstore::blob::BlobLocks;
+/// use azstore::leader::{ShardGroup, ShardOptions};
+/// use azstore::lock::LockOptions;
+/// let group = ShardGroup::with_count(
+///     BlobLocks::new(container, LockOptions::default()),
+///     "ingest",
+///     32,
+///     ShardOptions::default(),
+/// )?;
+/// # let _ = group; Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct BlobLocks {
+    container: ContainerClient,
+    options: LockOptions,
+}
+
+impl BlobLocks {
+    /// Locks in `container` with `options` (the label is replaced by each worker's id).
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) {
+    /// let locks = azstore::blob::BlobLocks::new(container, azstore::lock::LockOptions::default());
+    /// # let _ = locks;
+    /// # }
+    /// ```
+    pub fn new(container: ContainerClient, options: LockOptions) -> BlobLocks {
+        BlobLocks { container, options }
+    }
+}
+
+impl crate::leader::LockFactory for BlobLocks {
+    type Lock = BlobLock;
+
+    fn make(&self, name: &str, label: &str) -> Result<BlobLock> {
+        BlobLock::with_options(
+            self.container.clone(),
+            name,
+            self.options.clone().label(label),
+        )
+    }
+}

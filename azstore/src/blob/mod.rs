@@ -87,8 +87,8 @@ pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use lock::{
-    BlobLock, BlobLockTarget, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST,
-    META_OWNER_LABEL, META_OWNER_PID,
+    BlobLock, BlobLockTarget, BlobLocks, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN,
+    META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
 };
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name, validate_metadata};

@@ -116,7 +116,7 @@ impl LockTarget for CosmosLockTarget {
     }
 
     async fn status(&self) -> Result<LockStatus> {
-        let Some((_, doc)) = self.lease.read_doc().await? else {
+        let Some((etag, doc)) = self.lease.read_doc().await? else {
             return Ok(LockStatus::default());
         };
         Ok(LockStatus::new(
@@ -126,7 +126,8 @@ impl LockTarget for CosmosLockTarget {
             Some(doc.fence),
             doc.owner.as_ref().map(OwnerDoc::to_owner),
             None,
-        ))
+        )
+        .with_version(etag.as_str()))
     }
 
     async fn break_lease(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {
@@ -235,3 +236,49 @@ pub type CosmosLockStatus = LockStatus;
 /// # Ok(()) }
 /// ```
 pub type HeldCosmosLock = Held<CosmosLease>;
+
+/// Makes [`CosmosLock`]s in one container for a [`ShardGroup`](crate::leader::ShardGroup):
+/// the lock named `group/shards/7` is the item `group:shards:7` (Cosmos DB ids cannot hold
+/// `/`) in a partition of its own name.
+///
+/// ```no_run
+/// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+/// use azstore::cosmos::CosmosLocks;
+/// use azstore::leader::{ShardGroup, ShardOptions};
+/// let locks = CosmosLocks::new(container, azstore::lock::LockOptions::default());
+/// let group = ShardGroup::with_count(locks, "ingest", 32, ShardOptions::default())?;
+/// # let _ = group; Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct CosmosLocks {
+    container: CosmosContainer,
+    options: LockOptions,
+}
+
+impl CosmosLocks {
+    /// Locks in `container` with `options` (the label is replaced by each worker's id).
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::cosmos::CosmosContainer) {
+    /// let locks = azstore::cosmos::CosmosLocks::new(container, azstore::lock::LockOptions::default());
+    /// # let _ = locks;
+    /// # }
+    /// ```
+    pub fn new(container: CosmosContainer, options: LockOptions) -> CosmosLocks {
+        CosmosLocks { container, options }
+    }
+}
+
+impl crate::leader::LockFactory for CosmosLocks {
+    type Lock = CosmosLock;
+
+    fn make(&self, name: &str, label: &str) -> Result<CosmosLock> {
+        let id = name.replace('/', ":");
+        CosmosLock::with_options(
+            self.container.clone(),
+            &id,
+            id.as_str(),
+            self.options.clone().label(label),
+        )
+    }
+}

@@ -77,7 +77,7 @@ pub use item::{CosmosItem, WRITE_ID_FIELD};
 pub use lease::CosmosLease;
 #[allow(deprecated)]
 pub use lock::CosmosLockStatus;
-pub use lock::{CosmosLock, CosmosLockTarget, HeldCosmosLock};
+pub use lock::{CosmosLock, CosmosLockTarget, CosmosLocks, HeldCosmosLock};
 
 /// The environment variable [`CosmosClient::from_env`] reads for the endpoint.
 pub const COSMOS_ENDPOINT_ENV: &str = "AZSTORE_COSMOS_ENDPOINT";

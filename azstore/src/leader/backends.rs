@@ -1,5 +1,8 @@
-//! The lock backends an election and a shard group run on: [`BlobLock`], `RedisLock` (feature
-//! `redis`) and `CosmosLock` (feature `cosmos`), and how each one's status reads as a [`Seen`].
+//! What an election and a shard group need of a lock: any [`Lock<T>`] of the one lock engine
+//! (Blob, Redis, Cosmos DB, or a target of your own), whose [`LockStatus`] reads as a [`Seen`];
+//! a shard group also needs a [`LockFactory`] to name one lock per shard and per member slot
+//! (each backend module has one: `azstore::blob::BlobLocks`, `azstore::redis::RedisLocks`,
+//! `azstore::cosmos::CosmosLocks`).
 //!
 //! Every backend already creates its lock record without overwriting (Blob: `If-None-Match: *`
 //! on the lock blob, then the lease; Cosmos DB: create, then `If-Match` replaces; Redis:
@@ -9,11 +12,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::blob::ContainerClient;
 use crate::error::{Error, Result};
 use crate::lease::keepalive::Kept;
 use crate::lease::{Leasable, LeaseDuration};
-use crate::lock::{BlobLock, Held, LockOptions, LockOwner};
+use crate::lock::{Held, Lock, LockOptions, LockOwner, LockStatus, LockTarget};
 
 pub(crate) mod sealed {
     pub trait Sealed {}
@@ -49,8 +51,8 @@ pub struct Timing {
     pub window: Duration,
 }
 
-/// A lock an [`Election`](super::Election) campaigns on. Implemented by
-/// [`BlobLock`], `RedisLock` and `CosmosLock`; not implementable outside azstore.
+/// A lock an [`Election`](super::Election) campaigns on: every [`Lock<T>`] (the Blob, Redis
+/// and Cosmos DB locks alike); not implementable outside azstore.
 pub trait Campaign: sealed::Sealed + Clone + Send + Sync + 'static {
     /// What the held lock's guard renews.
     type Lease: Leasable;
@@ -75,9 +77,10 @@ pub trait Campaign: sealed::Sealed + Clone + Send + Sync + 'static {
 }
 
 /// Makes the locks of a [`ShardGroup`](super::ShardGroup): one per shard and per member
-/// slot, all with the same options and the joining worker's label. Implemented by
-/// [`BlobLocks`], `RedisLocks` and `CosmosLocks`.
-pub trait LockFactory: sealed::Sealed + Clone + Send + Sync + 'static {
+/// slot, all with the same options and the joining worker's label. Each backend has one
+/// (`azstore::blob::BlobLocks`, `azstore::redis::RedisLocks`, `azstore::cosmos::CosmosLocks`);
+/// a lock target of your own needs one too.
+pub trait LockFactory: Clone + Send + Sync + 'static {
     /// The lock type made.
     type Lock: Campaign;
 
@@ -104,30 +107,24 @@ fn timing_of(options: &LockOptions) -> Result<Timing> {
     }
 }
 
-impl sealed::Sealed for BlobLock {}
+impl<T: LockTarget> sealed::Sealed for Lock<T> {}
 
-impl Campaign for BlobLock {
-    type Lease = crate::blob::BlobClient;
+impl<T: LockTarget> Campaign for Lock<T> {
+    type Lease = T::Lease;
 
-    fn campaign_try(&self) -> impl Future<Output = Result<Option<Held<Self::Lease>>>> + Send {
-        BlobLock::try_acquire(self)
+    fn campaign_try(&self) -> impl Future<Output = Result<Option<Held<T::Lease>>>> + Send {
+        Lock::try_acquire(self)
     }
 
     fn campaign_within(
         &self,
         wait: Duration,
-    ) -> impl Future<Output = Result<Option<Held<Self::Lease>>>> + Send {
-        BlobLock::acquire_within(self, wait)
+    ) -> impl Future<Output = Result<Option<Held<T::Lease>>>> + Send {
+        Lock::acquire_within(self, wait)
     }
 
     async fn campaign_status(&self) -> Result<Seen> {
-        let s = BlobLock::status(self).await?;
-        Ok(Seen {
-            held: s.is_locked(),
-            epoch: s.fencing_token,
-            owner: s.owner,
-            version: None,
-        })
+        Ok(Seen::from(Lock::status(self).await?))
     }
 
     fn timing(&self) -> Result<Timing> {
@@ -139,227 +136,18 @@ impl Campaign for BlobLock {
     }
 }
 
-/// Makes [`BlobLock`]s in one container: the lock named `group/shards/7` is the blob of that
-/// name.
-///
-/// ```no_run
-/// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-/// use azstore::leader::{BlobLocks, ShardGroup, ShardOptions};
-/// use azstore::lock::LockOptions;
-/// let group = ShardGroup::with_count(
-///     BlobLocks::new(container, LockOptions::default()),
-///     "ingest",
-///     32,
-///     ShardOptions::default(),
-/// )?;
-/// # let _ = group; Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct BlobLocks {
-    container: ContainerClient,
-    options: LockOptions,
-}
-
-impl BlobLocks {
-    /// Locks in `container` with `options` (the label is replaced by each worker's id).
-    ///
-    /// ```no_run
-    /// # fn demo(container: azstore::blob::ContainerClient) {
-    /// let locks = azstore::leader::BlobLocks::new(container, azstore::lock::LockOptions::default());
-    /// # let _ = locks;
-    /// # }
-    /// ```
-    pub fn new(container: ContainerClient, options: LockOptions) -> BlobLocks {
-        BlobLocks { container, options }
-    }
-}
-
-impl sealed::Sealed for BlobLocks {}
-
-impl LockFactory for BlobLocks {
-    type Lock = BlobLock;
-
-    fn make(&self, name: &str, label: &str) -> Result<BlobLock> {
-        BlobLock::with_options(
-            self.container.clone(),
-            name,
-            self.options.clone().label(label),
-        )
-    }
-}
-
-#[cfg(feature = "redis")]
-mod redis_backend {
-    use super::*;
-    use crate::redis::{RedisClient, RedisLease, RedisLock};
-
-    impl sealed::Sealed for RedisLock {}
-
-    impl Campaign for RedisLock {
-        type Lease = RedisLease;
-
-        fn campaign_try(&self) -> impl Future<Output = Result<Option<Held<RedisLease>>>> + Send {
-            RedisLock::try_acquire(self)
-        }
-
-        fn campaign_within(
-            &self,
-            wait: Duration,
-        ) -> impl Future<Output = Result<Option<Held<RedisLease>>>> + Send {
-            RedisLock::acquire_within(self, wait)
-        }
-
-        async fn campaign_status(&self) -> Result<Seen> {
-            let s = RedisLock::status(self).await?;
-            Ok(Seen {
-                held: s.locked,
-                epoch: s.fencing_token,
-                owner: s.owner,
-                version: None,
-            })
-        }
-
-        fn timing(&self) -> Result<Timing> {
-            timing_of(self.options())
-        }
-
-        fn label(&self) -> Option<&str> {
-            self.options().label.as_deref()
-        }
-    }
-
-    /// Makes `RedisLock`s on one Redis: the lock named `group/shards/7` is that key (with
-    /// its `{…}:fence` and `{…}:owner` companions).
-    ///
-    /// ```no_run
-    /// # fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
-    /// use azstore::leader::{RedisLocks, ShardGroup, ShardOptions};
-    /// let locks = RedisLocks::new(redis, azstore::lock::LockOptions::default());
-    /// let group = ShardGroup::with_count(locks, "ingest", 32, ShardOptions::default())?;
-    /// # let _ = group; Ok(()) }
-    /// ```
-    #[derive(Debug, Clone)]
-    pub struct RedisLocks {
-        client: RedisClient,
-        options: LockOptions,
-    }
-
-    impl RedisLocks {
-        /// Locks on `client` with `options` (the label is replaced by each worker's id).
-        ///
-        /// ```no_run
-        /// # fn demo(redis: azstore::redis::RedisClient) {
-        /// let locks = azstore::leader::RedisLocks::new(redis, azstore::lock::LockOptions::default());
-        /// # let _ = locks;
-        /// # }
-        /// ```
-        pub fn new(client: RedisClient, options: LockOptions) -> RedisLocks {
-            RedisLocks { client, options }
-        }
-    }
-
-    impl sealed::Sealed for RedisLocks {}
-
-    impl LockFactory for RedisLocks {
-        type Lock = RedisLock;
-
-        fn make(&self, name: &str, label: &str) -> Result<RedisLock> {
-            RedisLock::with_options(self.client.clone(), name, self.options.clone().label(label))
+impl From<LockStatus> for Seen {
+    fn from(s: LockStatus) -> Seen {
+        Seen {
+            held: s.locked,
+            epoch: s.fencing_token,
+            owner: s.owner,
+            // Where contenders decide expiry (Cosmos DB), renewals change the version, which
+            // observers watch; elsewhere the service's word is final.
+            version: s.version,
         }
     }
 }
-#[cfg(feature = "redis")]
-pub use redis_backend::RedisLocks;
-
-#[cfg(feature = "cosmos")]
-mod cosmos_backend {
-    use super::*;
-    use crate::cosmos::{CosmosContainer, CosmosLease, CosmosLock};
-
-    impl sealed::Sealed for CosmosLock {}
-
-    impl Campaign for CosmosLock {
-        type Lease = CosmosLease;
-
-        fn campaign_try(&self) -> impl Future<Output = Result<Option<Held<CosmosLease>>>> + Send {
-            CosmosLock::try_acquire(self)
-        }
-
-        fn campaign_within(
-            &self,
-            wait: Duration,
-        ) -> impl Future<Output = Result<Option<Held<CosmosLease>>>> + Send {
-            CosmosLock::acquire_within(self, wait)
-        }
-
-        async fn campaign_status(&self) -> Result<Seen> {
-            let s = CosmosLock::status(self).await?;
-            Ok(Seen {
-                held: s.locked,
-                epoch: s.fencing_token,
-                owner: s.owner,
-                // No server-side expiry: renewals change the `_etag`, which observers watch.
-                version: s.etag.map(|e| e.as_str().to_string()),
-            })
-        }
-
-        fn timing(&self) -> Result<Timing> {
-            timing_of(self.options())
-        }
-
-        fn label(&self) -> Option<&str> {
-            self.options().label.as_deref()
-        }
-    }
-
-    /// Makes `CosmosLock`s in one container: the lock named `group/shards/7` is the item
-    /// `group:shards:7` (Cosmos DB ids cannot hold `/`) in a partition of its own name.
-    ///
-    /// ```no_run
-    /// # fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
-    /// use azstore::leader::{CosmosLocks, ShardGroup, ShardOptions};
-    /// let locks = CosmosLocks::new(container, azstore::lock::LockOptions::default());
-    /// let group = ShardGroup::with_count(locks, "ingest", 32, ShardOptions::default())?;
-    /// # let _ = group; Ok(()) }
-    /// ```
-    #[derive(Debug, Clone)]
-    pub struct CosmosLocks {
-        container: CosmosContainer,
-        options: LockOptions,
-    }
-
-    impl CosmosLocks {
-        /// Locks in `container` with `options` (the label is replaced by each worker's id).
-        ///
-        /// ```no_run
-        /// # fn demo(container: azstore::cosmos::CosmosContainer) {
-        /// let locks = azstore::leader::CosmosLocks::new(container, azstore::lock::LockOptions::default());
-        /// # let _ = locks;
-        /// # }
-        /// ```
-        pub fn new(container: CosmosContainer, options: LockOptions) -> CosmosLocks {
-            CosmosLocks { container, options }
-        }
-    }
-
-    impl sealed::Sealed for CosmosLocks {}
-
-    impl LockFactory for CosmosLocks {
-        type Lock = CosmosLock;
-
-        fn make(&self, name: &str, label: &str) -> Result<CosmosLock> {
-            let id = name.replace('/', ":");
-            CosmosLock::with_options(
-                self.container.clone(),
-                &id,
-                id.as_str(),
-                self.options.clone().label(label),
-            )
-        }
-    }
-}
-#[cfg(feature = "cosmos")]
-pub use cosmos_backend::CosmosLocks;
 
 /// `InvalidInput` unless `timing` suits an election or a shard group: a fixed lease, at least
 /// two renewals before the loss is reported, and a safety margin of at least 1 s.

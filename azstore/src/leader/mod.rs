@@ -55,10 +55,6 @@ mod backends;
 mod election;
 mod shards;
 
-#[cfg(feature = "cosmos")]
-pub use backends::CosmosLocks;
-#[cfg(feature = "redis")]
-pub use backends::RedisLocks;
-pub use backends::{BlobLocks, Campaign, LockFactory, Seen, Timing};
+pub use backends::{Campaign, LockFactory, Seen, Timing};
 pub use election::{Election, ElectionOptions, Leader, Leadership};
 pub use shards::{ShardEvent, ShardGroup, ShardOptions, ShardWorker};

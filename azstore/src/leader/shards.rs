@@ -117,7 +117,8 @@ impl ShardOptions {
 ///
 /// ```no_run
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-/// use azstore::leader::{BlobLocks, ShardEvent, ShardGroup, ShardOptions};
+/// use azstore::blob::BlobLocks;
+/// use azstore::leader::{ShardEvent, ShardGroup, ShardOptions};
 /// use azstore::lease::LeaseDuration;
 /// use azstore::lock::LockOptions;
 ///
@@ -147,7 +148,7 @@ impl<F: LockFactory> ShardGroup<F> {
     /// renewals before the loss, a safety margin of at least 1 s).
     ///
     /// ```no_run
-    /// # fn demo(locks: azstore::leader::BlobLocks) -> azstore::Result<()> {
+    /// # fn demo(locks: azstore::blob::BlobLocks) -> azstore::Result<()> {
     /// use azstore::leader::{ShardGroup, ShardOptions};
     /// let group = ShardGroup::new(locks, "tenants", ["alpha", "beta", "gamma"], ShardOptions::default())?;
     /// # let _ = group; Ok(()) }
@@ -201,7 +202,7 @@ impl<F: LockFactory> ShardGroup<F> {
     /// A group of `count` shards named `0`, `1`, … `count - 1`.
     ///
     /// ```no_run
-    /// # fn demo(locks: azstore::leader::BlobLocks) -> azstore::Result<()> {
+    /// # fn demo(locks: azstore::blob::BlobLocks) -> azstore::Result<()> {
     /// let group = azstore::leader::ShardGroup::with_count(locks, "partitions", 32, Default::default())?;
     /// assert_eq!(group.shards().len(), 32);
     /// # Ok(()) }
@@ -218,7 +219,7 @@ impl<F: LockFactory> ShardGroup<F> {
     /// The shard names.
     ///
     /// ```no_run
-    /// # fn demo(group: azstore::leader::ShardGroup<azstore::leader::BlobLocks>) {
+    /// # fn demo(group: azstore::leader::ShardGroup<azstore::blob::BlobLocks>) {
     /// println!("{} shards", group.shards().len());
     /// # }
     /// ```
@@ -230,7 +231,7 @@ impl<F: LockFactory> ShardGroup<F> {
     /// and starts balancing in the background. Events arrive on [`ShardWorker::recv`].
     ///
     /// ```no_run
-    /// # async fn demo(group: azstore::leader::ShardGroup<azstore::leader::BlobLocks>) -> azstore::Result<()> {
+    /// # async fn demo(group: azstore::leader::ShardGroup<azstore::blob::BlobLocks>) -> azstore::Result<()> {
     /// let worker = group.join("worker-7")?;
     /// // ... run it ...
     /// worker.leave().await; // hands every shard over at once

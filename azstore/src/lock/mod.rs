@@ -94,7 +94,7 @@ mod wake;
 pub use engine::Lock;
 pub use held::Held;
 pub use owner::{LockOwner, LockStatus};
-pub(crate) use owner::{parse_rfc3339, validate_label};
+pub(crate) use owner::{hostname, parse_rfc3339, validate_label};
 pub(crate) use target::wall_clock_ms;
 pub use target::{Attempt, LockClaim, LockTarget, Probe, next_fencing_token};
 pub(crate) use wake::{PollSleep, wakeup_for};

@@ -39,6 +39,11 @@ pub struct LockStatus {
     /// Time left on the lease where the service keeps it (Redis); `None` when unknown,
     /// infinite or unlocked.
     pub remaining: Option<Duration>,
+    /// A value that every renewal of the holder changes, on backends where the contenders
+    /// decide when a silent holder's lease has run out (Cosmos DB: the lock item's `_etag`);
+    /// `None` where the service expires leases itself (Blob, Redis). An observer that sees the
+    /// same version for a whole lease duration may count the holder as gone.
+    pub version: Option<String>,
 }
 
 impl LockStatus {
@@ -64,7 +69,20 @@ impl LockStatus {
             fencing_token,
             owner,
             remaining,
+            version: None,
         }
+    }
+
+    /// The status with its [`version`](Self::version) set (for backends whose contenders
+    /// decide expiry).
+    ///
+    /// ```
+    /// let status = azstore::lock::LockStatus::default().with_version("etag-1");
+    /// assert_eq!(status.version.as_deref(), Some("etag-1"));
+    /// ```
+    pub fn with_version(mut self, version: impl Into<String>) -> LockStatus {
+        self.version = Some(version.into());
+        self
     }
 
     /// Whether someone holds the lock now (held or breaking): `self.locked`.

@@ -358,6 +358,45 @@ pub type RedisLockStatus = LockStatus;
 /// ```
 pub type HeldRedisLock = Held<RedisLease>;
 
+/// Makes [`RedisLock`]s on one Redis for a [`ShardGroup`](crate::leader::ShardGroup): the
+/// lock named `group/shards/7` is that key (with its `{…}:fence` and `{…}:owner` companions).
+///
+/// ```no_run
+/// # fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+/// use azstore::leader::{ShardGroup, ShardOptions};
+/// use azstore::redis::RedisLocks;
+/// let locks = RedisLocks::new(redis, azstore::lock::LockOptions::default());
+/// let group = ShardGroup::with_count(locks, "ingest", 32, ShardOptions::default())?;
+/// # let _ = group; Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct RedisLocks {
+    client: RedisClient,
+    options: LockOptions,
+}
+
+impl RedisLocks {
+    /// Locks on `client` with `options` (the label is replaced by each worker's id).
+    ///
+    /// ```no_run
+    /// # fn demo(redis: azstore::redis::RedisClient) {
+    /// let locks = azstore::redis::RedisLocks::new(redis, azstore::lock::LockOptions::default());
+    /// # let _ = locks;
+    /// # }
+    /// ```
+    pub fn new(client: RedisClient, options: LockOptions) -> RedisLocks {
+        RedisLocks { client, options }
+    }
+}
+
+impl crate::leader::LockFactory for RedisLocks {
+    type Lock = RedisLock;
+
+    fn make(&self, name: &str, label: &str) -> Result<RedisLock> {
+        RedisLock::with_options(self.client.clone(), name, self.options.clone().label(label))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,10 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use azstore::blob::BlobServiceClient;
+use azstore::blob::{BlobLocks, BlobServiceClient};
 use azstore::leader::{
-    BlobLocks, Campaign, Election, ElectionOptions, LockFactory, ShardEvent, ShardGroup,
-    ShardOptions,
+    Campaign, Election, ElectionOptions, LockFactory, ShardEvent, ShardGroup, ShardOptions,
 };
 use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
@@ -325,7 +324,7 @@ fn leader_options_are_checked_before_any_request() {
 #[cfg(feature = "redis")]
 mod redis_backend {
     use super::*;
-    use azstore::leader::RedisLocks;
+    use azstore::redis::RedisLocks;
     use azstore::redis::{RedisClient, RedisConfig, RedisLock};
 
     fn client() -> RedisClient {
@@ -358,8 +357,8 @@ mod redis_backend {
 #[cfg(feature = "cosmos")]
 mod cosmos_backend {
     use super::*;
+    use azstore::cosmos::CosmosLocks;
     use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosKey, CosmosLock, EMULATOR_KEY};
-    use azstore::leader::CosmosLocks;
 
     async fn container() -> CosmosContainer {
         let endpoint = std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
