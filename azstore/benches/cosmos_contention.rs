@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosItem};
-use azstore::update::{Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, update};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -70,9 +70,9 @@ async fn plain_increment(item: &CosmosItem<Counter>) -> u64 {
     loop {
         let current = item.read().await.expect("read");
         let result = match current {
-            None => item.insert(&Counter { n: 1 }).await,
+            None => item.create(&Counter { n: 1 }, "").await,
             Some(cur) => {
-                item.replace_if_match(&Counter { n: cur.value.n + 1 }, &cur.etag)
+                item.replace(&Counter { n: cur.value.n + 1 }, &cur.etag, "")
                     .await
             }
         };

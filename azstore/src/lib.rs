@@ -20,7 +20,8 @@
 //! lease/            the Leasable contract (blobs, containers, shares, files) and the
 //!                   self-renewing LeaseGuard; the keep-alive core MessageGuard shares
 //! lock/             BlobLock: a distributed lock with a fencing token (what azlock runs on)
-//! update/           update(): read-modify-write over anything Versioned
+//! update/           update(): read-modify-write over anything Versioned (knows no backend;
+//!                   each backend implements Versioned in its own folder, blob/versioned.rs…)
 //! transfer/         parallel ranged downloads and block uploads for Blob and File, progress
 //! clock             the clock loss deadlines are measured on; a manual clock for tests
 //! redis/            (feature redis) Azure Cache for Redis: RedisJson, RedisLease, RedisLock
@@ -161,7 +162,18 @@ pub mod lock;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod transfer;
-pub mod update;
+// The update engine (update/) knows no backend; the public module adds the blob adapters,
+// which live with the blob backend, so that `azstore::update::BlobJson` stays where users
+// find it.
+#[path = "update/mod.rs"]
+mod update_engine;
+#[doc = include_str!("update/README.md")]
+pub mod update {
+    pub use crate::blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
+    pub use crate::update_engine::*;
+    #[cfg(doc)]
+    use crate::{ErrorKind, RequestSent, table::TableClient};
+}
 
 // Internals.
 mod names;

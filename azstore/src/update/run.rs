@@ -30,7 +30,7 @@ use crate::error::{Error, RequestSent, Result};
 /// status and code). A last write of unknown outcome is settled by one more read first: a
 /// write that applied is a success, and the error's [`RequestSent`] says whether the write may
 /// be stored (`Maybe`) or is not (`Yes`) — see [After an ambiguous
-/// failure](super#after-an-ambiguous-failure).
+/// failure](crate::update#after-an-ambiguous-failure).
 ///
 /// Time: the policy's `max_elapsed` is checked between attempts, on tokio's clock (so a test
 /// with paused time drives it); each read and write is
@@ -90,11 +90,7 @@ where
     };
     let mut last_error: Option<Error> = None;
     // Attempts on the same item from this process take turns (see "In one process").
-    let gate = policy
-        .takes_turns()
-        .then(|| resource.key())
-        .flatten()
-        .map(|k| Gate::for_key(&k));
+    let gate = policy.takes_turns().then(|| Gate::for_key(&resource.key()));
     let mut turn = None;
     loop {
         if let Some(g) = gate.as_ref().filter(|_| turn.is_none()) {
@@ -479,6 +475,14 @@ mod tests {
 
         async fn delete(&self, _: &ETag) -> Result<()> {
             unreachable!("nothing is deleted")
+        }
+
+        fn key(&self) -> String {
+            "test:always-contended".into()
+        }
+
+        fn stores_write_ids(&self) -> bool {
+            false
         }
     }
 

@@ -80,17 +80,14 @@ async fn point_operations_follow_the_etag_contract() {
         None,
         "absent is None, not an error"
     );
-    let e1 = item.insert(&Counter { n: 1 }).await.unwrap();
-    let dup = item.insert(&Counter { n: 9 }).await.unwrap_err();
+    let e1 = item.create(&Counter { n: 1 }, "").await.unwrap();
+    let dup = item.create(&Counter { n: 9 }, "").await.unwrap_err();
     assert_eq!(dup.kind(), ErrorKind::Conflict);
     assert_eq!(dup.error_code(), Some(&ErrorCode::ResourceAlreadyExists));
     assert_eq!(dup.request_sent(), RequestSent::Yes);
-    let e2 = item.replace_if_match(&Counter { n: 2 }, &e1).await.unwrap();
+    let e2 = item.replace(&Counter { n: 2 }, &e1, "").await.unwrap();
     assert_ne!(e1, e2, "every write changes _etag");
-    let stale = item
-        .replace_if_match(&Counter { n: 3 }, &e1)
-        .await
-        .unwrap_err();
+    let stale = item.replace(&Counter { n: 3 }, &e1, "").await.unwrap_err();
     assert_eq!(stale.kind(), ErrorKind::PreconditionFailed);
     assert_eq!(stale.error_code(), Some(&ErrorCode::ConditionNotMet));
     let cur = item.read().await.unwrap().unwrap();
@@ -99,14 +96,11 @@ async fn point_operations_follow_the_etag_contract() {
     assert!(del.is_precondition_failed(), "{del}");
     Versioned::delete(&item, &e2).await.unwrap();
     assert_eq!(item.read().await.unwrap(), None);
-    let gone = item
-        .replace_if_match(&Counter { n: 4 }, &e2)
-        .await
-        .unwrap_err();
+    let gone = item.replace(&Counter { n: 4 }, &e2, "").await.unwrap_err();
     assert_eq!(gone.kind(), ErrorKind::NotFound);
     // The same id in another partition is another item.
     let other = c.item::<Counter>("a", "p2").unwrap();
-    other.insert(&Counter { n: 7 }).await.unwrap();
+    other.create(&Counter { n: 7 }, "").await.unwrap();
     assert_eq!(other.read().await.unwrap().unwrap().value.n, 7);
     // Last writer wins, and removes the write id.
     other.overwrite(&Counter { n: 8 }).await.unwrap();
@@ -116,7 +110,7 @@ async fn point_operations_follow_the_etag_contract() {
     // A value whose id or partition key contradicts the item's is refused before sending.
     let raw = c.item::<serde_json::Value>("b", "p1").unwrap();
     let e = raw
-        .insert(&serde_json::json!({"id": "other"}))
+        .create(&serde_json::json!({"id": "other"}), "")
         .await
         .unwrap_err();
     assert_eq!(
@@ -124,11 +118,14 @@ async fn point_operations_follow_the_etag_contract() {
         (ErrorKind::InvalidInput, RequestSent::No)
     );
     let e = raw
-        .insert(&serde_json::json!({"pk": "p9"}))
+        .create(&serde_json::json!({"pk": "p9"}), "")
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    let e = raw.insert(&serde_json::json!([1, 2])).await.unwrap_err();
+    let e = raw
+        .create(&serde_json::json!([1, 2]), "")
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     c.client()
         .database(c.database_id())
@@ -291,14 +288,14 @@ async fn a_server_that_never_answers_fails_in_bounded_time() {
     let (proxy, client) = proxied(options).await;
     let c = fresh_at(&client, "cosmosstall").await;
     let item = c.item::<Counter>("n", "k").unwrap();
-    item.insert(&Counter { n: 1 }).await.unwrap();
+    item.create(&Counter { n: 1 }, "").await.unwrap();
     let etag = item.read().await.unwrap().unwrap().etag;
     proxy.inject(Rule::new(Fault::NeverAnswer).always());
     let started = Instant::now();
     let e = item.read().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     let e = item
-        .replace_if_match(&Counter { n: 2 }, &etag)
+        .replace(&Counter { n: 2 }, &etag, "")
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
@@ -723,7 +720,7 @@ async fn python_sdk_and_update_writers_lose_no_increment_of_each_other() {
     }
     let c = fresh("cosmospy").await;
     let item = c.item::<Doc>("shared", "shared").unwrap();
-    item.insert(&Doc { n: 0 }).await.unwrap();
+    item.create(&Doc { n: 0 }, "").await.unwrap();
     const PY_PROCS: u64 = 2;
     const PY_INCREMENTS: u64 = 20;
     const RUST_TASKS: u64 = 4;
@@ -912,7 +909,7 @@ async fn throttling_beyond_the_time_budget_ends_with_the_429() {
         .item::<Counter>("a", "p")
         .unwrap();
     let started = Instant::now();
-    let e = item.insert(&Counter { n: 1 }).await.unwrap_err();
+    let e = item.create(&Counter { n: 1 }, "").await.unwrap_err();
     assert_eq!(e.status(), Some(429), "{e}");
     assert!(e.is_retryable());
     assert_eq!(

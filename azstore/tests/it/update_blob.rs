@@ -212,6 +212,14 @@ impl Versioned for PipelineRepeats {
     async fn delete(&self, etag: &ETag) -> azstore::Result<()> {
         self.0.delete(&Conditions::if_match(etag)).await
     }
+
+    fn key(&self) -> String {
+        self.0.url()
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
+    }
 }
 
 #[tokio::test]
@@ -410,6 +418,14 @@ impl Versioned for Contended {
 
     async fn delete(&self, etag: &ETag) -> azstore::Result<()> {
         self.inner.delete(etag).await
+    }
+
+    fn key(&self) -> String {
+        Versioned::key(&self.inner)
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
     }
 }
 
