@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod blob;
+pub mod contract;
 pub mod fault;
 pub mod file_server;
 pub mod queue;

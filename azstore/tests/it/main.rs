@@ -32,6 +32,8 @@ mod blob_transfer;
 mod blob_user_delegation;
 mod blob_versions_service;
 mod blob_write_options;
+mod contract_lease;
+mod contract_versioned;
 #[cfg(feature = "cosmos")]
 mod cosmos;
 mod ergonomics;
