@@ -167,8 +167,8 @@ pub mod transfer;
 // find it.
 #[path = "update/mod.rs"]
 mod update_engine;
-#[doc = include_str!("update/README.md")]
 pub mod update {
+    #![doc = include_str!("update/README.md")]
     pub use crate::blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
     pub use crate::update_engine::*;
     #[cfg(doc)]

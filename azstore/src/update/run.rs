@@ -24,7 +24,7 @@ use crate::error::{Error, RequestSent, Result};
 /// as it is then — so it must be free of side effects: compute, don't act.
 ///
 /// Conflicts (412, create-race 409, 404 of a concurrently deleted resource) and ambiguous
-/// writes are retried as described in the [module docs](super); every other error is returned
+/// writes are retried as described in the [module docs](crate::update); every other error is returned
 /// unchanged. When the policy's attempts or time run out, the error has kind
 /// [`ErrorKind::RetriesExhausted`] and carries the last conflict as its source (and its
 /// status and code). A last write of unknown outcome is settled by one more read first: a

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use azstore::lease::{
-    BreakPeriod, GuardOptions, GuardState, Leasable, LeaseBroken, LeaseDuration, LeaseGuard,
-    LeaseLoss, LeaseReleased, LeaseResult, ReleaseOutcome,
+    BreakPeriod, GuardOptions, GuardState, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration,
+    LeaseGuard, LeaseLoss, LeaseReleased, LeaseResult, ReleaseOutcome,
 };
 use azstore::{
     Conditions, Error, ErrorCode, ErrorKind, LeaseId, blob::BlobServiceClient,
@@ -68,6 +68,9 @@ impl Scripted {
 impl Leasable for Scripted {
     fn lease_target(&self) -> String {
         "scripted".into()
+    }
+    fn lease_capabilities(&self) -> LeaseCapabilities {
+        LeaseCapabilities::ALL
     }
     async fn lease_acquire(
         &self,
