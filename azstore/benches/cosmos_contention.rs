@@ -5,7 +5,8 @@
 //! 412, or 409 for the create race), p50/p99 commit latency, and whether the stored counter
 //! equals the commits (no lost update).
 //!
-//! Every writer has its own client (its own HTTP pool), as separate processes would. The two
+//! Every writer has its own client (its own HTTP pool), as separate processes would; the
+//! `update()` writers still take turns, being in one process (the item's `Versioned::key`). The two
 //! loops alternate over several rounds (their order swapped each round) so that drift of the
 //! shared machine affects both alike.
 //!
