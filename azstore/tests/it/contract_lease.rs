@@ -72,6 +72,29 @@ async fn contract_lease_guard_releases_on_drop_blob() {
     contract::guard_releases_on_drop(a, b).await.unwrap();
 }
 
+/// A deliberately broken adapter fails the suite: a blob whose renew and release succeed
+/// without sending anything loses its lease to another party after 15 s, and a dropped
+/// guard leaves the lease held.
+#[tokio::test]
+async fn contract_lease_guarantees_fail_on_a_silent_adapter_blob() {
+    let (a, b) = blobs().await;
+    let err = contract::guard_releases_on_drop(
+        contract::SilentNoop(a.clone()),
+        contract::SilentNoop(b.clone()),
+    )
+    .await
+    .expect_err("a release that sends nothing must fail the guarantee");
+    assert!(err.contains("could not acquire"), "{err}");
+    let (a, b) = blobs().await;
+    let err = contract::guard_renews_past_several_periods(
+        contract::SilentNoop(a),
+        contract::SilentNoop(b),
+    )
+    .await
+    .expect_err("a renew that sends nothing must fail the guarantee");
+    assert!(err.contains("did not renew"), "{err}");
+}
+
 #[tokio::test]
 async fn contract_lease_held_lease_excludes_others_container() {
     let (a, b) = containers().await;

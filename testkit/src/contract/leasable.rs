@@ -193,3 +193,50 @@ pub async fn guard_releases_on_drop<L: Leasable>(target: L, other: L) -> Result<
         .await
         .map(|_| ())
 }
+
+/// A deliberately broken adapter: `L` whose renew and release answer success without
+/// sending anything. [`guard_renews_past_several_periods`] and [`guard_releases_on_drop`]
+/// must fail on it.
+#[derive(Clone)]
+pub struct SilentNoop<L>(pub L);
+
+impl<L: Leasable> Leasable for SilentNoop<L> {
+    fn lease_target(&self) -> String {
+        format!("broken {}", self.0.lease_target())
+    }
+
+    fn lease_capabilities(&self) -> azstore::lease::LeaseCapabilities {
+        self.0.lease_capabilities()
+    }
+
+    async fn lease_acquire(
+        &self,
+        duration: LeaseDuration,
+        proposed: &LeaseId,
+    ) -> azstore::Result<azstore::lease::LeaseResult> {
+        self.0.lease_acquire(duration, proposed).await
+    }
+
+    async fn lease_renew(&self, id: &LeaseId) -> azstore::Result<azstore::lease::LeaseResult> {
+        Ok(azstore::lease::LeaseResult::new(id.clone(), None))
+    }
+
+    async fn lease_change(
+        &self,
+        id: &LeaseId,
+        proposed: &LeaseId,
+    ) -> azstore::Result<azstore::lease::LeaseResult> {
+        self.0.lease_change(id, proposed).await
+    }
+
+    async fn lease_release(&self, _: &LeaseId) -> azstore::Result<azstore::lease::LeaseReleased> {
+        Ok(azstore::lease::LeaseReleased::new(None))
+    }
+
+    async fn lease_break(
+        &self,
+        period: Option<BreakPeriod>,
+    ) -> azstore::Result<azstore::lease::LeaseBroken> {
+        self.0.lease_break(period).await
+    }
+}
