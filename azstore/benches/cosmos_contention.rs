@@ -5,7 +5,8 @@
 //! 412, or 409 for the create race), p50/p99 commit latency, and whether the stored counter
 //! equals the commits (no lost update).
 //!
-//! Every writer has its own client (its own HTTP pool), as separate processes would. The two
+//! Every writer has its own client (its own HTTP pool), as separate processes would; the
+//! `update()` writers still take turns, being in one process (the item's `Versioned::key`). The two
 //! loops alternate over several rounds (their order swapped each round) so that drift of the
 //! shared machine affects both alike.
 //!
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosItem};
-use azstore::update::{Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, update};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -70,9 +71,9 @@ async fn plain_increment(item: &CosmosItem<Counter>) -> u64 {
     loop {
         let current = item.read().await.expect("read");
         let result = match current {
-            None => item.insert(&Counter { n: 1 }).await,
+            None => item.create(&Counter { n: 1 }, "").await,
             Some(cur) => {
-                item.replace_if_match(&Counter { n: cur.value.n + 1 }, &cur.etag)
+                item.replace(&Counter { n: cur.value.n + 1 }, &cur.etag, "")
                     .await
             }
         };

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use azstore::cosmos::{CosmosClient, CosmosLock, PartitionKey};
 use azstore::lease::LeaseDuration;
 use azstore::lock::LockOptions;
-use azstore::update::{Change, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Change, Decision, UpdatePolicy, update};
 use serde::{Deserialize, Serialize};
 
 /// One competition's entry in the schedule.

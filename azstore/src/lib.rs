@@ -22,7 +22,8 @@
 //! lock/             Lock<T: LockTarget>: the one lock engine (wait loop, LockStatus, Held,
 //!                   fencing); BlobLock (blob/lock.rs, what azlock runs on), RedisLock and
 //!                   CosmosLock are its backends
-//! update/           update(): read-modify-write over anything Versioned
+//! update/           update(): read-modify-write over anything Versioned (knows no backend;
+//!                   each backend implements Versioned in its own folder, blob/versioned.rs…)
 //! transfer/         parallel ranged downloads and block uploads for Blob and File, progress
 //! clock             the clock loss deadlines are measured on; a manual clock for tests
 //! redis/            (feature redis) Azure Cache for Redis: RedisJson, RedisLease, RedisLock
@@ -164,7 +165,18 @@ pub mod lock;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod transfer;
-pub mod update;
+// The update engine (update/) knows no backend; the public module adds the blob adapters,
+// which live with the blob backend, so that `azstore::update::BlobJson` stays where users
+// find it.
+#[path = "update/mod.rs"]
+mod update_engine;
+pub mod update {
+    #![doc = include_str!("update/README.md")]
+    pub use crate::blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
+    pub use crate::update_engine::*;
+    #[cfg(doc)]
+    use crate::{ErrorKind, RequestSent, table::TableClient};
+}
 
 // Internals.
 mod names;

@@ -492,6 +492,12 @@ impl Versioned for RedisRegister {
     async fn delete(&self, etag: &ETag) -> Result<()> {
         self.0.delete(etag).await
     }
+    fn key(&self) -> String {
+        Versioned::key(&self.0)
+    }
+    fn stores_write_ids(&self) -> bool {
+        self.0.stores_write_ids()
+    }
 }
 
 impl Register for RedisRegister {
@@ -523,6 +529,12 @@ impl Versioned for TableRegister {
     }
     async fn delete(&self, etag: &ETag) -> Result<()> {
         self.0.delete(etag).await
+    }
+    fn key(&self) -> String {
+        Versioned::key(&self.0)
+    }
+    fn stores_write_ids(&self) -> bool {
+        self.0.stores_write_ids()
     }
 }
 
@@ -595,6 +607,12 @@ impl<R: Overwrite> Versioned for Unconditional<R> {
     }
     async fn delete(&self, etag: &ETag) -> Result<()> {
         self.0.delete(etag).await
+    }
+    fn key(&self) -> String {
+        Versioned::key(&self.0)
+    }
+    fn stores_write_ids(&self) -> bool {
+        self.0.stores_write_ids()
     }
 }
 

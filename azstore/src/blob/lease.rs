@@ -11,8 +11,8 @@ use crate::conditions::{Allowed, Conditions, LeaseId};
 use crate::error::Result;
 use crate::http::{Method, Pipeline, Request};
 use crate::lease::{
-    self, BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseOp, LeaseReleased, LeaseReply,
-    LeaseResult,
+    self, BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseOp,
+    LeaseReleased, LeaseReply, LeaseResult,
 };
 
 /// Lease Blob accepts If-Match, If-None-Match, both dates and tags; the lease id is a
@@ -278,6 +278,10 @@ macro_rules! leasable_without_conditions {
             fn lease_target(&self) -> String {
                 let $c = self;
                 $target
+            }
+
+            fn lease_capabilities(&self) -> LeaseCapabilities {
+                LeaseCapabilities::ALL
             }
 
             async fn lease_acquire(

@@ -62,6 +62,7 @@ mod soft_delete;
 mod upload;
 mod user_delegation;
 mod verified;
+mod versioned;
 mod versions;
 mod write_options;
 mod xml;
@@ -100,5 +101,6 @@ pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotRe
 pub use service::{AccountInfo, TaggedBlob};
 pub use upload::UploadOptions;
 pub use verified::MAX_VERIFIED_RANGE;
+pub use versioned::{BlobBytes, BlobJson, WRITE_ID_METADATA};
 pub use versions::VersionId;
 pub use write_options::{AccessTier, BlobWriteOptions};

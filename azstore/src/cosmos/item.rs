@@ -55,6 +55,23 @@ impl ItemRef {
         Request::new(method, path).header("x-ms-documentdb-partitionkey", self.pk.header_value())
     }
 
+    /// The item's identity across clients: endpoint, database, container, partition key
+    /// (JSON) and id.
+    pub(crate) fn key(&self) -> String {
+        format!(
+            "cosmos:{}/{}/{}/{}/{}",
+            self.container
+                .client()
+                .endpoint()
+                .url()
+                .trim_end_matches('/'),
+            self.container.database_id(),
+            self.container.id(),
+            self.pk.as_json(),
+            self.id
+        )
+    }
+
     pub(crate) fn describe(&self) -> String {
         format!(
             "Cosmos DB item {} (partition {}) in {}/{}",
@@ -341,38 +358,91 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
         })
     }
 
-    /// Creates the item only if it does not exist (409 `ResourceAlreadyExists` otherwise),
-    /// without a write id. Returns the new `_etag`.
+    /// Reads the item and its `_etag`; `Ok(None)` when it does not exist. The same as
+    /// [`Versioned::read`], callable without importing the trait.
     ///
     /// ```no_run
     /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
-    /// match item.insert(&serde_json::json!({"id": "2026", "season": "2026"})).await {
-    ///     Err(e) if e.is_conflict() => println!("exists already"),
-    ///     other => { other?; }
+    /// match item.read().await? {
+    ///     Some(current) => println!("{} at {}", current.value, current.etag),
+    ///     None => println!("not created yet"),
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn insert(&self, value: &T) -> Result<ETag> {
-        Ok(self.item.create(self.encode(value, None)?).await?.etag)
+    pub async fn read(&self) -> Result<Option<Current<T>>> {
+        match self.item.read().await? {
+            Some(stored) => self.decode(stored).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Replaces the item only if its `_etag` is still `etag` (412 `ConditionNotMet`
-    /// otherwise), without a write id — the plain If-Match write of a hand-written retry loop.
-    /// Returns the new `_etag`.
+    /// otherwise), storing `write_id` in [`WRITE_ID_FIELD`]. Returns the new `_etag`. The
+    /// same as [`Versioned::replace`]: [`update`](crate::update::update) passes a fresh id; a
+    /// hand-written retry loop may pass any short token of lower-case hex (or `""`).
     ///
     /// ```no_run
     /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
-    /// use azstore::update::Versioned;
     /// if let Some(current) = item.read().await? {
     ///     let mut doc = current.value.clone();
     ///     doc["final"] = "Sunday".into();
-    ///     match item.replace_if_match(&doc, &current.etag).await {
+    ///     match item.replace(&doc, &current.etag, "").await {
     ///         Err(e) if e.is_precondition_failed() => println!("changed since the read"),
     ///         other => { other?; }
     ///     }
     /// }
     /// # Ok(()) }
     /// ```
+    pub async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
+        let doc = self.encode(value, Some(write_id))?;
+        Ok(self.item.replace(doc, Some(etag)).await?.etag)
+    }
+
+    /// Creates the item only if it does not exist (409 `ResourceAlreadyExists` otherwise),
+    /// storing `write_id` in [`WRITE_ID_FIELD`]. Returns the new `_etag`. The same as
+    /// [`Versioned::create`].
+    ///
+    /// ```no_run
+    /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// match item.create(&serde_json::json!({"id": "2026", "season": "2026"}), "").await {
+    ///     Err(e) if e.is_conflict() => println!("exists already"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {
+        let doc = self.encode(value, Some(write_id))?;
+        Ok(self.item.create(doc).await?.etag)
+    }
+
+    /// Deletes the item only if its `_etag` is still `etag` (412 otherwise, 404 when it is
+    /// gone). The same as [`Versioned::delete`].
+    ///
+    /// ```no_run
+    /// # async fn demo(item: azstore::cosmos::CosmosItem<serde_json::Value>) -> azstore::Result<()> {
+    /// if let Some(current) = item.read().await? {
+    ///     item.delete(&current.etag).await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete(&self, etag: &ETag) -> Result<()> {
+        self.item.delete(Some(etag)).await
+    }
+
+    /// Creates the item only if it does not exist, without a write id.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `create(value, write_id)`, the name every versioned resource uses"
+    )]
+    pub async fn insert(&self, value: &T) -> Result<ETag> {
+        Ok(self.item.create(self.encode(value, None)?).await?.etag)
+    }
+
+    /// Replaces the item only if its `_etag` is still `etag`, without a write id.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `replace(value, etag, write_id)`, the name and shape every versioned resource uses"
+    )]
     pub async fn replace_if_match(&self, value: &T, etag: &ETag) -> Result<ETag> {
         Ok(self
             .item
@@ -418,24 +488,28 @@ where
     type Value = T;
 
     async fn read(&self) -> Result<Option<Current<T>>> {
-        match self.item.read().await? {
-            Some(stored) => self.decode(stored).map(Some),
-            None => Ok(None),
-        }
+        CosmosItem::read(self).await
     }
 
     async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
-        let doc = self.encode(value, Some(write_id))?;
-        Ok(self.item.replace(doc, Some(etag)).await?.etag)
+        CosmosItem::replace(self, value, etag, write_id).await
     }
 
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {
-        let doc = self.encode(value, Some(write_id))?;
-        Ok(self.item.create(doc).await?.etag)
+        CosmosItem::create(self, value, write_id).await
     }
 
     async fn delete(&self, etag: &ETag) -> Result<()> {
-        self.item.delete(Some(etag)).await
+        CosmosItem::delete(self, etag).await
+    }
+
+    /// `cosmos:{endpoint}/{database}/{container}/{partition key as JSON}/{id}`.
+    fn key(&self) -> String {
+        self.item.key()
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
     }
 }
 
@@ -484,5 +558,9 @@ mod tests {
         assert!(it.encode(&serde_json::json!(3), None).is_err());
         assert!(it.clone().with_ttl(0).is_err());
         assert!(item().container().item::<Value>("a/b", "p").is_err());
+        assert_eq!(
+            Versioned::key(&it),
+            r#"cosmos:http://127.0.0.1:1/d/c/"p"/a"#
+        );
     }
 }

@@ -583,8 +583,10 @@ pub trait Leasable: Clone + Send + Sync + 'static {
     /// ```
     fn lease_target(&self) -> String;
 
-    /// What this resource's leases can do (default: everything). Files answer
-    /// [`LeaseCapabilities::INFINITE_ONLY`].
+    /// What this resource's leases can do: blobs, containers and shares answer
+    /// [`LeaseCapabilities::ALL`], files [`LeaseCapabilities::INFINITE_ONLY`]. Required (no
+    /// default): the guard renews, and refuses durations, by this answer, so a backend states
+    /// it rather than inherit a claim that may be false for it.
     ///
     /// ```no_run
     /// # fn demo(file: azstore::file::FileClient) {
@@ -592,9 +594,7 @@ pub trait Leasable: Clone + Send + Sync + 'static {
     /// assert_eq!(file.lease_capabilities(), LeaseCapabilities::INFINITE_ONLY);
     /// # }
     /// ```
-    fn lease_capabilities(&self) -> LeaseCapabilities {
-        LeaseCapabilities::ALL
-    }
+    fn lease_capabilities(&self) -> LeaseCapabilities;
 
     /// Acquires a lease for `duration` with the proposed id `proposed`. Proposing the id makes
     /// a retried acquire safe: a repeat with the same id succeeds instead of conflicting.

@@ -321,12 +321,13 @@ where
         raw.map(|raw| decode(&self.key, &raw)).transpose()
     }
 
-    fn key(&self) -> Option<String> {
+    fn key(&self) -> String {
         let c = &self.client.inner.config;
-        Some(format!(
-            "redis://{}:{}/{}/{}",
-            c.host, c.port, c.database, self.key
-        ))
+        format!("redis://{}:{}/{}/{}", c.host, c.port, c.database, self.key)
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
     }
 
     async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {

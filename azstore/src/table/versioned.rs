@@ -191,9 +191,9 @@ where
             .await
     }
 
-    fn key(&self) -> Option<String> {
+    fn key(&self) -> String {
         let path = entity_path(&self.table.name, &self.partition_key, &self.row_key);
-        Some(format!("{}{path}", self.table.pipeline.url_of("")))
+        format!("{}{path}", self.table.pipeline.url_of(""))
     }
 
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {

@@ -1,104 +1,9 @@
-//! Read-modify-write: optimistic updates that never lose a write.
-//!
-//! A [`Versioned`] resource can be read with its ETag, replaced conditioned on that ETag,
-//! created conditioned on absence, and deleted conditioned on the ETag. [`update`] runs the
-//! loop every team using ETags writes by hand — read, decide, write with `If-Match`, on a
-//! conflict start over — once, with every edge handled:
-//!
-//! | the write got | `update` does |
-//! |---|---|
-//! | 412 on replace (someone wrote since our read) | re-read, run the closure again, retry |
-//! | 409 `BlobAlreadyExists` / `EntityAlreadyExists` / `ResourceAlreadyExists`, or 412, on create | re-read (the other creator's value), retry |
-//! | 404 on replace (someone deleted it) | re-read (absent), retry |
-//! | 404 on delete, or 412 / timeout on delete and the re-read finds it absent | success: deleted (by us or someone else — the wanted state) |
-//! | timeout / dropped connection ([`RequestSent::Maybe`]) | re-read at once; if our write id is there, our write applied: success; if the value is unchanged (or absent, for a create), retry; if it changed and its write-id history cannot tell (full, reset, or not stored), stop with `RequestSent::Maybe` — never write twice |
-//! | 500 / 502 / 504 after the pipeline's retries (may have been applied) | one more read settles it: success if our write is there, else the error |
-//! | attempts or time run out with a write of unknown outcome | one more read settles it: success if our write is there, else `RetriesExhausted` (see below) |
-//! | any other error | returned unchanged |
-//!
-//! Retries wait according to the [`UpdatePolicy`] (by default decorrelated jitter scaled to
-//! the observed round trip; or a fixed exponential schedule), bounded by attempts and
-//! elapsed time. Running out gives an error of kind
-//! [`ErrorKind::RetriesExhausted`] whose status, code and source are the last conflict's.
-//!
-//! # In one process
-//! Concurrent `update`s of one item within one process take turns: each attempt (read,
-//! decide, write) waits until the previous one of that process has its answer, first come
-//! first served, so they never conflict with each other; a writer in another process still
-//! can, and the policy's backoff handles that. The item is recognised by
-//! [`Versioned::key`] (the blob's or entity's URL, the Redis key), whatever client value
-//! addresses it. Taking turns changes no outcome guarantee: it only orders the attempts. A
-//! turn is waited for at most until the policy's `max_elapsed`; after that the attempt goes
-//! ahead without its turn.
-//!
-//! Measured (the `update_contention` benchmark, Azurite, writers in one process on one blob
-//! or entity): no wasted writes at all, where a plain loop with full-jitter backoff wastes
-//! 3–4 (16 writers) and 8–9 (64 writers) writes per commit and commits a fifth to a tenth as
-//! often. The cost: one process commits at most at one writer's rate, while a few unordered
-//! writers sometimes overlap one's read with another's write and do a little better. [`Combiner`] goes further (one read and
-//! one write for all the updates waiting) but runs the closures on a task of its own.
-//!
-//! # Ambiguous writes
-//! A conditional write whose response is lost may still have been applied; its retry then
-//! sees 412 (or 409) caused by *our own* write. Every write `update` sends carries a fresh
-//! random write id, stored with the value (blob metadata, an entity property). The stored
-//! token keeps the ids of the last [`WRITE_ID_HISTORY`] writes, so after a failed or
-//! ambiguous write the next read tells whether one of ours applied — even when another
-//! writer has already written on top of it. Then `update` reports success instead of
-//! applying the change twice or reporting a false conflict. Limits: the resource must still
-//! exist at that read, and at most [`WRITE_ID_HISTORY`]` - 1` other writes may have landed
-//! on top of ours; writers that bypass `update` (e.g. an unconditional overwrite) reset the
-//! history. Past those limits `update` cannot tell, and it never guesses: it stops with
-//! [`RequestSent::Maybe`] instead of writing the change again.
-//!
-//! # What `update` stores besides your value
-//! The write id token (at most [`WRITE_ID_HISTORY`] ids of 16 hex digits, comma-separated) is
-//! stored next to the value, visible to every other reader:
-//!
-//! | resource | where the token is | what else a replace keeps |
-//! |---|---|---|
-//! | blob ([`BlobJson`], [`BlobBytes`]) | metadata entry [`WRITE_ID_METADATA`] (`x-ms-meta-azstorewriteid`) | every other metadata entry and the stored HTTP headers (content type, encoding, language, cache control, disposition) of the version replaced; not index tags, the access tier or the stored MD5 |
-//! | table entity ([`TableClient::versioned`]) | property [`WRITE_ID_PROPERTY`] (`_azstore_write_id`, an `Edm.String`), removed before your closure sees the entity | nothing else: Update Entity replaces the entity with your value's properties |
-//! | Redis key (feature `redis`) | the JSON document at the key, `{"etag","wid","value"}` | — |
-//!
-//! A table entity can do without the property: [`VersionedEntity::without_write_id`]. The
-//! cost: a write whose response was lost can then no longer be recognised, so `update` stops
-//! with [`RequestSent::Maybe`] where it would have reported success or retried.
-//!
-//! [`TableClient::versioned`]: crate::table::TableClient::versioned
-//! [`WRITE_ID_PROPERTY`]: crate::table::WRITE_ID_PROPERTY
-//! [`VersionedEntity::without_write_id`]: crate::table::VersionedEntity::without_write_id
-//!
-//! # After an ambiguous failure
-//! `update` never answers "failed" about a write that applied: when it has to stop (attempts
-//! or time used up, a 5xx) while a write of its own has an unknown outcome, it first reads
-//! once more. If the write is there, the result is `Ok`. Otherwise the error's
-//! [`request_sent`](crate::Error::request_sent) tells the caller what it may do:
-//!
-//! * [`RequestSent::Yes`]: the stored state does not hold the write (the resource is absent,
-//!   still at the version the write was conditioned on, or its write-id history would list
-//!   it). Running the update again applies the change once.
-//! * [`RequestSent::Maybe`]: the write may be in the stored state — the settling read failed,
-//!   or the history can no longer tell (it is full, or a writer that bypasses `update` reset
-//!   it). Running the update again may apply the change twice: read the value and decide.
-//!
-//! # Example
-//! ```no_run
-//! use azstore::update::{update, BlobJson, Decision, UpdatePolicy};
-//! # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-//! let counter = BlobJson::<u64>::new(blob);
-//! let done = update(&counter, &UpdatePolicy::default(), |current| {
-//!     Decision::Write(current.copied().unwrap_or(0) + 1)
-//! })
-//! .await?;
-//! println!("now {:?} after {} attempt(s)", done.value, done.attempts);
-//! # Ok(()) }
-//! ```
-//!
-//! [`RequestSent::Maybe`]: crate::RequestSent::Maybe
+//! The `update` engine: the loop over [`Versioned`], written once for every backend. It knows
+//! no backend; each backend implements [`Versioned`] in its own folder. The public module
+//! [`crate::update`] (declared in the crate root) re-exports this one with the blob adapters
+//! and carries the user documentation (`README.md` beside this file).
 
 mod ambiguity;
-mod blob;
 mod combine;
 mod gate;
 mod policy;
@@ -106,7 +11,6 @@ mod run;
 
 use std::future::Future;
 
-pub use blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
 pub use combine::Combiner;
 pub use policy::UpdatePolicy;
 pub use run::{create_only, update};
@@ -251,10 +155,13 @@ pub trait Versioned: Send + Sync {
     /// ```
     fn delete(&self, etag: &ETag) -> impl Future<Output = Result<()>> + Send;
 
-    /// Whether this resource stores the `write_id` it is given (the default). A resource
-    /// that does not cannot have its writes recognised after an ambiguous failure: `update`
-    /// then stops with [`RequestSent::Maybe`] as soon as a write of unknown outcome may have
-    /// applied, instead of retrying it (which could apply the change twice).
+    /// Whether this resource stores the `write_id` it is given. Required (no default): an
+    /// adapter states it, instead of inheriting a claim that may be false for it. `update`
+    /// itself never trusts this answer — it decides from the write id that
+    /// [`read`](Versioned::read) returns — so a resource that does not store ids is still
+    /// safe: after a write of unknown outcome that may have applied, `update` stops with
+    /// [`RequestSent::Maybe`] instead of retrying it (which could apply the change twice).
+    /// Callers (and the contract suite) use it to know which guarantees to expect.
     ///
     /// ```no_run
     /// # fn demo(table: azstore::table::TableClient) -> azstore::Result<()> {
@@ -264,26 +171,31 @@ pub trait Versioned: Send + Sync {
     /// assert!(!plain.stores_write_ids());
     /// # Ok(()) }
     /// ```
-    fn stores_write_ids(&self) -> bool {
-        true
-    }
+    fn stores_write_ids(&self) -> bool;
 
-    /// A name of the stored item, the same for every value that addresses that item in this
-    /// process (its URL, say), or `None`. With a key, concurrent [`update`]s of the item in
-    /// this process take turns: one read + write at a time, first come first served, so they
-    /// never conflict with each other and none waits in a backoff because of another one
-    /// (see [In one process](self#in-one-process)). The default is `None`: no turns.
+    /// The identity of the stored item: the same string for every value that addresses that
+    /// item in this process, whatever client it goes through, and different for different
+    /// items — a URL-like name with the service's endpoint, say
+    /// (`https://acct.blob.core.windows.net/c/b`, `redis://host:6379/0/key`,
+    /// `cosmos:https://acct.documents.azure.com/db/container/["pk"]/id`). Concurrent
+    /// [`update`]s of the item in this process take turns by this key: one read + write at a
+    /// time, first come first served, so they never conflict with each other and none waits
+    /// in a backoff because of another one (see
+    /// [In one process](crate::update#in-one-process)).
+    ///
+    /// Required: without it, updates of one item in one process would collide with each
+    /// other and waste writes (request units, on Cosmos DB) — a key that differs per call
+    /// has the same effect, and the contract suite (`testkit::contract::versioned`) catches
+    /// it.
     ///
     /// ```
     /// use azstore::update::Versioned;
     /// # fn f(blob: azstore::blob::BlobClient) {
     /// let counter = azstore::update::BlobJson::<u64>::new(blob.clone());
-    /// assert_eq!(counter.key(), Some(blob.url()));
+    /// assert_eq!(counter.key(), blob.url());
     /// # }
     /// ```
-    fn key(&self) -> Option<String> {
-        None
-    }
+    fn key(&self) -> String;
 }
 
 /// What the closure passed to [`update`] decided for the value it was shown.

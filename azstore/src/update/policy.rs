@@ -173,7 +173,7 @@ impl UpdatePolicy {
     }
 
     /// Whether concurrent updates of one item made in this process take turns (the default:
-    /// see [In one process](super#in-one-process)). `false`: every update goes ahead on its
+    /// see [In one process](crate::update#in-one-process)). `false`: every update goes ahead on its
     /// own, as if each ran in a process of its own — e.g. to exercise conflicts with several
     /// writers in one test.
     ///

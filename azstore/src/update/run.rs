@@ -24,13 +24,13 @@ use crate::error::{Error, RequestSent, Result};
 /// as it is then — so it must be free of side effects: compute, don't act.
 ///
 /// Conflicts (412, create-race 409, 404 of a concurrently deleted resource) and ambiguous
-/// writes are retried as described in the [module docs](super); every other error is returned
+/// writes are retried as described in the [module docs](crate::update); every other error is returned
 /// unchanged. When the policy's attempts or time run out, the error has kind
 /// [`ErrorKind::RetriesExhausted`] and carries the last conflict as its source (and its
 /// status and code). A last write of unknown outcome is settled by one more read first: a
 /// write that applied is a success, and the error's [`RequestSent`] says whether the write may
 /// be stored (`Maybe`) or is not (`Yes`) — see [After an ambiguous
-/// failure](super#after-an-ambiguous-failure).
+/// failure](crate::update#after-an-ambiguous-failure).
 ///
 /// Time: the policy's `max_elapsed` is checked between attempts, on tokio's clock (so a test
 /// with paused time drives it); each read and write is
@@ -90,11 +90,7 @@ where
     };
     let mut last_error: Option<Error> = None;
     // Attempts on the same item from this process take turns (see "In one process").
-    let gate = policy
-        .takes_turns()
-        .then(|| resource.key())
-        .flatten()
-        .map(|k| Gate::for_key(&k));
+    let gate = policy.takes_turns().then(|| Gate::for_key(&resource.key()));
     let mut turn = None;
     loop {
         if let Some(g) = gate.as_ref().filter(|_| turn.is_none()) {
@@ -479,6 +475,14 @@ mod tests {
 
         async fn delete(&self, _: &ETag) -> Result<()> {
             unreachable!("nothing is deleted")
+        }
+
+        fn key(&self) -> String {
+            "test:always-contended".into()
+        }
+
+        fn stores_write_ids(&self) -> bool {
+            false
         }
     }
 

@@ -14,11 +14,11 @@
 
 use std::time::Duration;
 
-use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosKey, EMULATOR_KEY, WRITE_ID_FIELD};
+use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosKey, EMULATOR_KEY};
 use azstore::http::ClientOptions;
 use azstore::lease::{Leasable, LeaseDuration};
 use azstore::lock::LockOptions;
-use azstore::update::{Change, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, Versioned, update};
 use azstore::{ErrorCode, ErrorKind, LeaseId, RequestSent};
 use serde::{Deserialize, Serialize};
 use testkit::fault::{Fault, FaultProxy, Rule};
@@ -60,12 +60,6 @@ struct Counter {
     n: u64,
 }
 
-fn increment(cur: Option<&Counter>) -> Decision<Counter> {
-    Decision::Write(Counter {
-        n: cur.map_or(0, |c| c.n) + 1,
-    })
-}
-
 fn policy() -> UpdatePolicy {
     UpdatePolicy::default().max_elapsed(Duration::from_secs(120))
 }
@@ -79,17 +73,14 @@ async fn point_operations_follow_the_etag_contract() {
         None,
         "absent is None, not an error"
     );
-    let e1 = item.insert(&Counter { n: 1 }).await.unwrap();
-    let dup = item.insert(&Counter { n: 9 }).await.unwrap_err();
+    let e1 = item.create(&Counter { n: 1 }, "").await.unwrap();
+    let dup = item.create(&Counter { n: 9 }, "").await.unwrap_err();
     assert_eq!(dup.kind(), ErrorKind::Conflict);
     assert_eq!(dup.error_code(), Some(&ErrorCode::ResourceAlreadyExists));
     assert_eq!(dup.request_sent(), RequestSent::Yes);
-    let e2 = item.replace_if_match(&Counter { n: 2 }, &e1).await.unwrap();
+    let e2 = item.replace(&Counter { n: 2 }, &e1, "").await.unwrap();
     assert_ne!(e1, e2, "every write changes _etag");
-    let stale = item
-        .replace_if_match(&Counter { n: 3 }, &e1)
-        .await
-        .unwrap_err();
+    let stale = item.replace(&Counter { n: 3 }, &e1, "").await.unwrap_err();
     assert_eq!(stale.kind(), ErrorKind::PreconditionFailed);
     assert_eq!(stale.error_code(), Some(&ErrorCode::ConditionNotMet));
     let cur = item.read().await.unwrap().unwrap();
@@ -98,14 +89,11 @@ async fn point_operations_follow_the_etag_contract() {
     assert!(del.is_precondition_failed(), "{del}");
     Versioned::delete(&item, &e2).await.unwrap();
     assert_eq!(item.read().await.unwrap(), None);
-    let gone = item
-        .replace_if_match(&Counter { n: 4 }, &e2)
-        .await
-        .unwrap_err();
+    let gone = item.replace(&Counter { n: 4 }, &e2, "").await.unwrap_err();
     assert_eq!(gone.kind(), ErrorKind::NotFound);
     // The same id in another partition is another item.
     let other = c.item::<Counter>("a", "p2").unwrap();
-    other.insert(&Counter { n: 7 }).await.unwrap();
+    other.create(&Counter { n: 7 }, "").await.unwrap();
     assert_eq!(other.read().await.unwrap().unwrap().value.n, 7);
     // Last writer wins, and removes the write id.
     other.overwrite(&Counter { n: 8 }).await.unwrap();
@@ -115,7 +103,7 @@ async fn point_operations_follow_the_etag_contract() {
     // A value whose id or partition key contradicts the item's is refused before sending.
     let raw = c.item::<serde_json::Value>("b", "p1").unwrap();
     let e = raw
-        .insert(&serde_json::json!({"id": "other"}))
+        .create(&serde_json::json!({"id": "other"}), "")
         .await
         .unwrap_err();
     assert_eq!(
@@ -123,11 +111,14 @@ async fn point_operations_follow_the_etag_contract() {
         (ErrorKind::InvalidInput, RequestSent::No)
     );
     let e = raw
-        .insert(&serde_json::json!({"pk": "p9"}))
+        .create(&serde_json::json!({"pk": "p9"}), "")
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    let e = raw.insert(&serde_json::json!([1, 2])).await.unwrap_err();
+    let e = raw
+        .create(&serde_json::json!([1, 2]), "")
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     c.client()
         .database(c.database_id())
@@ -135,86 +126,6 @@ async fn point_operations_follow_the_etag_contract() {
         .delete()
         .await
         .unwrap();
-}
-
-#[tokio::test]
-async fn eight_writers_times_twenty_five_increments_lose_nothing() {
-    let c = fresh("cosmosmx").await;
-    let mut tasks = Vec::new();
-    for _ in 0..8 {
-        let item = c.item::<Counter>("counter", "k").unwrap();
-        tasks.push(tokio::spawn(async move {
-            let mut conflicts = 0;
-            for _ in 0..25 {
-                conflicts += update(&item, &policy(), increment).await.unwrap().conflicts;
-            }
-            conflicts
-        }));
-    }
-    let mut conflicts = 0;
-    for t in tasks {
-        conflicts += t.await.unwrap();
-    }
-    let item = c.item::<Counter>("counter", "k").unwrap();
-    let cur = item.read().await.unwrap().unwrap();
-    assert_eq!(
-        cur.value.n, 200,
-        "no update lost ({conflicts} conflicts retried)"
-    );
-    assert!(cur.write_id.is_some(), "the write ids are stored");
-    // The write id is in the stored item, but not in what the closure sees.
-    let raw = c.item::<serde_json::Value>("counter", "k").unwrap();
-    let seen = raw.read().await.unwrap().unwrap().value;
-    assert!(
-        seen.get(WRITE_ID_FIELD).is_none() && seen.get("_etag").is_none(),
-        "{seen}"
-    );
-    assert!(conflicts > 0, "8 writers on one item must have met 412s");
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Entries {
-    list: Vec<u32>,
-}
-
-#[tokio::test]
-async fn create_race_one_create_wins_and_every_change_lands() {
-    let c = fresh("cosmosrace").await;
-    let mut tasks = Vec::new();
-    for i in 0..8u32 {
-        let item = c.item::<Entries>("list", "k").unwrap();
-        tasks.push(tokio::spawn(async move {
-            update(&item, &policy(), |cur: Option<&Entries>| {
-                let mut v = cur.cloned().unwrap_or_default();
-                v.list.push(i);
-                Decision::Write(v)
-            })
-            .await
-            .unwrap()
-            .change
-        }));
-    }
-    let mut created = 0;
-    for t in tasks {
-        if t.await.unwrap() == Change::Created {
-            created += 1;
-        }
-    }
-    assert_eq!(created, 1, "exactly one create wins the race");
-    let item = c.item::<Entries>("list", "k").unwrap();
-    let mut list = item.read().await.unwrap().unwrap().value.list;
-    list.sort_unstable();
-    assert_eq!(
-        list,
-        (0..8).collect::<Vec<_>>(),
-        "the create race's losers were retried as updates"
-    );
-    // A JSON array is not an object: Cosmos DB items must be objects. Refused before sending.
-    let arr = c.item::<Vec<u32>>("arr", "k").unwrap();
-    let e = update(&arr, &policy(), |_| Decision::Write(vec![1]))
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidInput);
 }
 
 /// The proxy in front of the real server, and a client through it.
@@ -235,54 +146,6 @@ async fn proxied(options: ClientOptions) -> (FaultProxy, CosmosClient) {
 }
 
 #[tokio::test]
-async fn lost_replace_reply_is_recognised_by_its_write_id_and_applied_once() {
-    let (proxy, client) = proxied(ClientOptions::default()).await;
-    let c = fresh_at(&client, "cosmoslost").await;
-    let item = c.item::<Counter>("n", "k").unwrap();
-    update(&item, &policy(), increment).await.unwrap();
-    // The server applies the replace; its reply never reaches us.
-    proxy.inject(Rule::new(Fault::LoseResponse).method("PUT").times(1));
-    let out = update(&item, &policy(), increment).await.unwrap();
-    assert_eq!(out.change, Change::Replaced);
-    assert_eq!(out.recovered_ambiguous, 1, "recognised by its write id");
-    assert_eq!(out.conflicts, 0, "not a false conflict");
-    assert_eq!(
-        proxy.count("PUT"),
-        1,
-        "the conditional write was not repeated"
-    );
-    let direct = client_at(&endpoint());
-    let now = direct
-        .database(c.database_id())
-        .unwrap()
-        .container("items", "/pk")
-        .unwrap()
-        .item::<Counter>("n", "k")
-        .unwrap();
-    assert_eq!(
-        now.read().await.unwrap().unwrap().value.n,
-        2,
-        "applied once"
-    );
-}
-
-#[tokio::test]
-async fn lost_create_reply_is_recognised_and_applied_once() {
-    let (proxy, client) = proxied(ClientOptions::default()).await;
-    let c = fresh_at(&client, "cosmoslostc").await;
-    let item = c.item::<Counter>("n", "k").unwrap();
-    proxy.inject(
-        Rule::new(Fault::ResetAfterForward)
-            .method("POST")
-            .target_contains("/docs")
-            .times(1),
-    );
-    let out = update(&item, &policy(), increment).await.unwrap();
-    assert_eq!((out.change, out.recovered_ambiguous), (Change::Created, 1));
-    assert_eq!(item.read().await.unwrap().unwrap().value.n, 1);
-}
-
-#[tokio::test]
 async fn a_server_that_never_answers_fails_in_bounded_time() {
     let options = ClientOptions::default()
         .timeout(Duration::from_millis(500))
@@ -290,14 +153,14 @@ async fn a_server_that_never_answers_fails_in_bounded_time() {
     let (proxy, client) = proxied(options).await;
     let c = fresh_at(&client, "cosmosstall").await;
     let item = c.item::<Counter>("n", "k").unwrap();
-    item.insert(&Counter { n: 1 }).await.unwrap();
+    item.create(&Counter { n: 1 }, "").await.unwrap();
     let etag = item.read().await.unwrap().unwrap().etag;
     proxy.inject(Rule::new(Fault::NeverAnswer).always());
     let started = Instant::now();
     let e = item.read().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
     let e = item
-        .replace_if_match(&Counter { n: 2 }, &etag)
+        .replace(&Counter { n: 2 }, &etag, "")
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
@@ -675,7 +538,7 @@ async fn python_sdk_and_update_writers_lose_no_increment_of_each_other() {
     }
     let c = fresh("cosmospy").await;
     let item = c.item::<Doc>("shared", "shared").unwrap();
-    item.insert(&Doc { n: 0 }).await.unwrap();
+    item.create(&Doc { n: 0 }, "").await.unwrap();
     const PY_PROCS: u64 = 2;
     const PY_INCREMENTS: u64 = 20;
     const RUST_TASKS: u64 = 4;
@@ -864,7 +727,7 @@ async fn throttling_beyond_the_time_budget_ends_with_the_429() {
         .item::<Counter>("a", "p")
         .unwrap();
     let started = Instant::now();
-    let e = item.insert(&Counter { n: 1 }).await.unwrap_err();
+    let e = item.create(&Counter { n: 1 }, "").await.unwrap_err();
     assert_eq!(e.status(), Some(429), "{e}");
     assert!(e.is_retryable());
     assert_eq!(

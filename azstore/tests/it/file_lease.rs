@@ -273,63 +273,6 @@ async fn share_lease_renew_change_break() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn share_lease_guard_renews_past_its_duration() {
-    let server = FileServer::start().await;
-    let (share, _file) = setup(&server).await;
-    let guard = LeaseGuard::acquire(share.clone(), LeaseDuration::seconds(15).unwrap())
-        .await
-        .unwrap();
-    // Without renewals the 15 s lease would have expired and anyone could acquire it.
-    tokio::time::sleep(Duration::from_secs(21)).await;
-    assert!(guard.is_held(), "{:?}", guard.state());
-    assert!(guard.last_renewed().elapsed() < Duration::from_secs(10));
-    let err = share
-        .acquire_lease(LeaseDuration::Infinite, None)
-        .await
-        .unwrap_err();
-    assert_eq!(err.error_code(), Some(&ErrorCode::LeaseAlreadyPresent));
-    let err = share.delete(None).await.unwrap_err();
-    assert_eq!(err.status(), Some(412));
-    assert!(share.get_properties().await.unwrap().lease.is_locked());
-
-    assert_eq!(
-        guard.release().await.unwrap(),
-        azstore::lease::ReleaseOutcome::Released
-    );
-    assert!(!share.get_properties().await.unwrap().lease.is_locked());
-    share.delete(None).await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn share_lease_guard_reports_a_break() {
-    let server = FileServer::start().await;
-    let (share, _file) = setup(&server).await;
-    let guard = LeaseGuard::acquire_with(
-        share.clone(),
-        LeaseDuration::seconds(15).unwrap(),
-        azstore::lease::GuardOptions::default().renew_every(Duration::from_millis(200)),
-    )
-    .await
-    .unwrap();
-    share
-        .break_lease(Some(BreakPeriod::immediate()))
-        .await
-        .unwrap();
-    let loss = tokio::time::timeout(Duration::from_secs(5), guard.lost())
-        .await
-        .expect("the guard noticed the break");
-    assert!(
-        matches!(loss, azstore::lease::LeaseLoss::Refused { .. }),
-        "{loss}"
-    );
-    assert!(!guard.is_held());
-    assert!(matches!(
-        guard.release().await.unwrap(),
-        azstore::lease::ReleaseOutcome::AlreadyGone { .. }
-    ));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_lease_guard_acquires_and_releases() {
     let server = FileServer::start().await;
     let (_share, file) = setup(&server).await;

@@ -1,6 +1,7 @@
 //! LeaseGuard: the renewal schedule and loss rules with paused tokio time (against a scripted
-//! in-test `Leasable`, for the scheduling logic only), then renewal, loss and release against
-//! Azurite in real time.
+//! in-test `Leasable`, for the scheduling logic only), then the blob-specific cases against
+//! Azurite in real time. Renewal, loss on a break and release on drop on every backend are
+//! in the contract suite (`contract_lease`).
 
 use testkit as support;
 
@@ -9,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use azstore::lease::{
-    BreakPeriod, GuardOptions, GuardState, Leasable, LeaseBroken, LeaseDuration, LeaseGuard,
-    LeaseLoss, LeaseReleased, LeaseResult, ReleaseOutcome,
+    BreakPeriod, GuardOptions, GuardState, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration,
+    LeaseGuard, LeaseLoss, LeaseReleased, LeaseResult, ReleaseOutcome,
 };
 use azstore::{
     Conditions, Error, ErrorCode, ErrorKind, LeaseId, blob::BlobServiceClient,
@@ -67,6 +68,9 @@ impl Scripted {
 impl Leasable for Scripted {
     fn lease_target(&self) -> String {
         "scripted".into()
+    }
+    fn lease_capabilities(&self) -> LeaseCapabilities {
+        LeaseCapabilities::ALL
     }
     async fn lease_acquire(
         &self,
@@ -247,108 +251,6 @@ async fn container(prefix: &str) -> ContainerClient {
     let c = blobs.container(&support::unique(prefix)).unwrap();
     c.create().await.unwrap();
     c
-}
-
-#[tokio::test]
-async fn guard_keeps_a_15s_lease_past_its_duration_and_releases() {
-    let c = container("guardkeep").await;
-    let blob = c.blob("held").unwrap();
-    blob.upload("0", &Conditions::none()).await.unwrap();
-    let guard = LeaseGuard::acquire(blob.clone(), secs(15)).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(18)).await;
-    assert!(guard.is_held(), "{:?}", guard.state());
-    // Still ours: a stranger cannot acquire, our writes pass.
-    let err = blob
-        .acquire_lease(secs(15), None, &Conditions::none())
-        .await
-        .unwrap_err();
-    assert_eq!(err.error_code(), Some(&ErrorCode::LeaseAlreadyPresent));
-    blob.upload("1", &guard.conditions()).await.unwrap();
-    assert_eq!(guard.release().await.unwrap(), ReleaseOutcome::Released);
-    blob.acquire_lease(secs(15), None, &Conditions::none())
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn guard_detects_a_break_within_one_renew_interval() {
-    let c = container("guardbrk").await;
-    let blob = c.blob("held").unwrap();
-    blob.upload("0", &Conditions::none()).await.unwrap();
-    let guard = LeaseGuard::acquire(blob.clone(), secs(15)).await.unwrap();
-    let stale = guard.lease_id().clone();
-
-    // Another client breaks the lease.
-    let other = BlobServiceClient::new(&support::account())
-        .unwrap()
-        .container(c.name())
-        .unwrap()
-        .blob("held")
-        .unwrap();
-    let broke_at = std::time::Instant::now();
-    other
-        .break_lease(Some(BreakPeriod::immediate()), &Conditions::none())
-        .await
-        .unwrap();
-    // Renew interval 5 s, plus slack.
-    let loss = tokio::time::timeout(Duration::from_secs(7), guard.lost())
-        .await
-        .expect("loss not signalled within one renew interval");
-    assert!(broke_at.elapsed() <= Duration::from_secs(7));
-    match &loss {
-        LeaseLoss::Refused { status, code, .. } => {
-            assert_eq!(*status, Some(409));
-            assert_eq!(code, &Some(ErrorCode::LeaseIsBrokenAndCannotBeRenewed));
-        }
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-    assert!(guard.check().unwrap_err().lease_lost());
-
-    // A write with the stale lease id is refused by the service, and nothing is replaced.
-    let err = blob
-        .upload("stale", &Conditions::lease(&stale))
-        .await
-        .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease, "{err}");
-    assert_eq!(&blob.download().await.unwrap().body[..], b"0");
-    // Someone else takes it; releasing ours is not an error.
-    other
-        .acquire_lease(secs(15), None, &Conditions::none())
-        .await
-        .unwrap();
-    assert!(matches!(
-        guard.release().await.unwrap(),
-        ReleaseOutcome::AlreadyGone { .. }
-    ));
-}
-
-#[tokio::test]
-async fn dropping_a_guard_releases_the_lease() {
-    let c = container("guarddrop").await;
-    let blob = c.blob("held").unwrap();
-    blob.upload("0", &Conditions::none()).await.unwrap();
-    let guard = LeaseGuard::acquire(blob.clone(), secs(60)).await.unwrap();
-    drop(guard);
-    let mut acquired = None;
-    for _ in 0..50 {
-        match blob
-            .acquire_lease(secs(15), None, &Conditions::none())
-            .await
-        {
-            Ok(l) => {
-                acquired = Some(l);
-                break;
-            }
-            Err(e) if e.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) => {
-                tokio::time::sleep(Duration::from_millis(20)).await
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
-    assert!(
-        acquired.is_some(),
-        "the dropped guard's lease was not released"
-    );
 }
 
 #[tokio::test]

@@ -32,7 +32,9 @@ mod blob_transfer;
 mod blob_user_delegation;
 mod blob_versions_service;
 mod blob_write_options;
+mod contract_lease;
 mod contract_lock;
+mod contract_versioned;
 #[cfg(feature = "cosmos")]
 mod cosmos;
 mod ergonomics;

@@ -1,9 +1,6 @@
-//! Optimistic concurrency on one entity through the `Versioned` implementation: the trait's
-//! contract, and 16 concurrent incrementers losing no update.
-//!
-//! The increment loop below is written directly against `Versioned` (read → replace with
-//! If-Match → on 412 re-read and retry). When the `update()` combinator of the
-//! read-modify-write issue lands, this is the loop it replaces.
+//! Optimistic concurrency on one entity through the `Versioned` implementation: the
+//! table-specific parts of the trait's contract (write-id property, key checks). Concurrent
+//! `update()`s are in the contract suite (`contract_versioned`).
 
 use testkit::table as table_support;
 
@@ -64,61 +61,4 @@ async fn versioned_contract() {
     assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
     v.delete(&e2).await.unwrap();
     assert!(v.read().await.unwrap().is_none());
-}
-
-/// One increment: read, add one, replace with If-Match; on 412 (or a lost create race)
-/// re-read and retry with a little jittered backoff.
-/// One increment through the read-modify-write combinator; returns its conflict count.
-async fn increment(v: &VersionedEntity<Counter>) -> u32 {
-    // No in-process turns: the 16 tasks behave as 16 processes and really collide.
-    let policy = azstore::update::UpdatePolicy::default().take_turns(false);
-    let outcome = azstore::update::update(v, &policy, |cur| {
-        azstore::update::Decision::Write(match cur {
-            Some(c) => Counter {
-                count: c.count + 1,
-                ..c.clone()
-            },
-            None => Counter {
-                partition_key: "c".into(),
-                row_key: "n".into(),
-                count: 1,
-            },
-        })
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    outcome.conflicts
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sixteen_concurrent_incrementers_lose_nothing() {
-    let t = fresh_table("inc").await;
-    let v: VersionedEntity<Counter> = t.versioned("c", "n").unwrap();
-    const TASKS: usize = 16;
-    const EACH: usize = 5;
-    let mut handles = Vec::new();
-    for _ in 0..TASKS {
-        let v = v.clone();
-        handles.push(tokio::spawn(async move {
-            let mut conflicts = 0;
-            for _ in 0..EACH {
-                conflicts += increment(&v).await;
-            }
-            conflicts
-        }));
-    }
-    let mut conflicts = 0;
-    for h in handles {
-        conflicts += h.await.unwrap();
-    }
-    let cur = v.read().await.unwrap().unwrap();
-    assert_eq!(
-        cur.value.count,
-        (TASKS * EACH) as i64,
-        "no increment was lost"
-    );
-    assert!(
-        conflicts > 0,
-        "16 concurrent writers must have collided at least once"
-    );
 }

@@ -4,7 +4,6 @@
 use testkit as support;
 use testkit::update as update_support;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -51,115 +50,8 @@ async fn read_u64(blob: &BlobClient) -> u64 {
     serde_json::from_slice(&d.body).unwrap()
 }
 
-/// The default policy without in-process turns: each writer behaves as if it ran in a
-/// process of its own, so writers in this test process really conflict.
-fn separate_processes() -> UpdatePolicy {
-    UpdatePolicy::default().take_turns(false)
-}
-
 fn increment(cur: Option<&u64>) -> Decision<u64> {
     Decision::Write(cur.copied().unwrap_or(0) + 1)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn thirty_two_writers_times_25_increments_make_exactly_800() {
-    let account = support::account();
-    let c = container(&account).await;
-    let conflicts = Arc::new(AtomicU32::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..32 {
-        // Each writer has its own client and takes no turns, as separate processes would.
-        let counter = BlobJson::<u64>::new(blob_via(&account, c.name(), "counter"));
-        let conflicts = conflicts.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut seen = Vec::new();
-            for _ in 0..25 {
-                let done = update(&counter, &separate_processes(), increment)
-                    .await
-                    .expect("update");
-                conflicts.fetch_add(done.conflicts, Ordering::Relaxed);
-                seen.push(done.value.expect("written value"));
-            }
-            seen
-        }));
-    }
-    let mut values = Vec::new();
-    for t in tasks {
-        values.extend(t.await.unwrap());
-    }
-    values.sort_unstable();
-    // Every increment committed exactly once: the values written are exactly 1..=800.
-    assert_eq!(values, (1..=800).collect::<Vec<u64>>());
-    assert_eq!(read_u64(&c.blob("counter").unwrap()).await, 800);
-    let conflicts = conflicts.load(Ordering::Relaxed);
-    println!("32 x 25 increments: final 800, {conflicts} conflict retries (412/409)");
-    assert!(conflicts > 0, "32 concurrent writers never conflicted?");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn create_race_one_create_wins_and_every_change_lands() {
-    let account = support::account();
-    let c = container(&account).await;
-    let mut tasks = Vec::new();
-    for i in 0..16 {
-        let doc = BlobJson::<BTreeMap<String, u32>>::new(blob_via(&account, c.name(), "doc"));
-        tasks.push(tokio::spawn(async move {
-            update(&doc, &UpdatePolicy::default(), |cur| {
-                let mut m = cur.cloned().unwrap_or_default();
-                m.insert(format!("writer{i:02}"), i);
-                Decision::Write(m)
-            })
-            .await
-            .expect("update")
-        }));
-    }
-    let mut created = 0;
-    for t in tasks {
-        let out = t.await.unwrap();
-        match out.change {
-            Change::Created => created += 1,
-            Change::Replaced => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-    assert_eq!(created, 1, "exactly one create wins");
-    let d = c.blob("doc").unwrap().download().await.unwrap();
-    let m: BTreeMap<String, u32> = serde_json::from_slice(&d.body).unwrap();
-    assert_eq!(m.len(), 16, "{m:?}");
-    for i in 0..16 {
-        assert_eq!(m.get(&format!("writer{i:02}")), Some(&i));
-    }
-}
-
-/// The response to our conditional PUT is lost. `BlobJson` sends it non-idempotent, so the
-/// pipeline does not repeat it; `update` sees `RequestSent::Maybe`, re-reads at once and
-/// finds its write id: success, applied exactly once.
-#[tokio::test]
-async fn lost_response_is_recognised_as_our_write() {
-    let account = support::account();
-    let c = container(&account).await;
-    let direct = c.blob("n").unwrap();
-    direct.upload("41", &Conditions::none()).await.unwrap();
-    let proxy = Proxy::start(&account).await;
-    let counter = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "n"));
-    proxy.lose_next_response_to("PUT");
-    let out = update(&counter, &UpdatePolicy::default(), increment)
-        .await
-        .expect("an ambiguous write that applied is a success");
-    assert_eq!(proxy.lost(), 1);
-    assert_eq!(out.value, Some(42));
-    assert_eq!(out.change, Change::Replaced);
-    assert_eq!(out.recovered_ambiguous, 1);
-    assert_eq!(out.conflicts, 0, "our own write is not a conflict");
-    assert_eq!(out.attempts, 1, "the closure ran once");
-    assert_eq!(read_u64(&direct).await, 42, "applied exactly once");
-    let props = direct.get_properties().await.unwrap();
-    assert_eq!(out.etag, Some(props.etag));
-    assert_eq!(
-        proxy.count("PUT"),
-        1,
-        "a possibly applied write is not repeated"
-    );
 }
 
 /// A `Versioned` blob whose writes are repeated once after a lost response, as a retrying
@@ -211,6 +103,14 @@ impl Versioned for PipelineRepeats {
 
     async fn delete(&self, etag: &ETag) -> azstore::Result<()> {
         self.0.delete(&Conditions::if_match(etag)).await
+    }
+
+    fn key(&self) -> String {
+        self.0.url()
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
     }
 }
 
@@ -292,28 +192,17 @@ async fn lost_response_then_overwritten_by_another_writer_is_still_recognised() 
     assert_eq!(read_u64(&direct).await, 2, "each increment applied once");
 }
 
+/// `create_only` recognises its own create whose response was lost, and still refuses when
+/// the blob exists because of someone else.
 #[tokio::test]
-async fn lost_response_to_a_create_is_recognised() {
+async fn create_only_recognises_its_lost_create() {
     let account = support::account();
     let c = container(&account).await;
     let proxy = Proxy::start(&account).await;
-    let counter = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "new"));
-    proxy.lose_next_response_to("PUT");
-    let out = update(&counter, &UpdatePolicy::default(), increment)
-        .await
-        .unwrap();
-    assert_eq!(proxy.lost(), 1);
-    assert_eq!(
-        (out.change, out.value, out.recovered_ambiguous),
-        (Change::Created, Some(1), 1)
-    );
-    assert_eq!(read_u64(&c.blob("new").unwrap()).await, 1);
-
-    // The create-only helper recognises its own lost create too ...
     let other = BlobBytes::new(blob_via(proxy.account(), c.name(), "once"));
     proxy.lose_next_response_to("PUT");
     let etag = create_only(&other, &"v1".into()).await.unwrap();
-    assert_eq!(proxy.lost(), 2);
+    assert_eq!(proxy.lost(), 1);
     let props = c.blob("once").unwrap().get_properties().await.unwrap();
     assert_eq!(etag, props.etag);
     // ... and still refuses when the blob exists because of someone else.
@@ -410,6 +299,14 @@ impl Versioned for Contended {
 
     async fn delete(&self, etag: &ETag) -> azstore::Result<()> {
         self.inner.delete(etag).await
+    }
+
+    fn key(&self) -> String {
+        Versioned::key(&self.inner)
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
     }
 }
 

@@ -50,6 +50,14 @@ impl Versioned for BuriedAfterLostResponse {
     async fn delete(&self, etag: &ETag) -> Result<()> {
         self.mine.delete(etag).await
     }
+    /// A key of its own: the "other" writer updates the same blob meanwhile, from inside
+    /// this resource's write, and must not wait for this update's turn.
+    fn key(&self) -> String {
+        format!("test:buried:{}", Versioned::key(&self.mine))
+    }
+    fn stores_write_ids(&self) -> bool {
+        true
+    }
 }
 
 fn blob(account: &azstore::StorageAccount, container: &str) -> BlobClient {

@@ -1,6 +1,6 @@
-//! In-process turns of `update`: concurrent updates of one item from one process never
-//! conflict with each other, whatever client value each uses; writers that take no turns
-//! (standing in for other processes) still conflict, and nothing is lost either way.
+//! In-process turns of `update` beyond the contract suite (`contract_versioned`): an
+//! unanswered write keeps its turn until settled; turn takers beside writers that take no
+//! turns (standing in for other processes) lose nothing.
 
 use testkit as support;
 
@@ -24,44 +24,6 @@ fn blob_via(account: &StorageAccount, container: &str, name: &str) -> BlobClient
 
 fn increment(cur: Option<&u64>) -> Decision<u64> {
     Decision::Write(cur.copied().unwrap_or(0) + 1)
-}
-
-/// 16 writers in one process, each with a client of its own, 10 increments each: the values
-/// written are exactly 1..=160 and not one write was refused, since every attempt waited for
-/// the previous one of this process.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn writers_of_one_process_take_turns_and_never_conflict() {
-    let account = support::account();
-    let c = BlobServiceClient::new(&account)
-        .unwrap()
-        .container(&support::unique("turns"))
-        .unwrap();
-    c.create().await.unwrap();
-    let tasks: Vec<_> = (0..16)
-        .map(|_| {
-            let counter = BlobJson::<u64>::new(blob_via(&account, c.name(), "n"));
-            tokio::spawn(async move {
-                let mut out = Vec::new();
-                for _ in 0..10 {
-                    let done = update(&counter, &UpdatePolicy::default(), increment)
-                        .await
-                        .expect("update");
-                    out.push((done.value.expect("written"), done.conflicts, done.attempts));
-                }
-                out
-            })
-        })
-        .collect();
-    let mut values = BTreeSet::new();
-    for t in tasks {
-        for (value, conflicts, attempts) in t.await.unwrap() {
-            assert_eq!((conflicts, attempts), (0, 1), "value {value}");
-            assert!(values.insert(value), "{value} written twice");
-        }
-    }
-    assert_eq!(values, (1..=160).collect::<BTreeSet<u64>>());
-    let stored = BlobJson::<u64>::new(c.blob("n").unwrap()).read().await;
-    assert_eq!(stored.unwrap().unwrap().value, 160);
 }
 
 /// The response to one write is lost while 23 other writers of this process wait for their
@@ -146,21 +108,4 @@ async fn turn_takers_and_independent_writers_lose_nothing() {
     let entity: VersionedEntity<Counter> = table.versioned("c", "n").unwrap();
     assert_eq!(entity.read().await.unwrap().unwrap().value.count, 96);
     assert!(conflicts > 0, "the independent writers must have collided");
-}
-
-/// The key names the stored item, not the client value: two clients of one blob share it,
-/// other blobs and entities have their own.
-#[test]
-fn keys_name_the_item() {
-    let account = support::account();
-    let a = BlobJson::<u64>::new(blob_via(&account, "cont1", "x"));
-    let b = BlobJson::<u64>::new(blob_via(&account, "cont1", "x"));
-    let other = BlobJson::<u64>::new(blob_via(&account, "cont1", "y"));
-    assert_eq!(a.key(), b.key());
-    assert_ne!(a.key(), other.key());
-    let table = support::table::service().table("turnkeys").unwrap();
-    let e1: VersionedEntity<u64> = table.versioned("p", "r").unwrap();
-    let e2: VersionedEntity<u64> = table.versioned("p", "r2").unwrap();
-    assert!(e1.key().is_some());
-    assert_ne!(e1.key(), e2.key());
 }

@@ -1,8 +1,13 @@
 //! Contract suites: one generic test function per guarantee of an azstore engine, called once
 //! per backend from azstore's integration tests (in the style of object_store's
 //! `integration.rs`). A backend passes when every function returns; a function panics with
-//! the guarantee's name and what was seen when a backend breaks it.
+//! the guarantee's name and what was seen when a backend breaks it. Adding a backend is one
+//! call per guarantee.
 //!
+//! * [`versioned`]: `update()` over any `Versioned` (turns, no lost update, ambiguous writes).
+//! * [`leasable`]: `LeaseGuard` over any `Leasable` (renewal, loss before expiry, release).
 //! * [`lock`]: the distributed lock (`azstore::lock::Lock<T>` over any `LockTarget`).
 
+pub mod leasable;
 pub mod lock;
+pub mod versioned;

@@ -18,11 +18,11 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{Current, Versioned};
-use crate::blob::{BlobClient, BlobProperties, PutOptions};
+use super::{BlobClient, BlobProperties, PutOptions};
 use crate::conditions::{Conditions, ETag};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http_headers::HttpHeaders;
+use crate::update::{Current, Versioned};
 
 /// The metadata name under which the write id is stored (`x-ms-meta-azstorewriteid`).
 pub const WRITE_ID_METADATA: &str = "azstorewriteid";
@@ -251,8 +251,12 @@ impl Versioned for BlobBytes {
         self.target.replace(value.clone(), etag, write_id).await
     }
 
-    fn key(&self) -> Option<String> {
-        Some(self.target.blob.url())
+    fn key(&self) -> String {
+        self.target.blob.url()
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
     }
 
     async fn create(&self, value: &Bytes, write_id: &str) -> Result<ETag> {
@@ -272,7 +276,7 @@ impl Versioned for BlobBytes {
 /// [`ErrorKind::Service`](crate::ErrorKind::Service) (nothing is overwritten). What is stored
 /// besides the document: the write id in the metadata entry [`WRITE_ID_METADATA`]; every
 /// other metadata entry and the stored HTTP headers are kept from the version replaced (see
-/// the [module docs](super#what-update-stores-besides-your-value)). A blob it creates gets the
+/// the [module docs](crate::update#what-update-stores-besides-your-value)). A blob it creates gets the
 /// content type `application/json`.
 ///
 /// ```no_run
@@ -363,8 +367,12 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Versioned for BlobJson<T> {
         self.target.replace(encode(value)?, etag, write_id).await
     }
 
-    fn key(&self) -> Option<String> {
-        Some(self.target.blob.url())
+    fn key(&self) -> String {
+        self.target.blob.url()
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        true
     }
 
     async fn create(&self, value: &T, write_id: &str) -> Result<ETag> {

@@ -1,0 +1,295 @@
+//! The `Leasable` + `LeaseGuard` contract (`testkit::contract::leasable`) on every backend:
+//! each guarantee once per backend, named `contract_lease_<guarantee>_<backend>`. Backends:
+//! blob and container (Azurite), share and file (testkit's local File service, started in
+//! the test), Redis key (redis-server, feature `redis`), Cosmos DB item (the local Cosmos DB
+//! server, feature `cosmos`). Each guarantee gets two clients of one resource: the guard's
+//! and another party's.
+//!
+//! A file's leases are infinite only and cannot be renewed (`LeaseCapabilities::
+//! INFINITE_ONLY`), so the renewal and loss guarantees are not called for a file; a share's
+//! leases have fixed durations and renew like a blob's.
+
+use testkit as support;
+
+use azstore::Conditions;
+use azstore::blob::{BlobClient, BlobServiceClient, ContainerClient};
+use azstore::file::{FileClient, ShareClient, ShareServiceClient};
+use bytes::Bytes;
+use testkit::contract::leasable as contract;
+use testkit::file_server::FileServer;
+
+// ---------------------------------------------------------------------------------------------
+// Blob and container.
+
+fn container_client(name: &str) -> ContainerClient {
+    BlobServiceClient::new(&support::account())
+        .unwrap()
+        .container(name)
+        .unwrap()
+}
+
+/// Two clients of one existing blob.
+async fn blobs() -> (BlobClient, BlobClient) {
+    let c = support::blob::container("leasecontract").await;
+    let blob = c.blob("held").unwrap();
+    blob.upload("0", &Conditions::none()).await.unwrap();
+    let other = container_client(c.name()).blob("held").unwrap();
+    (blob, other)
+}
+
+/// Two clients of one existing container.
+async fn containers() -> (ContainerClient, ContainerClient) {
+    let c = support::blob::container("leasecontract").await;
+    let other = container_client(c.name());
+    (c, other)
+}
+
+#[tokio::test]
+async fn contract_lease_held_lease_excludes_others_blob() {
+    let (a, b) = blobs().await;
+    contract::held_lease_excludes_others(a, b).await.unwrap();
+}
+
+#[tokio::test]
+async fn contract_lease_guard_renews_past_several_periods_blob() {
+    let (a, b) = blobs().await;
+    contract::guard_renews_past_several_periods(a, b)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn contract_lease_guard_reports_loss_before_expiry_blob() {
+    let (a, b) = blobs().await;
+    contract::guard_reports_loss_before_expiry(a, b)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn contract_lease_guard_releases_on_drop_blob() {
+    let (a, b) = blobs().await;
+    contract::guard_releases_on_drop(a, b).await.unwrap();
+}
+
+/// A deliberately broken adapter fails the suite: a blob whose renew and release succeed
+/// without sending anything loses its lease to another party after 15 s, and a dropped
+/// guard leaves the lease held.
+#[tokio::test]
+async fn contract_lease_guarantees_fail_on_a_silent_adapter_blob() {
+    let (a, b) = blobs().await;
+    let err = contract::guard_releases_on_drop(
+        contract::SilentNoop(a.clone()),
+        contract::SilentNoop(b.clone()),
+    )
+    .await
+    .expect_err("a release that sends nothing must fail the guarantee");
+    assert!(err.contains("could not acquire"), "{err}");
+    let (a, b) = blobs().await;
+    let err = contract::guard_renews_past_several_periods(
+        contract::SilentNoop(a),
+        contract::SilentNoop(b),
+    )
+    .await
+    .expect_err("a renew that sends nothing must fail the guarantee");
+    assert!(err.contains("did not renew"), "{err}");
+}
+
+#[tokio::test]
+async fn contract_lease_held_lease_excludes_others_container() {
+    let (a, b) = containers().await;
+    contract::held_lease_excludes_others(a, b).await.unwrap();
+}
+
+#[tokio::test]
+async fn contract_lease_guard_renews_past_several_periods_container() {
+    let (a, b) = containers().await;
+    contract::guard_renews_past_several_periods(a, b)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn contract_lease_guard_reports_loss_before_expiry_container() {
+    let (a, b) = containers().await;
+    contract::guard_reports_loss_before_expiry(a, b)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn contract_lease_guard_releases_on_drop_container() {
+    let (a, b) = containers().await;
+    contract::guard_releases_on_drop(a, b).await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Share and file (the local File service).
+
+/// Two clients of one existing share, and two of one file in it.
+async fn shares(server: &FileServer) -> ((ShareClient, ShareClient), (FileClient, FileClient)) {
+    let name = support::unique("leasecontract");
+    let share_at = || {
+        ShareServiceClient::new(&server.account())
+            .unwrap()
+            .share(&name)
+            .unwrap()
+    };
+    let share = share_at();
+    share.create().await.unwrap();
+    let file = share.file("held.txt").unwrap();
+    file.create(5, None).await.unwrap();
+    file.put_range(0, Bytes::from_static(b"hello"), None)
+        .await
+        .unwrap();
+    let other_file = share_at().file("held.txt").unwrap();
+    ((share, share_at()), (file, other_file))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_lease_held_lease_excludes_others_share() {
+    let server = FileServer::start().await;
+    let ((a, b), _) = shares(&server).await;
+    contract::held_lease_excludes_others(a, b).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_lease_guard_renews_past_several_periods_share() {
+    let server = FileServer::start().await;
+    let ((a, b), _) = shares(&server).await;
+    contract::guard_renews_past_several_periods(a, b)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_lease_guard_reports_loss_before_expiry_share() {
+    let server = FileServer::start().await;
+    let ((a, b), _) = shares(&server).await;
+    contract::guard_reports_loss_before_expiry(a, b)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_lease_guard_releases_on_drop_share() {
+    let server = FileServer::start().await;
+    let ((a, b), _) = shares(&server).await;
+    contract::guard_releases_on_drop(a, b).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_lease_held_lease_excludes_others_file() {
+    let server = FileServer::start().await;
+    let (_, (a, b)) = shares(&server).await;
+    contract::held_lease_excludes_others(a, b).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_lease_guard_releases_on_drop_file() {
+    let server = FileServer::start().await;
+    let (_, (a, b)) = shares(&server).await;
+    contract::guard_releases_on_drop(a, b).await.unwrap();
+}
+
+/// The renewal guarantees say so when a target cannot renew, instead of passing vacuously.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contract_lease_renewal_guarantees_refuse_an_infinite_only_target_file() {
+    let server = FileServer::start().await;
+    let (_, (a, b)) = shares(&server).await;
+    let err = contract::guard_renews_past_several_periods(a.clone(), b.clone())
+        .await
+        .unwrap_err();
+    assert!(err.contains("does not apply"), "{err}");
+    let err = contract::guard_reports_loss_before_expiry(a, b)
+        .await
+        .unwrap_err();
+    assert!(err.contains("does not apply"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redis key.
+
+#[cfg(feature = "redis")]
+fn redis_leases() -> (azstore::redis::RedisLease, azstore::redis::RedisLease) {
+    use azstore::redis::{RedisClient, RedisConfig};
+    let key = format!("azstore-test:{}", support::unique("leasecontract"));
+    let client =
+        || RedisClient::new(RedisConfig::from_url(&support::redis::redis_url()).unwrap()).unwrap();
+    (client().lease(&key).unwrap(), client().lease(&key).unwrap())
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn contract_lease_held_lease_excludes_others_redis() {
+    let (a, b) = redis_leases();
+    contract::held_lease_excludes_others(a, b).await.unwrap();
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn contract_lease_guard_renews_past_several_periods_redis() {
+    let (a, b) = redis_leases();
+    contract::guard_renews_past_several_periods(a, b)
+        .await
+        .unwrap();
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn contract_lease_guard_reports_loss_before_expiry_redis() {
+    let (a, b) = redis_leases();
+    contract::guard_reports_loss_before_expiry(a, b)
+        .await
+        .unwrap();
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn contract_lease_guard_releases_on_drop_redis() {
+    let (a, b) = redis_leases();
+    contract::guard_releases_on_drop(a, b).await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cosmos DB item.
+
+#[cfg(feature = "cosmos")]
+async fn cosmos_leases() -> (azstore::cosmos::CosmosLease, azstore::cosmos::CosmosLease) {
+    use crate::contract_versioned::cosmos_backend::{container_at, endpoint, fresh};
+    let db = fresh("leasecontract").await;
+    let lease = || container_at(&endpoint(), &db).lease("held", "k").unwrap();
+    (lease(), lease())
+}
+
+#[cfg(feature = "cosmos")]
+#[tokio::test]
+async fn contract_lease_held_lease_excludes_others_cosmos() {
+    let (a, b) = cosmos_leases().await;
+    contract::held_lease_excludes_others(a, b).await.unwrap();
+}
+
+#[cfg(feature = "cosmos")]
+#[tokio::test]
+async fn contract_lease_guard_renews_past_several_periods_cosmos() {
+    let (a, b) = cosmos_leases().await;
+    contract::guard_renews_past_several_periods(a, b)
+        .await
+        .unwrap();
+}
+
+#[cfg(feature = "cosmos")]
+#[tokio::test]
+async fn contract_lease_guard_reports_loss_before_expiry_cosmos() {
+    let (a, b) = cosmos_leases().await;
+    contract::guard_reports_loss_before_expiry(a, b)
+        .await
+        .unwrap();
+}
+
+#[cfg(feature = "cosmos")]
+#[tokio::test]
+async fn contract_lease_guard_releases_on_drop_cosmos() {
+    let (a, b) = cosmos_leases().await;
+    contract::guard_releases_on_drop(a, b).await.unwrap();
+}

@@ -1,0 +1,420 @@
+//! The contract of [`Versioned`] + [`update`]: one generic function per guarantee, called
+//! once per backend (blob, table entity, Redis key, Cosmos DB item) from azstore's
+//! `tests/it/contract_versioned.rs`.
+//!
+//! Each guarantee returns `Err(what went wrong)` instead of panicking, so that a test can
+//! also show that a deliberately broken adapter fails it ([`FreshKeyEachCall`]). A backend
+//! test calls it with `.expect(..)`.
+//!
+//! The item under test is a counter; [`Counter`] says how a backend's value type holds the
+//! count (a table entity needs its keys in the value, a Cosmos DB item a JSON object).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use azstore::update::{Change, Current, Decision, Outcome, UpdatePolicy, Versioned, update};
+
+/// How a backend's value type holds the counter the guarantees increment.
+pub struct Counter<V> {
+    /// The value holding count `n`.
+    pub value: fn(u64) -> V,
+    /// The count a value holds.
+    pub count: fn(&V) -> u64,
+}
+
+impl<V> Clone for Counter<V> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<V> Copy for Counter<V> {}
+
+impl Counter<u64> {
+    /// The value is the count itself (a JSON number: blobs, Redis keys).
+    pub const PLAIN: Counter<u64> = Counter {
+        value: |n| n,
+        count: |n| *n,
+    };
+}
+
+impl<V> Counter<V> {
+    fn increment(self) -> impl FnMut(Option<&V>) -> Decision<V> {
+        move |cur| Decision::Write((self.value)(cur.map_or(0, self.count) + 1))
+    }
+}
+
+/// Concurrent tasks of this many increments each.
+pub const TASKS: usize = 8;
+/// Increments per task.
+pub const PER_TASK: usize = 25;
+
+/// What a run of concurrent increments did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Updates that returned `Ok`.
+    pub commits: u64,
+    /// `Outcome::conflicts` summed over every update: writes refused because of a
+    /// concurrent change (each one a wasted request, request units on Cosmos DB).
+    pub conflicts: u64,
+    /// `Outcome::attempts` summed.
+    pub attempts: u64,
+    /// The count stored at the end.
+    pub stored: u64,
+    /// Every value an update reported as written (each must be unique).
+    pub values: BTreeSet<u64>,
+}
+
+/// The policy of the guarantees: the default, with time to ride out a busy machine.
+pub fn policy() -> UpdatePolicy {
+    UpdatePolicy::default().max_elapsed(Duration::from_secs(120))
+}
+
+/// `tasks` tasks, each with its own item value from `new_item` (its own client, as a user
+/// would make one per task), each running `update()` `per_task` times with `policy`.
+/// Updates that fail are reported as `Err`. Used by the guarantees and by measurements.
+pub async fn increments<R, F>(
+    new_item: F,
+    counter: Counter<R::Value>,
+    tasks: usize,
+    per_task: usize,
+    policy: UpdatePolicy,
+) -> Result<Tally, String>
+where
+    R: Versioned + 'static,
+    R::Value: 'static,
+    F: Fn() -> R,
+{
+    let mut handles = Vec::new();
+    for _ in 0..tasks {
+        let item = new_item();
+        let policy = policy.clone();
+        handles.push(tokio::spawn(async move {
+            let mut outs = Vec::new();
+            for _ in 0..per_task {
+                let out = update(&item, &policy, counter.increment())
+                    .await
+                    .map_err(|e| format!("an update failed: {e}"))?;
+                outs.push((
+                    out.value.as_ref().map(counter.count),
+                    out.conflicts,
+                    out.attempts,
+                ));
+            }
+            Ok::<_, String>(outs)
+        }));
+    }
+    let mut tally = Tally::default();
+    for h in handles {
+        for (value, conflicts, attempts) in h.await.map_err(|e| format!("task: {e}"))?? {
+            let value = value.ok_or("an update reported no value")?;
+            tally.commits += 1;
+            tally.conflicts += u64::from(conflicts);
+            tally.attempts += u64::from(attempts);
+            if !tally.values.insert(value) {
+                return Err(format!("{value} was reported written twice"));
+            }
+        }
+    }
+    tally.stored = stored(&new_item(), counter).await?;
+    Ok(tally)
+}
+
+async fn stored<R: Versioned>(item: &R, counter: Counter<R::Value>) -> Result<u64, String> {
+    let cur: Option<Current<R::Value>> = item
+        .read()
+        .await
+        .map_err(|e| format!("the final read failed: {e}"))?;
+    Ok(cur.map_or(0, |c| (counter.count)(&c.value)))
+}
+
+fn all_landed(tally: &Tally, n: u64) -> Result<(), String> {
+    if tally.stored != n || tally.values != (1..=n).collect::<BTreeSet<u64>>() {
+        return Err(format!(
+            "{n} increments: stored {}, values written {:?}",
+            tally.stored, tally.values
+        ));
+    }
+    Ok(())
+}
+
+/// **Concurrent `update()`s of one item in ONE process waste no write**: [`TASKS`] tasks ×
+/// [`PER_TASK`] increments, each task with a client of its own, with the default policy
+/// (turns on). The count ends at 200, every value 1..=200 is written once, and not one
+/// write is refused (`Outcome::conflicts` summed is 0): the attempts of one process take
+/// turns by [`Versioned::key`].
+pub async fn one_process_wastes_no_write<R, F>(
+    new_item: F,
+    counter: Counter<R::Value>,
+) -> Result<Tally, String>
+where
+    R: Versioned + 'static,
+    R::Value: 'static,
+    F: Fn() -> R,
+{
+    let tally = increments(new_item, counter, TASKS, PER_TASK, policy()).await?;
+    all_landed(&tally, (TASKS * PER_TASK) as u64)?;
+    if tally.conflicts != 0 {
+        return Err(format!(
+            "{} of {} updates in one process were refused as conflicts: its attempts did not \
+             take turns (is Versioned::key the item's identity?)",
+            tally.conflicts, tally.commits
+        ));
+    }
+    Ok(tally)
+}
+
+/// **Writers that do not share turns lose no update**: [`TASKS`] writers × [`PER_TASK`]
+/// increments, each with its own client and `take_turns(false)` (as separate processes
+/// are). They conflict; every increment still lands exactly once.
+pub async fn separate_writers_lose_no_update<R, F>(
+    new_item: F,
+    counter: Counter<R::Value>,
+) -> Result<Tally, String>
+where
+    R: Versioned + 'static,
+    R::Value: 'static,
+    F: Fn() -> R,
+{
+    let tally = increments(
+        new_item,
+        counter,
+        TASKS,
+        PER_TASK,
+        policy().take_turns(false),
+    )
+    .await?;
+    all_landed(&tally, (TASKS * PER_TASK) as u64)?;
+    Ok(tally)
+}
+
+/// **Create race: one create wins, every change lands**: [`TASKS`] writers without shared
+/// turns each increment an absent item once. Exactly one reports [`Change::Created`], the
+/// others [`Change::Replaced`], and the count ends at [`TASKS`].
+pub async fn create_race_one_wins<R, F>(
+    new_item: F,
+    counter: Counter<R::Value>,
+) -> Result<(), String>
+where
+    R: Versioned + 'static,
+    R::Value: 'static,
+    F: Fn() -> R,
+{
+    if stored(&new_item(), counter).await? != 0 {
+        return Err("the item must be absent at the start".into());
+    }
+    let mut handles = Vec::new();
+    for _ in 0..TASKS {
+        let item = new_item();
+        handles.push(tokio::spawn(async move {
+            update(&item, &policy().take_turns(false), counter.increment())
+                .await
+                .map(|o| o.change)
+                .map_err(|e| format!("an update failed: {e}"))
+        }));
+    }
+    let mut created = 0;
+    for h in handles {
+        match h.await.map_err(|e| format!("task: {e}"))?? {
+            Change::Created => created += 1,
+            Change::Replaced => {}
+            other => return Err(format!("unexpected change {other:?}")),
+        }
+    }
+    let n = stored(&new_item(), counter).await?;
+    if (created, n) != (1, TASKS as u64) {
+        return Err(format!(
+            "{created} creates won and the count is {n} (want 1 and {TASKS})"
+        ));
+    }
+    Ok(())
+}
+
+/// Which write of an update a fault hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    /// The conditional replace (If-Match, EXEC, …).
+    Replace,
+    /// The create-if-absent.
+    Create,
+}
+
+/// A fault proxy in front of a backend's server that can lose the reply of a write: the
+/// write reaches the server and applies, its reply never reaches the client.
+pub trait LoseReply {
+    /// The next write of this kind applies, its reply is lost.
+    fn lose_next(&self, write: Write);
+    /// How many writes of this kind reached the proxy so far.
+    fn sent(&self, write: Write) -> usize;
+}
+
+/// [`LoseReply`] over testkit's HTTP [`FaultProxy`](crate::fault::FaultProxy): a write is
+/// recognised by its method and a piece of its target.
+pub struct HttpWrites {
+    /// The proxy the item's client goes through.
+    pub proxy: crate::fault::FaultProxy,
+    /// Method and target piece of a replace (e.g. `("PUT", "")`).
+    pub replace: (&'static str, &'static str),
+    /// Method and target piece of a create (e.g. `("POST", "/docs")`).
+    pub create: (&'static str, &'static str),
+}
+
+impl HttpWrites {
+    fn of(&self, write: Write) -> (&'static str, &'static str) {
+        match write {
+            Write::Replace => self.replace,
+            Write::Create => self.create,
+        }
+    }
+}
+
+impl LoseReply for HttpWrites {
+    fn lose_next(&self, write: Write) {
+        use crate::fault::{Fault, Rule};
+        let (method, piece) = self.of(write);
+        self.proxy.inject(
+            Rule::new(Fault::LoseResponse)
+                .method(method)
+                .target_contains(piece),
+        );
+    }
+
+    fn sent(&self, write: Write) -> usize {
+        let (method, piece) = self.of(write);
+        self.proxy.count_matching(method, piece)
+    }
+}
+
+/// Redis: a replace is a `MULTI … EXEC`, a create a `SET … NX`.
+impl LoseReply for crate::redis::RedisProxy {
+    fn lose_next(&self, write: Write) {
+        self.lose_next_reply_to(match write {
+            Write::Replace => "EXEC",
+            Write::Create => "SET",
+        });
+    }
+
+    fn sent(&self, write: Write) -> usize {
+        self.count(match write {
+            Write::Replace => "EXEC",
+            Write::Create => "SET",
+        })
+    }
+}
+
+fn applied_once<V>(
+    out: &Outcome<V>,
+    counter: Counter<V>,
+    want: u64,
+    change: Change,
+) -> Result<(), String> {
+    let value = out.value.as_ref().map(counter.count);
+    if (out.change, value, out.recovered_ambiguous, out.conflicts) != (change, Some(want), 1, 0) {
+        return Err(format!(
+            "after a lost reply: {:?}, value {value:?}, {} recovered, {} conflicts (want \
+             {change:?}, {want}, 1 recovered, 0 conflicts)",
+            out.change, out.recovered_ambiguous, out.conflicts
+        ));
+    }
+    Ok(())
+}
+
+/// **An ambiguous replace is recognised and applied once**: the item holds 41; the reply of
+/// the next replace is lost. `update()` succeeds with 42, counts one recovered ambiguous
+/// write and no conflict, never sends the write again, and 42 is stored.
+///
+/// `item` goes through the proxy of `faults`; `direct` reaches the server without it.
+pub async fn ambiguous_replace_is_applied_once<R: Versioned>(
+    item: &R,
+    direct: &R,
+    faults: &impl LoseReply,
+    counter: Counter<R::Value>,
+) -> Result<(), String> {
+    if !item.stores_write_ids() {
+        return Err("the item must store write ids to recognise its writes".into());
+    }
+    let seed = update(direct, &policy(), |_| Decision::Write((counter.value)(41)))
+        .await
+        .map_err(|e| format!("seeding: {e}"))?;
+    if seed.value.as_ref().map(counter.count) != Some(41) {
+        return Err("seeding did not store 41".into());
+    }
+    let before = faults.sent(Write::Replace);
+    faults.lose_next(Write::Replace);
+    let out = update(item, &policy(), counter.increment())
+        .await
+        .map_err(|e| format!("an applied write reported as failed: {e}"))?;
+    applied_once(&out, counter, 42, Change::Replaced)?;
+    let sent = faults.sent(Write::Replace) - before;
+    if sent != 1 {
+        return Err(format!("the ambiguous replace was sent {sent} times"));
+    }
+    match stored(direct, counter).await? {
+        42 => Ok(()),
+        n => Err(format!("stored {n} after one increment of 41")),
+    }
+}
+
+/// **An ambiguous create is recognised and applied once**: the item is absent; the reply of
+/// the create is lost. `update()` reports it created (1), recovered, sent once; 1 is stored.
+pub async fn ambiguous_create_is_applied_once<R: Versioned>(
+    item: &R,
+    direct: &R,
+    faults: &impl LoseReply,
+    counter: Counter<R::Value>,
+) -> Result<(), String> {
+    if stored(direct, counter).await? != 0 {
+        return Err("the item must be absent at the start".into());
+    }
+    let before = faults.sent(Write::Create);
+    faults.lose_next(Write::Create);
+    let out = update(item, &policy(), counter.increment())
+        .await
+        .map_err(|e| format!("an applied create reported as failed: {e}"))?;
+    applied_once(&out, counter, 1, Change::Created)?;
+    let sent = faults.sent(Write::Create) - before;
+    if sent != 1 {
+        return Err(format!("the ambiguous create was sent {sent} times"));
+    }
+    match stored(direct, counter).await? {
+        1 => Ok(()),
+        n => Err(format!("stored {n} after one create")),
+    }
+}
+
+/// A deliberately broken adapter: `R` with a [`Versioned::key`] that is fresh on every call,
+/// so no two updates ever share a turn. [`one_process_wastes_no_write`] must fail on it.
+pub struct FreshKeyEachCall<R>(pub R);
+
+impl<R: Versioned> Versioned for FreshKeyEachCall<R> {
+    type Value = R::Value;
+
+    async fn read(&self) -> azstore::Result<Option<Current<R::Value>>> {
+        self.0.read().await
+    }
+
+    async fn replace(
+        &self,
+        value: &R::Value,
+        etag: &azstore::ETag,
+        write_id: &str,
+    ) -> azstore::Result<azstore::ETag> {
+        self.0.replace(value, etag, write_id).await
+    }
+
+    async fn create(&self, value: &R::Value, write_id: &str) -> azstore::Result<azstore::ETag> {
+        self.0.create(value, write_id).await
+    }
+
+    async fn delete(&self, etag: &azstore::ETag) -> azstore::Result<()> {
+        self.0.delete(etag).await
+    }
+
+    fn key(&self) -> String {
+        format!("broken:{}", uuid::Uuid::new_v4())
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        self.0.stores_write_ids()
+    }
+}
