@@ -58,6 +58,7 @@ mod properties;
 mod reads;
 mod service;
 mod soft_delete;
+mod transfer;
 mod upload;
 mod user_delegation;
 mod verified;

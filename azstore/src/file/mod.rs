@@ -52,6 +52,7 @@ mod share_properties;
 mod smb;
 mod smb_properties;
 mod snapshots;
+mod transfer;
 
 pub use copy::{CopyFileOptions, FileCopy};
 pub use directory::{DirectoryClient, ListOptions};
