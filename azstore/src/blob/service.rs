@@ -287,6 +287,20 @@ impl BlobServiceClient {
     }
 }
 
+crate::service_properties::service_properties!(
+    BlobServiceClient,
+    crate::service_properties::Sections {
+        service: "Blob",
+        logging: true,
+        blob_only: true
+    }
+);
+crate::service_properties::service_stats!(
+    BlobServiceClient,
+    "blob",
+    "azstore::blob::BlobServiceClient"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -176,6 +176,20 @@ fn parse_list(body: &[u8]) -> Result<Page<QueueItem>> {
     Ok(Page::new(queues, next_marker))
 }
 
+crate::service_properties::service_properties!(
+    QueueServiceClient,
+    crate::service_properties::Sections {
+        service: "Queue",
+        logging: true,
+        blob_only: false
+    }
+);
+crate::service_properties::service_stats!(
+    QueueServiceClient,
+    "queue",
+    "azstore::queue::QueueServiceClient"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,11 +22,9 @@
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::http::{Method, Pipeline, Request};
-use crate::{
-    blob::BlobServiceClient, file::ShareServiceClient, queue::QueueServiceClient,
-    table::TableServiceClient,
-};
+
+pub(crate) mod ops;
+pub(crate) use ops::{Sections, service_properties, service_stats};
 
 /// A retention policy: how many days logs, metrics or soft-deleted blobs are kept.
 ///
@@ -572,7 +570,7 @@ impl ServiceProperties {
     }
 
     /// Checks the limits the service enforces, so bad input is refused before sending.
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         let check_retention = |what: &str, r: &RetentionPolicy| -> Result<()> {
             match (r.enabled, r.days) {
                 (true, Some(d)) if (1..=365).contains(&d) => Ok(()),
@@ -816,7 +814,7 @@ struct RawGeo {
 
 impl ServiceStats {
     /// Parses a `<StorageServiceStats>` document (a leading BOM is accepted).
-    fn from_xml(body: &[u8]) -> Result<ServiceStats> {
+    pub(crate) fn from_xml(body: &[u8]) -> Result<ServiceStats> {
         const OP: &str = "Get Service Stats";
         crate::http::checks::expect_xml_root(body, "StorageServiceStats", OP)?;
         let raw: RawStats = crate::http::checks::from_xml(body, OP)?;
@@ -841,173 +839,6 @@ impl ServiceStats {
         })
     }
 }
-
-async fn stats(pipeline: &Pipeline) -> Result<ServiceStats> {
-    let req = Request::new(Method::Get, "")
-        .query("restype", "service")
-        .query("comp", "stats");
-    let resp = pipeline.send(req).await?;
-    ServiceStats::from_xml(&resp.body)
-}
-
-macro_rules! service_stats {
-    ($client:ty, $host:literal, $path:literal) => {
-        impl $client {
-            /// Get Service Stats: the geo-replication status and last sync time of the
-            /// account's secondary location, what an RA-GRS reader checks before trusting
-            /// the secondary. The service answers only on the **secondary** endpoint
-            #[doc = concat!("(`https://ACCOUNT-secondary.", $host, ".core.windows.net`):")]
-            /// build the client from [`StorageAccount::secondary`](crate::StorageAccount::secondary).
-            ///
-            /// ```no_run
-            /// # async fn f(account: azstore::StorageAccount) -> azstore::Result<()> {
-            #[doc = concat!("let stats = ", $path, "::new(&account.secondary()?)?.get_service_stats().await?;")]
-            /// println!("{:?}, synced up to {:?}", stats.status, stats.last_sync_time);
-            /// # Ok(()) }
-            /// ```
-            pub async fn get_service_stats(&self) -> Result<ServiceStats> {
-                stats(self.pipeline()).await
-            }
-        }
-    };
-}
-
-/// Which sections a service has.
-#[derive(Clone, Copy)]
-struct Sections {
-    service: &'static str,
-    logging: bool,
-    blob_only: bool,
-}
-
-async fn get(pipeline: &Pipeline) -> Result<ServiceProperties> {
-    let req = Request::new(Method::Get, "")
-        .query("restype", "service")
-        .query("comp", "properties");
-    let resp = pipeline.send(req).await?;
-    ServiceProperties::from_xml(&resp.body)
-}
-
-async fn set(pipeline: &Pipeline, props: &ServiceProperties, s: Sections) -> Result<()> {
-    props.validate()?;
-    if !s.logging && props.logging.is_some() {
-        return Err(Error::invalid_input(format!(
-            "the {} service has no logging settings",
-            s.service
-        )));
-    }
-    if !s.blob_only
-        && (props.default_service_version.is_some()
-            || props.delete_retention_policy.is_some()
-            || props.static_website.is_some())
-    {
-        return Err(Error::invalid_input(format!(
-            "default service version, soft delete and static website are Blob service settings, \
-             not {} ones",
-            s.service
-        )));
-    }
-    if s.service != "File" && props.protocol.is_some() {
-        return Err(Error::invalid_input(format!(
-            "protocol settings are File service settings, not {} ones",
-            s.service
-        )));
-    }
-    let req = Request::new(Method::Put, "")
-        .query("restype", "service")
-        .query("comp", "properties")
-        .body(props.to_xml(), "application/xml");
-    pipeline.send(req).await?;
-    Ok(())
-}
-
-macro_rules! service_properties {
-    ($client:ty, $sections:expr) => {
-        impl $client {
-            /// Get Service Properties: analytics logging, metrics and CORS rules (see
-            /// [`ServiceProperties`]).
-            ///
-            /// ```no_run
-            /// # use azstore::{blob::*, file::*, queue::*, table::*};
-            #[doc = concat!("# async fn demo(service: ", stringify!($client), ") -> azstore::Result<()> {")]
-            /// let props = service.get_service_properties().await?;
-            /// println!("CORS rules: {:?}", props.cors);
-            /// # Ok(()) }
-            /// ```
-            pub async fn get_service_properties(&self) -> Result<ServiceProperties> {
-                get(self.pipeline()).await
-            }
-
-            /// Set Service Properties: replaces the sections that are `Some`; the others are
-            /// left unchanged. Invalid settings (retention outside 1–365 days, more than 5
-            /// CORS rules, a section this service does not have) are refused before sending.
-            /// The service may take up to 30 s to apply them.
-            ///
-            /// ```no_run
-            /// # use azstore::{blob::*, file::*, queue::*, table::*};
-            #[doc = concat!("# async fn demo(service: ", stringify!($client), ") -> azstore::Result<()> {")]
-            /// use azstore::service_properties::ServiceProperties;
-            /// // Remove every CORS rule, leave the other sections as they are.
-            /// let mut props = ServiceProperties::default();
-            /// props.cors = Some(vec![]);
-            /// service.set_service_properties(&props).await?;
-            /// # Ok(()) }
-            /// ```
-            pub async fn set_service_properties(&self, props: &ServiceProperties) -> Result<()> {
-                set(self.pipeline(), props, $sections).await
-            }
-        }
-    };
-}
-
-service_properties!(
-    BlobServiceClient,
-    Sections {
-        service: "Blob",
-        logging: true,
-        blob_only: true
-    }
-);
-service_properties!(
-    QueueServiceClient,
-    Sections {
-        service: "Queue",
-        logging: true,
-        blob_only: false
-    }
-);
-service_properties!(
-    TableServiceClient,
-    Sections {
-        service: "Table",
-        logging: true,
-        blob_only: false
-    }
-);
-service_properties!(
-    ShareServiceClient,
-    Sections {
-        service: "File",
-        logging: false,
-        blob_only: false
-    }
-);
-
-service_stats!(
-    BlobServiceClient,
-    "blob",
-    "azstore::blob::BlobServiceClient"
-);
-service_stats!(
-    QueueServiceClient,
-    "queue",
-    "azstore::queue::QueueServiceClient"
-);
-service_stats!(
-    TableServiceClient,
-    "table",
-    "azstore::table::TableServiceClient"
-);
 
 #[cfg(test)]
 mod tests {
