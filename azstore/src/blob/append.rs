@@ -1,6 +1,6 @@
 //! Append blobs: create, and Append Block with the append-position and max-size conditions.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, WriteResult};

@@ -1,7 +1,7 @@
 //! Block blobs staged in blocks: Put Block, Put Block List (the commit, where the caller's
 //! conditions go) and Get Block List.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 

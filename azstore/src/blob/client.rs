@@ -1,6 +1,6 @@
 //! The blob clients and their core operations.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -161,7 +161,7 @@ pub(crate) async fn set_metadata_with(
     metadata: &std::collections::BTreeMap<String, String>,
     conditions: &Conditions,
 ) -> Result<WriteResult> {
-    crate::blob::names::validate_metadata(metadata)?;
+    crate::names::validate_metadata(metadata)?;
     let req = req
         .query("comp", "metadata")
         .conditions(conditions)

@@ -268,7 +268,7 @@ impl ContainerClient {
     /// # Ok(()) }
     /// ```
     pub async fn create_with(&self, options: &CreateContainerOptions) -> Result<WriteResult> {
-        crate::blob::names::validate_metadata(&options.metadata)?;
+        crate::names::validate_metadata(&options.metadata)?;
         match &options.default_encryption_scope {
             Some(scope) => crate::blob::write_options::check_scope(scope)?,
             None if options.deny_encryption_scope_override => {

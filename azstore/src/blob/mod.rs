@@ -66,6 +66,7 @@ mod versions;
 mod write_options;
 mod xml;
 
+pub use crate::names::validate_metadata;
 pub use append::{AppendOptions, AppendResult, CreateOptions, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{
@@ -87,7 +88,7 @@ pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
-pub use names::{validate_blob_name, validate_container_name, validate_metadata};
+pub use names::{validate_blob_name, validate_container_name};
 pub use page::{
     MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
     PageWriteResult, SequenceNumberAction,

@@ -1,6 +1,6 @@
 //! Page blobs: create, Put Page (write or clear 512-byte aligned ranges), Get Page Ranges.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use std::ops::Range;
 
 use time::OffsetDateTime;

@@ -4,7 +4,7 @@
 //! is done by the transfer engine ([`crate::transfer`]), which also uploads from files and
 //! readers ([`BlobClient::upload_file`], [`BlobClient::upload_reader`]).
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 
 use crate::blob::block::{CommitOptions, MAX_BLOCK_SIZE, MAX_BLOCKS};
 use crate::blob::client::{BlobClient, PutOptions, WriteResult};
@@ -175,7 +175,7 @@ impl UploadOptions {
         if self.max_concurrency == 0 {
             return Err(Error::invalid_input("max_concurrency must be at least 1"));
         }
-        crate::blob::names::validate_metadata(&self.write.metadata)
+        crate::names::validate_metadata(&self.write.metadata)
     }
 
     pub(crate) fn commit_options(&self) -> CommitOptions {

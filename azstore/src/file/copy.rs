@@ -248,7 +248,7 @@ impl FileClient {
     ) -> Result<FileCopy> {
         check_source_url(source_url)?;
         options.check()?;
-        crate::blob::validate_metadata(&options.metadata)?;
+        crate::names::validate_metadata(&options.metadata)?;
         let mut smb = options.smb.clone();
         let copy_mode = if options.permission_from_source {
             Some("source")

@@ -1,6 +1,6 @@
 //! [`FileClient`]: one file (create, ranges, read, properties, metadata, delete).
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::pin::Pin;

@@ -15,7 +15,8 @@
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
-use crate::file::client::{FileClient, ShareClient};
+use crate::file::file_client::FileClient;
+use crate::file::share::ShareClient;
 use crate::http::Method;
 use crate::lease::{
     self, BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseOp,

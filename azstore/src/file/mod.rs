@@ -32,7 +32,6 @@
 //! # Ok(()) }
 //! ```
 
-mod client;
 mod copy;
 mod directory;
 mod file_client;

@@ -148,7 +148,7 @@ impl ShareClient {
     /// ```
     pub async fn create_with_options(&self, options: &ShareOptions) -> Result<FileWrite> {
         options.check()?;
-        crate::blob::validate_metadata(&options.metadata)?;
+        crate::names::validate_metadata(&options.metadata)?;
         let req = self
             .request(Method::Put)
             .metadata(&options.metadata)

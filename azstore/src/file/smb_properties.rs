@@ -163,7 +163,7 @@ impl SmbTime {
 
 /// `2019-07-11T21:40:12.9953010Z`: UTC, seven fractional digits (the form of `Edm.DateTime`).
 pub(crate) fn format_smb_time(t: OffsetDateTime) -> String {
-    crate::table::DateTime::new(t).to_string()
+    crate::time_fmt::iso8601_7(t)
 }
 
 impl fmt::Display for SmbTime {

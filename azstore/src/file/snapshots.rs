@@ -63,7 +63,7 @@ impl ShareClient {
         &self,
         metadata: &BTreeMap<String, String>,
     ) -> Result<ShareSnapshot> {
-        crate::blob::validate_metadata(metadata)?;
+        crate::names::validate_metadata(metadata)?;
         let req = self
             .request(Method::Put)
             .query("comp", "snapshot")

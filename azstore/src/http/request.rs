@@ -1,6 +1,6 @@
 //! A plain request value: method, path, query, headers, body. No I/O.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use bytes::Bytes;
 
 use crate::conditions::Conditions;
