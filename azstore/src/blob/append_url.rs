@@ -96,7 +96,7 @@ impl BlobClient {
                 "Append Block From URL takes no lease id or tags condition on the source",
             ));
         }
-        crate::blob::from_url::validate_source_url(source_url)?;
+        crate::blob::limits::validate_source_url(source_url)?;
         if options.source_content_md5.is_some() && options.source_content_crc64.is_some() {
             return Err(Error::invalid_input(
                 "give the source an MD5 or a CRC-64, not both",

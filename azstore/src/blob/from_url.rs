@@ -21,7 +21,8 @@ use std::ops::Range;
 
 use crate::blob::block::BlockId;
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::page::{PageWriteOptions, PageWriteResult, check_aligned};
+use crate::blob::limits::{check_aligned, validate_source_url};
+use crate::blob::page::{PageWriteOptions, PageWriteResult};
 use crate::blob::write_options::{BlobWriteOptions, WriteKind, write_builders};
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
@@ -113,18 +114,6 @@ impl fmt::Debug for CopySource {
             .field("content_crc64", &self.content_crc64)
             .finish()
     }
-}
-
-pub(crate) fn validate_source_url(url: &str) -> Result<()> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(Error::invalid_input("copy source must be an http(s) URL"));
-    }
-    if url.contains(|c: char| c.is_control() || c == ' ') {
-        return Err(Error::invalid_input(
-            "copy source URL must be percent-encoded (no spaces or control characters)",
-        ));
-    }
-    Ok(())
 }
 
 impl CopySource {

@@ -45,11 +45,13 @@ mod checksum;
 pub(crate) mod client;
 mod container;
 mod copy;
+mod create;
 mod download;
 mod from_url;
 mod immutability;
 mod lease;
 mod lifecycle;
+mod limits;
 pub(crate) mod list;
 mod models;
 mod names;
@@ -67,7 +69,7 @@ mod write_options;
 mod xml;
 
 pub use crate::names::validate_metadata;
-pub use append::{AppendOptions, AppendResult, CreateOptions, MAX_APPEND_BLOCK};
+pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{
     BlockId, BlockInfo, BlockList, BlockListType, BlockOptions, BlockRef, CommitOptions,
@@ -81,17 +83,19 @@ pub use container::{
     AclResult, ContainerAcl, ContainerProperties, CreateContainerOptions, PublicAccess,
 };
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
+pub use create::CreateOptions;
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use immutability::{ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
+pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
 pub use names::{validate_blob_name, validate_container_name};
 pub use page::{
-    MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
-    PageWriteResult, SequenceNumberAction,
+    MAX_PUT_PAGE, PageRangeOptions, PageRanges, PageWriteOptions, PageWriteResult,
+    SequenceNumberAction,
 };
 pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotResult, Tags};
 pub use service::{AccountInfo, TaggedBlob};

@@ -5,15 +5,14 @@ use std::ops::Range;
 
 use time::OffsetDateTime;
 
-use crate::blob::append::{CreateOptions, EmptyBlob};
 use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::create::{CreateOptions, EmptyBlob};
+use crate::blob::limits::{MAX_SEQUENCE_NUMBER, check_aligned};
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
 
-/// Page size: page blob sizes, offsets and lengths are multiples of this.
-pub const PAGE_SIZE: u64 = 512;
 /// Largest Put Page body (4 MiB).
 pub const MAX_PUT_PAGE: u64 = 4 * 1024 * 1024;
 
@@ -152,15 +151,6 @@ impl PageRangeOptions {
     }
 }
 
-pub(crate) fn check_aligned(what: &str, v: u64) -> Result<()> {
-    if v % PAGE_SIZE != 0 {
-        return Err(Error::invalid_input(format!(
-            "page blob {what} must be a multiple of 512 bytes (got {v})"
-        )));
-    }
-    Ok(())
-}
-
 /// Options of page writes (Put Page, Clear Pages, Put Page From URL): the usual
 /// conditions plus the page blob's sequence-number conditions, which fail with 412
 /// `SequenceNumberConditionNotMet` when they do not hold.
@@ -231,9 +221,6 @@ impl PageWriteOptions {
             }))
     }
 }
-
-/// Largest page blob sequence number (2^63 - 1).
-pub const MAX_SEQUENCE_NUMBER: u64 = i64::MAX as u64;
 
 /// Refuses a sequence number (of a condition or a new value) above [`MAX_SEQUENCE_NUMBER`].
 fn check_sequence_number(n: Option<u64>) -> Result<()> {
@@ -553,7 +540,7 @@ impl BlobClient {
             req = req.query("prevsnapshot", s.as_str());
         }
         if let Some(url) = &options.previous_snapshot_url {
-            crate::blob::from_url::validate_source_url(url)?;
+            crate::blob::limits::validate_source_url(url)?;
             req = req.header("x-ms-previous-snapshot-url", url.clone());
         }
         if let Some(r) = &options.range {
