@@ -412,7 +412,7 @@ impl BlobClient {
         which: BlockListType,
         conditions: &Conditions,
     ) -> Result<BlockList> {
-        conditions.check(crate::blob::properties::TAGS_ONLY, "Get Block List")?;
+        conditions.check(crate::blob::tags::TAGS_ONLY, "Get Block List")?;
         let t = match which {
             BlockListType::Committed => "committed",
             BlockListType::Uncommitted => "uncommitted",

@@ -472,37 +472,6 @@ impl BlobClient {
         }
     }
 
-    /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
-    /// above that blocks staged in parallel and committed with the conditions (see
-    /// [`BlobClient::upload_with`](crate::blob::BlobClient::upload_with) to tune this).
-    ///
-    /// * `Conditions::none()`: last writer wins.
-    /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.
-    /// * `Conditions::if_not_exists()`: 409 `BlobAlreadyExists` if it exists.
-    ///
-    /// ```no_run
-    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::Conditions;
-    /// match blob.upload("first!", &Conditions::if_not_exists()).await {
-    ///     Ok(written) => println!("created at {}", written.etag),
-    ///     Err(e) if e.is_conflict() => println!("someone else created it"),
-    ///     Err(e) => return Err(e),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn upload(
-        &self,
-        body: impl IntoBody,
-        conditions: &Conditions,
-    ) -> Result<WriteResult> {
-        let body = body.into_body();
-        let options = crate::blob::UploadOptions::new(conditions.clone());
-        if body.len() <= options.single_put_limit {
-            return self.put(body, &PutOptions::new(options.conditions)).await;
-        }
-        self.upload_with(body, &options).await
-    }
-
     /// Put Blob with all options: one request, whatever the size (up to 5000 MiB; use
     /// [`upload_with`](Self::upload_with) for larger bodies or parallel blocks).
     ///

@@ -120,7 +120,7 @@ impl BlobClient {
     pub async fn set_tier(&self, tier: AccessTier, options: &SetTierOptions) -> Result<TierChange> {
         options
             .conditions
-            .check(crate::blob::properties::TAGS_ONLY, "Set Blob Tier")?;
+            .check(crate::blob::tags::TAGS_ONLY, "Set Blob Tier")?;
         tier.validate()?;
         let req = self
             .request(Method::Put)

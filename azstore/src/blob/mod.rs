@@ -60,6 +60,7 @@ mod properties;
 mod reads;
 mod service;
 mod soft_delete;
+mod tags;
 mod transfer;
 mod upload;
 mod user_delegation;
@@ -86,19 +87,22 @@ pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use create::CreateOptions;
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
-pub use immutability::{ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
 pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
-pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
+pub use models::{
+    BlobProperties, BlobType, ImmutabilityPolicy, ImmutabilityPolicyMode, LeaseDurationType,
+    LeaseState, LeaseStatus,
+};
 pub use names::{validate_blob_name, validate_container_name};
 pub use page::{
     MAX_PUT_PAGE, PageRangeOptions, PageRanges, PageWriteOptions, PageWriteResult,
     SequenceNumberAction,
 };
-pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotResult, Tags};
+pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotResult};
 pub use service::{AccountInfo, TaggedBlob};
+pub use tags::Tags;
 pub use upload::UploadOptions;
 pub use verified::MAX_VERIFIED_RANGE;
 pub use versions::VersionId;

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use crate::blob::client::{BlobServiceClient, ContainerClient};
 use crate::blob::names::validate_container_name;
-use crate::blob::properties::Tags;
+use crate::blob::tags::Tags;
 use crate::blob::xml;
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};

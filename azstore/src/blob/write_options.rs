@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::blob::properties::{Tags, validate_tags};
+use crate::blob::tags::{Tags, validate_tags};
 use crate::error::{Error, Result};
 use crate::http::Request;
 use crate::http::request::encode_query_value;
