@@ -103,25 +103,6 @@ impl ShareClient {
         self.create_with(&BTreeMap::new(), None).await
     }
 
-    /// Create Share with metadata and an optional quota in GiB.
-    ///
-    /// ```no_run
-    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// use std::collections::BTreeMap;
-    /// let metadata = BTreeMap::from([("team".to_string(), "finance".to_string())]);
-    /// share.create_with(&metadata, Some(100)).await?; // at most 100 GiB
-    /// # Ok(()) }
-    /// ```
-    pub async fn create_with(
-        &self,
-        metadata: &BTreeMap<String, String>,
-        quota_gib: Option<u32>,
-    ) -> Result<FileWrite> {
-        let mut options = crate::file::ShareOptions::default().metadata(metadata.clone());
-        options.quota_gib = quota_gib;
-        self.create_with_options(&options).await
-    }
-
     /// Creates the share unless it exists. Returns `true` when this call created it.
     ///
     /// ```no_run

@@ -138,6 +138,25 @@ struct PermissionBody {
 }
 
 impl ShareClient {
+    /// Create Share with metadata and an optional quota in GiB.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let metadata = BTreeMap::from([("team".to_string(), "finance".to_string())]);
+    /// share.create_with(&metadata, Some(100)).await?; // at most 100 GiB
+    /// # Ok(()) }
+    /// ```
+    pub async fn create_with(
+        &self,
+        metadata: &BTreeMap<String, String>,
+        quota_gib: Option<u32>,
+    ) -> Result<FileWrite> {
+        let mut options = ShareOptions::default().metadata(metadata.clone());
+        options.quota_gib = quota_gib;
+        self.create_with_options(&options).await
+    }
+
     /// Create Share with quota, access tier, protocols, root squash and metadata.
     ///
     /// ```no_run
