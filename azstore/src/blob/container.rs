@@ -176,9 +176,9 @@ impl ContainerProperties {
 /// ```no_run
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 /// use azstore::Conditions;
-/// let mut acl = container.get_acl().await?.acl;
+/// let mut acl = container.get_access_policy().await?.acl;
 /// acl.identifiers.retain(|p| p.id != "contractors"); // revoke every SAS naming that policy
-/// container.set_acl(&acl, &Conditions::none()).await?;
+/// container.set_access_policy(&acl, &Conditions::none()).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -223,7 +223,7 @@ const CONTAINER_POLICIES: PolicyRules = PolicyRules {
 ///
 /// ```no_run
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-/// let result = container.get_acl().await?;
+/// let result = container.get_access_policy().await?;
 /// println!("{:?} with {} policies (version {})", result.acl.public_access, result.acl.identifiers.len(), result.etag);
 /// # Ok(()) }
 /// ```
@@ -376,11 +376,11 @@ impl ContainerClient {
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
     /// # let lease = azstore::LeaseId::random();
-    /// let acl = container.get_acl_if(&azstore::Conditions::lease(&lease)).await?;
+    /// let acl = container.get_access_policy_if(&azstore::Conditions::lease(&lease)).await?;
     /// println!("{} stored policies", acl.acl.identifiers.len());
     /// # Ok(()) }
     /// ```
-    pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
+    pub async fn get_access_policy_if(&self, conditions: &Conditions) -> Result<AclResult> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container ACL")?;
         let resp = self
             .send_comp(self.request(Method::Get), "acl", conditions)
@@ -407,10 +407,10 @@ impl ContainerClient {
     /// use azstore::blob::ContainerAcl;
     /// let expiry = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(7 * 86400);
     /// let acl = ContainerAcl::new(vec![SignedIdentifier::new("readers", "rl").expiry(expiry)]);
-    /// container.set_acl(&acl, &Conditions::none()).await?;
+    /// container.set_access_policy(&acl, &Conditions::none()).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn set_acl(
+    pub async fn set_access_policy(
         &self,
         acl: &ContainerAcl,
         conditions: &Conditions,
@@ -425,5 +425,30 @@ impl ContainerClient {
             .body(body, "application/xml");
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
+    }
+}
+
+/// The names Get/Set Container ACL had before azstore named them as Table and Queue do.
+impl ContainerClient {
+    /// Renamed [`ContainerClient::get_access_policy`].
+    #[deprecated(since = "0.2.0", note = "renamed `get_access_policy`")]
+    pub async fn get_acl(&self) -> Result<AclResult> {
+        self.get_access_policy().await
+    }
+
+    /// Renamed [`ContainerClient::get_access_policy_if`].
+    #[deprecated(since = "0.2.0", note = "renamed `get_access_policy_if`")]
+    pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
+        self.get_access_policy_if(conditions).await
+    }
+
+    /// Renamed [`ContainerClient::set_access_policy`].
+    #[deprecated(since = "0.2.0", note = "renamed `set_access_policy`")]
+    pub async fn set_acl(
+        &self,
+        acl: &ContainerAcl,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        self.set_access_policy(acl, conditions).await
     }
 }

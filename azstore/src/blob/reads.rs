@@ -151,15 +151,15 @@ impl ContainerClient {
         self.get_metadata_if(&Conditions::none()).await
     }
 
-    /// Get Container ACL. With a lease id: [`ContainerClient::get_acl_if`].
+    /// Get Container ACL. With a lease id: [`ContainerClient::get_access_policy_if`].
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// let acl = container.get_acl().await?;
+    /// let acl = container.get_access_policy().await?;
     /// println!("{:?} (version {})", acl.acl, acl.etag);
     /// # Ok(()) }
     /// ```
-    pub async fn get_acl(&self) -> Result<AclResult> {
-        self.get_acl_if(&Conditions::none()).await
+    pub async fn get_access_policy(&self) -> Result<AclResult> {
+        self.get_access_policy_if(&Conditions::none()).await
     }
 }

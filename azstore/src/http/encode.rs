@@ -32,18 +32,6 @@ pub(crate) fn encode_query_value(s: &str) -> String {
     utf8_percent_encode(s, QUERY).to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn encoding() {
-        assert_eq!(encode_path("a b/c#d?e%f/ü"), "a%20b/c%23d%3Fe%25f/%C3%BC");
-        assert_eq!(encode_query_value("a b&c=d/e"), "a%20b%26c%3Dd%2Fe");
-        assert_eq!(range_header(&(4..8)), "bytes=4-7");
-    }
-}
-
 /// Appends the text an XML reference stands for (`&amp;` gives `&`, `&#x41;` gives `A`) to
 /// `out`: the reader reports references apart from the text around them. `false` for a
 /// reference XML does not predefine (Azure's documents use none) or an invalid character.
@@ -57,4 +45,16 @@ pub(crate) fn push_xml_reference(r: &quick_xml::events::BytesRef<'_>, out: &mut 
         Err(_) => return false,
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding() {
+        assert_eq!(encode_path("a b/c#d?e%f/ü"), "a%20b/c%23d%3Fe%25f/%C3%BC");
+        assert_eq!(encode_query_value("a b&c=d/e"), "a%20b%26c%3Dd%2Fe");
+        assert_eq!(range_header(&(4..8)), "bytes=4-7");
+    }
 }
