@@ -137,18 +137,31 @@ impl ContainerClient {
         Ok(())
     }
 
-    /// Deletes the container if it exists (under `conditions`, as [`delete`](Self::delete)).
-    /// Returns `true` when this call deleted it, `false` when it did not exist; every other
-    /// failure (a lease, a condition not met) is an error.
+    /// Deletes the container if it exists. Returns `true` when this call deleted it, `false`
+    /// when it did not exist; every other failure (a lease) is an error. Under conditions:
+    /// [`ContainerClient::delete_if_exists_if`].
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// if container.delete_if_exists(&azstore::Conditions::none()).await? {
+    /// if container.delete_if_exists().await? {
     ///     println!("deleted {}", container.name());
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn delete_if_exists(&self, conditions: &Conditions) -> Result<bool> {
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        self.delete_if_exists_if(&Conditions::none()).await
+    }
+
+    /// Deletes the container if it exists, under `conditions` as [`delete`](Self::delete).
+    /// Returns `true` when this call deleted it, `false` when it did not exist; every other
+    /// failure (a lease, a condition not met) is an error.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+    /// container.delete_if_exists_if(&azstore::Conditions::lease(&lease)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists_if(&self, conditions: &Conditions) -> Result<bool> {
         crate::error::found(self.delete(conditions).await)
     }
 }
@@ -614,6 +627,20 @@ impl BlobClient {
         }
     }
 
+    /// Deletes the blob (with its snapshots) if it exists, whoever wrote it last. Returns
+    /// `true` when this call deleted it, `false` when the blob (or its container) did not
+    /// exist; every other failure (a lease held by someone else) is an error. Under
+    /// conditions: [`BlobClient::delete_if_exists_if`].
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// blob.delete_if_exists().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        self.delete_if_exists_if(&Conditions::none()).await
+    }
+
     /// Deletes the blob (with its snapshots) if it exists, under `conditions` as
     /// [`delete`](Self::delete). Returns `true` when this call deleted it, `false` when the
     /// blob (or its container) did not exist; every other failure — a lease held by someone
@@ -622,11 +649,10 @@ impl BlobClient {
     /// ```no_run
     /// # async fn demo(blob: azstore::blob::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
     /// use azstore::Conditions;
-    /// blob.delete_if_exists(&Conditions::none()).await?; // gone, whoever wrote it last
-    /// blob.delete_if_exists(&Conditions::if_match(&etag)).await?; // only the version we read
+    /// blob.delete_if_exists_if(&Conditions::if_match(&etag)).await?; // only the version we read
     /// # Ok(()) }
     /// ```
-    pub async fn delete_if_exists(&self, conditions: &Conditions) -> Result<bool> {
+    pub async fn delete_if_exists_if(&self, conditions: &Conditions) -> Result<bool> {
         crate::error::found(self.delete(conditions).await)
     }
 }

@@ -485,8 +485,8 @@ impl FileClient {
         Ok(())
     }
 
-    /// Deletes the file if it exists (a leased file needs the lease id). Returns `true` when
-    /// this call deleted it.
+    /// Deletes the file if it exists. Returns `true` when this call deleted it. A leased file:
+    /// [`FileClient::delete_if_exists_with_lease`].
     ///
     /// There is no `create_if_not_exists` for files: Create File replaces an existing file,
     /// and Azure Files takes no `If-None-Match`, so "create unless it exists" cannot be one
@@ -494,11 +494,23 @@ impl FileClient {
     ///
     /// ```no_run
     /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
-    /// file.delete_if_exists(None).await?;
+    /// file.delete_if_exists().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn delete_if_exists(&self, lease: Option<&LeaseId>) -> Result<bool> {
-        crate::error::found(self.delete(lease).await)
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        crate::error::found(self.delete(None).await)
+    }
+
+    /// Deletes the leased file if it exists, with its lease id. Returns `true` when this call
+    /// deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+    /// file.delete_if_exists_with_lease(&lease).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists_with_lease(&self, lease: &LeaseId) -> Result<bool> {
+        crate::error::found(self.delete(Some(lease)).await)
     }
 
     /// List Ranges: the written ranges of the whole file, or within `range`.
