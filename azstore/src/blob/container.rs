@@ -331,21 +331,25 @@ impl ContainerClient {
         crate::error::found(self.get_properties().await)
     }
 
-    /// Get Container Metadata (with the container's ETag). Accepts only a lease id.
+    /// Get Container Metadata: the metadata and the container's ETag (the shape of every
+    /// `get_metadata`). Accepts only a lease id.
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
     /// # let lease = azstore::LeaseId::random();
-    /// let props = container.get_metadata_if(&azstore::Conditions::lease(&lease)).await?;
-    /// println!("{:?}", props.metadata);
+    /// let (metadata, etag) = container.get_metadata_if(&azstore::Conditions::lease(&lease)).await?;
+    /// println!("{metadata:?} at {etag}");
     /// # Ok(()) }
     /// ```
-    pub async fn get_metadata_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
+    pub async fn get_metadata_if(
+        &self,
+        conditions: &Conditions,
+    ) -> Result<(BTreeMap<String, String>, ETag)> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
         let resp = self
             .send_comp(self.request(Method::Get), "metadata", conditions)
             .await?;
-        ContainerProperties::from_headers(&resp.headers)
+        Ok((resp.headers.metadata(), resp.headers.require_etag()?))
     }
 
     /// Set Container Metadata, replacing all metadata. The service accepts only
@@ -355,7 +359,7 @@ impl ContainerClient {
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
     /// use azstore::Conditions;
-    /// let mut metadata = container.get_metadata().await?.metadata;
+    /// let (mut metadata, _etag) = container.get_metadata().await?;
     /// metadata.insert("retention".into(), "90d".into());
     /// container.set_metadata(&metadata, &Conditions::none()).await?; // last writer wins
     /// # Ok(()) }

@@ -143,11 +143,11 @@ impl ContainerClient {
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// let props = container.get_metadata().await?;
-    /// println!("{:?}", props.metadata);
+    /// let (metadata, etag) = container.get_metadata().await?;
+    /// println!("{metadata:?} at {etag}");
     /// # Ok(()) }
     /// ```
-    pub async fn get_metadata(&self) -> Result<ContainerProperties> {
+    pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
         self.get_metadata_if(&Conditions::none()).await
     }
 

@@ -436,9 +436,9 @@ async fn container_conditions() {
         .await
         .unwrap();
     assert_ne!(w.etag, p.etag);
-    let got = c.get_metadata().await.unwrap();
-    assert_eq!(got.metadata, meta);
-    assert_eq!(got.etag, w.etag);
+    let (got, etag) = c.get_metadata().await.unwrap();
+    assert_eq!(got, meta);
+    assert_eq!(etag, w.etag);
 
     // Delete Container with If-Unmodified-Since in the past: 412 and the container survives.
     let e = c

@@ -26,16 +26,12 @@ async fn properties_metadata_and_etag() {
     ]);
     let w = c.set_metadata(&meta, &Conditions::none()).await.unwrap();
     assert_ne!(w.etag, p.etag, "Set Container Metadata returns a new ETag");
-    let got = c.get_metadata().await.unwrap();
-    assert_eq!(got.etag, w.etag);
-    assert_eq!(
-        got.metadata.get("owner").map(String::as_str),
-        Some("team-a")
-    );
+    let (got, etag) = c.get_metadata().await.unwrap();
+    assert_eq!(etag, w.etag);
+    assert_eq!(got.get("owner").map(String::as_str), Some("team-a"));
     // Metadata names are case-insensitive on the service; values round-trip.
     assert_eq!(
-        got.metadata
-            .iter()
+        got.iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("purpose"))
             .map(|(_, v)| v.as_str()),
         Some("tests")
