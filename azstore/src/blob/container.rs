@@ -22,6 +22,7 @@ use crate::http::{Headers, Method};
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum PublicAccess {
     /// Private: every request must be authorized.
     #[default]

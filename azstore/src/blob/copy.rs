@@ -32,6 +32,7 @@ use crate::http::Method;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CopyStatus {
     /// Still copying.
     Pending,

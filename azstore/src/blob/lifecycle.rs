@@ -18,6 +18,7 @@ use crate::http::Method;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RehydratePriority {
     /// Up to 15 hours.
     Standard,
@@ -48,6 +49,7 @@ impl RehydratePriority {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TierChange {
     /// The tier changed at once (200 OK).
     Done,

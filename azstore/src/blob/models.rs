@@ -21,6 +21,7 @@ use crate::http_headers::HttpHeaders;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LeaseState {
     /// No lease; can be acquired.
     Available,
@@ -57,6 +58,7 @@ impl LeaseState {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LeaseStatus {
     /// Leased.
     Locked,
@@ -75,6 +77,7 @@ pub enum LeaseStatus {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LeaseDurationType {
     /// Never expires.
     Infinite,
@@ -93,6 +96,7 @@ pub enum LeaseDurationType {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BlobType {
     /// Block blob.
     BlockBlob,
@@ -362,6 +366,7 @@ pub(crate) fn parse_lease_duration(s: Option<&str>) -> Option<LeaseDurationType>
 
 /// Whether an immutability policy may still be changed (`x-ms-immutability-policy-mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ImmutabilityPolicyMode {
     /// The expiry may be shortened or extended and the policy deleted (`Unlocked`).
     Unlocked,

@@ -36,6 +36,7 @@ use crate::http::RetryPolicy;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SmbConflict {
     /// `SharingViolation`: an SMB handle with an incompatible sharing mode is open.
     SharingViolation,
