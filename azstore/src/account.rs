@@ -315,18 +315,19 @@ impl StorageAccount {
         Ok(acct)
     }
 
-    setters! {
-        /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
-        ///
-        /// ```
-        /// use azstore::StorageAccount;
-        /// use azstore::credential::{Credential, SasToken};
-        /// let account = StorageAccount::development()
-        ///     .with_credential(Credential::Sas(SasToken::new("sv=2025-11-05&sp=r&sig=c2ln")?));
-        /// assert!(matches!(account.credential(), Credential::Sas(_)));
-        /// # Ok::<(), azstore::Error>(())
-        /// ```
-        with_credential => set credential: Credential;
+    /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
+    ///
+    /// ```
+    /// use azstore::StorageAccount;
+    /// use azstore::credential::{Credential, SasToken};
+    /// let account = StorageAccount::development()
+    ///     .with_credential(Credential::Sas(SasToken::new("sv=2025-11-05&sp=r&sig=c2ln")?));
+    /// assert!(matches!(account.credential(), Credential::Sas(_)));
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn with_credential(mut self, v: Credential) -> Self {
+        self.credential = v;
+        self
     }
 
     /// Sets or replaces one service's endpoint (parsed here; a query string is refused),

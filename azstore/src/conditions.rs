@@ -405,40 +405,53 @@ impl Conditions {
         self
     }
 
-    setters! {
-        /// Adds a lease id to these conditions (required to write a leased resource).
-        ///
-        /// ```
-        /// use azstore::{Conditions, ETag, LeaseId};
-        /// let lease = LeaseId::random();
-        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).with_lease(&lease);
-        /// assert_eq!(c.lease_id, Some(lease));
-        /// ```
-        with_lease => lease lease_id;
-        /// Adds an `If-Modified-Since`.
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId, OffsetDateTime};
-        /// let c = Conditions::lease(&LeaseId::random()).and_if_modified_since(OffsetDateTime::now_utc());
-        /// assert!(c.if_modified_since.is_some());
-        /// ```
-        and_if_modified_since => some if_modified_since: OffsetDateTime;
-        /// Adds an `If-Unmodified-Since`.
-        ///
-        /// ```
-        /// use azstore::{Conditions, OffsetDateTime};
-        /// let c = Conditions::if_tags(r#""stage" = 'draft'"#).and_if_unmodified_since(OffsetDateTime::now_utc());
-        /// assert!(c.if_unmodified_since.is_some());
-        /// ```
-        and_if_unmodified_since => some if_unmodified_since: OffsetDateTime;
-        /// Adds an `x-ms-if-tags` expression.
-        ///
-        /// ```
-        /// use azstore::{Conditions, ETag};
-        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).and_if_tags(r#""owner" = 'a'"#);
-        /// assert!(c.if_tags.is_some());
-        /// ```
-        and_if_tags => into if_tags;
+    /// Adds a lease id to these conditions (required to write a leased resource).
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag, LeaseId};
+    /// let lease = LeaseId::random();
+    /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).with_lease(&lease);
+    /// assert_eq!(c.lease_id, Some(lease));
+    /// ```
+    pub fn with_lease(mut self, id: &crate::conditions::LeaseId) -> Self {
+        self.lease_id = Some(id.clone());
+        self
+    }
+
+    /// Adds an `If-Modified-Since`.
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId, OffsetDateTime};
+    /// let c = Conditions::lease(&LeaseId::random()).and_if_modified_since(OffsetDateTime::now_utc());
+    /// assert!(c.if_modified_since.is_some());
+    /// ```
+    pub fn and_if_modified_since(mut self, v: OffsetDateTime) -> Self {
+        self.if_modified_since = Some(v);
+        self
+    }
+
+    /// Adds an `If-Unmodified-Since`.
+    ///
+    /// ```
+    /// use azstore::{Conditions, OffsetDateTime};
+    /// let c = Conditions::if_tags(r#""stage" = 'draft'"#).and_if_unmodified_since(OffsetDateTime::now_utc());
+    /// assert!(c.if_unmodified_since.is_some());
+    /// ```
+    pub fn and_if_unmodified_since(mut self, v: OffsetDateTime) -> Self {
+        self.if_unmodified_since = Some(v);
+        self
+    }
+
+    /// Adds an `x-ms-if-tags` expression.
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag};
+    /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).and_if_tags(r#""owner" = 'a'"#);
+    /// assert!(c.if_tags.is_some());
+    /// ```
+    pub fn and_if_tags(mut self, v: impl Into<String>) -> Self {
+        self.if_tags = Some(v.into());
+        self
     }
 
     /// True when no condition is set (last writer wins).

@@ -54,35 +54,48 @@ impl AppendOptions {
         }
     }
 
-    setters! {
-        /// Refuses the append (412 `MaxBlobSizeConditionNotMet`) if the blob would grow beyond
-        /// this many bytes. Default: no limit but the service's.
-        ///
-        /// ```
-        /// let options = azstore::blob::AppendOptions::default().max_size(64 << 20);
-        /// assert_eq!(options.max_size, Some(64 << 20));
-        /// ```
-        max_size => some max_size: u64;
-        /// The usual conditions of the append (ETag, dates, tags, lease id); default
-        /// [`Conditions::none()`]. Keeps what [`at`](Self::at) and
-        /// [`max_size`](Self::max_size) set.
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::AppendOptions;
-        /// let lease = LeaseId::random();
-        /// let options = AppendOptions::at(1024).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.append_position, Some(1024));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// The transactional checksum azstore computes over the block and sends with it, so
-        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-        /// transfer.
-        checksum => set checksum: crate::blob::Checksum;
-        /// The encryption scope of the append blob (`x-ms-encryption-scope`), required when
-        /// it was created in a scope other than the account's default. Default: none sent.
-        encryption_scope => into encryption_scope;
+    /// Refuses the append (412 `MaxBlobSizeConditionNotMet`) if the blob would grow beyond
+    /// this many bytes. Default: no limit but the service's.
+    ///
+    /// ```
+    /// let options = azstore::blob::AppendOptions::default().max_size(64 << 20);
+    /// assert_eq!(options.max_size, Some(64 << 20));
+    /// ```
+    pub fn max_size(mut self, v: u64) -> Self {
+        self.max_size = Some(v);
+        self
+    }
+
+    /// The usual conditions of the append (ETag, dates, tags, lease id); default
+    /// [`Conditions::none()`]. Keeps what [`at`](Self::at) and
+    /// [`max_size`](Self::max_size) set.
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::AppendOptions;
+    /// let lease = LeaseId::random();
+    /// let options = AppendOptions::at(1024).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.append_position, Some(1024));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// The transactional checksum azstore computes over the block and sends with it, so
+    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+    /// transfer.
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
+    }
+
+    /// The encryption scope of the append blob (`x-ms-encryption-scope`), required when
+    /// it was created in a scope other than the account's default. Default: none sent.
+    pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
+        self.encryption_scope = Some(v.into());
+        self
     }
 
     /// Adds the conditions, the append-position and max-size conditions and the encryption

@@ -321,32 +321,37 @@ impl PutOptions {
         }
     }
 
-    setters! {
-        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
-        /// or `none`, plus a lease id for a leased blob).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::PutOptions;
-        /// let lease = LeaseId::random();
-        /// let options = PutOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.conditions.lease_id, Some(lease));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// The transactional checksum azstore computes over the body and sends with it, so
-        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-        /// transfer.
-        ///
-        /// ```no_run
-        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-        /// use azstore::Conditions;
-        /// use azstore::blob::{Checksum, PutOptions};
-        /// let options = PutOptions::new(Conditions::if_not_exists()).checksum(Checksum::Md5);
-        /// blob.put("checked end to end", &options).await?;
-        /// # Ok(()) }
-        /// ```
-        checksum => set checksum: crate::blob::Checksum;
+    /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+    /// or `none`, plus a lease id for a leased blob).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::PutOptions;
+    /// let lease = LeaseId::random();
+    /// let options = PutOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.conditions.lease_id, Some(lease));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// The transactional checksum azstore computes over the body and sends with it, so
+    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+    /// transfer.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{Checksum, PutOptions};
+    /// let options = PutOptions::new(Conditions::if_not_exists()).checksum(Checksum::Md5);
+    /// blob.put("checked end to end", &options).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
     }
 }
 

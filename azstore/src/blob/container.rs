@@ -92,23 +92,32 @@ impl CreateContainerOptions {
         self
     }
 
-    setters! {
-        /// Who may read without authorization (`x-ms-blob-public-access`). Default
-        /// [`PublicAccess::None`]: private, every request must be authorized. Accounts that
-        /// disallow public access refuse anything else.
-        ///
-        /// ```
-        /// use azstore::blob::{CreateContainerOptions, PublicAccess};
-        /// // Anyone with a blob's URL can read it; listing still needs authorization.
-        /// let options = CreateContainerOptions::default().public_access(PublicAccess::Blob);
-        /// # let _ = options;
-        /// ```
-        public_access => set public_access: PublicAccess;
-        /// The encryption scope new blobs in the container get when a write names none
-        /// (`x-ms-default-encryption-scope`). Default: the account's encryption.
-        default_encryption_scope => into default_encryption_scope;
-        /// Refuses writes that name another encryption scope than the default.
-        deny_encryption_scope_override => flag deny_encryption_scope_override;
+    /// Who may read without authorization (`x-ms-blob-public-access`). Default
+    /// [`PublicAccess::None`]: private, every request must be authorized. Accounts that
+    /// disallow public access refuse anything else.
+    ///
+    /// ```
+    /// use azstore::blob::{CreateContainerOptions, PublicAccess};
+    /// // Anyone with a blob's URL can read it; listing still needs authorization.
+    /// let options = CreateContainerOptions::default().public_access(PublicAccess::Blob);
+    /// # let _ = options;
+    /// ```
+    pub fn public_access(mut self, v: PublicAccess) -> Self {
+        self.public_access = v;
+        self
+    }
+
+    /// The encryption scope new blobs in the container get when a write names none
+    /// (`x-ms-default-encryption-scope`). Default: the account's encryption.
+    pub fn default_encryption_scope(mut self, v: impl Into<String>) -> Self {
+        self.default_encryption_scope = Some(v.into());
+        self
+    }
+
+    /// Refuses writes that name another encryption scope than the default.
+    pub fn deny_encryption_scope_override(mut self) -> Self {
+        self.deny_encryption_scope_override = true;
+        self
     }
 }
 

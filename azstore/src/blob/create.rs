@@ -51,21 +51,26 @@ impl CreateOptions {
         }
     }
 
-    setters! {
-        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
-        /// or `none`, plus a lease id for a leased blob).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::CreateOptions;
-        /// let lease = LeaseId::random();
-        /// let options = CreateOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.conditions.lease_id, Some(lease));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// (Page blobs) The sequence number the new blob starts with, for writers that fence
-        /// each other with sequence-number conditions from the first write. Default: 0.
-        sequence_number => some sequence_number: u64;
+    /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+    /// or `none`, plus a lease id for a leased blob).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::CreateOptions;
+    /// let lease = LeaseId::random();
+    /// let options = CreateOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.conditions.lease_id, Some(lease));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// (Page blobs) The sequence number the new blob starts with, for writers that fence
+    /// each other with sequence-number conditions from the first write. Default: 0.
+    pub fn sequence_number(mut self, v: u64) -> Self {
+        self.sequence_number = Some(v);
+        self
     }
 }
 

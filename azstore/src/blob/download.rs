@@ -72,53 +72,70 @@ impl Default for DownloadOptions {
 }
 
 impl DownloadOptions {
-    setters! {
-        /// Bytes per ranged GET (default 8 MiB). Memory of file and stream downloads is
-        /// about `max_concurrency × chunk_size`.
-        ///
-        /// ```
-        /// let options = azstore::blob::DownloadOptions::default().chunk_size(4 << 20);
-        /// assert_eq!(options.chunk_size, 4 << 20);
-        /// ```
-        chunk_size => set chunk_size: u64;
-        /// Ranged GETs in flight at once (default 4).
-        ///
-        /// ```
-        /// let options = azstore::blob::DownloadOptions::default().max_concurrency(8);
-        /// # let _ = options;
-        /// ```
-        max_concurrency => set max_concurrency: usize;
-        /// What the download does when the blob changes between two ranges (default
-        /// [`OnChange::Fail`]: a `PreconditionFailed` error, never a mix of two versions).
-        ///
-        /// ```
-        /// use azstore::blob::{DownloadOptions, OnChange};
-        /// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
-        /// # let _ = options;
-        /// ```
-        on_change => set on_change: OnChange;
-        /// Conditions of the first request, e.g. `if_match` to read only a known version
-        /// (default [`Conditions::none()`]); the later ranges are always pinned to the
-        /// version the first one read.
-        ///
-        /// ```no_run
-        /// # fn demo(etag: azstore::ETag) {
-        /// use azstore::Conditions;
-        /// use azstore::blob::DownloadOptions;
-        /// let options = DownloadOptions::default().conditions(Conditions::if_match(&etag));
-        /// # let _ = options; }
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Reports progress to `progress` (default: no reports).
-        ///
-        /// ```
-        /// use azstore::blob::DownloadOptions;
-        /// use azstore::transfer::Progress;
-        /// let options = DownloadOptions::default()
-        ///     .progress(Progress::callback(|p| eprintln!("{} bytes", p.bytes)));
-        /// # let _ = options;
-        /// ```
-        progress => some progress: Progress;
+    /// Bytes per ranged GET (default 8 MiB). Memory of file and stream downloads is
+    /// about `max_concurrency × chunk_size`.
+    ///
+    /// ```
+    /// let options = azstore::blob::DownloadOptions::default().chunk_size(4 << 20);
+    /// assert_eq!(options.chunk_size, 4 << 20);
+    /// ```
+    pub fn chunk_size(mut self, v: u64) -> Self {
+        self.chunk_size = v;
+        self
+    }
+
+    /// Ranged GETs in flight at once (default 4).
+    ///
+    /// ```
+    /// let options = azstore::blob::DownloadOptions::default().max_concurrency(8);
+    /// # let _ = options;
+    /// ```
+    pub fn max_concurrency(mut self, v: usize) -> Self {
+        self.max_concurrency = v;
+        self
+    }
+
+    /// What the download does when the blob changes between two ranges (default
+    /// [`OnChange::Fail`]: a `PreconditionFailed` error, never a mix of two versions).
+    ///
+    /// ```
+    /// use azstore::blob::{DownloadOptions, OnChange};
+    /// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
+    /// # let _ = options;
+    /// ```
+    pub fn on_change(mut self, v: OnChange) -> Self {
+        self.on_change = v;
+        self
+    }
+
+    /// Conditions of the first request, e.g. `if_match` to read only a known version
+    /// (default [`Conditions::none()`]); the later ranges are always pinned to the
+    /// version the first one read.
+    ///
+    /// ```no_run
+    /// # fn demo(etag: azstore::ETag) {
+    /// use azstore::Conditions;
+    /// use azstore::blob::DownloadOptions;
+    /// let options = DownloadOptions::default().conditions(Conditions::if_match(&etag));
+    /// # let _ = options; }
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Reports progress to `progress` (default: no reports).
+    ///
+    /// ```
+    /// use azstore::blob::DownloadOptions;
+    /// use azstore::transfer::Progress;
+    /// let options = DownloadOptions::default()
+    ///     .progress(Progress::callback(|p| eprintln!("{} bytes", p.bytes)));
+    /// # let _ = options;
+    /// ```
+    pub fn progress(mut self, v: Progress) -> Self {
+        self.progress = Some(v);
+        self
     }
 }
 

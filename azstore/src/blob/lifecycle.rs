@@ -78,28 +78,33 @@ pub struct SetTierOptions {
 }
 
 impl SetTierOptions {
-    setters! {
-        /// A lease id and `x-ms-if-tags` (the only conditions Set Blob Tier takes; default:
-        /// none).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::SetTierOptions;
-        /// let options = SetTierOptions::default().conditions(Conditions::lease(&LeaseId::random()));
-        /// # let _ = options;
-        /// ```
-        conditions => set conditions: Conditions;
-        /// How fast a blob leaving Archive is rehydrated: [`RehydratePriority::Standard`] (up
-        /// to 15 hours) or [`RehydratePriority::High`] (under an hour below 10 GiB, at a
-        /// higher price). Default: none sent, which the service treats as Standard.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::{RehydratePriority, SetTierOptions};
-        /// let urgent = SetTierOptions::default().conditions(Conditions::none()).rehydrate_priority(RehydratePriority::High);
-        /// # let _ = urgent;
-        /// ```
-        rehydrate_priority => some rehydrate_priority: RehydratePriority;
+    /// A lease id and `x-ms-if-tags` (the only conditions Set Blob Tier takes; default:
+    /// none).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::SetTierOptions;
+    /// let options = SetTierOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+    /// # let _ = options;
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// How fast a blob leaving Archive is rehydrated: [`RehydratePriority::Standard`] (up
+    /// to 15 hours) or [`RehydratePriority::High`] (under an hour below 10 GiB, at a
+    /// higher price). Default: none sent, which the service treats as Standard.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::{RehydratePriority, SetTierOptions};
+    /// let urgent = SetTierOptions::default().conditions(Conditions::none()).rehydrate_priority(RehydratePriority::High);
+    /// # let _ = urgent;
+    /// ```
+    pub fn rehydrate_priority(mut self, v: RehydratePriority) -> Self {
+        self.rehydrate_priority = Some(v);
+        self
     }
 }
 

@@ -48,12 +48,17 @@ pub struct SetMetadataOptions {
 }
 
 impl SetMetadataOptions {
-    setters! {
-        /// Conditions of the write (every kind is accepted; default: none, last writer wins).
-        conditions => set conditions: Conditions;
-        /// The blob's encryption scope, required when the blob was written in a scope other
-        /// than the account's default (default: none sent).
-        encryption_scope => into encryption_scope;
+    /// Conditions of the write (every kind is accepted; default: none, last writer wins).
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// The blob's encryption scope, required when the blob was written in a scope other
+    /// than the account's default (default: none sent).
+    pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
+        self.encryption_scope = Some(v.into());
+        self
     }
 }
 

@@ -88,81 +88,106 @@ impl UploadOptions {
 }
 
 impl UploadOptions {
-    setters! {
-        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
-        /// or `none`, plus a lease id for a leased blob).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::UploadOptions;
-        /// let lease = LeaseId::random();
-        /// let options = UploadOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.conditions.lease_id, Some(lease));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Bytes per staged block when the body is larger than the
-        /// [single-put limit](Self::single_put_limit) (1 byte – 4000 MiB; default 8 MiB).
-        /// Memory in flight is about `max_concurrency × block_size`.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let options = UploadOptions::new(Conditions::none()).block_size(16 << 20);
-        /// assert_eq!(options.block_size, 16 << 20);
-        /// ```
-        block_size => set block_size: usize;
-        /// Bodies up to this many bytes are written with one Put Blob; larger ones are staged
-        /// as blocks and committed (default 32 MiB; 0: always stage blocks).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let always_blocks = UploadOptions::new(Conditions::none()).single_put_limit(0);
-        /// # let _ = always_blocks;
-        /// ```
-        single_put_limit => set single_put_limit: usize;
-        /// Blocks staged at the same time (at least 1; default 4).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let options = UploadOptions::new(Conditions::none()).max_concurrency(8);
-        /// # let _ = options;
-        /// ```
-        max_concurrency => set max_concurrency: usize;
-        /// Whether an `If-Match` ETag is checked with a cheap HEAD before any block is
-        /// staged, so that a stale upload fails before sending gigabytes (default true; see
-        /// [`UploadOptions::precheck`](#structfield.precheck)). The commit decides either way.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let options = UploadOptions::new(Conditions::none()).precheck(false);
-        /// # let _ = options;
-        /// ```
-        precheck => set precheck: bool;
-        /// The transactional checksum of every request that carries data (the Put Blob, or
-        /// each staged block); the service refuses damaged bytes. Default
-        /// [`Checksum::None`](crate::blob::Checksum::None).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::{Checksum, UploadOptions};
-        /// let options = UploadOptions::new(Conditions::none()).checksum(Checksum::Crc64);
-        /// # let _ = options;
-        /// ```
-        checksum => set checksum: crate::blob::Checksum;
-        /// Reports progress to `progress` (default: no reports).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// use azstore::transfer::Progress;
-        /// let (progress, rx) = Progress::channel();
-        /// let options = UploadOptions::new(Conditions::none()).progress(progress);
-        /// # let _ = (options, rx);
-        /// ```
-        progress => some progress: Progress;
+    /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+    /// or `none`, plus a lease id for a leased blob).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::UploadOptions;
+    /// let lease = LeaseId::random();
+    /// let options = UploadOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.conditions.lease_id, Some(lease));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Bytes per staged block when the body is larger than the
+    /// [single-put limit](Self::single_put_limit) (1 byte – 4000 MiB; default 8 MiB).
+    /// Memory in flight is about `max_concurrency × block_size`.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let options = UploadOptions::new(Conditions::none()).block_size(16 << 20);
+    /// assert_eq!(options.block_size, 16 << 20);
+    /// ```
+    pub fn block_size(mut self, v: usize) -> Self {
+        self.block_size = v;
+        self
+    }
+
+    /// Bodies up to this many bytes are written with one Put Blob; larger ones are staged
+    /// as blocks and committed (default 32 MiB; 0: always stage blocks).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let always_blocks = UploadOptions::new(Conditions::none()).single_put_limit(0);
+    /// # let _ = always_blocks;
+    /// ```
+    pub fn single_put_limit(mut self, v: usize) -> Self {
+        self.single_put_limit = v;
+        self
+    }
+
+    /// Blocks staged at the same time (at least 1; default 4).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let options = UploadOptions::new(Conditions::none()).max_concurrency(8);
+    /// # let _ = options;
+    /// ```
+    pub fn max_concurrency(mut self, v: usize) -> Self {
+        self.max_concurrency = v;
+        self
+    }
+
+    /// Whether an `If-Match` ETag is checked with a cheap HEAD before any block is
+    /// staged, so that a stale upload fails before sending gigabytes (default true; see
+    /// [`UploadOptions::precheck`](#structfield.precheck)). The commit decides either way.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let options = UploadOptions::new(Conditions::none()).precheck(false);
+    /// # let _ = options;
+    /// ```
+    pub fn precheck(mut self, v: bool) -> Self {
+        self.precheck = v;
+        self
+    }
+
+    /// The transactional checksum of every request that carries data (the Put Blob, or
+    /// each staged block); the service refuses damaged bytes. Default
+    /// [`Checksum::None`](crate::blob::Checksum::None).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::{Checksum, UploadOptions};
+    /// let options = UploadOptions::new(Conditions::none()).checksum(Checksum::Crc64);
+    /// # let _ = options;
+    /// ```
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
+    }
+
+    /// Reports progress to `progress` (default: no reports).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// use azstore::transfer::Progress;
+    /// let (progress, rx) = Progress::channel();
+    /// let options = UploadOptions::new(Conditions::none()).progress(progress);
+    /// # let _ = (options, rx);
+    /// ```
+    pub fn progress(mut self, v: Progress) -> Self {
+        self.progress = Some(v);
+        self
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

@@ -72,19 +72,20 @@ impl QueueClient {
         self.encoding
     }
 
-    setters! {
-        /// The same queue with another message encoding (default [`MessageEncoding::Raw`]).
-        /// Choose [`MessageEncoding::Base64`] for binary content or to talk to consumers that
-        /// expect Base64 (older SDKs, Azure Functions queue triggers).
-        ///
-        /// ```no_run
-        /// # fn demo(queue: azstore::queue::QueueClient) {
-        /// use azstore::queue::MessageEncoding;
-        /// let for_functions = queue.with_encoding(MessageEncoding::Base64);
-        /// # let _ = for_functions; }
-        /// ```
-        #[must_use]
-        with_encoding => set encoding: MessageEncoding;
+    /// The same queue with another message encoding (default [`MessageEncoding::Raw`]).
+    /// Choose [`MessageEncoding::Base64`] for binary content or to talk to consumers that
+    /// expect Base64 (older SDKs, Azure Functions queue triggers).
+    ///
+    /// ```no_run
+    /// # fn demo(queue: azstore::queue::QueueClient) {
+    /// use azstore::queue::MessageEncoding;
+    /// let for_functions = queue.with_encoding(MessageEncoding::Base64);
+    /// # let _ = for_functions; }
+    /// ```
+    #[must_use]
+    pub fn with_encoding(mut self, v: MessageEncoding) -> Self {
+        self.encoding = v;
+        self
     }
 
     /// A client for another queue of the same account (validated, no request sent), with
