@@ -36,7 +36,7 @@ impl Service {
     }
 }
 
-/// Ports of the local emulators, for [`StorageAccount::emulator`].
+/// Ports of the local emulators, for [`StorageAccount::emulator`](crate::StorageAccount::emulator).
 ///
 /// ```
 /// use azstore::EmulatorPorts;

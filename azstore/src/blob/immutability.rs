@@ -23,7 +23,7 @@ use crate::http::Method;
 impl BlobClient {
     /// Set Blob Immutability Policy (`comp=immutabilityPolicies`): sets, extends or (while
     /// unlocked) shortens the policy, or locks it with
-    /// [`ImmutabilityPolicyMode::Locked`]. Returns the policy the service now holds. Accepts
+    /// [`ImmutabilityPolicyMode::Locked`](crate::blob::ImmutabilityPolicyMode::Locked). Returns the policy the service now holds. Accepts
     /// only `If-Unmodified-Since`. Applies to the version or snapshot this client addresses.
     pub async fn set_immutability_policy(
         &self,

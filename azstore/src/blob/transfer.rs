@@ -129,7 +129,7 @@ impl BlobClient {
     /// flight, each range written at its offset (memory: about `max_concurrency ×
     /// chunk_size`), every range pinned to the first response's ETag. The data goes to `path`
     /// plus a `.partial` suffix first and is renamed into place only when complete, so `path`
-    /// never holds a torn or partial copy. With [`OnChange::Restart`] a concurrent change
+    /// never holds a torn or partial copy. With [`OnChange::Restart`](crate::transfer::OnChange::Restart) a concurrent change
     /// starts the download over on the new version. Returns the properties of the version
     /// written.
     ///

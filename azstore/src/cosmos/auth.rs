@@ -73,7 +73,7 @@ pub(crate) enum CosmosAuth {
 pub const COSMOS_SCOPE: &str = "https://cosmos.azure.com/.default";
 
 /// An Entra ID `TokenCredential` (any `azure_identity` credential) as a [`TokenProvider`] for
-/// [`COSMOS_SCOPE`], for [`CosmosClient::with_token_provider`] (feature `identity`).
+/// [`COSMOS_SCOPE`], for [`CosmosClient::with_token_provider`](crate::cosmos::CosmosClient::with_token_provider) (feature `identity`).
 ///
 /// ```no_run
 /// # fn demo() -> azstore::Result<()> {
