@@ -193,6 +193,7 @@ pub mod update;
 mod names;
 mod redact;
 mod shortcuts;
+mod snapshot;
 mod time_fmt;
 
 #[cfg(test)]

@@ -70,6 +70,7 @@ mod write_options;
 mod xml;
 
 pub use crate::names::validate_metadata;
+pub use crate::snapshot::SnapshotId;
 pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{
@@ -100,7 +101,7 @@ pub use page::{
     MAX_PUT_PAGE, PageRangeOptions, PageRanges, PageWriteOptions, PageWriteResult,
     SequenceNumberAction,
 };
-pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotResult};
+pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotResult};
 pub use service::{AccountInfo, TaggedBlob};
 pub use tags::Tags;
 pub use upload::UploadOptions;

@@ -11,6 +11,7 @@ use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::Result;
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
+use crate::snapshot::SnapshotId;
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 ///
@@ -59,31 +60,6 @@ impl SetMetadataOptions {
     pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
         self.encryption_scope = Some(v.into());
         self
-    }
-}
-
-/// A snapshot timestamp as returned by Snapshot Blob (`x-ms-snapshot`), opaque.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::Conditions;
-/// let snap = blob.snapshot(&Conditions::none()).await?;
-/// let id = snap.snapshot.clone(); // keep it to read this version later
-/// println!("{}", id.as_str());
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SnapshotId(String);
-
-impl SnapshotId {
-    /// Wraps a snapshot timestamp (e.g. from a listing).
-    pub fn new(s: impl Into<String>) -> SnapshotId {
-        SnapshotId(s.into())
-    }
-
-    /// The value as sent in `?snapshot=`.
-    pub fn as_str(&self) -> &str {
-        &self.0
     }
 }
 
@@ -222,7 +198,7 @@ impl BlobClient {
             )
             .await?;
         Ok(SnapshotResult {
-            snapshot: SnapshotId(resp.headers.require("x-ms-snapshot")?.to_string()),
+            snapshot: SnapshotId::new(resp.headers.require("x-ms-snapshot")?),
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
         })

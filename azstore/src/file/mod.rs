@@ -53,6 +53,7 @@ mod smb_properties;
 mod snapshots;
 mod transfer;
 
+pub use crate::snapshot::SnapshotId;
 pub use copy::{CopyFileOptions, FileCopy};
 pub use directory::{DirectoryClient, ListOptions};
 pub use file_client::{FileClient, FileDownload, FileStream};

@@ -1132,7 +1132,11 @@ async fn a_share_snapshot_has_a_lease_of_its_own() {
     share.delete_snapshot(id).await.unwrap();
     // A bad snapshot id is refused before sending.
     let e = share
-        .acquire_snapshot_lease("not a snapshot", LeaseDuration::Infinite, None)
+        .acquire_snapshot_lease(
+            &azstore::file::SnapshotId::new("not a snapshot"),
+            LeaseDuration::Infinite,
+            None,
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
