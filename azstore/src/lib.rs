@@ -190,10 +190,12 @@ pub mod transfer;
 pub mod update;
 
 // Internals.
+mod checksum;
 mod names;
 mod redact;
 mod shortcuts;
 mod snapshot;
+mod status;
 mod time_fmt;
 
 #[cfg(test)]

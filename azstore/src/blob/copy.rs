@@ -17,46 +17,7 @@ use crate::conditions::{Allowed, Conditions, ETag};
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Method;
-
-/// The state of a copy (`x-ms-copy-status`).
-///
-/// ```no_run
-/// # async fn demo(dest: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::CopyStatus;
-/// match dest.get_properties().await?.copy_state() {
-///     Some(CopyStatus::Pending) => println!("still copying"),
-///     Some(CopyStatus::Success) => println!("copied"),
-///     Some(other) => println!("copy ended: {other:?}"),
-///     None => println!("never a copy destination"),
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CopyStatus {
-    /// Still copying.
-    Pending,
-    /// Done.
-    Success,
-    /// Aborted by Abort Copy Blob.
-    Aborted,
-    /// Failed (see the description in the blob's properties).
-    Failed,
-    /// A status azstore does not know.
-    Other(String),
-}
-
-impl CopyStatus {
-    pub(crate) fn parse(s: &str) -> CopyStatus {
-        match s {
-            "pending" => CopyStatus::Pending,
-            "success" => CopyStatus::Success,
-            "aborted" => CopyStatus::Aborted,
-            "failed" => CopyStatus::Failed,
-            other => CopyStatus::Other(other.to_string()),
-        }
-    }
-}
+pub use crate::status::CopyStatus;
 
 impl BlobProperties {
     /// The state of the last copy into this blob, typed.

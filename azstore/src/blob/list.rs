@@ -406,22 +406,7 @@ fn non_empty(s: Option<String>) -> Option<String> {
     s.filter(|s| !s.is_empty())
 }
 
-/// A listed ETag. Azure sends the XML `<Etag>` without quotes (`0x8D6D41718FC160C`) but the
-/// `ETag` header with them (`"0x8D6D41718FC160C"`), as the recordings of live Azure traffic
-/// show; azstore quotes the listed one so that it equals the header ETag of the same version
-/// and an `If-Match` built from a listing is sent quoted. Already quoted or weak values are
-/// kept as they are.
-pub(crate) fn etag(s: Option<String>) -> Option<ETag> {
-    non_empty(s).map(|s| ETag::new(quote_etag(s.trim())))
-}
-
-pub(crate) fn quote_etag(s: &str) -> String {
-    if s.starts_with('"') || s.starts_with("W/") || s == "*" {
-        s.to_string()
-    } else {
-        format!("\"{s}\"")
-    }
-}
+pub(crate) use crate::conditions::listed_etag as etag;
 
 fn date(s: Option<String>) -> Option<OffsetDateTime> {
     s.as_deref().and_then(crate::time_fmt::parse_http_date)

@@ -41,7 +41,6 @@
 mod append;
 mod append_url;
 mod block;
-mod checksum;
 pub(crate) mod client;
 mod container;
 mod copy;
@@ -69,15 +68,16 @@ mod versions;
 mod write_options;
 mod xml;
 
+pub use crate::checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use crate::names::validate_metadata;
 pub use crate::snapshot::SnapshotId;
+pub use crate::status::{LeaseDurationType, LeaseState, LeaseStatus};
 pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{
     BlockId, BlockInfo, BlockList, BlockListType, BlockOptions, BlockRef, CommitOptions,
     MAX_BLOCK_SIZE, MAX_BLOCKS,
 };
-pub use checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use client::{
     BlobClient, BlobServiceClient, ContainerClient, Download, PutOptions, WriteResult,
 };
@@ -90,12 +90,8 @@ pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptio
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
-pub(crate) use list::etag as list_etag;
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
-pub use models::{
-    BlobProperties, BlobType, ImmutabilityPolicy, ImmutabilityPolicyMode, LeaseDurationType,
-    LeaseState, LeaseStatus,
-};
+pub use models::{BlobProperties, BlobType, ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use names::{validate_blob_name, validate_container_name};
 pub use page::{
     MAX_PUT_PAGE, PageRangeOptions, PageRanges, PageWriteOptions, PageWriteResult,

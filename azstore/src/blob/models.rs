@@ -8,82 +8,9 @@ use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::http::Headers;
 use crate::http_headers::HttpHeaders;
-
-/// `x-ms-lease-state`.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::LeaseState;
-/// match blob.get_properties().await?.lease_state {
-///     Some(LeaseState::Leased | LeaseState::Breaking) => println!("held by someone"),
-///     _ => println!("free to acquire"),
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LeaseState {
-    /// No lease; can be acquired.
-    Available,
-    /// Leased.
-    Leased,
-    /// The lease expired; can be acquired.
-    Expired,
-    /// Being broken; cannot be acquired until the break period ends.
-    Breaking,
-    /// Broken; can be acquired.
-    Broken,
-}
-
-impl LeaseState {
-    pub(crate) fn parse(s: &str) -> Option<LeaseState> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "available" => LeaseState::Available,
-            "leased" => LeaseState::Leased,
-            "expired" => LeaseState::Expired,
-            "breaking" => LeaseState::Breaking,
-            "broken" => LeaseState::Broken,
-            _ => return None,
-        })
-    }
-}
-
-/// `x-ms-lease-status`.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::LeaseStatus;
-/// let locked = blob.get_properties().await?.lease_status == Some(LeaseStatus::Locked);
-/// # let _ = locked;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LeaseStatus {
-    /// Leased.
-    Locked,
-    /// Not leased.
-    Unlocked,
-}
-
-/// `x-ms-lease-duration` of a leased resource.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::LeaseDurationType;
-/// if blob.get_properties().await?.lease_duration == Some(LeaseDurationType::Infinite) {
-///     println!("leased until released or broken");
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LeaseDurationType {
-    /// Never expires.
-    Infinite,
-    /// 15–60 s.
-    Fixed,
-}
+pub(crate) use crate::status::{
+    LeaseDurationType, LeaseState, LeaseStatus, parse_lease_duration, parse_lease_status,
+};
 
 /// `x-ms-blob-type`.
 ///
@@ -345,22 +272,6 @@ impl BlobProperties {
             (None, None) => 0,
         };
         Ok(p)
-    }
-}
-
-pub(crate) fn parse_lease_status(s: Option<&str>) -> Option<LeaseStatus> {
-    match s {
-        Some("locked") => Some(LeaseStatus::Locked),
-        Some("unlocked") => Some(LeaseStatus::Unlocked),
-        _ => None,
-    }
-}
-
-pub(crate) fn parse_lease_duration(s: Option<&str>) -> Option<LeaseDurationType> {
-    match s {
-        Some("infinite") => Some(LeaseDurationType::Infinite),
-        Some("fixed") => Some(LeaseDurationType::Fixed),
-        _ => None,
     }
 }
 

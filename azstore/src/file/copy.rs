@@ -19,12 +19,12 @@ use std::collections::BTreeMap;
 
 use time::OffsetDateTime;
 
-use crate::blob::CopyStatus;
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, Result};
 use crate::file::file_client::{FileClient, lease_header};
 use crate::file::smb_properties::{FilePermission, SmbProperties};
 use crate::http::Method;
+use crate::status::CopyStatus;
 
 /// Options of [`FileClient::start_copy`]. By default the destination gets Azure's defaults
 /// for a new file (permission inherited from its directory, attributes and times new), no

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::Stream;
 
-use crate::blob::Checksum;
+use crate::checksum::Checksum;
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::models::{FileProperties, FileWrite, RangeList};

@@ -203,7 +203,7 @@ impl SharePage {
                 .map(|s| ShareItem {
                     name: s.name,
                     snapshot: s.snapshot.filter(|v| !v.is_empty()),
-                    etag: crate::blob::list_etag(s.properties.etag),
+                    etag: crate::conditions::listed_etag(s.properties.etag),
                     last_modified: s
                         .properties
                         .last_modified
