@@ -79,7 +79,7 @@ async fn run(share: &azstore::file::ShareClient) -> azstore::Result<()> {
         Ok(_) => println!("writer B's write went through (unexpected: the file is leased)"),
     }
     // Readers are never blocked by a file lease.
-    let seen = other_writer.get_range(0..16).await?;
+    let seen = other_writer.download_range(0..16).await?;
     println!(
         "writer B reads the first bytes: {:?}",
         String::from_utf8_lossy(&seen.body)
@@ -91,7 +91,7 @@ async fn run(share: &azstore::file::ShareClient) -> azstore::Result<()> {
     other_writer
         .put_range(0, Bytes::from_static(b"overwritten!"), None)
         .await?;
-    let after = report.get_range(0..16).await?;
+    let after = report.download_range(0..16).await?;
     println!(
         "after the release, writer B's write landed: {:?}",
         String::from_utf8_lossy(&after.body)

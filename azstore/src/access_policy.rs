@@ -69,29 +69,34 @@ impl SignedIdentifier {
         }
     }
 
-    setters! {
-        /// When the policy starts to apply (sent in whole seconds, UTC). Default: none, so
-        /// it applies from the moment it is stored (or from the SAS's own start).
-        ///
-        /// ```
-        /// use azstore::access_policy::SignedIdentifier;
-        /// let start = time::macros::datetime!(2026-12-01 00:00:00 UTC);
-        /// let december = SignedIdentifier::new("december", "r").start(start);
-        /// assert_eq!(december.start, Some(start));
-        /// ```
-        #[must_use]
-        start => some start: OffsetDateTime;
-        /// When the policy stops applying (sent in whole seconds, UTC). Default: none, so a
-        /// SAS that names the policy must carry its own expiry.
-        ///
-        /// ```
-        /// use azstore::access_policy::SignedIdentifier;
-        /// let end = time::macros::datetime!(2026-12-31 23:59:59 UTC);
-        /// let until = SignedIdentifier::new("year-end", "r").expiry(end);
-        /// assert_eq!(until.expiry, Some(end));
-        /// ```
-        #[must_use]
-        expiry => some expiry: OffsetDateTime;
+    /// When the policy starts to apply (sent in whole seconds, UTC). Default: none, so
+    /// it applies from the moment it is stored (or from the SAS's own start).
+    ///
+    /// ```
+    /// use azstore::access_policy::SignedIdentifier;
+    /// let start = time::macros::datetime!(2026-12-01 00:00:00 UTC);
+    /// let december = SignedIdentifier::new("december", "r").start(start);
+    /// assert_eq!(december.start, Some(start));
+    /// ```
+    #[must_use]
+    pub fn start(mut self, v: OffsetDateTime) -> Self {
+        self.start = Some(v);
+        self
+    }
+
+    /// When the policy stops applying (sent in whole seconds, UTC). Default: none, so a
+    /// SAS that names the policy must carry its own expiry.
+    ///
+    /// ```
+    /// use azstore::access_policy::SignedIdentifier;
+    /// let end = time::macros::datetime!(2026-12-31 23:59:59 UTC);
+    /// let until = SignedIdentifier::new("year-end", "r").expiry(end);
+    /// assert_eq!(until.expiry, Some(end));
+    /// ```
+    #[must_use]
+    pub fn expiry(mut self, v: OffsetDateTime) -> Self {
+        self.expiry = Some(v);
+        self
     }
 }
 

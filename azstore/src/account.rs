@@ -4,8 +4,11 @@ use std::fmt;
 
 use crate::credential::{Credential, SasToken, SharedKeyCredential};
 
+mod endpoint;
 pub mod env;
+
 use crate::error::{Error, Result};
+pub use endpoint::{EmulatorPorts, Endpoint, Service};
 
 /// The well-known development storage account (Azurite).
 pub const DEV_ACCOUNT: &str = "devstoreaccount1";
@@ -15,162 +18,6 @@ pub const DEV_KEY: &str =
 
 /// The environment variable [`StorageAccount::from_env`] reads.
 pub const CONNECTION_STRING_ENV: &str = "AZURE_STORAGE_CONNECTION_STRING";
-
-/// One of the four storage services.
-///
-/// ```
-/// use azstore::{Service, StorageAccount};
-/// let account = StorageAccount::development();
-/// assert_eq!(account.endpoint(Service::Table)?.url(), "http://127.0.0.1:10002/devstoreaccount1");
-/// # Ok::<(), azstore::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Service {
-    /// Blob storage (containers and blobs).
-    Blob,
-    /// Queue storage.
-    Queue,
-    /// Table storage.
-    Table,
-    /// Azure Files (shares, directories, files).
-    File,
-}
-
-impl Service {
-    fn host_label(self) -> &'static str {
-        match self {
-            Service::Blob => "blob",
-            Service::Queue => "queue",
-            Service::Table => "table",
-            Service::File => "file",
-        }
-    }
-}
-
-/// Ports of the local emulators, for [`StorageAccount::emulator`].
-///
-/// ```
-/// use azstore::EmulatorPorts;
-/// // Azurite started with other ports, no File service.
-/// let ports = EmulatorPorts { blob: 20000, queue: 20001, table: 20002, file: None };
-/// # let _ = ports;
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EmulatorPorts {
-    /// Azurite's Blob service (default 10000).
-    pub blob: u16,
-    /// Azurite's Queue service (default 10001).
-    pub queue: u16,
-    /// Azurite's Table service (default 10002).
-    pub table: u16,
-    /// The local File service (default 10004); `None`: the account has no File endpoint.
-    pub file: Option<u16>,
-}
-
-impl Default for EmulatorPorts {
-    fn default() -> Self {
-        EmulatorPorts {
-            blob: 10000,
-            queue: 10001,
-            table: 10002,
-            file: Some(10004),
-        }
-    }
-}
-
-/// A service endpoint: `https://acct.blob.core.windows.net` (host style) or
-/// `http://127.0.0.1:10000/devstoreaccount1` (path style, as Azurite uses).
-///
-/// ```
-/// use azstore::Endpoint;
-/// let e = Endpoint::parse("http://127.0.0.1:10000/devstoreaccount1/")?;
-/// assert_eq!(e.origin(), "http://127.0.0.1:10000");
-/// assert_eq!(e.path_prefix(), "/devstoreaccount1");
-/// # Ok::<(), azstore::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    /// `scheme://host[:port]`
-    origin: String,
-    /// Path prefix without trailing slash ("" or "/devstoreaccount1").
-    prefix: String,
-}
-
-impl Endpoint {
-    /// Parses an endpoint URL. A query string is not allowed (put a SAS in the credential).
-    ///
-    /// ```
-    /// use azstore::Endpoint;
-    /// assert!(Endpoint::parse("https://acct.blob.core.windows.net").is_ok());
-    /// assert!(Endpoint::parse("https://acct.blob.core.windows.net/?sv=2025-11-05").is_err());
-    /// ```
-    pub fn parse(url: &str) -> Result<Endpoint> {
-        let url = url.trim();
-        let (scheme, rest) = url
-            .split_once("://")
-            .ok_or_else(|| Error::invalid_input("endpoint must start with http:// or https://"))?;
-        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-            return Err(Error::invalid_input(
-                "endpoint must start with http:// or https://",
-            ));
-        }
-        if rest.contains('?') || rest.contains('#') {
-            return Err(Error::invalid_input(
-                "endpoint must not contain a query or fragment",
-            ));
-        }
-        let (host, path) = match rest.find('/') {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        if host.is_empty() {
-            return Err(Error::invalid_input("endpoint has no host"));
-        }
-        Ok(Endpoint {
-            origin: format!("{}://{}", scheme.to_ascii_lowercase(), host),
-            prefix: path.trim_end_matches('/').to_string(),
-        })
-    }
-
-    /// `scheme://host[:port]`
-    ///
-    /// ```
-    /// let e = azstore::Endpoint::parse("https://acct.blob.core.windows.net")?;
-    /// assert_eq!(e.origin(), "https://acct.blob.core.windows.net");
-    /// # Ok::<(), azstore::Error>(())
-    /// ```
-    pub fn origin(&self) -> &str {
-        &self.origin
-    }
-
-    /// The path prefix: empty for host-style endpoints, `/account` for path-style ones.
-    ///
-    /// ```
-    /// let e = azstore::Endpoint::parse("https://acct.blob.core.windows.net")?;
-    /// assert_eq!(e.path_prefix(), "");
-    /// # Ok::<(), azstore::Error>(())
-    /// ```
-    pub fn path_prefix(&self) -> &str {
-        &self.prefix
-    }
-
-    /// The endpoint as a URL without trailing slash.
-    ///
-    /// ```
-    /// let e = azstore::Endpoint::parse("http://127.0.0.1:10000/devstoreaccount1/")?;
-    /// assert_eq!(e.url(), "http://127.0.0.1:10000/devstoreaccount1");
-    /// # Ok::<(), azstore::Error>(())
-    /// ```
-    pub fn url(&self) -> String {
-        format!("{}{}", self.origin, self.prefix)
-    }
-}
-
-impl fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.origin, self.prefix)
-    }
-}
 
 /// An account: its name, how to authorize, and where each service lives.
 ///
@@ -468,18 +315,19 @@ impl StorageAccount {
         Ok(acct)
     }
 
-    setters! {
-        /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
-        ///
-        /// ```
-        /// use azstore::StorageAccount;
-        /// use azstore::credential::{Credential, SasToken};
-        /// let account = StorageAccount::development()
-        ///     .with_credential(Credential::Sas(SasToken::new("sv=2025-11-05&sp=r&sig=c2ln")?));
-        /// assert!(matches!(account.credential(), Credential::Sas(_)));
-        /// # Ok::<(), azstore::Error>(())
-        /// ```
-        with_credential => set credential: Credential;
+    /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
+    ///
+    /// ```
+    /// use azstore::StorageAccount;
+    /// use azstore::credential::{Credential, SasToken};
+    /// let account = StorageAccount::development()
+    ///     .with_credential(Credential::Sas(SasToken::new("sv=2025-11-05&sp=r&sig=c2ln")?));
+    /// assert!(matches!(account.credential(), Credential::Sas(_)));
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn with_credential(mut self, v: Credential) -> Self {
+        self.credential = v;
+        self
     }
 
     /// Sets or replaces one service's endpoint (parsed here; a query string is refused),

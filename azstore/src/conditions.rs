@@ -405,40 +405,53 @@ impl Conditions {
         self
     }
 
-    setters! {
-        /// Adds a lease id to these conditions (required to write a leased resource).
-        ///
-        /// ```
-        /// use azstore::{Conditions, ETag, LeaseId};
-        /// let lease = LeaseId::random();
-        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).with_lease(&lease);
-        /// assert_eq!(c.lease_id, Some(lease));
-        /// ```
-        with_lease => lease lease_id;
-        /// Adds an `If-Modified-Since`.
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId, OffsetDateTime};
-        /// let c = Conditions::lease(&LeaseId::random()).and_if_modified_since(OffsetDateTime::now_utc());
-        /// assert!(c.if_modified_since.is_some());
-        /// ```
-        and_if_modified_since => some if_modified_since: OffsetDateTime;
-        /// Adds an `If-Unmodified-Since`.
-        ///
-        /// ```
-        /// use azstore::{Conditions, OffsetDateTime};
-        /// let c = Conditions::if_tags(r#""stage" = 'draft'"#).and_if_unmodified_since(OffsetDateTime::now_utc());
-        /// assert!(c.if_unmodified_since.is_some());
-        /// ```
-        and_if_unmodified_since => some if_unmodified_since: OffsetDateTime;
-        /// Adds an `x-ms-if-tags` expression.
-        ///
-        /// ```
-        /// use azstore::{Conditions, ETag};
-        /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).and_if_tags(r#""owner" = 'a'"#);
-        /// assert!(c.if_tags.is_some());
-        /// ```
-        and_if_tags => into if_tags;
+    /// Adds a lease id to these conditions (required to write a leased resource).
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag, LeaseId};
+    /// let lease = LeaseId::random();
+    /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).with_lease(&lease);
+    /// assert_eq!(c.lease_id, Some(lease));
+    /// ```
+    pub fn with_lease(mut self, id: &crate::conditions::LeaseId) -> Self {
+        self.lease_id = Some(id.clone());
+        self
+    }
+
+    /// Adds an `If-Modified-Since`.
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId, OffsetDateTime};
+    /// let c = Conditions::lease(&LeaseId::random()).and_if_modified_since(OffsetDateTime::now_utc());
+    /// assert!(c.if_modified_since.is_some());
+    /// ```
+    pub fn and_if_modified_since(mut self, v: OffsetDateTime) -> Self {
+        self.if_modified_since = Some(v);
+        self
+    }
+
+    /// Adds an `If-Unmodified-Since`.
+    ///
+    /// ```
+    /// use azstore::{Conditions, OffsetDateTime};
+    /// let c = Conditions::if_tags(r#""stage" = 'draft'"#).and_if_unmodified_since(OffsetDateTime::now_utc());
+    /// assert!(c.if_unmodified_since.is_some());
+    /// ```
+    pub fn and_if_unmodified_since(mut self, v: OffsetDateTime) -> Self {
+        self.if_unmodified_since = Some(v);
+        self
+    }
+
+    /// Adds an `x-ms-if-tags` expression.
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag};
+    /// let c = Conditions::if_match(&ETag::new("\"0x1\"")).and_if_tags(r#""owner" = 'a'"#);
+    /// assert!(c.if_tags.is_some());
+    /// ```
+    pub fn and_if_tags(mut self, v: impl Into<String>) -> Self {
+        self.if_tags = Some(v.into());
+        self
     }
 
     /// True when no condition is set (last writer wins).
@@ -550,6 +563,24 @@ const SOURCE_HEADERS: [&str; 5] = [
     "x-ms-source-if-unmodified-since",
     "x-ms-source-if-tags",
 ];
+
+/// A listed ETag. Azure sends the XML `<Etag>` without quotes (`0x8D6D41718FC160C`) but the
+/// `ETag` header with them (`"0x8D6D41718FC160C"`), as the recordings of live Azure traffic
+/// show; azstore quotes the listed one so that it equals the header ETag of the same version
+/// and an `If-Match` built from a listing is sent quoted. Already quoted or weak values are
+/// kept as they are.
+pub(crate) fn listed_etag(s: Option<String>) -> Option<ETag> {
+    s.filter(|s| !s.is_empty())
+        .map(|s| ETag::new(quote_etag(s.trim())))
+}
+
+pub(crate) fn quote_etag(s: &str) -> String {
+    if s.starts_with('"') || s.starts_with("W/") || s == "*" {
+        s.to_string()
+    } else {
+        format!("\"{s}\"")
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -55,57 +55,78 @@ const NAMES: [&str; 6] = [
 ];
 
 impl HttpHeaders {
-    setters! {
-        /// The `Content-Type` stored and served with every read (default: none; a blob
-        /// written without one is served as `application/octet-stream`).
-        ///
-        /// ```
-        /// let h = azstore::http_headers::HttpHeaders::default().content_type("application/json");
-        /// assert_eq!(h.content_type.as_deref(), Some("application/json"));
-        /// ```
-        content_type => into content_type;
-        /// The `Content-Encoding` served with every read, e.g. `gzip` for content stored
-        /// compressed (default: none). azstore does not compress or decompress.
-        ///
-        /// ```
-        /// let h = azstore::http_headers::HttpHeaders::default().content_encoding("gzip");
-        /// assert_eq!(h.content_encoding.as_deref(), Some("gzip"));
-        /// ```
-        content_encoding => into content_encoding;
-        /// The `Content-Language` served with every read, e.g. `en-GB` (default: none).
-        ///
-        /// ```
-        /// let h = azstore::http_headers::HttpHeaders::default().content_language("de-CH");
-        /// assert_eq!(h.content_language.as_deref(), Some("de-CH"));
-        /// ```
-        content_language => into content_language;
-        /// The `Cache-Control` served with every read, for browsers and CDNs (default: none).
-        ///
-        /// ```
-        /// let h = azstore::http_headers::HttpHeaders::default().cache_control("public, max-age=86400");
-        /// assert!(h.cache_control.is_some());
-        /// ```
-        cache_control => into cache_control;
-        /// The `Content-Disposition` served with every read, e.g. to make browsers download
-        /// under a file name (default: none).
-        ///
-        /// ```
-        /// let h = azstore::http_headers::HttpHeaders::default()
-        ///     .content_disposition("attachment; filename=\"report.csv\"");
-        /// assert!(h.content_disposition.is_some());
-        /// ```
-        content_disposition => into content_disposition;
-        /// The `Content-MD5` stored with the content (base64 of the 16-byte digest), kept as
-        /// given and served back to readers; it does not check the bytes sent (a transactional
-        /// checksum does). Default: none, or what the service computed for a single-request
-        /// upload.
-        ///
-        /// ```
-        /// // MD5 of the empty string.
-        /// let h = azstore::http_headers::HttpHeaders::default().content_md5("1B2M2Y8AsgTpgAmY7PhCfg==");
-        /// assert!(h.content_md5.is_some());
-        /// ```
-        content_md5 => into content_md5;
+    /// The `Content-Type` stored and served with every read (default: none; a blob
+    /// written without one is served as `application/octet-stream`).
+    ///
+    /// ```
+    /// let h = azstore::http_headers::HttpHeaders::default().content_type("application/json");
+    /// assert_eq!(h.content_type.as_deref(), Some("application/json"));
+    /// ```
+    pub fn content_type(mut self, v: impl Into<String>) -> Self {
+        self.content_type = Some(v.into());
+        self
+    }
+
+    /// The `Content-Encoding` served with every read, e.g. `gzip` for content stored
+    /// compressed (default: none). azstore does not compress or decompress.
+    ///
+    /// ```
+    /// let h = azstore::http_headers::HttpHeaders::default().content_encoding("gzip");
+    /// assert_eq!(h.content_encoding.as_deref(), Some("gzip"));
+    /// ```
+    pub fn content_encoding(mut self, v: impl Into<String>) -> Self {
+        self.content_encoding = Some(v.into());
+        self
+    }
+
+    /// The `Content-Language` served with every read, e.g. `en-GB` (default: none).
+    ///
+    /// ```
+    /// let h = azstore::http_headers::HttpHeaders::default().content_language("de-CH");
+    /// assert_eq!(h.content_language.as_deref(), Some("de-CH"));
+    /// ```
+    pub fn content_language(mut self, v: impl Into<String>) -> Self {
+        self.content_language = Some(v.into());
+        self
+    }
+
+    /// The `Cache-Control` served with every read, for browsers and CDNs (default: none).
+    ///
+    /// ```
+    /// let h = azstore::http_headers::HttpHeaders::default().cache_control("public, max-age=86400");
+    /// assert!(h.cache_control.is_some());
+    /// ```
+    pub fn cache_control(mut self, v: impl Into<String>) -> Self {
+        self.cache_control = Some(v.into());
+        self
+    }
+
+    /// The `Content-Disposition` served with every read, e.g. to make browsers download
+    /// under a file name (default: none).
+    ///
+    /// ```
+    /// let h = azstore::http_headers::HttpHeaders::default()
+    ///     .content_disposition("attachment; filename=\"report.csv\"");
+    /// assert!(h.content_disposition.is_some());
+    /// ```
+    pub fn content_disposition(mut self, v: impl Into<String>) -> Self {
+        self.content_disposition = Some(v.into());
+        self
+    }
+
+    /// The `Content-MD5` stored with the content (base64 of the 16-byte digest), kept as
+    /// given and served back to readers; it does not check the bytes sent (a transactional
+    /// checksum does). Default: none, or what the service computed for a single-request
+    /// upload.
+    ///
+    /// ```
+    /// // MD5 of the empty string.
+    /// let h = azstore::http_headers::HttpHeaders::default().content_md5("1B2M2Y8AsgTpgAmY7PhCfg==");
+    /// assert!(h.content_md5.is_some());
+    /// ```
+    pub fn content_md5(mut self, v: impl Into<String>) -> Self {
+        self.content_md5 = Some(v.into());
+        self
     }
 
     /// The headers of a response (Get Blob/File Properties, Get Blob/File): absent ones are

@@ -24,7 +24,9 @@
 //!                   CosmosLock are its backends
 //! update/           update(): read-modify-write over anything Versioned (knows no backend;
 //!                   each backend implements Versioned in its own folder, blob/versioned.rs…)
-//! transfer/         parallel ranged downloads and block uploads for Blob and File, progress
+//! transfer/         the ranged, pinned, bounded-memory up/download engine over a source/sink
+//!                   trait (each backend's side lives in its folder: blob/transfer.rs,
+//!                   file/transfer.rs), progress
 //! clock             the clock loss deadlines are measured on; a manual clock for tests
 //! redis/            (feature redis) Azure Cache for Redis: RedisJson, RedisLease, RedisLock
 //! cosmos/           (feature cosmos) Azure Cosmos DB: CosmosItem, CosmosLease, CosmosLock
@@ -45,6 +47,30 @@
 //! let blob = container.blob("q4.json")?;
 //! # let _ = blob; Ok(()) }
 //! ```
+//!
+//! ## Naming
+//!
+//! The same concept has the same name and shape on every service:
+//!
+//! - **Operations are named after the REST operation**, in snake case: `get_properties`,
+//!   `set_metadata`, `create_snapshot`. Get/Set ACL is `get_access_policy` /
+//!   `set_access_policy` everywhere (containers, tables, queues), after what it holds.
+//! - **Suffixes**: `_if` takes [`Conditions`] (`download_if`, `delete_if_exists_if`);
+//!   `_with` takes an options struct (`upload_with`, `create_with_options`);
+//!   `_if_exists` / `_if_not_exists` answer `Ok(bool)` (`true`: this call did it) and take no
+//!   argument beyond the plain operation's subject (`delete_if_exists()` on every client).
+//! - **Content is read with `download*` and written with `upload*`** on Blob and File:
+//!   `download_range`, `download_from`, `download_stream`, `download_to_file`,
+//!   `download_into`; `get*` reads properties, metadata, tags and policies.
+//! - **`get_metadata` returns `(metadata, ETag)`** on every resource.
+//! - **Leases**: clients have `acquire_lease`, `renew_lease`, `change_lease`,
+//!   `release_lease`, `break_lease`; the `lease_*` methods are [`lease::Leasable`]'s, the
+//!   trait the engines ([`lease::LeaseGuard`], the locks) are generic over.
+//! - **Options** types are `XOptions` with a setter per field (`self -> Self`) named as the
+//!   field; writes that replace data have no `Default`, only `XOptions::new(conditions)`.
+//!
+//! A renamed method stays for one release as a `#[deprecated]` alias that names its
+//! replacement; CHANGELOG.md lists every rename.
 //!
 //! ## Optimistic concurrency
 //! Every object has an [`ETag`]. A write that carries [`Conditions::if_match`] only succeeds
@@ -179,9 +205,12 @@ pub mod update {
 }
 
 // Internals.
+mod checksum;
 mod names;
 mod redact;
 mod shortcuts;
+mod snapshot;
+mod status;
 mod time_fmt;
 
 #[cfg(test)]

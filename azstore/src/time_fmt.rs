@@ -85,6 +85,22 @@ pub(crate) fn parse_iso8601(s: &str) -> Option<OffsetDateTime> {
     OffsetDateTime::parse(s.trim(), &Rfc3339).ok()
 }
 
+/// `2019-07-11T21:40:12.9953010Z`: UTC, seven fractional digits (the form of Table's
+/// `Edm.DateTime` and of the File service's SMB times).
+pub(crate) fn iso8601_7(t: OffsetDateTime) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.nanosecond() / 100
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,13 +1,16 @@
 //! Request authorization in one step: `Authorizer::authorize` turns a stamped request into
 //! what the credential requires (a SharedKey signature in the Blob/Queue/File or the Table
-//! dialect, SAS query pairs, a bearer token, or nothing). The pipeline stamps, authorizes,
-//! sends and classifies; only this module knows how each credential signs. SAS generation
-//! lives in [`sas`].
+//! dialect, SAS query pairs, a bearer token, or nothing), or calls a backend's own [`Sign`]er
+//! (Azure Cosmos DB signs with its master key). The pipeline stamps, authorizes, sends and
+//! classifies; this module knows how each storage credential signs and no service module.
+//! SAS generation lives in [`sas`].
 
-#[cfg(feature = "cosmos")]
-pub(crate) mod cosmos;
 pub mod sas;
 mod shared_key;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use reqwest::header::HeaderValue;
 
@@ -52,17 +55,28 @@ pub(crate) enum Authorization {
     Query(Vec<(String, String)>),
 }
 
+/// A backend's own request signer, called for every attempt instead of the account's
+/// credential (e.g. the Azure Cosmos DB master key or token). It reads the stamped request and
+/// returns the `Authorization` header value (marked sensitive, see [`sensitive`]).
+pub(crate) trait Sign: Send + Sync + 'static {
+    /// The `Authorization` header of one attempt.
+    fn sign<'a>(
+        &'a self,
+        req: &'a Unsigned<'_>,
+    ) -> Pin<Box<dyn Future<Output = Result<HeaderValue>> + Send + 'a>>;
+}
+
 /// Authorizes the requests of one pipeline: its credential, account, dialect and whether a
 /// bearer token may go to its endpoint.
 pub(crate) struct Authorizer {
     credential: Credential,
     account: String,
-    service: Service,
+    /// The storage service (it picks the SharedKey dialect); `None` with a custom signer.
+    service: Option<Service>,
     /// Set when the credential is a bearer token the endpoint may not receive.
     bearer_refusal: Option<String>,
-    /// Azure Cosmos DB master-key signing instead of the storage credential.
-    #[cfg(feature = "cosmos")]
-    cosmos: Option<crate::cosmos::CosmosAuth>,
+    /// A backend's own signer, used instead of the credential.
+    signer: Option<Arc<dyn Sign>>,
 }
 
 impl Authorizer {
@@ -77,22 +91,22 @@ impl Authorizer {
             bearer_refusal: bearer_refusal(&credential, origin, transport),
             credential,
             account: account.to_string(),
-            service,
-            #[cfg(feature = "cosmos")]
-            cosmos: None,
+            service: Some(service),
+            signer: None,
         }
     }
 
-    /// Authorizes every request for Cosmos DB: a master-key signature
-    /// (`type=master&ver=1.0&sig=…`) or an Entra ID token (`type=aad&ver=1.0&sig=<token>`).
-    #[cfg(feature = "cosmos")]
-    pub(crate) fn cosmos(auth: crate::cosmos::CosmosAuth) -> Authorizer {
+    /// Authorizes every request with `signer` (a backend's own scheme) instead of a storage
+    /// credential.
+    // Only the Cosmos DB backend has its own signer so far.
+    #[cfg_attr(not(feature = "cosmos"), allow(dead_code))]
+    pub(crate) fn with_signer(signer: Arc<dyn Sign>) -> Authorizer {
         Authorizer {
             credential: Credential::Anonymous,
             account: String::new(),
-            service: Service::Blob,
+            service: None,
             bearer_refusal: None,
-            cosmos: Some(auth),
+            signer: Some(signer),
         }
     }
 
@@ -103,11 +117,8 @@ impl Authorizer {
     /// Authorizes one attempt (called again for every attempt: signatures carry the date,
     /// tokens expire).
     pub(crate) async fn authorize(&self, req: Unsigned<'_>) -> Result<Authorization> {
-        #[cfg(feature = "cosmos")]
-        if let Some(auth) = &self.cosmos {
-            return cosmos::authorize(auth, &req)
-                .await
-                .map(Authorization::Header);
+        if let Some(signer) = &self.signer {
+            return signer.sign(&req).await.map(Authorization::Header);
         }
         match &self.credential {
             Credential::SharedKey(key) => {
@@ -135,7 +146,7 @@ impl Authorizer {
                 if let Some(why) = &self.bearer_refusal {
                     return Err(Error::invalid_input(why.clone()));
                 }
-                if self.service == Service::File
+                if self.service == Some(Service::File)
                     && !req
                         .headers
                         .iter()
@@ -155,8 +166,8 @@ impl Authorizer {
 }
 
 impl Dialect {
-    fn of(service: Service) -> Dialect {
-        if service == Service::Table {
+    fn of(service: Option<Service>) -> Dialect {
+        if service == Some(Service::Table) {
             Dialect::Table
         } else {
             Dialect::Storage

@@ -103,49 +103,62 @@ impl SasBuilder {
         }
     }
 
-    setters! {
-        /// Not valid before `start` (allow for clock skew: start a few minutes in the past).
-        /// Default: valid from the moment it is used.
-        ///
-        /// ```
-        /// use azstore::sas::SasBuilder;
-        /// use time::{Duration, OffsetDateTime};
-        /// let now = OffsetDateTime::now_utc();
-        /// let sas = SasBuilder::new("r", now + Duration::hours(1)).start(now - Duration::minutes(5));
-        /// # let _ = sas;
-        /// ```
-        start => some start: OffsetDateTime;
-        /// Only accept the SAS over HTTPS (`spr=https`). Default: HTTPS and HTTP (the
-        /// emulators speak HTTP).
-        ///
-        /// ```
-        /// use azstore::sas::SasBuilder;
-        /// use time::{Duration, OffsetDateTime};
-        /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::hours(1)).https_only();
-        /// # let _ = sas;
-        /// ```
-        https_only => flag https_only;
-        /// Only accept requests from this IP or range (`sip`), e.g. `168.1.5.60-168.1.5.70`.
-        /// Default: any address.
-        ///
-        /// ```
-        /// use azstore::sas::SasBuilder;
-        /// use time::{Duration, OffsetDateTime};
-        /// let office_only = SasBuilder::new("rl", OffsetDateTime::now_utc() + Duration::hours(8))
-        ///     .ip_range("203.0.113.0-203.0.113.255");
-        /// # let _ = office_only;
-        /// ```
-        ip_range => into ip;
-        /// Refer to a stored access policy (`si`) on the container, queue or table: removing
-        /// or changing the policy revokes or changes every SAS that names it. Default: none.
-        ///
-        /// ```
-        /// use azstore::sas::SasBuilder;
-        /// use time::{Duration, OffsetDateTime};
-        /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::days(7)).identifier("readers");
-        /// # let _ = sas;
-        /// ```
-        identifier => into identifier;
+    /// Not valid before `start` (allow for clock skew: start a few minutes in the past).
+    /// Default: valid from the moment it is used.
+    ///
+    /// ```
+    /// use azstore::sas::SasBuilder;
+    /// use time::{Duration, OffsetDateTime};
+    /// let now = OffsetDateTime::now_utc();
+    /// let sas = SasBuilder::new("r", now + Duration::hours(1)).start(now - Duration::minutes(5));
+    /// # let _ = sas;
+    /// ```
+    pub fn start(mut self, v: OffsetDateTime) -> Self {
+        self.start = Some(v);
+        self
+    }
+
+    /// Only accept the SAS over HTTPS (`spr=https`). Default: HTTPS and HTTP (the
+    /// emulators speak HTTP).
+    ///
+    /// ```
+    /// use azstore::sas::SasBuilder;
+    /// use time::{Duration, OffsetDateTime};
+    /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::hours(1)).https_only();
+    /// # let _ = sas;
+    /// ```
+    pub fn https_only(mut self) -> Self {
+        self.https_only = true;
+        self
+    }
+
+    /// Only accept requests from this IP or range (`sip`), e.g. `168.1.5.60-168.1.5.70`.
+    /// Default: any address.
+    ///
+    /// ```
+    /// use azstore::sas::SasBuilder;
+    /// use time::{Duration, OffsetDateTime};
+    /// let office_only = SasBuilder::new("rl", OffsetDateTime::now_utc() + Duration::hours(8))
+    ///     .ip_range("203.0.113.0-203.0.113.255");
+    /// # let _ = office_only;
+    /// ```
+    pub fn ip_range(mut self, v: impl Into<String>) -> Self {
+        self.ip = Some(v.into());
+        self
+    }
+
+    /// Refer to a stored access policy (`si`) on the container, queue or table: removing
+    /// or changing the policy revokes or changes every SAS that names it. Default: none.
+    ///
+    /// ```
+    /// use azstore::sas::SasBuilder;
+    /// use time::{Duration, OffsetDateTime};
+    /// let sas = SasBuilder::new("r", OffsetDateTime::now_utc() + Duration::days(7)).identifier("readers");
+    /// # let _ = sas;
+    /// ```
+    pub fn identifier(mut self, v: impl Into<String>) -> Self {
+        self.identifier = Some(v.into());
+        self
     }
 
     /// A service SAS for one blob (`sr=b`).

@@ -1,85 +1,13 @@
 //! Append blobs: create, and Append Block with the append-position and max-size conditions.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::write_options::WriteKind;
+use crate::blob::create::{CreateOptions, EmptyBlob};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::{Method, Request, Response};
-
-/// Options of creating an append or page blob.
-///
-/// ```no_run
-/// # async fn demo(log: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::Conditions;
-/// use azstore::blob::CreateOptions;
-/// let options = CreateOptions::new(Conditions::if_not_exists()).content_type("text/plain");
-/// match log.create_append_blob(&options).await {
-///     Err(e) if e.is_conflict() => {} // the log exists already: keep appending to it
-///     other => { other?; }
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-#[must_use]
-#[non_exhaustive]
-pub struct CreateOptions {
-    /// Conditions; `Conditions::if_not_exists()` creates only if nothing is there.
-    pub conditions: Conditions,
-    /// HTTP headers, metadata, tags, encryption scope (and, for page blobs, a premium tier).
-    pub write: crate::blob::BlobWriteOptions,
-    /// (Page blobs) The initial sequence number (`x-ms-blob-sequence-number`, 0 to 2^63 - 1;
-    /// the service starts at 0 without it). Refused for append blobs.
-    pub sequence_number: Option<u64>,
-}
-
-impl CreateOptions {
-    /// Options for a write under `conditions` — the one choice every write that replaces a
-    /// blob (creating an append or page blob replaces one that exists) makes visibly (there is no `Default`):
-    ///
-    /// * [`Conditions::if_match(&etag)`](Conditions::if_match): replace only the version you
-    ///   read (412 `ConditionNotMet` otherwise);
-    /// * [`Conditions::if_not_exists()`](Conditions::if_not_exists): create only (409
-    ///   `BlobAlreadyExists` when it exists);
-    /// * [`Conditions::none()`](Conditions::none): last writer wins.
-    pub fn new(conditions: Conditions) -> CreateOptions {
-        CreateOptions {
-            conditions,
-            write: Default::default(),
-            sequence_number: None,
-        }
-    }
-
-    setters! {
-        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
-        /// or `none`, plus a lease id for a leased blob).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::CreateOptions;
-        /// let lease = LeaseId::random();
-        /// let options = CreateOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.conditions.lease_id, Some(lease));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// (Page blobs) The sequence number the new blob starts with, for writers that fence
-        /// each other with sequence-number conditions from the first write. Default: 0.
-        sequence_number => some sequence_number: u64;
-    }
-}
-
-crate::blob::write_options::write_builders!(CreateOptions);
-
-/// What [`BlobClient::create_empty`] creates.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum EmptyBlob {
-    /// An append blob.
-    Append,
-    /// A page blob of `size` bytes (a multiple of 512), all zeros.
-    Page { size: u64 },
-}
 
 /// Conditions of Append Block.
 ///
@@ -126,35 +54,48 @@ impl AppendOptions {
         }
     }
 
-    setters! {
-        /// Refuses the append (412 `MaxBlobSizeConditionNotMet`) if the blob would grow beyond
-        /// this many bytes. Default: no limit but the service's.
-        ///
-        /// ```
-        /// let options = azstore::blob::AppendOptions::default().max_size(64 << 20);
-        /// assert_eq!(options.max_size, Some(64 << 20));
-        /// ```
-        max_size => some max_size: u64;
-        /// The usual conditions of the append (ETag, dates, tags, lease id); default
-        /// [`Conditions::none()`]. Keeps what [`at`](Self::at) and
-        /// [`max_size`](Self::max_size) set.
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::AppendOptions;
-        /// let lease = LeaseId::random();
-        /// let options = AppendOptions::at(1024).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.append_position, Some(1024));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// The transactional checksum azstore computes over the block and sends with it, so
-        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-        /// transfer.
-        checksum => set checksum: crate::blob::Checksum;
-        /// The encryption scope of the append blob (`x-ms-encryption-scope`), required when
-        /// it was created in a scope other than the account's default. Default: none sent.
-        encryption_scope => into encryption_scope;
+    /// Refuses the append (412 `MaxBlobSizeConditionNotMet`) if the blob would grow beyond
+    /// this many bytes. Default: no limit but the service's.
+    ///
+    /// ```
+    /// let options = azstore::blob::AppendOptions::default().max_size(64 << 20);
+    /// assert_eq!(options.max_size, Some(64 << 20));
+    /// ```
+    pub fn max_size(mut self, v: u64) -> Self {
+        self.max_size = Some(v);
+        self
+    }
+
+    /// The usual conditions of the append (ETag, dates, tags, lease id); default
+    /// [`Conditions::none()`]. Keeps what [`at`](Self::at) and
+    /// [`max_size`](Self::max_size) set.
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::AppendOptions;
+    /// let lease = LeaseId::random();
+    /// let options = AppendOptions::at(1024).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.append_position, Some(1024));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// The transactional checksum azstore computes over the block and sends with it, so
+    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+    /// transfer.
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
+    }
+
+    /// The encryption scope of the append blob (`x-ms-encryption-scope`), required when
+    /// it was created in a scope other than the account's default. Default: none sent.
+    pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
+        self.encryption_scope = Some(v.into());
+        self
     }
 
     /// Adds the conditions, the append-position and max-size conditions and the encryption
@@ -235,57 +176,6 @@ impl BlobClient {
     /// ```
     pub async fn create_append_blob(&self, options: &CreateOptions) -> Result<WriteResult> {
         self.create_empty(EmptyBlob::Append, options).await
-    }
-
-    /// Put Blob of an empty append or page blob: the one request both create methods send.
-    pub(crate) async fn create_empty(
-        &self,
-        blob: EmptyBlob,
-        options: &CreateOptions,
-    ) -> Result<WriteResult> {
-        let (kind, operation, blob_type, size) = match blob {
-            EmptyBlob::Append => (
-                WriteKind::CreateAppend,
-                "Create Append Blob",
-                "AppendBlob",
-                None,
-            ),
-            EmptyBlob::Page { size } => (
-                WriteKind::CreatePage,
-                "Create Page Blob",
-                "PageBlob",
-                Some(size),
-            ),
-        };
-        options.conditions.check(Allowed::ALL, kind.name())?;
-        if let Some(size) = size {
-            crate::blob::page::check_aligned("size", size)?;
-        }
-        match (options.sequence_number, size) {
-            (Some(_), None) => {
-                return Err(Error::invalid_input(
-                    "only a page blob has a sequence number",
-                ));
-            }
-            (Some(n), Some(_)) if n > crate::blob::MAX_SEQUENCE_NUMBER => {
-                return Err(Error::invalid_input(
-                    "a sequence number is at most 2^63 - 1",
-                ));
-            }
-            _ => {}
-        }
-        let req = self
-            .write_request(Method::Put, operation)?
-            .header("x-ms-blob-type", blob_type)
-            .header_opt("x-ms-blob-content-length", size.map(|s| s.to_string()))
-            .header_opt(
-                "x-ms-blob-sequence-number",
-                options.sequence_number.map(|n| n.to_string()),
-            )
-            .conditions(&options.conditions);
-        let req = options.write.apply(req, kind)?;
-        let resp = self.pipeline.send(req).await?;
-        WriteResult::from_response(&resp)
     }
 
     /// Append Block. Not idempotent: a timed-out attempt is not retried (it may have been

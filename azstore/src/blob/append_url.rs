@@ -38,35 +38,52 @@ pub struct AppendFromUrlOptions {
 }
 
 impl AppendFromUrlOptions {
-    setters! {
-        /// The conditions on this (destination) blob, its required append position and
-        /// maximum size, as for Append Block. Default: none of them.
-        ///
-        /// ```
-        /// use azstore::blob::{AppendFromUrlOptions, AppendOptions};
-        /// // Append only if this blob is exactly 4096 bytes long (a retry cannot append twice).
-        /// let options = AppendFromUrlOptions::default().append(AppendOptions::at(4096));
-        /// # let _ = options;
-        /// ```
-        append => set append: AppendOptions;
-        /// Conditions on the source blob, sent as `x-ms-source-if-*` (an ETag or date; no
-        /// lease id, no tags). Default [`Conditions::none()`]: whatever version the service
-        /// reads.
-        ///
-        /// ```no_run
-        /// # fn demo(source_etag: azstore::ETag) {
-        /// use azstore::Conditions;
-        /// use azstore::blob::AppendFromUrlOptions;
-        /// let options = AppendFromUrlOptions::default().source_conditions(Conditions::if_match(&source_etag));
-        /// # let _ = options; }
-        /// ```
-        source_conditions => set source_conditions: Conditions;
-        /// Appends only this half-open byte range of the source.
-        source_range => some source_range: Range<u64>;
-        /// The base64 MD5 the source bytes must have.
-        source_content_md5 => into source_content_md5;
-        /// The base64 CRC-64 the source bytes must have.
-        source_content_crc64 => into source_content_crc64;
+    /// The conditions on this (destination) blob, its required append position and
+    /// maximum size, as for Append Block. Default: none of them.
+    ///
+    /// ```
+    /// use azstore::blob::{AppendFromUrlOptions, AppendOptions};
+    /// // Append only if this blob is exactly 4096 bytes long (a retry cannot append twice).
+    /// let options = AppendFromUrlOptions::default().append(AppendOptions::at(4096));
+    /// # let _ = options;
+    /// ```
+    pub fn append(mut self, v: AppendOptions) -> Self {
+        self.append = v;
+        self
+    }
+
+    /// Conditions on the source blob, sent as `x-ms-source-if-*` (an ETag or date; no
+    /// lease id, no tags). Default [`Conditions::none()`]: whatever version the service
+    /// reads.
+    ///
+    /// ```no_run
+    /// # fn demo(source_etag: azstore::ETag) {
+    /// use azstore::Conditions;
+    /// use azstore::blob::AppendFromUrlOptions;
+    /// let options = AppendFromUrlOptions::default().source_conditions(Conditions::if_match(&source_etag));
+    /// # let _ = options; }
+    /// ```
+    pub fn source_conditions(mut self, v: Conditions) -> Self {
+        self.source_conditions = v;
+        self
+    }
+
+    /// Appends only this half-open byte range of the source.
+    pub fn source_range(mut self, v: Range<u64>) -> Self {
+        self.source_range = Some(v);
+        self
+    }
+
+    /// The base64 MD5 the source bytes must have.
+    pub fn source_content_md5(mut self, v: impl Into<String>) -> Self {
+        self.source_content_md5 = Some(v.into());
+        self
+    }
+
+    /// The base64 CRC-64 the source bytes must have.
+    pub fn source_content_crc64(mut self, v: impl Into<String>) -> Self {
+        self.source_content_crc64 = Some(v.into());
+        self
     }
 }
 
@@ -96,7 +113,7 @@ impl BlobClient {
                 "Append Block From URL takes no lease id or tags condition on the source",
             ));
         }
-        crate::blob::from_url::validate_source_url(source_url)?;
+        crate::blob::limits::validate_source_url(source_url)?;
         if options.source_content_md5.is_some() && options.source_content_crc64.is_some() {
             return Err(Error::invalid_input(
                 "give the source an MD5 or a CRC-64, not both",

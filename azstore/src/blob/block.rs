@@ -1,7 +1,7 @@
 //! Block blobs staged in blocks: Put Block, Put Block List (the commit, where the caller's
 //! conditions go) and Get Block List.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
@@ -149,18 +149,19 @@ impl CommitOptions {
         }
     }
 
-    setters! {
-        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
-        /// or `none`, plus a lease id for a leased blob).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::CommitOptions;
-        /// let lease = LeaseId::random();
-        /// let options = CommitOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.conditions.lease_id, Some(lease));
-        /// ```
-        conditions => set conditions: Conditions;
+    /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+    /// or `none`, plus a lease id for a leased blob).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::CommitOptions;
+    /// let lease = LeaseId::random();
+    /// let options = CommitOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.conditions.lease_id, Some(lease));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
     }
 }
 
@@ -188,28 +189,33 @@ pub struct BlockOptions {
 }
 
 impl BlockOptions {
-    setters! {
-        /// The lease id of a leased blob, the only condition Put Block takes (default: none).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::BlockOptions;
-        /// let options = BlockOptions::default().conditions(Conditions::lease(&LeaseId::random()));
-        /// # let _ = options;
-        /// ```
-        conditions => set conditions: Conditions;
-        /// The transactional checksum azstore computes over the block and sends with it, so
-        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-        /// transfer.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::{BlockOptions, Checksum};
-        /// let options = BlockOptions::default().conditions(Conditions::none()).checksum(Checksum::Crc64);
-        /// # let _ = options;
-        /// ```
-        checksum => set checksum: crate::blob::Checksum;
+    /// The lease id of a leased blob, the only condition Put Block takes (default: none).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::BlockOptions;
+    /// let options = BlockOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+    /// # let _ = options;
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// The transactional checksum azstore computes over the block and sends with it, so
+    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+    /// transfer.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::{BlockOptions, Checksum};
+    /// let options = BlockOptions::default().conditions(Conditions::none()).checksum(Checksum::Crc64);
+    /// # let _ = options;
+    /// ```
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
     }
 }
 
@@ -412,7 +418,7 @@ impl BlobClient {
         which: BlockListType,
         conditions: &Conditions,
     ) -> Result<BlockList> {
-        conditions.check(crate::blob::properties::TAGS_ONLY, "Get Block List")?;
+        conditions.check(crate::blob::tags::TAGS_ONLY, "Get Block List")?;
         let t = match which {
             BlockListType::Committed => "committed",
             BlockListType::Uncommitted => "uncommitted",

@@ -1,6 +1,6 @@
 //! The blob clients and their core operations.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -137,18 +137,31 @@ impl ContainerClient {
         Ok(())
     }
 
-    /// Deletes the container if it exists (under `conditions`, as [`delete`](Self::delete)).
-    /// Returns `true` when this call deleted it, `false` when it did not exist; every other
-    /// failure (a lease, a condition not met) is an error.
+    /// Deletes the container if it exists. Returns `true` when this call deleted it, `false`
+    /// when it did not exist; every other failure (a lease) is an error. Under conditions:
+    /// [`ContainerClient::delete_if_exists_if`].
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// if container.delete_if_exists(&azstore::Conditions::none()).await? {
+    /// if container.delete_if_exists().await? {
     ///     println!("deleted {}", container.name());
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn delete_if_exists(&self, conditions: &Conditions) -> Result<bool> {
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        self.delete_if_exists_if(&Conditions::none()).await
+    }
+
+    /// Deletes the container if it exists, under `conditions` as [`delete`](Self::delete).
+    /// Returns `true` when this call deleted it, `false` when it did not exist; every other
+    /// failure (a lease, a condition not met) is an error.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::blob::ContainerClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+    /// container.delete_if_exists_if(&azstore::Conditions::lease(&lease)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists_if(&self, conditions: &Conditions) -> Result<bool> {
         crate::error::found(self.delete(conditions).await)
     }
 }
@@ -161,7 +174,7 @@ pub(crate) async fn set_metadata_with(
     metadata: &std::collections::BTreeMap<String, String>,
     conditions: &Conditions,
 ) -> Result<WriteResult> {
-    crate::blob::names::validate_metadata(metadata)?;
+    crate::names::validate_metadata(metadata)?;
     let req = req
         .query("comp", "metadata")
         .conditions(conditions)
@@ -308,32 +321,37 @@ impl PutOptions {
         }
     }
 
-    setters! {
-        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
-        /// or `none`, plus a lease id for a leased blob).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::PutOptions;
-        /// let lease = LeaseId::random();
-        /// let options = PutOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.conditions.lease_id, Some(lease));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// The transactional checksum azstore computes over the body and sends with it, so
-        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-        /// transfer.
-        ///
-        /// ```no_run
-        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-        /// use azstore::Conditions;
-        /// use azstore::blob::{Checksum, PutOptions};
-        /// let options = PutOptions::new(Conditions::if_not_exists()).checksum(Checksum::Md5);
-        /// blob.put("checked end to end", &options).await?;
-        /// # Ok(()) }
-        /// ```
-        checksum => set checksum: crate::blob::Checksum;
+    /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+    /// or `none`, plus a lease id for a leased blob).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::PutOptions;
+    /// let lease = LeaseId::random();
+    /// let options = PutOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.conditions.lease_id, Some(lease));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// The transactional checksum azstore computes over the body and sends with it, so
+    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+    /// transfer.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::{Checksum, PutOptions};
+    /// let options = PutOptions::new(Conditions::if_not_exists()).checksum(Checksum::Md5);
+    /// blob.put("checked end to end", &options).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
     }
 }
 
@@ -470,37 +488,6 @@ impl BlobClient {
             None => Ok(Request::new(method, &self.path())),
             Some((kind, id)) => Err(read_only(operation, kind, id)),
         }
-    }
-
-    /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
-    /// above that blocks staged in parallel and committed with the conditions (see
-    /// [`BlobClient::upload_with`](crate::blob::BlobClient::upload_with) to tune this).
-    ///
-    /// * `Conditions::none()`: last writer wins.
-    /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.
-    /// * `Conditions::if_not_exists()`: 409 `BlobAlreadyExists` if it exists.
-    ///
-    /// ```no_run
-    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::Conditions;
-    /// match blob.upload("first!", &Conditions::if_not_exists()).await {
-    ///     Ok(written) => println!("created at {}", written.etag),
-    ///     Err(e) if e.is_conflict() => println!("someone else created it"),
-    ///     Err(e) => return Err(e),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn upload(
-        &self,
-        body: impl IntoBody,
-        conditions: &Conditions,
-    ) -> Result<WriteResult> {
-        let body = body.into_body();
-        let options = crate::blob::UploadOptions::new(conditions.clone());
-        if body.len() <= options.single_put_limit {
-            return self.put(body, &PutOptions::new(options.conditions)).await;
-        }
-        self.upload_with(body, &options).await
     }
 
     /// Put Blob with all options: one request, whatever the size (up to 5000 MiB; use
@@ -645,6 +632,20 @@ impl BlobClient {
         }
     }
 
+    /// Deletes the blob (with its snapshots) if it exists, whoever wrote it last. Returns
+    /// `true` when this call deleted it, `false` when the blob (or its container) did not
+    /// exist; every other failure (a lease held by someone else) is an error. Under
+    /// conditions: [`BlobClient::delete_if_exists_if`].
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// blob.delete_if_exists().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        self.delete_if_exists_if(&Conditions::none()).await
+    }
+
     /// Deletes the blob (with its snapshots) if it exists, under `conditions` as
     /// [`delete`](Self::delete). Returns `true` when this call deleted it, `false` when the
     /// blob (or its container) did not exist; every other failure — a lease held by someone
@@ -653,11 +654,10 @@ impl BlobClient {
     /// ```no_run
     /// # async fn demo(blob: azstore::blob::BlobClient, etag: azstore::ETag) -> azstore::Result<()> {
     /// use azstore::Conditions;
-    /// blob.delete_if_exists(&Conditions::none()).await?; // gone, whoever wrote it last
-    /// blob.delete_if_exists(&Conditions::if_match(&etag)).await?; // only the version we read
+    /// blob.delete_if_exists_if(&Conditions::if_match(&etag)).await?; // only the version we read
     /// # Ok(()) }
     /// ```
-    pub async fn delete_if_exists(&self, conditions: &Conditions) -> Result<bool> {
+    pub async fn delete_if_exists_if(&self, conditions: &Conditions) -> Result<bool> {
         crate::error::found(self.delete(conditions).await)
     }
 }

@@ -22,6 +22,7 @@ use crate::http::{Headers, Method};
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum PublicAccess {
     /// Private: every request must be authorized.
     #[default]
@@ -91,23 +92,32 @@ impl CreateContainerOptions {
         self
     }
 
-    setters! {
-        /// Who may read without authorization (`x-ms-blob-public-access`). Default
-        /// [`PublicAccess::None`]: private, every request must be authorized. Accounts that
-        /// disallow public access refuse anything else.
-        ///
-        /// ```
-        /// use azstore::blob::{CreateContainerOptions, PublicAccess};
-        /// // Anyone with a blob's URL can read it; listing still needs authorization.
-        /// let options = CreateContainerOptions::default().public_access(PublicAccess::Blob);
-        /// # let _ = options;
-        /// ```
-        public_access => set public_access: PublicAccess;
-        /// The encryption scope new blobs in the container get when a write names none
-        /// (`x-ms-default-encryption-scope`). Default: the account's encryption.
-        default_encryption_scope => into default_encryption_scope;
-        /// Refuses writes that name another encryption scope than the default.
-        deny_encryption_scope_override => flag deny_encryption_scope_override;
+    /// Who may read without authorization (`x-ms-blob-public-access`). Default
+    /// [`PublicAccess::None`]: private, every request must be authorized. Accounts that
+    /// disallow public access refuse anything else.
+    ///
+    /// ```
+    /// use azstore::blob::{CreateContainerOptions, PublicAccess};
+    /// // Anyone with a blob's URL can read it; listing still needs authorization.
+    /// let options = CreateContainerOptions::default().public_access(PublicAccess::Blob);
+    /// # let _ = options;
+    /// ```
+    pub fn public_access(mut self, v: PublicAccess) -> Self {
+        self.public_access = v;
+        self
+    }
+
+    /// The encryption scope new blobs in the container get when a write names none
+    /// (`x-ms-default-encryption-scope`). Default: the account's encryption.
+    pub fn default_encryption_scope(mut self, v: impl Into<String>) -> Self {
+        self.default_encryption_scope = Some(v.into());
+        self
+    }
+
+    /// Refuses writes that name another encryption scope than the default.
+    pub fn deny_encryption_scope_override(mut self) -> Self {
+        self.deny_encryption_scope_override = true;
+        self
     }
 }
 
@@ -176,9 +186,9 @@ impl ContainerProperties {
 /// ```no_run
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 /// use azstore::Conditions;
-/// let mut acl = container.get_acl().await?.acl;
+/// let mut acl = container.get_access_policy().await?.acl;
 /// acl.identifiers.retain(|p| p.id != "contractors"); // revoke every SAS naming that policy
-/// container.set_acl(&acl, &Conditions::none()).await?;
+/// container.set_access_policy(&acl, &Conditions::none()).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -223,7 +233,7 @@ const CONTAINER_POLICIES: PolicyRules = PolicyRules {
 ///
 /// ```no_run
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-/// let result = container.get_acl().await?;
+/// let result = container.get_access_policy().await?;
 /// println!("{:?} with {} policies (version {})", result.acl.public_access, result.acl.identifiers.len(), result.etag);
 /// # Ok(()) }
 /// ```
@@ -268,7 +278,7 @@ impl ContainerClient {
     /// # Ok(()) }
     /// ```
     pub async fn create_with(&self, options: &CreateContainerOptions) -> Result<WriteResult> {
-        crate::blob::names::validate_metadata(&options.metadata)?;
+        crate::names::validate_metadata(&options.metadata)?;
         match &options.default_encryption_scope {
             Some(scope) => crate::blob::write_options::check_scope(scope)?,
             None if options.deny_encryption_scope_override => {
@@ -331,21 +341,25 @@ impl ContainerClient {
         crate::error::found(self.get_properties().await)
     }
 
-    /// Get Container Metadata (with the container's ETag). Accepts only a lease id.
+    /// Get Container Metadata: the metadata and the container's ETag (the shape of every
+    /// `get_metadata`). Accepts only a lease id.
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
     /// # let lease = azstore::LeaseId::random();
-    /// let props = container.get_metadata_if(&azstore::Conditions::lease(&lease)).await?;
-    /// println!("{:?}", props.metadata);
+    /// let (metadata, etag) = container.get_metadata_if(&azstore::Conditions::lease(&lease)).await?;
+    /// println!("{metadata:?} at {etag}");
     /// # Ok(()) }
     /// ```
-    pub async fn get_metadata_if(&self, conditions: &Conditions) -> Result<ContainerProperties> {
+    pub async fn get_metadata_if(
+        &self,
+        conditions: &Conditions,
+    ) -> Result<(BTreeMap<String, String>, ETag)> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
         let resp = self
             .send_comp(self.request(Method::Get), "metadata", conditions)
             .await?;
-        ContainerProperties::from_headers(&resp.headers)
+        Ok((resp.headers.metadata(), resp.headers.require_etag()?))
     }
 
     /// Set Container Metadata, replacing all metadata. The service accepts only
@@ -355,7 +369,7 @@ impl ContainerClient {
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
     /// use azstore::Conditions;
-    /// let mut metadata = container.get_metadata().await?.metadata;
+    /// let (mut metadata, _etag) = container.get_metadata().await?;
     /// metadata.insert("retention".into(), "90d".into());
     /// container.set_metadata(&metadata, &Conditions::none()).await?; // last writer wins
     /// # Ok(()) }
@@ -376,11 +390,11 @@ impl ContainerClient {
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
     /// # let lease = azstore::LeaseId::random();
-    /// let acl = container.get_acl_if(&azstore::Conditions::lease(&lease)).await?;
+    /// let acl = container.get_access_policy_if(&azstore::Conditions::lease(&lease)).await?;
     /// println!("{} stored policies", acl.acl.identifiers.len());
     /// # Ok(()) }
     /// ```
-    pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
+    pub async fn get_access_policy_if(&self, conditions: &Conditions) -> Result<AclResult> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container ACL")?;
         let resp = self
             .send_comp(self.request(Method::Get), "acl", conditions)
@@ -407,10 +421,10 @@ impl ContainerClient {
     /// use azstore::blob::ContainerAcl;
     /// let expiry = azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(7 * 86400);
     /// let acl = ContainerAcl::new(vec![SignedIdentifier::new("readers", "rl").expiry(expiry)]);
-    /// container.set_acl(&acl, &Conditions::none()).await?;
+    /// container.set_access_policy(&acl, &Conditions::none()).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn set_acl(
+    pub async fn set_access_policy(
         &self,
         acl: &ContainerAcl,
         conditions: &Conditions,
@@ -425,5 +439,30 @@ impl ContainerClient {
             .body(body, "application/xml");
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
+    }
+}
+
+/// The names Get/Set Container ACL had before azstore named them as Table and Queue do.
+impl ContainerClient {
+    /// Renamed [`ContainerClient::get_access_policy`].
+    #[deprecated(since = "0.2.0", note = "renamed `get_access_policy`")]
+    pub async fn get_acl(&self) -> Result<AclResult> {
+        self.get_access_policy().await
+    }
+
+    /// Renamed [`ContainerClient::get_access_policy_if`].
+    #[deprecated(since = "0.2.0", note = "renamed `get_access_policy_if`")]
+    pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
+        self.get_access_policy_if(conditions).await
+    }
+
+    /// Renamed [`ContainerClient::set_access_policy`].
+    #[deprecated(since = "0.2.0", note = "renamed `set_access_policy`")]
+    pub async fn set_acl(
+        &self,
+        acl: &ContainerAcl,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        self.set_access_policy(acl, conditions).await
     }
 }

@@ -8,53 +8,16 @@ use time::OffsetDateTime;
 
 use crate::auth::sas::SasBuilder;
 use crate::blob::client::BlobClient;
-use crate::blob::from_url::{CopyTags, SourceAuthorization, check_tags_mode, validate_source_url};
+use crate::blob::from_url::{CopyTags, SourceAuthorization, check_tags_mode};
 use crate::blob::lifecycle::RehydratePriority;
+use crate::blob::limits::validate_source_url;
 use crate::blob::models::BlobProperties;
 use crate::blob::write_options::{BlobWriteOptions, WriteKind};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Method;
-
-/// The state of a copy (`x-ms-copy-status`).
-///
-/// ```no_run
-/// # async fn demo(dest: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::CopyStatus;
-/// match dest.get_properties().await?.copy_state() {
-///     Some(CopyStatus::Pending) => println!("still copying"),
-///     Some(CopyStatus::Success) => println!("copied"),
-///     Some(other) => println!("copy ended: {other:?}"),
-///     None => println!("never a copy destination"),
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CopyStatus {
-    /// Still copying.
-    Pending,
-    /// Done.
-    Success,
-    /// Aborted by Abort Copy Blob.
-    Aborted,
-    /// Failed (see the description in the blob's properties).
-    Failed,
-    /// A status azstore does not know.
-    Other(String),
-}
-
-impl CopyStatus {
-    pub(crate) fn parse(s: &str) -> CopyStatus {
-        match s {
-            "pending" => CopyStatus::Pending,
-            "success" => CopyStatus::Success,
-            "aborted" => CopyStatus::Aborted,
-            "failed" => CopyStatus::Failed,
-            other => CopyStatus::Other(other.to_string()),
-        }
-    }
-}
+pub use crate::status::CopyStatus;
 
 impl BlobProperties {
     /// The state of the last copy into this blob, typed.
@@ -138,65 +101,94 @@ impl CopyOptions {
         }
     }
 
-    setters! {
-        /// Conditions on the source blob (`x-ms-source-if-*`: ETag and dates; no lease id).
-        /// Default: none, so whatever version the service reads is copied.
-        ///
-        /// ```
-        /// use azstore::{Conditions, ETag};
-        /// use azstore::blob::CopyOptions;
-        /// let seen = ETag::new("\"0x8DCB1\"");
-        /// let options = CopyOptions::new(Conditions::if_not_exists()).source_conditions(Conditions::if_match(&seen));
-        /// # let _ = options;
-        /// ```
-        source_conditions => set source_conditions: Conditions;
-        /// Replaces the conditions on the destination blob chosen in [`CopyOptions::new`]
-        /// (including its lease id).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::CopyOptions;
-        /// let lease = LeaseId::random();
-        /// let options = CopyOptions::new(Conditions::none()).conditions(Conditions::lease(&lease));
-        /// # let _ = options;
-        /// ```
-        conditions => set conditions: Conditions;
-        /// (Copy Blob From URL) The base64 MD5 the source must have; the service refuses the
-        /// copy with 400 `Md5Mismatch` otherwise. Default: not checked.
-        source_content_md5 => into source_content_md5;
-        /// (Copy Blob From URL) The base64 CRC-64 the source must have (see
-        /// [`crc64_base64`](crate::blob::crc64_base64)); the service refuses the copy with 400
-        /// `Crc64Mismatch` otherwise. Default: not checked.
-        source_content_crc64 => into source_content_crc64;
-        /// (Copy Blob From URL) Where the destination's index tags come from:
-        /// [`CopyTags::Replace`] (the tags in the write options, or none) or
-        /// [`CopyTags::Copy`] (the source's). Default: not sent, which the service treats as
-        /// `Replace`.
-        tags_from => some tags: CopyTags;
-        /// (Copy Blob From URL) Has the service read the source with this bearer token
-        /// (default: none; the source is public or carries a SAS).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::{CopyOptions, SourceAuthorization};
-        /// let options = CopyOptions::new(Conditions::none())
-        ///     .source_authorization(SourceAuthorization::bearer("eyJ0eXAi")?);
-        /// # let _ = options; Ok::<(), azstore::Error>(())
-        /// ```
-        source_authorization => some source_authorization: SourceAuthorization;
-        /// (Copy Blob, append blobs) Seals the destination after the copy: no further
-        /// appends (default: not sealed).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// let options = azstore::blob::CopyOptions::new(Conditions::if_not_exists()).seal();
-        /// assert!(options.seal);
-        /// ```
-        seal => flag seal;
-        /// (Copy Blob from an archived source) How fast the destination is rehydrated:
-        /// [`RehydratePriority::Standard`] (up to 15 hours) or [`RehydratePriority::High`].
-        /// Default: not sent (Standard).
-        rehydrate_priority => some rehydrate_priority: RehydratePriority;
+    /// Conditions on the source blob (`x-ms-source-if-*`: ETag and dates; no lease id).
+    /// Default: none, so whatever version the service reads is copied.
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag};
+    /// use azstore::blob::CopyOptions;
+    /// let seen = ETag::new("\"0x8DCB1\"");
+    /// let options = CopyOptions::new(Conditions::if_not_exists()).source_conditions(Conditions::if_match(&seen));
+    /// # let _ = options;
+    /// ```
+    pub fn source_conditions(mut self, v: Conditions) -> Self {
+        self.source_conditions = v;
+        self
+    }
+
+    /// Replaces the conditions on the destination blob chosen in [`CopyOptions::new`]
+    /// (including its lease id).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::CopyOptions;
+    /// let lease = LeaseId::random();
+    /// let options = CopyOptions::new(Conditions::none()).conditions(Conditions::lease(&lease));
+    /// # let _ = options;
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// (Copy Blob From URL) The base64 MD5 the source must have; the service refuses the
+    /// copy with 400 `Md5Mismatch` otherwise. Default: not checked.
+    pub fn source_content_md5(mut self, v: impl Into<String>) -> Self {
+        self.source_content_md5 = Some(v.into());
+        self
+    }
+
+    /// (Copy Blob From URL) The base64 CRC-64 the source must have (see
+    /// [`crc64_base64`](crate::blob::crc64_base64)); the service refuses the copy with 400
+    /// `Crc64Mismatch` otherwise. Default: not checked.
+    pub fn source_content_crc64(mut self, v: impl Into<String>) -> Self {
+        self.source_content_crc64 = Some(v.into());
+        self
+    }
+
+    /// (Copy Blob From URL) Where the destination's index tags come from:
+    /// [`CopyTags::Replace`] (the tags in the write options, or none) or
+    /// [`CopyTags::Copy`] (the source's). Default: not sent, which the service treats as
+    /// `Replace`.
+    pub fn tags_from(mut self, v: CopyTags) -> Self {
+        self.tags = Some(v);
+        self
+    }
+
+    /// (Copy Blob From URL) Has the service read the source with this bearer token
+    /// (default: none; the source is public or carries a SAS).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::{CopyOptions, SourceAuthorization};
+    /// let options = CopyOptions::new(Conditions::none())
+    ///     .source_authorization(SourceAuthorization::bearer("eyJ0eXAi")?);
+    /// # let _ = options; Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn source_authorization(mut self, v: SourceAuthorization) -> Self {
+        self.source_authorization = Some(v);
+        self
+    }
+
+    /// (Copy Blob, append blobs) Seals the destination after the copy: no further
+    /// appends (default: not sealed).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// let options = azstore::blob::CopyOptions::new(Conditions::if_not_exists()).seal();
+    /// assert!(options.seal);
+    /// ```
+    pub fn seal(mut self) -> Self {
+        self.seal = true;
+        self
+    }
+
+    /// (Copy Blob from an archived source) How fast the destination is rehydrated:
+    /// [`RehydratePriority::Standard`] (up to 15 hours) or [`RehydratePriority::High`].
+    /// Default: not sent (Standard).
+    pub fn rehydrate_priority(mut self, v: RehydratePriority) -> Self {
+        self.rehydrate_priority = Some(v);
+        self
     }
 }
 

@@ -22,34 +22,14 @@ use crate::blob::models::BlobProperties;
 use crate::conditions::Conditions;
 use crate::error::Result;
 use crate::http::Method;
+pub use crate::transfer::OnChange;
 use crate::transfer::Progress;
-use crate::transfer::blob::{BlobSource, plan};
 
 /// Default chunk size of chunked reads (8 MiB).
 pub const DEFAULT_CHUNK: u64 = 8 * 1024 * 1024;
 
 /// Default number of ranges in flight of a parallel download (4).
 pub const DEFAULT_CONCURRENCY: usize = 4;
-
-/// What a chunked read does when the blob changes between two ranges.
-///
-/// ```
-/// use azstore::blob::{DownloadOptions, OnChange};
-/// // A log blob that is rewritten now and then: start over (at most twice) rather than fail.
-/// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 2 });
-/// # let _ = options;
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnChange {
-    /// Fail with `PreconditionFailed` (412 `ConditionNotMet`; for files: `Conflict`).
-    #[default]
-    Fail,
-    /// Start over on the new version, at most this many times, then fail.
-    Restart {
-        /// How many restarts are allowed.
-        max_restarts: u32,
-    },
-}
 
 /// Options of the chunked and parallel downloads ([`BlobClient::download_chunked`],
 /// [`BlobClient::download_to_file`], [`BlobClient::download_into`],
@@ -92,53 +72,70 @@ impl Default for DownloadOptions {
 }
 
 impl DownloadOptions {
-    setters! {
-        /// Bytes per ranged GET (default 8 MiB). Memory of file and stream downloads is
-        /// about `max_concurrency × chunk_size`.
-        ///
-        /// ```
-        /// let options = azstore::blob::DownloadOptions::default().chunk_size(4 << 20);
-        /// assert_eq!(options.chunk_size, 4 << 20);
-        /// ```
-        chunk_size => set chunk_size: u64;
-        /// Ranged GETs in flight at once (default 4).
-        ///
-        /// ```
-        /// let options = azstore::blob::DownloadOptions::default().max_concurrency(8);
-        /// # let _ = options;
-        /// ```
-        max_concurrency => set max_concurrency: usize;
-        /// What the download does when the blob changes between two ranges (default
-        /// [`OnChange::Fail`]: a `PreconditionFailed` error, never a mix of two versions).
-        ///
-        /// ```
-        /// use azstore::blob::{DownloadOptions, OnChange};
-        /// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
-        /// # let _ = options;
-        /// ```
-        on_change => set on_change: OnChange;
-        /// Conditions of the first request, e.g. `if_match` to read only a known version
-        /// (default [`Conditions::none()`]); the later ranges are always pinned to the
-        /// version the first one read.
-        ///
-        /// ```no_run
-        /// # fn demo(etag: azstore::ETag) {
-        /// use azstore::Conditions;
-        /// use azstore::blob::DownloadOptions;
-        /// let options = DownloadOptions::default().conditions(Conditions::if_match(&etag));
-        /// # let _ = options; }
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Reports progress to `progress` (default: no reports).
-        ///
-        /// ```
-        /// use azstore::blob::DownloadOptions;
-        /// use azstore::transfer::Progress;
-        /// let options = DownloadOptions::default()
-        ///     .progress(Progress::callback(|p| eprintln!("{} bytes", p.bytes)));
-        /// # let _ = options;
-        /// ```
-        progress => some progress: Progress;
+    /// Bytes per ranged GET (default 8 MiB). Memory of file and stream downloads is
+    /// about `max_concurrency × chunk_size`.
+    ///
+    /// ```
+    /// let options = azstore::blob::DownloadOptions::default().chunk_size(4 << 20);
+    /// assert_eq!(options.chunk_size, 4 << 20);
+    /// ```
+    pub fn chunk_size(mut self, v: u64) -> Self {
+        self.chunk_size = v;
+        self
+    }
+
+    /// Ranged GETs in flight at once (default 4).
+    ///
+    /// ```
+    /// let options = azstore::blob::DownloadOptions::default().max_concurrency(8);
+    /// # let _ = options;
+    /// ```
+    pub fn max_concurrency(mut self, v: usize) -> Self {
+        self.max_concurrency = v;
+        self
+    }
+
+    /// What the download does when the blob changes between two ranges (default
+    /// [`OnChange::Fail`]: a `PreconditionFailed` error, never a mix of two versions).
+    ///
+    /// ```
+    /// use azstore::blob::{DownloadOptions, OnChange};
+    /// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
+    /// # let _ = options;
+    /// ```
+    pub fn on_change(mut self, v: OnChange) -> Self {
+        self.on_change = v;
+        self
+    }
+
+    /// Conditions of the first request, e.g. `if_match` to read only a known version
+    /// (default [`Conditions::none()`]); the later ranges are always pinned to the
+    /// version the first one read.
+    ///
+    /// ```no_run
+    /// # fn demo(etag: azstore::ETag) {
+    /// use azstore::Conditions;
+    /// use azstore::blob::DownloadOptions;
+    /// let options = DownloadOptions::default().conditions(Conditions::if_match(&etag));
+    /// # let _ = options; }
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Reports progress to `progress` (default: no reports).
+    ///
+    /// ```
+    /// use azstore::blob::DownloadOptions;
+    /// use azstore::transfer::Progress;
+    /// let options = DownloadOptions::default()
+    ///     .progress(Progress::callback(|p| eprintln!("{} bytes", p.bytes)));
+    /// # let _ = options;
+    /// ```
+    pub fn progress(mut self, v: Progress) -> Self {
+        self.progress = Some(v);
+        self
     }
 }
 
@@ -291,52 +288,5 @@ impl BlobClient {
             .chunk_size(chunk_size)
             .max_concurrency(1);
         self.download_stream_with(&options).await
-    }
-
-    /// Downloads the blob into the file `path` with `options.max_concurrency` ranged GETs in
-    /// flight, each range written at its offset (memory: about `max_concurrency ×
-    /// chunk_size`), every range pinned to the first response's ETag. The data goes to `path`
-    /// plus a `.partial` suffix first and is renamed into place only when complete, so `path`
-    /// never holds a torn or partial copy. With [`OnChange::Restart`] a concurrent change
-    /// starts the download over on the new version. Returns the properties of the version
-    /// written.
-    ///
-    /// ```no_run
-    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::blob::{DownloadOptions, OnChange};
-    /// let options = DownloadOptions::default()
-    ///     .max_concurrency(8)
-    ///     .on_change(OnChange::Restart { max_restarts: 3 });
-    /// let props = blob.download_to_file("/tmp/copy.bin", &options).await?;
-    /// # let _ = props; Ok(()) }
-    /// ```
-    pub async fn download_to_file(
-        &self,
-        path: impl AsRef<std::path::Path>,
-        options: &DownloadOptions,
-    ) -> Result<BlobProperties> {
-        let src = BlobSource::new(self, &options.conditions)?;
-        crate::transfer::download::to_file(&src, &plan(options), path.as_ref()).await
-    }
-
-    /// Reads the whole blob into one buffer allocated at its size, with
-    /// `options.max_concurrency` ranged GETs of `options.chunk_size` in flight, pinning the
-    /// first ETag; on a concurrent change it fails or restarts as `options.on_change` says.
-    /// The result is always one consistent version.
-    ///
-    /// ```no_run
-    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::blob::DownloadOptions;
-    /// let big = blob.download_chunked(&DownloadOptions::default().max_concurrency(8)).await?;
-    /// println!("{} bytes of version {}", big.body.len(), big.properties.etag);
-    /// # Ok(()) }
-    /// ```
-    pub async fn download_chunked(&self, options: &DownloadOptions) -> Result<Download> {
-        let src = BlobSource::new(self, &options.conditions)?;
-        let (properties, body) = crate::transfer::download::to_vec(&src, &plan(options)).await?;
-        Ok(Download {
-            body: Bytes::from(body),
-            properties,
-        })
     }
 }

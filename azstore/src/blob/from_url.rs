@@ -21,7 +21,8 @@ use std::ops::Range;
 
 use crate::blob::block::BlockId;
 use crate::blob::client::{BlobClient, WriteResult};
-use crate::blob::page::{PageWriteOptions, PageWriteResult, check_aligned};
+use crate::blob::limits::{check_aligned, validate_source_url};
+use crate::blob::page::{PageWriteOptions, PageWriteResult};
 use crate::blob::write_options::{BlobWriteOptions, WriteKind, write_builders};
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
@@ -115,18 +116,6 @@ impl fmt::Debug for CopySource {
     }
 }
 
-pub(crate) fn validate_source_url(url: &str) -> Result<()> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(Error::invalid_input("copy source must be an http(s) URL"));
-    }
-    if url.contains(|c: char| c.is_control() || c == ' ') {
-        return Err(Error::invalid_input(
-            "copy source URL must be percent-encoded (no spaces or control characters)",
-        ));
-    }
-    Ok(())
-}
-
 impl CopySource {
     /// A source URL: public, or carrying a SAS (see [`BlobClient::sas_url`]), or to be read
     /// with [`CopySource::bearer`].
@@ -151,65 +140,82 @@ impl CopySource {
         })
     }
 
-    setters! {
-        /// Has the service read the source with this bearer token (default: none; the
-        /// source is then public or carries a SAS).
-        ///
-        /// ```
-        /// use azstore::blob::{CopySource, SourceAuthorization};
-        /// let token = std::env::var("SOURCE_TOKEN").unwrap_or_else(|_| "eyJ0".into());
-        /// let source = CopySource::url("https://other.blob.core.windows.net/data/a.bin")?
-        ///     .bearer(SourceAuthorization::bearer(token)?);
-        /// # let _ = source;
-        /// # Ok::<(), azstore::Error>(())
-        /// ```
-        bearer => some authorization: SourceAuthorization;
-        /// Conditions on the source (`x-ms-source-if-match`, `-none-match`, `-modified-since`,
-        /// `-unmodified-since`, and `x-ms-source-if-tags` where the operation accepts it). A
-        /// source condition that does not hold fails with 412 `SourceConditionNotMet` (or 304
-        /// for `if_none_match`/`if_modified_since`, as the service answers). Default: none.
-        ///
-        /// ```
-        /// use azstore::{Conditions, ETag};
-        /// use azstore::blob::CopySource;
-        /// let etag = ETag::new("\"0x8DCB1\"");
-        /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.conditions(Conditions::if_match(&etag));
-        /// # let _ = source;
-        /// # Ok::<(), azstore::Error>(())
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Reads only this half-open byte range of the source (`x-ms-source-range`). Default:
-        /// the whole source.
-        ///
-        /// ```
-        /// let first_mib = azstore::blob::CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.range(0..1 << 20);
-        /// # let _ = first_mib;
-        /// # Ok::<(), azstore::Error>(())
-        /// ```
-        range => some range: Range<u64>;
-        /// The service checks that what it read from the source has this MD5 (base64), failing
-        /// with 400 `Md5Mismatch` otherwise (`x-ms-source-content-md5`). Default: not checked.
-        ///
-        /// ```
-        /// use azstore::blob::{CopySource, md5_base64};
-        /// let expected = md5_base64(b"the bytes we expect");
-        /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.content_md5(expected);
-        /// # let _ = source;
-        /// # Ok::<(), azstore::Error>(())
-        /// ```
-        content_md5 => into content_md5;
-        /// The service checks that what it read from the source has this CRC-64 (base64, see
-        /// [`crc64_base64`](crate::blob::crc64_base64)), failing with 400 `Crc64Mismatch`
-        /// otherwise (`x-ms-source-content-crc64`). Default: not checked.
-        ///
-        /// ```
-        /// use azstore::blob::{CopySource, crc64_base64};
-        /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?
-        ///     .content_crc64(crc64_base64(b"the bytes we expect"));
-        /// # let _ = source;
-        /// # Ok::<(), azstore::Error>(())
-        /// ```
-        content_crc64 => into content_crc64;
+    /// Has the service read the source with this bearer token (default: none; the
+    /// source is then public or carries a SAS).
+    ///
+    /// ```
+    /// use azstore::blob::{CopySource, SourceAuthorization};
+    /// let token = std::env::var("SOURCE_TOKEN").unwrap_or_else(|_| "eyJ0".into());
+    /// let source = CopySource::url("https://other.blob.core.windows.net/data/a.bin")?
+    ///     .bearer(SourceAuthorization::bearer(token)?);
+    /// # let _ = source;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn bearer(mut self, v: SourceAuthorization) -> Self {
+        self.authorization = Some(v);
+        self
+    }
+
+    /// Conditions on the source (`x-ms-source-if-match`, `-none-match`, `-modified-since`,
+    /// `-unmodified-since`, and `x-ms-source-if-tags` where the operation accepts it). A
+    /// source condition that does not hold fails with 412 `SourceConditionNotMet` (or 304
+    /// for `if_none_match`/`if_modified_since`, as the service answers). Default: none.
+    ///
+    /// ```
+    /// use azstore::{Conditions, ETag};
+    /// use azstore::blob::CopySource;
+    /// let etag = ETag::new("\"0x8DCB1\"");
+    /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.conditions(Conditions::if_match(&etag));
+    /// # let _ = source;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Reads only this half-open byte range of the source (`x-ms-source-range`). Default:
+    /// the whole source.
+    ///
+    /// ```
+    /// let first_mib = azstore::blob::CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.range(0..1 << 20);
+    /// # let _ = first_mib;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn range(mut self, v: Range<u64>) -> Self {
+        self.range = Some(v);
+        self
+    }
+
+    /// The service checks that what it read from the source has this MD5 (base64), failing
+    /// with 400 `Md5Mismatch` otherwise (`x-ms-source-content-md5`). Default: not checked.
+    ///
+    /// ```
+    /// use azstore::blob::{CopySource, md5_base64};
+    /// let expected = md5_base64(b"the bytes we expect");
+    /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?.content_md5(expected);
+    /// # let _ = source;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn content_md5(mut self, v: impl Into<String>) -> Self {
+        self.content_md5 = Some(v.into());
+        self
+    }
+
+    /// The service checks that what it read from the source has this CRC-64 (base64, see
+    /// [`crc64_base64`](crate::blob::crc64_base64)), failing with 400 `Crc64Mismatch`
+    /// otherwise (`x-ms-source-content-crc64`). Default: not checked.
+    ///
+    /// ```
+    /// use azstore::blob::{CopySource, crc64_base64};
+    /// let source = CopySource::url("https://acct.blob.core.windows.net/c/a.bin")?
+    ///     .content_crc64(crc64_base64(b"the bytes we expect"));
+    /// # let _ = source;
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn content_crc64(mut self, v: impl Into<String>) -> Self {
+        self.content_crc64 = Some(v.into());
+        self
     }
 
     /// The source URL (it may contain a SAS signature: treat it as a secret).
@@ -359,25 +365,34 @@ impl PutFromUrlOptions {
         }
     }
 
-    setters! {
-        /// Replaces the destination conditions chosen in [`new`](Self::new) (source conditions go
-        /// in the [`CopySource`]).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::PutFromUrlOptions;
-        /// let options = PutFromUrlOptions::new(Conditions::none()).conditions(Conditions::if_not_exists());
-        /// # let _ = options;
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Whether the source's HTTP headers (content type, encoding, ...) are copied to the
-        /// new blob (`x-ms-copy-source-blob-properties`). Default: not sent, and the
-        /// service copies them. Headers given in the write options override them.
-        copy_source_properties => some copy_source_properties: bool;
-        /// Where the new blob's index tags come from: [`CopyTags::Replace`] (the tags in the
-        /// write options, or none) or [`CopyTags::Copy`] (the source's). Default: not sent,
-        /// which the service treats as `Replace`.
-        tags_from => some tags: CopyTags;
+    /// Replaces the destination conditions chosen in [`new`](Self::new) (source conditions go
+    /// in the [`CopySource`]).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::PutFromUrlOptions;
+    /// let options = PutFromUrlOptions::new(Conditions::none()).conditions(Conditions::if_not_exists());
+    /// # let _ = options;
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Whether the source's HTTP headers (content type, encoding, ...) are copied to the
+    /// new blob (`x-ms-copy-source-blob-properties`). Default: not sent, and the
+    /// service copies them. Headers given in the write options override them.
+    pub fn copy_source_properties(mut self, v: bool) -> Self {
+        self.copy_source_properties = Some(v);
+        self
+    }
+
+    /// Where the new blob's index tags come from: [`CopyTags::Replace`] (the tags in the
+    /// write options, or none) or [`CopyTags::Copy`] (the source's). Default: not sent,
+    /// which the service treats as `Replace`.
+    pub fn tags_from(mut self, v: CopyTags) -> Self {
+        self.tags = Some(v);
+        self
     }
 }
 

@@ -14,89 +14,16 @@
 //! # Ok(()) }
 //! ```
 
-use time::OffsetDateTime;
-
 use crate::blob::client::BlobClient;
+use crate::blob::models::ImmutabilityPolicy;
 use crate::conditions::Conditions;
 use crate::error::{Error, Result};
-use crate::http::{Headers, Method};
-
-/// Whether an immutability policy may still be changed (`x-ms-immutability-policy-mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImmutabilityPolicyMode {
-    /// The expiry may be shortened or extended and the policy deleted (`Unlocked`).
-    Unlocked,
-    /// The expiry may only be extended; the policy cannot be deleted (`Locked`).
-    Locked,
-}
-
-impl ImmutabilityPolicyMode {
-    fn as_str(self) -> &'static str {
-        match self {
-            ImmutabilityPolicyMode::Unlocked => "Unlocked",
-            ImmutabilityPolicyMode::Locked => "Locked",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<ImmutabilityPolicyMode> {
-        match s.trim() {
-            v if v.eq_ignore_ascii_case("unlocked") => Some(ImmutabilityPolicyMode::Unlocked),
-            v if v.eq_ignore_ascii_case("locked") => Some(ImmutabilityPolicyMode::Locked),
-            _ => None,
-        }
-    }
-}
-
-/// A blob's time-based retention: no change or delete before `expiry`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ImmutabilityPolicy {
-    /// Until when the blob is immutable (`x-ms-immutability-policy-until-date`; the service
-    /// keeps whole seconds).
-    pub expiry: OffsetDateTime,
-    /// Unlocked or locked.
-    pub mode: ImmutabilityPolicyMode,
-}
-
-impl ImmutabilityPolicy {
-    /// A policy until `expiry` in `mode`.
-    pub fn new(expiry: OffsetDateTime, mode: ImmutabilityPolicyMode) -> ImmutabilityPolicy {
-        ImmutabilityPolicy { expiry, mode }
-    }
-
-    /// The same policy, locked.
-    #[must_use]
-    pub fn locked(self) -> ImmutabilityPolicy {
-        ImmutabilityPolicy {
-            mode: ImmutabilityPolicyMode::Locked,
-            ..self
-        }
-    }
-
-    /// The policy a response's headers describe, if they carry one.
-    pub(crate) fn from_headers(h: &Headers) -> Result<Option<ImmutabilityPolicy>> {
-        let Some(until) = h.get("x-ms-immutability-policy-until-date") else {
-            return Ok(None);
-        };
-        let expiry = crate::time_fmt::parse_http_date(until).ok_or_else(|| {
-            Error::decode("response header x-ms-immutability-policy-until-date is malformed")
-        })?;
-        let mode = h
-            .get("x-ms-immutability-policy-mode")
-            .and_then(ImmutabilityPolicyMode::parse)
-            .ok_or_else(|| {
-                Error::decode(
-                    "response header x-ms-immutability-policy-mode is missing or malformed",
-                )
-            })?;
-        Ok(Some(ImmutabilityPolicy { expiry, mode }))
-    }
-}
+use crate::http::Method;
 
 impl BlobClient {
     /// Set Blob Immutability Policy (`comp=immutabilityPolicies`): sets, extends or (while
     /// unlocked) shortens the policy, or locks it with
-    /// [`ImmutabilityPolicyMode::Locked`]. Returns the policy the service now holds. Accepts
+    /// [`ImmutabilityPolicyMode::Locked`](crate::blob::ImmutabilityPolicyMode::Locked). Returns the policy the service now holds. Accepts
     /// only `If-Unmodified-Since`. Applies to the version or snapshot this client addresses.
     pub async fn set_immutability_policy(
         &self,

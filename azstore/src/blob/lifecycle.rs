@@ -18,6 +18,7 @@ use crate::http::Method;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RehydratePriority {
     /// Up to 15 hours.
     Standard,
@@ -48,6 +49,7 @@ impl RehydratePriority {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TierChange {
     /// The tier changed at once (200 OK).
     Done,
@@ -76,28 +78,33 @@ pub struct SetTierOptions {
 }
 
 impl SetTierOptions {
-    setters! {
-        /// A lease id and `x-ms-if-tags` (the only conditions Set Blob Tier takes; default:
-        /// none).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::SetTierOptions;
-        /// let options = SetTierOptions::default().conditions(Conditions::lease(&LeaseId::random()));
-        /// # let _ = options;
-        /// ```
-        conditions => set conditions: Conditions;
-        /// How fast a blob leaving Archive is rehydrated: [`RehydratePriority::Standard`] (up
-        /// to 15 hours) or [`RehydratePriority::High`] (under an hour below 10 GiB, at a
-        /// higher price). Default: none sent, which the service treats as Standard.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::{RehydratePriority, SetTierOptions};
-        /// let urgent = SetTierOptions::default().conditions(Conditions::none()).rehydrate_priority(RehydratePriority::High);
-        /// # let _ = urgent;
-        /// ```
-        rehydrate_priority => some rehydrate_priority: RehydratePriority;
+    /// A lease id and `x-ms-if-tags` (the only conditions Set Blob Tier takes; default:
+    /// none).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::SetTierOptions;
+    /// let options = SetTierOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+    /// # let _ = options;
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// How fast a blob leaving Archive is rehydrated: [`RehydratePriority::Standard`] (up
+    /// to 15 hours) or [`RehydratePriority::High`] (under an hour below 10 GiB, at a
+    /// higher price). Default: none sent, which the service treats as Standard.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::{RehydratePriority, SetTierOptions};
+    /// let urgent = SetTierOptions::default().conditions(Conditions::none()).rehydrate_priority(RehydratePriority::High);
+    /// # let _ = urgent;
+    /// ```
+    pub fn rehydrate_priority(mut self, v: RehydratePriority) -> Self {
+        self.rehydrate_priority = Some(v);
+        self
     }
 }
 
@@ -120,7 +127,7 @@ impl BlobClient {
     pub async fn set_tier(&self, tier: AccessTier, options: &SetTierOptions) -> Result<TierChange> {
         options
             .conditions
-            .check(crate::blob::properties::TAGS_ONLY, "Set Blob Tier")?;
+            .check(crate::blob::tags::TAGS_ONLY, "Set Blob Tier")?;
         tier.validate()?;
         let req = self
             .request(Method::Put)

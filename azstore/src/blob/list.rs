@@ -107,46 +107,63 @@ impl ListInclude {
 }
 
 impl ListOptions {
-    setters! {
-        /// Only names starting with `prefix` (default: every name).
-        ///
-        /// ```
-        /// let options = azstore::blob::ListOptions::default().prefix("logs/2026-11-");
-        /// # let _ = options;
-        /// ```
-        prefix => into prefix;
-        /// (List Blobs) Groups blob names at `delimiter` (usually `/`) into
-        /// [`BlobListItem::Prefix`] entries, like directories. Default: a flat listing.
-        ///
-        /// ```
-        /// // The "directories" directly under 2026/.
-        /// let options = azstore::blob::ListOptions::default().prefix("2026/").delimiter("/");
-        /// # let _ = options;
-        /// ```
-        delimiter => into delimiter;
-        /// Entries per page (1–5000; default: not sent, the service's 5000). The streams
-        /// still list everything, one page per request.
-        ///
-        /// ```
-        /// let options = azstore::blob::ListOptions::default().max_results(100);
-        /// # let _ = options;
-        /// ```
-        max_results => some max_results: u32;
-        /// Lists each item's user metadata too (default: not included).
-        ///
-        /// ```
-        /// let options = azstore::blob::ListOptions::default().with_metadata();
-        /// assert!(options.include_metadata);
-        /// ```
-        with_metadata => flag include_metadata;
-        /// (List Blobs) Lists snapshots too, each with [`BlobItem::snapshot`] set (default:
-        /// base blobs only).
-        ///
-        /// ```
-        /// let options = azstore::blob::ListOptions::default().with_snapshots();
-        /// assert!(options.include_snapshots);
-        /// ```
-        with_snapshots => flag include_snapshots;
+    /// Only names starting with `prefix` (default: every name).
+    ///
+    /// ```
+    /// let options = azstore::blob::ListOptions::default().prefix("logs/2026-11-");
+    /// # let _ = options;
+    /// ```
+    pub fn prefix(mut self, v: impl Into<String>) -> Self {
+        self.prefix = Some(v.into());
+        self
+    }
+
+    /// (List Blobs) Groups blob names at `delimiter` (usually `/`) into
+    /// [`BlobListItem::Prefix`] entries, like directories. Default: a flat listing.
+    ///
+    /// ```
+    /// // The "directories" directly under 2026/.
+    /// let options = azstore::blob::ListOptions::default().prefix("2026/").delimiter("/");
+    /// # let _ = options;
+    /// ```
+    pub fn delimiter(mut self, v: impl Into<String>) -> Self {
+        self.delimiter = Some(v.into());
+        self
+    }
+
+    /// Entries per page (1–5000; default: not sent, the service's 5000). The streams
+    /// still list everything, one page per request.
+    ///
+    /// ```
+    /// let options = azstore::blob::ListOptions::default().max_results(100);
+    /// # let _ = options;
+    /// ```
+    pub fn max_results(mut self, v: u32) -> Self {
+        self.max_results = Some(v);
+        self
+    }
+
+    /// Lists each item's user metadata too (default: not included).
+    ///
+    /// ```
+    /// let options = azstore::blob::ListOptions::default().with_metadata();
+    /// assert!(options.include_metadata);
+    /// ```
+    pub fn with_metadata(mut self) -> Self {
+        self.include_metadata = true;
+        self
+    }
+
+    /// (List Blobs) Lists snapshots too, each with [`BlobItem::snapshot`] set (default:
+    /// base blobs only).
+    ///
+    /// ```
+    /// let options = azstore::blob::ListOptions::default().with_snapshots();
+    /// assert!(options.include_snapshots);
+    /// ```
+    pub fn with_snapshots(mut self) -> Self {
+        self.include_snapshots = true;
+        self
     }
 
     /// Include soft-deleted blobs or containers: `including(ListInclude::Deleted)`.
@@ -389,22 +406,7 @@ fn non_empty(s: Option<String>) -> Option<String> {
     s.filter(|s| !s.is_empty())
 }
 
-/// A listed ETag. Azure sends the XML `<Etag>` without quotes (`0x8D6D41718FC160C`) but the
-/// `ETag` header with them (`"0x8D6D41718FC160C"`), as the recordings of live Azure traffic
-/// show; azstore quotes the listed one so that it equals the header ETag of the same version
-/// and an `If-Match` built from a listing is sent quoted. Already quoted or weak values are
-/// kept as they are.
-pub(crate) fn etag(s: Option<String>) -> Option<ETag> {
-    non_empty(s).map(|s| ETag::new(quote_etag(s.trim())))
-}
-
-pub(crate) fn quote_etag(s: &str) -> String {
-    if s.starts_with('"') || s.starts_with("W/") || s == "*" {
-        s.to_string()
-    } else {
-        format!("\"{s}\"")
-    }
-}
+pub(crate) use crate::conditions::listed_etag as etag;
 
 fn date(s: Option<String>) -> Option<OffsetDateTime> {
     s.as_deref().and_then(crate::time_fmt::parse_http_date)

@@ -41,15 +41,16 @@
 mod append;
 mod append_url;
 mod block;
-mod checksum;
 pub(crate) mod client;
 mod container;
 mod copy;
+mod create;
 mod download;
 mod from_url;
 mod immutability;
 mod lease;
 mod lifecycle;
+mod limits;
 pub(crate) mod list;
 mod lock;
 mod models;
@@ -59,6 +60,8 @@ mod properties;
 mod reads;
 mod service;
 mod soft_delete;
+mod tags;
+mod transfer;
 mod upload;
 mod user_delegation;
 mod verified;
@@ -67,13 +70,16 @@ mod versions;
 mod write_options;
 mod xml;
 
-pub use append::{AppendOptions, AppendResult, CreateOptions, MAX_APPEND_BLOCK};
+pub use crate::checksum::{Checksum, crc64, crc64_base64, md5_base64};
+pub use crate::names::validate_metadata;
+pub use crate::snapshot::SnapshotId;
+pub use crate::status::{LeaseDurationType, LeaseState, LeaseStatus};
+pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{
     BlockId, BlockInfo, BlockList, BlockListType, BlockOptions, BlockRef, CommitOptions,
     MAX_BLOCK_SIZE, MAX_BLOCKS,
 };
-pub use checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use client::{
     BlobClient, BlobServiceClient, ContainerClient, Download, PutOptions, WriteResult,
 };
@@ -81,24 +87,25 @@ pub use container::{
     AclResult, ContainerAcl, ContainerProperties, CreateContainerOptions, PublicAccess,
 };
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
+pub use create::CreateOptions;
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
 pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
-pub use immutability::{ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
-pub(crate) use list::etag as list_etag;
+pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use lock::{
     BlobLock, BlobLockTarget, BlobLocks, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN,
     META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
 };
-pub use models::{BlobProperties, BlobType, LeaseDurationType, LeaseState, LeaseStatus};
-pub use names::{validate_blob_name, validate_container_name, validate_metadata};
+pub use models::{BlobProperties, BlobType, ImmutabilityPolicy, ImmutabilityPolicyMode};
+pub use names::{validate_blob_name, validate_container_name};
 pub use page::{
-    MAX_PUT_PAGE, MAX_SEQUENCE_NUMBER, PAGE_SIZE, PageRangeOptions, PageRanges, PageWriteOptions,
-    PageWriteResult, SequenceNumberAction,
+    MAX_PUT_PAGE, PageRangeOptions, PageRanges, PageWriteOptions, PageWriteResult,
+    SequenceNumberAction,
 };
-pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotId, SnapshotResult, Tags};
+pub use properties::{DeleteSnapshots, SetMetadataOptions, SnapshotResult};
 pub use service::{AccountInfo, TaggedBlob};
+pub use tags::Tags;
 pub use upload::UploadOptions;
 pub use verified::MAX_VERIFIED_RANGE;
 pub use versioned::{BlobBytes, BlobJson, WRITE_ID_METADATA};

@@ -8,79 +8,9 @@ use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::http::Headers;
 use crate::http_headers::HttpHeaders;
-
-/// `x-ms-lease-state`.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::LeaseState;
-/// match blob.get_properties().await?.lease_state {
-///     Some(LeaseState::Leased | LeaseState::Breaking) => println!("held by someone"),
-///     _ => println!("free to acquire"),
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaseState {
-    /// No lease; can be acquired.
-    Available,
-    /// Leased.
-    Leased,
-    /// The lease expired; can be acquired.
-    Expired,
-    /// Being broken; cannot be acquired until the break period ends.
-    Breaking,
-    /// Broken; can be acquired.
-    Broken,
-}
-
-impl LeaseState {
-    pub(crate) fn parse(s: &str) -> Option<LeaseState> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "available" => LeaseState::Available,
-            "leased" => LeaseState::Leased,
-            "expired" => LeaseState::Expired,
-            "breaking" => LeaseState::Breaking,
-            "broken" => LeaseState::Broken,
-            _ => return None,
-        })
-    }
-}
-
-/// `x-ms-lease-status`.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::LeaseStatus;
-/// let locked = blob.get_properties().await?.lease_status == Some(LeaseStatus::Locked);
-/// # let _ = locked;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaseStatus {
-    /// Leased.
-    Locked,
-    /// Not leased.
-    Unlocked,
-}
-
-/// `x-ms-lease-duration` of a leased resource.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::blob::LeaseDurationType;
-/// if blob.get_properties().await?.lease_duration == Some(LeaseDurationType::Infinite) {
-///     println!("leased until released or broken");
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaseDurationType {
-    /// Never expires.
-    Infinite,
-    /// 15–60 s.
-    Fixed,
-}
+pub(crate) use crate::status::{
+    LeaseDurationType, LeaseState, LeaseStatus, parse_lease_duration, parse_lease_status,
+};
 
 /// `x-ms-blob-type`.
 ///
@@ -93,6 +23,7 @@ pub enum LeaseDurationType {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BlobType {
     /// Block blob.
     BlockBlob,
@@ -174,7 +105,7 @@ pub struct BlobProperties {
     /// Number of index tags on the blob.
     pub tag_count: Option<u64>,
     /// Access tier (`x-ms-access-tier`).
-    pub access_tier: Option<crate::blob::AccessTier>,
+    pub access_tier: Option<crate::blob::write_options::AccessTier>,
     /// Whether the tier was inferred from the account default (`x-ms-access-tier-inferred`).
     pub access_tier_inferred: Option<bool>,
     /// Rehydration in progress, e.g. `rehydrate-pending-to-hot` (`x-ms-archive-status`).
@@ -188,7 +119,7 @@ pub struct BlobProperties {
     /// The encryption scope of the data (`x-ms-encryption-scope`).
     pub encryption_scope: Option<String>,
     /// The immutability policy (`x-ms-immutability-policy-until-date` and `-mode`).
-    pub immutability_policy: Option<crate::blob::ImmutabilityPolicy>,
+    pub immutability_policy: Option<ImmutabilityPolicy>,
     /// Whether a legal hold is on (`x-ms-legal-hold`).
     pub legal_hold: Option<bool>,
 }
@@ -277,7 +208,10 @@ impl BlobProperties {
                 ),
                 "content-length" => first!(content_length, Some(v)),
                 "x-ms-blob-type" => first!(p.blob_type, BlobType::parse(v)),
-                "x-ms-access-tier" => first!(p.access_tier, crate::blob::AccessTier::parse(v)),
+                "x-ms-access-tier" => first!(
+                    p.access_tier,
+                    crate::blob::write_options::AccessTier::parse(v)
+                ),
                 "x-ms-access-tier-inferred" => {
                     first!(p.access_tier_inferred, Some(flag(name, v)?))
                 }
@@ -311,13 +245,13 @@ impl BlobProperties {
             .ok_or_else(|| Error::decode("response is missing the etag header"))?;
         p.immutability_policy = match (policy_until, policy_mode) {
             (None, _) => None,
-            (Some(until), mode) => Some(crate::blob::ImmutabilityPolicy::new(
+            (Some(until), mode) => Some(ImmutabilityPolicy::new(
                 crate::time_fmt::parse_http_date(until).ok_or_else(|| {
                     Error::decode(
                         "response header x-ms-immutability-policy-until-date is malformed",
                     )
                 })?,
-                mode.and_then(crate::blob::ImmutabilityPolicyMode::parse)
+                mode.and_then(ImmutabilityPolicyMode::parse)
                     .ok_or_else(|| {
                         Error::decode("response header x-ms-immutability-policy-mode is malformed")
                     })?,
@@ -341,19 +275,76 @@ impl BlobProperties {
     }
 }
 
-pub(crate) fn parse_lease_status(s: Option<&str>) -> Option<LeaseStatus> {
-    match s {
-        Some("locked") => Some(LeaseStatus::Locked),
-        Some("unlocked") => Some(LeaseStatus::Unlocked),
-        _ => None,
+/// Whether an immutability policy may still be changed (`x-ms-immutability-policy-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ImmutabilityPolicyMode {
+    /// The expiry may be shortened or extended and the policy deleted (`Unlocked`).
+    Unlocked,
+    /// The expiry may only be extended; the policy cannot be deleted (`Locked`).
+    Locked,
+}
+
+impl ImmutabilityPolicyMode {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ImmutabilityPolicyMode::Unlocked => "Unlocked",
+            ImmutabilityPolicyMode::Locked => "Locked",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<ImmutabilityPolicyMode> {
+        match s.trim() {
+            v if v.eq_ignore_ascii_case("unlocked") => Some(ImmutabilityPolicyMode::Unlocked),
+            v if v.eq_ignore_ascii_case("locked") => Some(ImmutabilityPolicyMode::Locked),
+            _ => None,
+        }
     }
 }
 
-pub(crate) fn parse_lease_duration(s: Option<&str>) -> Option<LeaseDurationType> {
-    match s {
-        Some("infinite") => Some(LeaseDurationType::Infinite),
-        Some("fixed") => Some(LeaseDurationType::Fixed),
-        _ => None,
+/// A blob's time-based retention: no change or delete before `expiry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImmutabilityPolicy {
+    /// Until when the blob is immutable (`x-ms-immutability-policy-until-date`; the service
+    /// keeps whole seconds).
+    pub expiry: OffsetDateTime,
+    /// Unlocked or locked.
+    pub mode: ImmutabilityPolicyMode,
+}
+
+impl ImmutabilityPolicy {
+    /// A policy until `expiry` in `mode`.
+    pub fn new(expiry: OffsetDateTime, mode: ImmutabilityPolicyMode) -> ImmutabilityPolicy {
+        ImmutabilityPolicy { expiry, mode }
+    }
+
+    /// The same policy, locked.
+    #[must_use]
+    pub fn locked(self) -> ImmutabilityPolicy {
+        ImmutabilityPolicy {
+            mode: ImmutabilityPolicyMode::Locked,
+            ..self
+        }
+    }
+
+    /// The policy a response's headers describe, if they carry one.
+    pub(crate) fn from_headers(h: &Headers) -> Result<Option<ImmutabilityPolicy>> {
+        let Some(until) = h.get("x-ms-immutability-policy-until-date") else {
+            return Ok(None);
+        };
+        let expiry = crate::time_fmt::parse_http_date(until).ok_or_else(|| {
+            Error::decode("response header x-ms-immutability-policy-until-date is malformed")
+        })?;
+        let mode = h
+            .get("x-ms-immutability-policy-mode")
+            .and_then(ImmutabilityPolicyMode::parse)
+            .ok_or_else(|| {
+                Error::decode(
+                    "response header x-ms-immutability-policy-mode is missing or malformed",
+                )
+            })?;
+        Ok(Some(ImmutabilityPolicy { expiry, mode }))
     }
 }
 

@@ -1,19 +1,18 @@
 //! Page blobs: create, Put Page (write or clear 512-byte aligned ranges), Get Page Ranges.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use std::ops::Range;
 
 use time::OffsetDateTime;
 
-use crate::blob::append::{CreateOptions, EmptyBlob};
 use crate::blob::client::{BlobClient, WriteResult};
+use crate::blob::create::{CreateOptions, EmptyBlob};
+use crate::blob::limits::{MAX_SEQUENCE_NUMBER, check_aligned};
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
 
-/// Page size: page blob sizes, offsets and lengths are multiples of this.
-pub const PAGE_SIZE: u64 = 512;
 /// Largest Put Page body (4 MiB).
 pub const MAX_PUT_PAGE: u64 = 4 * 1024 * 1024;
 
@@ -75,24 +74,29 @@ pub struct PageRangeOptions {
 }
 
 impl PageRangeOptions {
-    setters! {
-        /// Conditions of the read (every condition is accepted; default: none).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::PageRangeOptions;
-        /// let options = PageRangeOptions::default().conditions(Conditions::lease(&LeaseId::random()));
-        /// # let _ = options;
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Only ranges within `range` (half-open, 512-byte aligned). Default: the whole blob.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// let first_mib = azstore::blob::PageRangeOptions::default().conditions(Conditions::none()).range(0..1 << 20);
-        /// # let _ = first_mib;
-        /// ```
-        range => some range: Range<u64>;
+    /// Conditions of the read (every condition is accepted; default: none).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::PageRangeOptions;
+    /// let options = PageRangeOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+    /// # let _ = options;
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Only ranges within `range` (half-open, 512-byte aligned). Default: the whole blob.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// let first_mib = azstore::blob::PageRangeOptions::default().conditions(Conditions::none()).range(0..1 << 20);
+    /// # let _ = first_mib;
+    /// ```
+    pub fn range(mut self, v: Range<u64>) -> Self {
+        self.range = Some(v);
+        self
     }
 
     /// The diff since `snapshot` (`prevsnapshot`): only pages changed or cleared since then.
@@ -110,55 +114,55 @@ impl PageRangeOptions {
         self
     }
 
-    setters! {
-        /// The diff since a snapshot named by URL (`x-ms-previous-snapshot-url`; managed
-        /// disks). Default: none.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// let options = azstore::blob::PageRangeOptions::default().conditions(Conditions::none())
-        ///     .since_snapshot_url("https://acct.blob.core.windows.net/disks/d1.vhd?snapshot=2026-11-24T00:00:00.0000000Z");
-        /// # let _ = options;
-        /// ```
-        since_snapshot_url => into previous_snapshot_url;
-        /// At most `n` ranges per answer (default: not sent, every range in one answer);
-        /// continue with [`marker`](Self::marker).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// let options = azstore::blob::PageRangeOptions::default().conditions(Conditions::none()).max_results(1000);
-        /// # let _ = options;
-        /// ```
-        max_results => some max_results: u32;
-        /// Continues where a previous answer stopped: its
-        /// [`next_marker`](PageRanges::next_marker). Default: from the start.
-        ///
-        /// ```no_run
-        /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
-        /// use azstore::Conditions;
-        /// use azstore::blob::PageRangeOptions;
-        /// let mut options = PageRangeOptions::default().conditions(Conditions::none()).max_results(1000);
-        /// loop {
-        ///     let page = disk.get_page_ranges_with(&options).await?;
-        ///     println!("{} ranges", page.ranges.len());
-        ///     match page.next_marker {
-        ///         Some(m) => options = options.marker(m),
-        ///         None => break,
-        ///     }
-        /// }
-        /// # Ok(()) }
-        /// ```
-        marker => into marker;
+    /// The diff since a snapshot named by URL (`x-ms-previous-snapshot-url`; managed
+    /// disks). Default: none.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// let options = azstore::blob::PageRangeOptions::default().conditions(Conditions::none())
+    ///     .since_snapshot_url("https://acct.blob.core.windows.net/disks/d1.vhd?snapshot=2026-11-24T00:00:00.0000000Z");
+    /// # let _ = options;
+    /// ```
+    pub fn since_snapshot_url(mut self, v: impl Into<String>) -> Self {
+        self.previous_snapshot_url = Some(v.into());
+        self
     }
-}
 
-pub(crate) fn check_aligned(what: &str, v: u64) -> Result<()> {
-    if v % PAGE_SIZE != 0 {
-        return Err(Error::invalid_input(format!(
-            "page blob {what} must be a multiple of 512 bytes (got {v})"
-        )));
+    /// At most `n` ranges per answer (default: not sent, every range in one answer);
+    /// continue with [`marker`](Self::marker).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// let options = azstore::blob::PageRangeOptions::default().conditions(Conditions::none()).max_results(1000);
+    /// # let _ = options;
+    /// ```
+    pub fn max_results(mut self, v: u32) -> Self {
+        self.max_results = Some(v);
+        self
     }
-    Ok(())
+
+    /// Continues where a previous answer stopped: its
+    /// [`next_marker`](PageRanges::next_marker). Default: from the start.
+    ///
+    /// ```no_run
+    /// # async fn demo(disk: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// use azstore::blob::PageRangeOptions;
+    /// let mut options = PageRangeOptions::default().conditions(Conditions::none()).max_results(1000);
+    /// loop {
+    ///     let page = disk.get_page_ranges_with(&options).await?;
+    ///     println!("{} ranges", page.ranges.len());
+    ///     match page.next_marker {
+    ///         Some(m) => options = options.marker(m),
+    ///         None => break,
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn marker(mut self, v: impl Into<String>) -> Self {
+        self.marker = Some(v.into());
+        self
+    }
 }
 
 /// Options of page writes (Put Page, Clear Pages, Put Page From URL): the usual
@@ -190,28 +194,45 @@ pub struct PageWriteOptions {
 }
 
 impl PageWriteOptions {
-    setters! {
-        /// ETag, date, tags and lease conditions of the write (default: none; a leased blob
-        /// needs its lease id).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::PageWriteOptions;
-        /// let options = PageWriteOptions::default().conditions(Conditions::lease(&LeaseId::random()));
-        /// # let _ = options;
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Only if the sequence number is at most `n`.
-        if_sequence_number_le => some if_sequence_number_le: u64;
-        /// Only if the sequence number is below `n`.
-        if_sequence_number_lt => some if_sequence_number_lt: u64;
-        /// Only if the sequence number is exactly `n`.
-        if_sequence_number_eq => some if_sequence_number_eq: u64;
-        /// The transactional checksum azstore computes over the pages and sends with it, so
-        /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-        /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-        /// transfer.
-        checksum => set checksum: crate::blob::Checksum;
+    /// ETag, date, tags and lease conditions of the write (default: none; a leased blob
+    /// needs its lease id).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::PageWriteOptions;
+    /// let options = PageWriteOptions::default().conditions(Conditions::lease(&LeaseId::random()));
+    /// # let _ = options;
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Only if the sequence number is at most `n`.
+    pub fn if_sequence_number_le(mut self, v: u64) -> Self {
+        self.if_sequence_number_le = Some(v);
+        self
+    }
+
+    /// Only if the sequence number is below `n`.
+    pub fn if_sequence_number_lt(mut self, v: u64) -> Self {
+        self.if_sequence_number_lt = Some(v);
+        self
+    }
+
+    /// Only if the sequence number is exactly `n`.
+    pub fn if_sequence_number_eq(mut self, v: u64) -> Self {
+        self.if_sequence_number_eq = Some(v);
+        self
+    }
+
+    /// The transactional checksum azstore computes over the pages and sends with it, so
+    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
+    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+    /// transfer.
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
     }
 
     /// Adds the conditions and sequence-number conditions to `req`.
@@ -231,9 +252,6 @@ impl PageWriteOptions {
             }))
     }
 }
-
-/// Largest page blob sequence number (2^63 - 1).
-pub const MAX_SEQUENCE_NUMBER: u64 = i64::MAX as u64;
 
 /// Refuses a sequence number (of a condition or a new value) above [`MAX_SEQUENCE_NUMBER`].
 fn check_sequence_number(n: Option<u64>) -> Result<()> {
@@ -553,7 +571,7 @@ impl BlobClient {
             req = req.query("prevsnapshot", s.as_str());
         }
         if let Some(url) = &options.previous_snapshot_url {
-            crate::blob::from_url::validate_source_url(url)?;
+            crate::blob::limits::validate_source_url(url)?;
             req = req.header("x-ms-previous-snapshot-url", url.clone());
         }
         if let Some(r) = &options.range {

@@ -5,11 +5,13 @@ use std::collections::BTreeMap;
 use time::OffsetDateTime;
 
 use crate::blob::client::{BlobClient, Download, Resource, WriteResult};
+use crate::blob::tags::{TAGS_ONLY, Tags, validate_tags};
 use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
+use crate::snapshot::SnapshotId;
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 ///
@@ -47,37 +49,17 @@ pub struct SetMetadataOptions {
 }
 
 impl SetMetadataOptions {
-    setters! {
-        /// Conditions of the write (every kind is accepted; default: none, last writer wins).
-        conditions => set conditions: Conditions;
-        /// The blob's encryption scope, required when the blob was written in a scope other
-        /// than the account's default (default: none sent).
-        encryption_scope => into encryption_scope;
-    }
-}
-
-/// A snapshot timestamp as returned by Snapshot Blob (`x-ms-snapshot`), opaque.
-///
-/// ```no_run
-/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// use azstore::Conditions;
-/// let snap = blob.snapshot(&Conditions::none()).await?;
-/// let id = snap.snapshot.clone(); // keep it to read this version later
-/// println!("{}", id.as_str());
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SnapshotId(String);
-
-impl SnapshotId {
-    /// Wraps a snapshot timestamp (e.g. from a listing).
-    pub fn new(s: impl Into<String>) -> SnapshotId {
-        SnapshotId(s.into())
+    /// Conditions of the write (every kind is accepted; default: none, last writer wins).
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
     }
 
-    /// The value as sent in `?snapshot=`.
-    pub fn as_str(&self) -> &str {
-        &self.0
+    /// The blob's encryption scope, required when the blob was written in a scope other
+    /// than the account's default (default: none sent).
+    pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
+        self.encryption_scope = Some(v.into());
+        self
     }
 }
 
@@ -98,46 +80,6 @@ pub struct SnapshotResult {
     pub etag: ETag,
     /// Last-Modified of the snapshot.
     pub last_modified: Option<OffsetDateTime>,
-}
-
-/// Blob index tags: at most 10 pairs, keys 1–128 and values 0–256 characters.
-///
-/// ```
-/// use azstore::blob::Tags;
-/// let tags = Tags::from([("project".to_string(), "apollo".to_string())]);
-/// assert_eq!(tags.len(), 1);
-/// ```
-pub type Tags = BTreeMap<String, String>;
-
-/// Tags accept only `x-ms-if-tags` and a lease id.
-pub(crate) const TAGS_ONLY: Allowed = Allowed {
-    etag: false,
-    dates: false,
-    if_modified_since_only: false,
-    tags: true,
-    lease: true,
-};
-
-pub(crate) fn validate_tags(tags: &Tags) -> Result<()> {
-    if tags.len() > 10 {
-        return Err(Error::invalid_input(
-            "a blob can have at most 10 index tags",
-        ));
-    }
-    let ok_char = |c: char| c.is_ascii_alphanumeric() || " +-.:=_/".contains(c);
-    for (k, v) in tags {
-        if k.is_empty() || k.chars().count() > 128 || v.chars().count() > 256 {
-            return Err(Error::invalid_input(
-                "tag keys must be 1-128 and values 0-256 characters",
-            ));
-        }
-        if !k.chars().all(ok_char) || !v.chars().all(ok_char) {
-            return Err(Error::invalid_input(format!(
-                "tag {k:?} has characters outside letters, digits, space and + - . : = _ /"
-            )));
-        }
-    }
-    Ok(())
 }
 
 impl BlobClient {
@@ -256,7 +198,7 @@ impl BlobClient {
             )
             .await?;
         Ok(SnapshotResult {
-            snapshot: SnapshotId(resp.headers.require("x-ms-snapshot")?.to_string()),
+            snapshot: SnapshotId::new(resp.headers.require("x-ms-snapshot")?),
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
         })

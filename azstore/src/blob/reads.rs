@@ -143,23 +143,23 @@ impl ContainerClient {
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// let props = container.get_metadata().await?;
-    /// println!("{:?}", props.metadata);
+    /// let (metadata, etag) = container.get_metadata().await?;
+    /// println!("{metadata:?} at {etag}");
     /// # Ok(()) }
     /// ```
-    pub async fn get_metadata(&self) -> Result<ContainerProperties> {
+    pub async fn get_metadata(&self) -> Result<(BTreeMap<String, String>, ETag)> {
         self.get_metadata_if(&Conditions::none()).await
     }
 
-    /// Get Container ACL. With a lease id: [`ContainerClient::get_acl_if`].
+    /// Get Container ACL. With a lease id: [`ContainerClient::get_access_policy_if`].
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// let acl = container.get_acl().await?;
+    /// let acl = container.get_access_policy().await?;
     /// println!("{:?} (version {})", acl.acl, acl.etag);
     /// # Ok(()) }
     /// ```
-    pub async fn get_acl(&self) -> Result<AclResult> {
-        self.get_acl_if(&Conditions::none()).await
+    pub async fn get_access_policy(&self) -> Result<AclResult> {
+        self.get_access_policy_if(&Conditions::none()).await
     }
 }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use crate::blob::client::{BlobServiceClient, ContainerClient};
 use crate::blob::names::validate_container_name;
-use crate::blob::properties::Tags;
+use crate::blob::tags::Tags;
 use crate::blob::xml;
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
@@ -286,6 +286,20 @@ impl BlobServiceClient {
         self.container(deleted_name)
     }
 }
+
+crate::service_properties::service_properties!(
+    BlobServiceClient,
+    crate::service_properties::Sections {
+        service: "Blob",
+        logging: true,
+        blob_only: true
+    }
+);
+crate::service_properties::service_stats!(
+    BlobServiceClient,
+    "blob",
+    "azstore::blob::BlobServiceClient"
+);
 
 #[cfg(test)]
 mod tests {

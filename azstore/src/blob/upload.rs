@@ -4,7 +4,7 @@
 //! is done by the transfer engine ([`crate::transfer`]), which also uploads from files and
 //! readers ([`BlobClient::upload_file`], [`BlobClient::upload_reader`]).
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 
 use crate::blob::block::{CommitOptions, MAX_BLOCK_SIZE, MAX_BLOCKS};
 use crate::blob::client::{BlobClient, PutOptions, WriteResult};
@@ -88,81 +88,106 @@ impl UploadOptions {
 }
 
 impl UploadOptions {
-    setters! {
-        /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
-        /// or `none`, plus a lease id for a leased blob).
-        ///
-        /// ```
-        /// use azstore::{Conditions, LeaseId};
-        /// use azstore::blob::UploadOptions;
-        /// let lease = LeaseId::random();
-        /// let options = UploadOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
-        /// assert_eq!(options.conditions.lease_id, Some(lease));
-        /// ```
-        conditions => set conditions: Conditions;
-        /// Bytes per staged block when the body is larger than the
-        /// [single-put limit](Self::single_put_limit) (1 byte – 4000 MiB; default 8 MiB).
-        /// Memory in flight is about `max_concurrency × block_size`.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let options = UploadOptions::new(Conditions::none()).block_size(16 << 20);
-        /// assert_eq!(options.block_size, 16 << 20);
-        /// ```
-        block_size => set block_size: usize;
-        /// Bodies up to this many bytes are written with one Put Blob; larger ones are staged
-        /// as blocks and committed (default 32 MiB; 0: always stage blocks).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let always_blocks = UploadOptions::new(Conditions::none()).single_put_limit(0);
-        /// # let _ = always_blocks;
-        /// ```
-        single_put_limit => set single_put_limit: usize;
-        /// Blocks staged at the same time (at least 1; default 4).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let options = UploadOptions::new(Conditions::none()).max_concurrency(8);
-        /// # let _ = options;
-        /// ```
-        max_concurrency => set max_concurrency: usize;
-        /// Whether an `If-Match` ETag is checked with a cheap HEAD before any block is
-        /// staged, so that a stale upload fails before sending gigabytes (default true; see
-        /// [`UploadOptions::precheck`](#structfield.precheck)). The commit decides either way.
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// let options = UploadOptions::new(Conditions::none()).precheck(false);
-        /// # let _ = options;
-        /// ```
-        precheck => set precheck: bool;
-        /// The transactional checksum of every request that carries data (the Put Blob, or
-        /// each staged block); the service refuses damaged bytes. Default
-        /// [`Checksum::None`](crate::blob::Checksum::None).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::{Checksum, UploadOptions};
-        /// let options = UploadOptions::new(Conditions::none()).checksum(Checksum::Crc64);
-        /// # let _ = options;
-        /// ```
-        checksum => set checksum: crate::blob::Checksum;
-        /// Reports progress to `progress` (default: no reports).
-        ///
-        /// ```
-        /// use azstore::Conditions;
-        /// use azstore::blob::UploadOptions;
-        /// use azstore::transfer::Progress;
-        /// let (progress, rx) = Progress::channel();
-        /// let options = UploadOptions::new(Conditions::none()).progress(progress);
-        /// # let _ = (options, rx);
-        /// ```
-        progress => some progress: Progress;
+    /// Replaces the conditions chosen in [`new`](Self::new) (`if_match`, `if_not_exists`
+    /// or `none`, plus a lease id for a leased blob).
+    ///
+    /// ```
+    /// use azstore::{Conditions, LeaseId};
+    /// use azstore::blob::UploadOptions;
+    /// let lease = LeaseId::random();
+    /// let options = UploadOptions::new(Conditions::if_not_exists()).conditions(Conditions::lease(&lease));
+    /// assert_eq!(options.conditions.lease_id, Some(lease));
+    /// ```
+    pub fn conditions(mut self, v: Conditions) -> Self {
+        self.conditions = v;
+        self
+    }
+
+    /// Bytes per staged block when the body is larger than the
+    /// [single-put limit](Self::single_put_limit) (1 byte – 4000 MiB; default 8 MiB).
+    /// Memory in flight is about `max_concurrency × block_size`.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let options = UploadOptions::new(Conditions::none()).block_size(16 << 20);
+    /// assert_eq!(options.block_size, 16 << 20);
+    /// ```
+    pub fn block_size(mut self, v: usize) -> Self {
+        self.block_size = v;
+        self
+    }
+
+    /// Bodies up to this many bytes are written with one Put Blob; larger ones are staged
+    /// as blocks and committed (default 32 MiB; 0: always stage blocks).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let always_blocks = UploadOptions::new(Conditions::none()).single_put_limit(0);
+    /// # let _ = always_blocks;
+    /// ```
+    pub fn single_put_limit(mut self, v: usize) -> Self {
+        self.single_put_limit = v;
+        self
+    }
+
+    /// Blocks staged at the same time (at least 1; default 4).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let options = UploadOptions::new(Conditions::none()).max_concurrency(8);
+    /// # let _ = options;
+    /// ```
+    pub fn max_concurrency(mut self, v: usize) -> Self {
+        self.max_concurrency = v;
+        self
+    }
+
+    /// Whether an `If-Match` ETag is checked with a cheap HEAD before any block is
+    /// staged, so that a stale upload fails before sending gigabytes (default true; see
+    /// [`UploadOptions::precheck`](#structfield.precheck)). The commit decides either way.
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// let options = UploadOptions::new(Conditions::none()).precheck(false);
+    /// # let _ = options;
+    /// ```
+    pub fn precheck(mut self, v: bool) -> Self {
+        self.precheck = v;
+        self
+    }
+
+    /// The transactional checksum of every request that carries data (the Put Blob, or
+    /// each staged block); the service refuses damaged bytes. Default
+    /// [`Checksum::None`](crate::blob::Checksum::None).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::{Checksum, UploadOptions};
+    /// let options = UploadOptions::new(Conditions::none()).checksum(Checksum::Crc64);
+    /// # let _ = options;
+    /// ```
+    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
+        self.checksum = v;
+        self
+    }
+
+    /// Reports progress to `progress` (default: no reports).
+    ///
+    /// ```
+    /// use azstore::Conditions;
+    /// use azstore::blob::UploadOptions;
+    /// use azstore::transfer::Progress;
+    /// let (progress, rx) = Progress::channel();
+    /// let options = UploadOptions::new(Conditions::none()).progress(progress);
+    /// # let _ = (options, rx);
+    /// ```
+    pub fn progress(mut self, v: Progress) -> Self {
+        self.progress = Some(v);
+        self
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
@@ -175,7 +200,7 @@ impl UploadOptions {
         if self.max_concurrency == 0 {
             return Err(Error::invalid_input("max_concurrency must be at least 1"));
         }
-        crate::blob::names::validate_metadata(&self.write.metadata)
+        crate::names::validate_metadata(&self.write.metadata)
     }
 
     pub(crate) fn commit_options(&self) -> CommitOptions {
@@ -239,5 +264,38 @@ impl BlobClient {
             )));
         }
         self.upload_slices(body, options).await
+    }
+}
+
+impl BlobClient {
+    /// Uploads a block blob from bytes with the given conditions: one Put Blob up to 32 MiB,
+    /// above that blocks staged in parallel and committed with the conditions (see
+    /// [`BlobClient::upload_with`](crate::blob::BlobClient::upload_with) to tune this).
+    ///
+    /// * `Conditions::none()`: last writer wins.
+    /// * `Conditions::if_match(&etag)`: 412 `ConditionNotMet` if someone wrote since.
+    /// * `Conditions::if_not_exists()`: 409 `BlobAlreadyExists` if it exists.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::Conditions;
+    /// match blob.upload("first!", &Conditions::if_not_exists()).await {
+    ///     Ok(written) => println!("created at {}", written.etag),
+    ///     Err(e) if e.is_conflict() => println!("someone else created it"),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn upload(
+        &self,
+        body: impl IntoBody,
+        conditions: &Conditions,
+    ) -> Result<WriteResult> {
+        let body = body.into_body();
+        let options = UploadOptions::new(conditions.clone());
+        if body.len() <= options.single_put_limit {
+            return self.put(body, &PutOptions::new(options.conditions)).await;
+        }
+        self.upload_with(body, &options).await
     }
 }

@@ -4,8 +4,8 @@
 
 use std::ops::Range;
 
-use crate::blob::checksum::{Checksum, crc64_base64, md5_base64};
 use crate::blob::client::{BlobClient, Download};
+use crate::checksum::{Checksum, crc64_base64, md5_base64};
 use crate::conditions::Conditions;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::Method;

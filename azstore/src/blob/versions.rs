@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use crate::blob::client::BlobClient;
-use crate::blob::properties::SnapshotId;
+use crate::snapshot::SnapshotId;
 
 /// A blob version id (`x-ms-version-id`, e.g. `2026-11-23T10:00:00.1234567Z`), opaque.
 ///

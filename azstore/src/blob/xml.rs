@@ -240,7 +240,7 @@ pub(crate) struct RawTags {
 
 impl RawTags {
     /// The tags as a map.
-    pub(crate) fn into_tags(self) -> crate::blob::Tags {
+    pub(crate) fn into_tags(self) -> crate::blob::tags::Tags {
         self.tag_set
             .items
             .into_iter()

@@ -59,6 +59,7 @@
 //! point operations azstore needs are a few requests over its own pipeline: one pool, one
 //! retry policy, one time budget, no added crate.
 
+mod auth;
 mod item;
 mod lease;
 mod lock;
@@ -69,10 +70,14 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::account::Endpoint;
-use crate::credential::{KeyedMac, TokenCache, TokenProvider};
+use crate::credential::{TokenCache, TokenProvider};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::http::{ClientOptions, Intent, Method, Pipeline, Request, Response};
 
+pub(crate) use auth::CosmosAuth;
+#[cfg(feature = "identity")]
+pub use auth::CosmosEntraTokens;
+pub use auth::{COSMOS_SCOPE, CosmosKey};
 pub use item::{CosmosItem, WRITE_ID_FIELD};
 pub use lease::CosmosLease;
 #[allow(deprecated)]
@@ -91,101 +96,6 @@ pub const COSMOS_API_VERSION: &str = "2018-12-31";
 /// check authorization accept it too.
 pub const EMULATOR_KEY: &str =
     "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
-
-/// A Cosmos DB account master key (primary or secondary, read-write or read-only). Never
-/// shown by `Debug`.
-///
-/// ```
-/// let key = azstore::cosmos::CosmosKey::new(azstore::cosmos::EMULATOR_KEY)?;
-/// assert!(!format!("{key:?}").contains("C2y6"));
-/// assert!(azstore::cosmos::CosmosKey::new("not base64!").is_err());
-/// # Ok::<(), azstore::Error>(())
-/// ```
-#[derive(Clone)]
-pub struct CosmosKey(Arc<KeyedMac>);
-
-impl CosmosKey {
-    /// The key as the portal shows it (base64). `InvalidInput` when it is not base64 or empty
-    /// (the message never repeats it).
-    ///
-    /// ```
-    /// let key = std::env::var("COSMOS_KEY").unwrap_or_default();
-    /// match azstore::cosmos::CosmosKey::new(&key) {
-    ///     Ok(k) => println!("{k:?}"), // CosmosKey(<redacted>)
-    ///     Err(e) => eprintln!("{e}"),  // never repeats the key
-    /// }
-    /// ```
-    pub fn new(key_base64: &str) -> Result<CosmosKey> {
-        KeyedMac::from_base64(key_base64, "the Cosmos DB key", Error::invalid_input)
-            .map(|m| CosmosKey(Arc::new(m)))
-    }
-
-    pub(crate) fn sign(&self, data: &str) -> String {
-        self.0.sign_base64(data.as_bytes())
-    }
-}
-
-impl fmt::Debug for CosmosKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CosmosKey(<redacted>)")
-    }
-}
-
-/// How a client authorizes: the master key, or Microsoft Entra ID tokens.
-#[derive(Clone)]
-pub(crate) enum CosmosAuth {
-    Key(CosmosKey),
-    Token(Arc<dyn TokenProvider>),
-}
-
-/// The scope of Cosmos DB's data plane, for Microsoft Entra ID tokens.
-pub const COSMOS_SCOPE: &str = "https://cosmos.azure.com/.default";
-
-/// An Entra ID `TokenCredential` (any `azure_identity` credential) as a [`TokenProvider`] for
-/// [`COSMOS_SCOPE`], for [`CosmosClient::with_token_provider`] (feature `identity`).
-///
-/// ```no_run
-/// # fn demo() -> azstore::Result<()> {
-/// use azstore::cosmos::{CosmosClient, CosmosEntraTokens};
-/// use azstore::credential::entra;
-/// use azstore::http::{ClientOptions, TransportOptions};
-/// let credential = entra::default_credential(&TransportOptions::default())?;
-/// let client = CosmosClient::with_token_provider(
-///     "https://contoso.documents.azure.com:443/",
-///     CosmosEntraTokens(credential),
-///     ClientOptions::default(),
-/// )?;
-/// # let _ = client; Ok(()) }
-/// ```
-#[cfg(feature = "identity")]
-pub struct CosmosEntraTokens(pub Arc<dyn azure_core::credentials::TokenCredential>);
-
-#[cfg(feature = "identity")]
-impl fmt::Debug for CosmosEntraTokens {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("CosmosEntraTokens").field(&self.0).finish()
-    }
-}
-
-#[cfg(feature = "identity")]
-impl TokenProvider for CosmosEntraTokens {
-    fn token(
-        &self,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<crate::credential::AccessToken>> + Send + '_>,
-    > {
-        Box::pin(async move {
-            let t = self.0.get_token(&[COSMOS_SCOPE], None).await.map_err(|e| {
-                Error::new(ErrorKind::Auth, format!("Microsoft Entra ID: {e}"))
-                    .with_sent(crate::error::RequestSent::No)
-            })?;
-            Ok(crate::credential::AccessToken::new(
-                t.token.secret(),
-                t.expires_on,
-            ))
-        })
-    }
-}
 
 /// A partition key value: a string, a number or a boolean (sent as the JSON array
 /// `x-ms-documentdb-partitionkey: ["value"]`).
@@ -398,7 +308,7 @@ impl CosmosClient {
                 "a Cosmos DB endpoint has no path: https://<account>.documents.azure.com:443/",
             ));
         }
-        let pipeline = Pipeline::cosmos(endpoint.clone(), auth, options)?;
+        let pipeline = Pipeline::with_signer(endpoint.clone(), Arc::new(auth), options)?;
         Ok(CosmosClient {
             inner: Arc::new(Inner { pipeline, endpoint }),
         })

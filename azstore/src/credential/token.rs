@@ -301,18 +301,19 @@ impl TokenCache {
         }
     }
 
-    setters! {
-        /// Replaces the time allowed for one token request (default 30 s). A request that takes
-        /// longer fails with [`ErrorKind::Auth`].
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// use azstore::credential::{StaticToken, TokenCache};
-        /// let quick = TokenCache::new(StaticToken::new("eyJ0")?).with_fetch_timeout(Duration::from_secs(5));
-        /// # let _ = quick; Ok::<(), azstore::Error>(())
-        /// ```
-        #[must_use]
-        with_fetch_timeout => set fetch_timeout: Duration;
+    /// Replaces the time allowed for one token request (default 30 s). A request that takes
+    /// longer fails with [`ErrorKind::Auth`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::credential::{StaticToken, TokenCache};
+    /// let quick = TokenCache::new(StaticToken::new("eyJ0")?).with_fetch_timeout(Duration::from_secs(5));
+    /// # let _ = quick; Ok::<(), azstore::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_fetch_timeout(mut self, v: Duration) -> Self {
+        self.fetch_timeout = v;
+        self
     }
 
     /// A token with enough time left for a request, from memory when possible.

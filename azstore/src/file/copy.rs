@@ -19,12 +19,12 @@ use std::collections::BTreeMap;
 
 use time::OffsetDateTime;
 
-use crate::blob::CopyStatus;
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, Result};
 use crate::file::file_client::{FileClient, lease_header};
 use crate::file::smb_properties::{FilePermission, SmbProperties};
 use crate::http::Method;
+use crate::status::CopyStatus;
 
 /// Options of [`FileClient::start_copy`]. By default the destination gets Azure's defaults
 /// for a new file (permission inherited from its directory, attributes and times new), no
@@ -66,45 +66,55 @@ pub struct CopyFileOptions {
 }
 
 impl CopyFileOptions {
-    setters! {
-        /// The destination's metadata. Default: empty, and the source's metadata is copied.
-        ///
-        /// ```
-        /// use std::collections::BTreeMap;
-        /// let meta = BTreeMap::from([("copied-by".to_string(), "nightly".to_string())]);
-        /// let options = azstore::file::CopyFileOptions::default().metadata(meta);
-        /// # let _ = options;
-        /// ```
-        metadata => set metadata: BTreeMap<String, String>;
+    /// The destination's metadata. Default: empty, and the source's metadata is copied.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let meta = BTreeMap::from([("copied-by".to_string(), "nightly".to_string())]);
+    /// let options = azstore::file::CopyFileOptions::default().metadata(meta);
+    /// # let _ = options;
+    /// ```
+    pub fn metadata(mut self, v: BTreeMap<String, String>) -> Self {
+        self.metadata = v;
+        self
+    }
 
-        /// Explicit SMB values for the destination (a permission given here is sent with
-        /// `x-ms-file-permission-copy-mode: override`; `preserve` values are refused before
-        /// sending). Default: those of a new file (permission inherited from the directory,
-        /// attributes and times new).
-        ///
-        /// ```
-        /// use azstore::file::{CopyFileOptions, FileAttributes, SmbProperties};
-        /// let options = CopyFileOptions::default()
-        ///     .smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
-        /// # let _ = options;
-        /// ```
-        smb => set smb: SmbProperties;
+    /// Explicit SMB values for the destination (a permission given here is sent with
+    /// `x-ms-file-permission-copy-mode: override`; `preserve` values are refused before
+    /// sending). Default: those of a new file (permission inherited from the directory,
+    /// attributes and times new).
+    ///
+    /// ```
+    /// use azstore::file::{CopyFileOptions, FileAttributes, SmbProperties};
+    /// let options = CopyFileOptions::default()
+    ///     .smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
+    /// # let _ = options;
+    /// ```
+    pub fn smb(mut self, v: SmbProperties) -> Self {
+        self.smb = v;
+        self
+    }
 
-        /// Copies the source's permission.
-        ///
-        /// ```
-        /// let options = azstore::file::CopyFileOptions::default().permission_from_source();
-        /// assert!(options.permission_from_source);
-        /// ```
-        permission_from_source => flag permission_from_source;
+    /// Copies the source's permission.
+    ///
+    /// ```
+    /// let options = azstore::file::CopyFileOptions::default().permission_from_source();
+    /// assert!(options.permission_from_source);
+    /// ```
+    pub fn permission_from_source(mut self) -> Self {
+        self.permission_from_source = true;
+        self
+    }
 
-        /// Copies the source's attributes.
-        ///
-        /// ```
-        /// let options = azstore::file::CopyFileOptions::default().attributes_from_source();
-        /// assert!(options.attributes_from_source);
-        /// ```
-        attributes_from_source => flag attributes_from_source;
+    /// Copies the source's attributes.
+    ///
+    /// ```
+    /// let options = azstore::file::CopyFileOptions::default().attributes_from_source();
+    /// assert!(options.attributes_from_source);
+    /// ```
+    pub fn attributes_from_source(mut self) -> Self {
+        self.attributes_from_source = true;
+        self
     }
 
     /// Copies the source's creation, last-write and change times.
@@ -124,27 +134,34 @@ impl CopyFileOptions {
         self
     }
 
-    setters! {
-        /// Whether a read-only destination is overwritten (`x-ms-file-copy-ignore-readonly`).
-        /// Default false: the copy onto a read-only file fails.
-        ///
-        /// ```
-        /// let options = azstore::file::CopyFileOptions::default().ignore_read_only(true);
-        /// # let _ = options;
-        /// ```
-        ignore_read_only => set ignore_read_only: bool;
+    /// Whether a read-only destination is overwritten (`x-ms-file-copy-ignore-readonly`).
+    /// Default false: the copy onto a read-only file fails.
+    ///
+    /// ```
+    /// let options = azstore::file::CopyFileOptions::default().ignore_read_only(true);
+    /// # let _ = options;
+    /// ```
+    pub fn ignore_read_only(mut self, v: bool) -> Self {
+        self.ignore_read_only = v;
+        self
+    }
 
-        /// Whether the destination gets the `Archive` attribute (`x-ms-file-copy-set-archive`),
-        /// as Windows marks a file that backup software should pick up. Default false.
-        ///
-        /// ```
-        /// let options = azstore::file::CopyFileOptions::default().set_archive(true);
-        /// # let _ = options;
-        /// ```
-        set_archive => set set_archive: bool;
+    /// Whether the destination gets the `Archive` attribute (`x-ms-file-copy-set-archive`),
+    /// as Windows marks a file that backup software should pick up. Default false.
+    ///
+    /// ```
+    /// let options = azstore::file::CopyFileOptions::default().set_archive(true);
+    /// # let _ = options;
+    /// ```
+    pub fn set_archive(mut self, v: bool) -> Self {
+        self.set_archive = v;
+        self
+    }
 
-        /// The destination's lease id.
-        lease => lease lease;
+    /// The destination's lease id.
+    pub fn lease(mut self, id: &crate::conditions::LeaseId) -> Self {
+        self.lease = Some(id.clone());
+        self
     }
 
     fn check(&self) -> Result<()> {
@@ -248,7 +265,7 @@ impl FileClient {
     ) -> Result<FileCopy> {
         check_source_url(source_url)?;
         options.check()?;
-        crate::blob::validate_metadata(&options.metadata)?;
+        crate::names::validate_metadata(&options.metadata)?;
         let mut smb = options.smb.clone();
         let copy_mode = if options.permission_from_source {
             Some("source")

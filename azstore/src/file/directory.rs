@@ -57,41 +57,51 @@ pub struct ListOptions {
 }
 
 impl ListOptions {
-    setters! {
-        /// Lists only entries whose name starts with this (default: every entry).
-        ///
-        /// ```
-        /// let options = azstore::file::ListOptions::default().prefix("2026-");
-        /// # let _ = options;
-        /// ```
-        prefix => into prefix;
+    /// Lists only entries whose name starts with this (default: every entry).
+    ///
+    /// ```
+    /// let options = azstore::file::ListOptions::default().prefix("2026-");
+    /// # let _ = options;
+    /// ```
+    pub fn prefix(mut self, v: impl Into<String>) -> Self {
+        self.prefix = Some(v.into());
+        self
+    }
 
-        /// Continues a listing where the previous page ended: pass its
-        /// [`ListPage::next_marker`] (default: start at the beginning).
-        ///
-        /// ```no_run
-        /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
-        /// use azstore::file::ListOptions;
-        /// let first = dir.list(&ListOptions::default().max_results(100)).await?;
-        /// if let Some(marker) = first.next_marker {
-        ///     let second = dir.list(&ListOptions::default().max_results(100).marker(marker)).await?;
-        ///     # let _ = second;
-        /// }
-        /// # Ok(()) }
-        /// ```
-        marker => into marker;
+    /// Continues a listing where the previous page ended: pass its
+    /// [`ListPage::next_marker`] (default: start at the beginning).
+    ///
+    /// ```no_run
+    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+    /// use azstore::file::ListOptions;
+    /// let first = dir.list(&ListOptions::default().max_results(100)).await?;
+    /// if let Some(marker) = first.next_marker {
+    ///     let second = dir.list(&ListOptions::default().max_results(100).marker(marker)).await?;
+    ///     # let _ = second;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn marker(mut self, v: impl Into<String>) -> Self {
+        self.marker = Some(v.into());
+        self
+    }
 
-        /// At most this many entries per page (1–5000; default: not sent, the service's
-        /// 5000).
-        ///
-        /// ```
-        /// let options = azstore::file::ListOptions::default().max_results(500);
-        /// # let _ = options;
-        /// ```
-        max_results => some max_results: u32;
+    /// At most this many entries per page (1–5000; default: not sent, the service's
+    /// 5000).
+    ///
+    /// ```
+    /// let options = azstore::file::ListOptions::default().max_results(500);
+    /// # let _ = options;
+    /// ```
+    pub fn max_results(mut self, v: u32) -> Self {
+        self.max_results = Some(v);
+        self
+    }
 
-        /// Asks for extended info on every entry.
-        extended_info => flag extended_info;
+    /// Asks for extended info on every entry.
+    pub fn extended_info(mut self) -> Self {
+        self.extended_info = true;
+        self
     }
 }
 

@@ -1,6 +1,6 @@
 //! [`FileClient`]: one file (create, ranges, read, properties, metadata, delete).
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::pin::Pin;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::Stream;
 
-use crate::blob::Checksum;
+use crate::checksum::Checksum;
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::models::{FileProperties, FileWrite, RangeList};
@@ -65,7 +65,8 @@ pub struct FileDownload {
 /// ```no_run
 /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
 /// use futures_util::TryStreamExt;
-/// let mut stream = file.get_stream(None).await?;
+/// let options = azstore::file::TransferOptions::default();
+/// let mut stream = file.download_stream(&options).await?;
 /// println!("{} bytes coming", stream.properties.content_length);
 /// while let Some(chunk) = stream.body.try_next().await? {
 ///     println!("{} bytes", chunk.len());
@@ -295,14 +296,12 @@ impl FileClient {
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 
-    /// Get File, whole, in one request. See [`FileClient::download`] for large files.
-    ///
-    /// ```no_run
-    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
-    /// let got = file.get().await?;
-    /// println!("{}", String::from_utf8_lossy(&got.body));
-    /// # Ok(()) }
-    /// ```
+    /// Get File, whole, in one request. Deprecated: [`FileClient::download`] reads the whole
+    /// file too (in one request when it is small), with every range pinned to one version.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `download(&TransferOptions::default())` (every service reads content with `download*`)"
+    )]
     pub async fn get(&self) -> Result<FileDownload> {
         let resp = self.pipeline.send(self.request(Method::Get)).await?;
         Ok(FileDownload {
@@ -316,11 +315,11 @@ impl FileClient {
     ///
     /// ```no_run
     /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
-    /// let head = file.get_range(0..100).await?;
+    /// let head = file.download_range(0..100).await?;
     /// println!("first {} of {} bytes", head.body.len(), head.properties.content_length);
     /// # Ok(()) }
     /// ```
-    pub async fn get_range(&self, range: Range<u64>) -> Result<FileDownload> {
+    pub async fn download_range(&self, range: Range<u64>) -> Result<FileDownload> {
         let req = self
             .request(Method::Get)
             .header("x-ms-range", range_header(&range)?);
@@ -337,10 +336,10 @@ impl FileClient {
     ///
     /// ```no_run
     /// # async fn f(file: azstore::file::FileClient) -> azstore::Result<()> {
-    /// let tail = file.get_from(1024).await?;
+    /// let tail = file.download_from(1024).await?;
     /// # let _ = tail; Ok(()) }
     /// ```
-    pub async fn get_from(&self, start: u64) -> Result<FileDownload> {
+    pub async fn download_from(&self, start: u64) -> Result<FileDownload> {
         let req = self
             .request(Method::Get)
             .header("x-ms-range", crate::http::range_from_header(start));
@@ -351,18 +350,45 @@ impl FileClient {
         })
     }
 
-    /// Get File as a stream (whole file, or `range`): the properties arrive first, the body
-    /// is read as the caller polls it.
+    /// Get File for one byte range as a stream: the properties arrive first, the body is
+    /// read as the caller polls it. For the whole file: [`FileClient::download_stream`].
     ///
     /// ```no_run
     /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
     /// use futures_util::TryStreamExt;
-    /// let stream = file.get_stream(Some(0..1 << 20)).await?; // the first MiB
+    /// let stream = file.download_range_stream(0..1 << 20).await?; // the first MiB
     /// let bytes: Vec<bytes::Bytes> = stream.body.try_collect().await?;
     /// # let _ = bytes;
     /// # Ok(()) }
     /// ```
+    pub async fn download_range_stream(&self, range: Range<u64>) -> Result<FileStream> {
+        self.stream_get(Some(range)).await
+    }
+
+    /// Get File as a stream (whole file, or `range`). Deprecated: [`FileClient::download_stream`]
+    /// (whole file) or [`FileClient::download_range_stream`].
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `download_stream` (whole file) or `download_range_stream` (a range)"
+    )]
     pub async fn get_stream(&self, range: Option<Range<u64>>) -> Result<FileStream> {
+        self.stream_get(range).await
+    }
+
+    /// Renamed [`FileClient::download_range`].
+    #[deprecated(since = "0.2.0", note = "renamed `download_range`")]
+    pub async fn get_range(&self, range: Range<u64>) -> Result<FileDownload> {
+        self.download_range(range).await
+    }
+
+    /// Renamed [`FileClient::download_from`].
+    #[deprecated(since = "0.2.0", note = "renamed `download_from`")]
+    pub async fn get_from(&self, start: u64) -> Result<FileDownload> {
+        self.download_from(start).await
+    }
+
+    /// One streaming Get File of the whole file or `range`.
+    async fn stream_get(&self, range: Option<Range<u64>>) -> Result<FileStream> {
         let mut req = self.request(Method::Get);
         if let Some(r) = &range {
             req = req.header("x-ms-range", range_header(r)?);
@@ -459,8 +485,8 @@ impl FileClient {
         Ok(())
     }
 
-    /// Deletes the file if it exists (a leased file needs the lease id). Returns `true` when
-    /// this call deleted it.
+    /// Deletes the file if it exists. Returns `true` when this call deleted it. A leased file:
+    /// [`FileClient::delete_if_exists_with_lease`].
     ///
     /// There is no `create_if_not_exists` for files: Create File replaces an existing file,
     /// and Azure Files takes no `If-None-Match`, so "create unless it exists" cannot be one
@@ -468,11 +494,23 @@ impl FileClient {
     ///
     /// ```no_run
     /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
-    /// file.delete_if_exists(None).await?;
+    /// file.delete_if_exists().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn delete_if_exists(&self, lease: Option<&LeaseId>) -> Result<bool> {
-        crate::error::found(self.delete(lease).await)
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        crate::error::found(self.delete(None).await)
+    }
+
+    /// Deletes the leased file if it exists, with its lease id. Returns `true` when this call
+    /// deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(file: azstore::file::FileClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+    /// file.delete_if_exists_with_lease(&lease).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists_with_lease(&self, lease: &LeaseId) -> Result<bool> {
+        crate::error::found(self.delete(Some(lease)).await)
     }
 
     /// List Ranges: the written ranges of the whole file, or within `range`.

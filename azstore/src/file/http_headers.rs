@@ -14,7 +14,7 @@
 
 use crate::conditions::LeaseId;
 use crate::error::Result;
-use crate::file::client::FileClient;
+use crate::file::file_client::FileClient;
 use crate::file::models::FileWrite;
 use crate::file::set_properties::SetFileProperties;
 use crate::http_headers::HttpHeaders;

@@ -15,12 +15,14 @@
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
-use crate::file::client::{FileClient, ShareClient};
+use crate::file::file_client::FileClient;
+use crate::file::share::ShareClient;
 use crate::http::Method;
 use crate::lease::{
     self, BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseOp,
     LeaseReleased, LeaseReply, LeaseResult,
 };
+use crate::snapshot::SnapshotId;
 
 impl FileClient {
     /// Lease File, break: ends whoever's lease at once (file leases have no break period).
@@ -225,7 +227,12 @@ impl ShareClient {
 /// its own, independent of the share's, which guards deleting that snapshot (backup software
 /// holds one on the snapshot it copies from).
 impl ShareClient {
-    async fn send_snapshot<R: LeaseReply>(&self, snapshot: &str, op: LeaseOp<'_>) -> Result<R> {
+    async fn send_snapshot<R: LeaseReply>(
+        &self,
+        snapshot: &SnapshotId,
+        op: LeaseOp<'_>,
+    ) -> Result<R> {
+        let snapshot = snapshot.as_str();
         crate::file::snapshots::check_snapshot_id(snapshot)?;
         let req = self.request(Method::Put).query("sharesnapshot", snapshot);
         lease::send(&self.pipeline, req, op).await
@@ -248,11 +255,11 @@ impl ShareClient {
     /// ```
     pub async fn acquire_snapshot_lease(
         &self,
-        snapshot: &str,
+        snapshot: &SnapshotId,
         duration: LeaseDuration,
         proposed: Option<&LeaseId>,
     ) -> Result<LeaseResult> {
-        LeaseCapabilities::ALL.check(&format!("share snapshot {snapshot}"), duration)?;
+        LeaseCapabilities::ALL.check(&format!("share snapshot {}", snapshot.as_str()), duration)?;
         let random = LeaseId::random();
         let proposed = proposed.unwrap_or(&random);
         self.send_snapshot(snapshot, LeaseOp::Acquire { duration, proposed })
@@ -260,14 +267,18 @@ impl ShareClient {
     }
 
     /// Lease Share on a snapshot, renew.
-    pub async fn renew_snapshot_lease(&self, snapshot: &str, id: &LeaseId) -> Result<LeaseResult> {
+    pub async fn renew_snapshot_lease(
+        &self,
+        snapshot: &SnapshotId,
+        id: &LeaseId,
+    ) -> Result<LeaseResult> {
         self.send_snapshot(snapshot, LeaseOp::Renew(id)).await
     }
 
     /// Lease Share on a snapshot, change: replaces the id of the lease held with `current`.
     pub async fn change_snapshot_lease(
         &self,
-        snapshot: &str,
+        snapshot: &SnapshotId,
         current: &LeaseId,
         proposed: &LeaseId,
     ) -> Result<LeaseResult> {
@@ -284,7 +295,7 @@ impl ShareClient {
     /// Lease Share on a snapshot, release.
     pub async fn release_snapshot_lease(
         &self,
-        snapshot: &str,
+        snapshot: &SnapshotId,
         id: &LeaseId,
     ) -> Result<LeaseReleased> {
         self.send_snapshot(snapshot, LeaseOp::Release(id)).await
@@ -293,7 +304,7 @@ impl ShareClient {
     /// Lease Share on a snapshot, break (see [`ShareClient::break_lease`]).
     pub async fn break_snapshot_lease(
         &self,
-        snapshot: &str,
+        snapshot: &SnapshotId,
         period: Option<BreakPeriod>,
     ) -> Result<LeaseBroken> {
         self.send_snapshot(snapshot, LeaseOp::Break(period)).await

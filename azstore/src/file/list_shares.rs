@@ -89,37 +89,50 @@ pub struct ListSharesOptions {
 }
 
 impl ListSharesOptions {
-    setters! {
-        /// Only shares whose name starts with `prefix`.
-        ///
-        /// ```
-        /// let options = azstore::file::ListSharesOptions::default().prefix("team-");
-        /// # let _ = options;
-        /// ```
-        prefix => into prefix;
+    /// Only shares whose name starts with `prefix`.
+    ///
+    /// ```
+    /// let options = azstore::file::ListSharesOptions::default().prefix("team-");
+    /// # let _ = options;
+    /// ```
+    pub fn prefix(mut self, v: impl Into<String>) -> Self {
+        self.prefix = Some(v.into());
+        self
+    }
 
-        /// At most this many shares per page (1–5000; default: not sent, the service's
-        /// 5000). The stream still lists every share, one page at a time.
-        ///
-        /// ```
-        /// let options = azstore::file::ListSharesOptions::default().max_results(100);
-        /// # let _ = options;
-        /// ```
-        max_results => some max_results: u32;
+    /// At most this many shares per page (1–5000; default: not sent, the service's
+    /// 5000). The stream still lists every share, one page at a time.
+    ///
+    /// ```
+    /// let options = azstore::file::ListSharesOptions::default().max_results(100);
+    /// # let _ = options;
+    /// ```
+    pub fn max_results(mut self, v: u32) -> Self {
+        self.max_results = Some(v);
+        self
+    }
 
-        /// Lists each share's metadata.
-        ///
-        /// ```
-        /// let options = azstore::file::ListSharesOptions::default().with_metadata();
-        /// assert!(options.include_metadata);
-        /// ```
-        with_metadata => flag include_metadata;
+    /// Lists each share's metadata.
+    ///
+    /// ```
+    /// let options = azstore::file::ListSharesOptions::default().with_metadata();
+    /// assert!(options.include_metadata);
+    /// ```
+    pub fn with_metadata(mut self) -> Self {
+        self.include_metadata = true;
+        self
+    }
 
-        /// Lists share snapshots too.
-        with_snapshots => flag include_snapshots;
+    /// Lists share snapshots too.
+    pub fn with_snapshots(mut self) -> Self {
+        self.include_snapshots = true;
+        self
+    }
 
-        /// Lists soft-deleted shares too.
-        with_deleted => flag include_deleted;
+    /// Lists soft-deleted shares too.
+    pub fn with_deleted(mut self) -> Self {
+        self.include_deleted = true;
+        self
     }
 
     fn include(&self) -> Option<String> {
@@ -190,7 +203,7 @@ impl SharePage {
                 .map(|s| ShareItem {
                     name: s.name,
                     snapshot: s.snapshot.filter(|v| !v.is_empty()),
-                    etag: crate::blob::list_etag(s.properties.etag),
+                    etag: crate::conditions::listed_etag(s.properties.etag),
                     last_modified: s
                         .properties
                         .last_modified

@@ -32,7 +32,6 @@
 //! # Ok(()) }
 //! ```
 
-mod client;
 mod copy;
 mod directory;
 mod file_client;
@@ -52,7 +51,11 @@ mod share_properties;
 mod smb;
 mod smb_properties;
 mod snapshots;
+mod transfer;
 
+pub use crate::checksum::Checksum;
+pub use crate::snapshot::SnapshotId;
+pub use crate::status::{CopyStatus, LeaseDurationType, LeaseState, LeaseStatus};
 pub use copy::{CopyFileOptions, FileCopy};
 pub use directory::{DirectoryClient, ListOptions};
 pub use file_client::{FileClient, FileDownload, FileStream};

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use time::OffsetDateTime;
 
-use crate::blob::{LeaseDurationType, LeaseState, LeaseStatus};
 use crate::conditions::ETag;
 use crate::error::{Error, Result};
 use crate::file::smb_properties::SmbProperties;
 use crate::http::{Headers, Request, Response};
 use crate::http_headers::HttpHeaders;
+use crate::status::{CopyStatus, LeaseDurationType, LeaseState, LeaseStatus};
 
 /// Lease information as sent in `x-ms-lease-*` headers.
 ///
@@ -235,7 +235,7 @@ pub struct FileCopyInfo {
     /// `x-ms-copy-id`: pass it to [`FileClient::abort_copy`](crate::file::FileClient::abort_copy).
     pub id: String,
     /// `x-ms-copy-status`.
-    pub status: crate::blob::CopyStatus,
+    pub status: CopyStatus,
     /// `x-ms-copy-source`.
     pub source: Option<String>,
     /// `x-ms-copy-progress` (`copied/total` bytes).
@@ -250,7 +250,7 @@ impl FileCopyInfo {
     pub(crate) fn from_headers(h: &Headers) -> Option<FileCopyInfo> {
         Some(FileCopyInfo {
             id: h.get("x-ms-copy-id")?.to_string(),
-            status: crate::blob::CopyStatus::parse(h.get("x-ms-copy-status").unwrap_or("")),
+            status: CopyStatus::parse(h.get("x-ms-copy-status").unwrap_or("")),
             source: h.get("x-ms-copy-source").map(str::to_string),
             progress: h.get("x-ms-copy-progress").map(str::to_string),
             completion_time: h
@@ -487,7 +487,7 @@ impl DirEntry {
                 Some(p.content_length.unwrap_or(0))
             },
             file_id: self.file_id.filter(|s| !s.is_empty()),
-            etag: crate::blob::list::etag(p.etag),
+            etag: crate::conditions::listed_etag(p.etag),
             last_modified: p
                 .last_modified
                 .as_deref()

@@ -37,47 +37,57 @@ pub struct CreateFileOptions {
 }
 
 impl CreateFileOptions {
-    setters! {
-        /// The file's `Content-Type`, served with every read (`x-ms-content-type`; also
-        /// settable in [`headers`](Self::headers), not both). Default: none.
-        ///
-        /// ```
-        /// let options = azstore::file::CreateFileOptions::default().content_type("text/csv");
-        /// # let _ = options;
-        /// ```
-        content_type => into content_type;
+    /// The file's `Content-Type`, served with every read (`x-ms-content-type`; also
+    /// settable in [`headers`](Self::headers), not both). Default: none.
+    ///
+    /// ```
+    /// let options = azstore::file::CreateFileOptions::default().content_type("text/csv");
+    /// # let _ = options;
+    /// ```
+    pub fn content_type(mut self, v: impl Into<String>) -> Self {
+        self.content_type = Some(v.into());
+        self
+    }
 
-        /// The file's metadata (validated before sending). Default: none.
-        ///
-        /// ```
-        /// use std::collections::BTreeMap;
-        /// let meta = BTreeMap::from([("source".to_string(), "scanner-3".to_string())]);
-        /// let options = azstore::file::CreateFileOptions::default().metadata(meta);
-        /// # let _ = options;
-        /// ```
-        metadata => set metadata: BTreeMap<String, String>;
+    /// The file's metadata (validated before sending). Default: none.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let meta = BTreeMap::from([("source".to_string(), "scanner-3".to_string())]);
+    /// let options = azstore::file::CreateFileOptions::default().metadata(meta);
+    /// # let _ = options;
+    /// ```
+    pub fn metadata(mut self, v: BTreeMap<String, String>) -> Self {
+        self.metadata = v;
+        self
+    }
 
-        /// The HTTP headers stored with the file and served with every read (encoding,
-        /// language, cache control, disposition, MD5). Default: none.
-        ///
-        /// ```
-        /// use azstore::http_headers::HttpHeaders;
-        /// let options = azstore::file::CreateFileOptions::default()
-        ///     .headers(HttpHeaders::default().cache_control("no-cache"));
-        /// # let _ = options;
-        /// ```
-        headers => set headers: HttpHeaders;
+    /// The HTTP headers stored with the file and served with every read (encoding,
+    /// language, cache control, disposition, MD5). Default: none.
+    ///
+    /// ```
+    /// use azstore::http_headers::HttpHeaders;
+    /// let options = azstore::file::CreateFileOptions::default()
+    ///     .headers(HttpHeaders::default().cache_control("no-cache"));
+    /// # let _ = options;
+    /// ```
+    pub fn headers(mut self, v: HttpHeaders) -> Self {
+        self.headers = v;
+        self
+    }
 
-        /// The SMB attributes, times and permission of the new file. Default: Azure's for a
-        /// new file (no attributes, times `now`, permission inherited from the directory).
-        ///
-        /// ```
-        /// use azstore::file::{FileAttributes, SmbProperties};
-        /// let options = azstore::file::CreateFileOptions::default()
-        ///     .smb(SmbProperties::default().attributes(FileAttributes::HIDDEN));
-        /// # let _ = options;
-        /// ```
-        smb => set smb: SmbProperties;
+    /// The SMB attributes, times and permission of the new file. Default: Azure's for a
+    /// new file (no attributes, times `now`, permission inherited from the directory).
+    ///
+    /// ```
+    /// use azstore::file::{FileAttributes, SmbProperties};
+    /// let options = azstore::file::CreateFileOptions::default()
+    ///     .smb(SmbProperties::default().attributes(FileAttributes::HIDDEN));
+    /// # let _ = options;
+    /// ```
+    pub fn smb(mut self, v: SmbProperties) -> Self {
+        self.smb = v;
+        self
     }
 }
 
@@ -122,69 +132,81 @@ impl Default for TransferOptions {
 }
 
 impl TransferOptions {
-    setters! {
-        /// Bytes per range request (1 byte – 4 MiB, checked before sending; default 4 MiB).
-        ///
-        /// ```
-        /// let options = azstore::file::TransferOptions::default().range_size(1 << 20);
-        /// assert_eq!(options.range_size, 1 << 20);
-        /// ```
-        range_size => set range_size: u64;
-
-        /// Range requests in flight at once (default 4). Memory in flight is about
-        /// `max_concurrency × range_size`.
-        ///
-        /// ```
-        /// let options = azstore::file::TransferOptions::default().max_concurrency(8);
-        /// # let _ = options;
-        /// ```
-        max_concurrency => set max_concurrency: usize;
+    /// Bytes per range request (1 byte – 4 MiB, checked before sending; default 4 MiB).
+    ///
+    /// ```
+    /// let options = azstore::file::TransferOptions::default().range_size(1 << 20);
+    /// assert_eq!(options.range_size, 1 << 20);
+    /// ```
+    pub fn range_size(mut self, v: u64) -> Self {
+        self.range_size = v;
+        self
     }
 
-    setters! {
-        /// The `Content-Type` of the file an upload creates (default: none). Shorthand for
-        /// the same field of [`create`](Self::create).
-        ///
-        /// ```
-        /// let options = azstore::file::TransferOptions::default().content_type("video/mp4");
-        /// # let _ = options;
-        /// ```
-        content_type => into create.content_type;
+    /// Range requests in flight at once (default 4). Memory in flight is about
+    /// `max_concurrency × range_size`.
+    ///
+    /// ```
+    /// let options = azstore::file::TransferOptions::default().max_concurrency(8);
+    /// # let _ = options;
+    /// ```
+    pub fn max_concurrency(mut self, v: usize) -> Self {
+        self.max_concurrency = v;
+        self
     }
 
-    setters! {
-        /// What a download does when the file changes between two ranges (default
-        /// [`OnChange::Fail`]: a `Conflict` error, never a mix of two versions).
-        ///
-        /// ```
-        /// use azstore::file::TransferOptions;
-        /// use azstore::transfer::OnChange;
-        /// let options = TransferOptions::default().on_change(OnChange::Restart { max_restarts: 2 });
-        /// # let _ = options;
-        /// ```
-        on_change => set on_change: OnChange;
+    /// The `Content-Type` of the file an upload creates (default: none). Shorthand for
+    /// the same field of [`create`](Self::create).
+    ///
+    /// ```
+    /// let options = azstore::file::TransferOptions::default().content_type("video/mp4");
+    /// # let _ = options;
+    /// ```
+    pub fn content_type(mut self, v: impl Into<String>) -> Self {
+        self.create.content_type = Some(v.into());
+        self
+    }
 
-        /// Content type, metadata, headers and SMB properties of the file an upload creates
-        /// (default [`CreateFileOptions::default()`]).
-        ///
-        /// ```
-        /// use azstore::file::{CreateFileOptions, TransferOptions};
-        /// let options = TransferOptions::default()
-        ///     .create(CreateFileOptions::default().content_type("application/pdf"));
-        /// # let _ = options;
-        /// ```
-        create => set create: CreateFileOptions;
+    /// What a download does when the file changes between two ranges (default
+    /// [`OnChange::Fail`]: a `Conflict` error, never a mix of two versions).
+    ///
+    /// ```
+    /// use azstore::file::TransferOptions;
+    /// use azstore::transfer::OnChange;
+    /// let options = TransferOptions::default().on_change(OnChange::Restart { max_restarts: 2 });
+    /// # let _ = options;
+    /// ```
+    pub fn on_change(mut self, v: OnChange) -> Self {
+        self.on_change = v;
+        self
+    }
 
-        /// Reports progress to `progress` (default: no reports).
-        ///
-        /// ```
-        /// use azstore::file::TransferOptions;
-        /// use azstore::transfer::Progress;
-        /// let options = TransferOptions::default()
-        ///     .progress(Progress::callback(|p| eprintln!("{} of {:?}", p.bytes, p.total)));
-        /// # let _ = options;
-        /// ```
-        progress => some progress: Progress;
+    /// Content type, metadata, headers and SMB properties of the file an upload creates
+    /// (default [`CreateFileOptions::default()`]).
+    ///
+    /// ```
+    /// use azstore::file::{CreateFileOptions, TransferOptions};
+    /// let options = TransferOptions::default()
+    ///     .create(CreateFileOptions::default().content_type("application/pdf"));
+    /// # let _ = options;
+    /// ```
+    pub fn create(mut self, v: CreateFileOptions) -> Self {
+        self.create = v;
+        self
+    }
+
+    /// Reports progress to `progress` (default: no reports).
+    ///
+    /// ```
+    /// use azstore::file::TransferOptions;
+    /// use azstore::transfer::Progress;
+    /// let options = TransferOptions::default()
+    ///     .progress(Progress::callback(|p| eprintln!("{} of {:?}", p.bytes, p.total)));
+    /// # let _ = options;
+    /// ```
+    pub fn progress(mut self, v: Progress) -> Self {
+        self.progress = Some(v);
+        self
     }
 
     pub(crate) fn check(&self) -> Result<()> {

@@ -57,16 +57,29 @@ pub struct RangeFromUrlOptions {
 }
 
 impl RangeFromUrlOptions {
-    setters! {
-        /// The lease id of the destination file, required when it is leased (default: none).
-        lease => some lease: LeaseId;
-        /// Writes only if the source range has this CRC-64.
-        source_if_match_crc64 => into source_if_match_crc64;
-        /// Writes only if the source range does not have this CRC-64.
-        source_if_none_match_crc64 => into source_if_none_match_crc64;
-        /// What becomes of the file's last-write time (`x-ms-file-last-write-time`). Default:
-        /// not sent, so the service sets it to now.
-        last_write_time => some last_write_time: LastWriteTime;
+    /// The lease id of the destination file, required when it is leased (default: none).
+    pub fn lease(mut self, v: LeaseId) -> Self {
+        self.lease = Some(v);
+        self
+    }
+
+    /// Writes only if the source range has this CRC-64.
+    pub fn source_if_match_crc64(mut self, v: impl Into<String>) -> Self {
+        self.source_if_match_crc64 = Some(v.into());
+        self
+    }
+
+    /// Writes only if the source range does not have this CRC-64.
+    pub fn source_if_none_match_crc64(mut self, v: impl Into<String>) -> Self {
+        self.source_if_none_match_crc64 = Some(v.into());
+        self
+    }
+
+    /// What becomes of the file's last-write time (`x-ms-file-last-write-time`). Default:
+    /// not sent, so the service sets it to now.
+    pub fn last_write_time(mut self, v: LastWriteTime) -> Self {
+        self.last_write_time = Some(v);
+        self
     }
 }
 

@@ -49,50 +49,63 @@ pub struct RenameOptions {
 }
 
 impl RenameOptions {
-    setters! {
-        /// Whether an existing file at the destination is replaced
-        /// (`x-ms-file-rename-replace-if-exists`). Default false: an existing destination
-        /// fails the rename with 409 `ResourceAlreadyExists`.
-        ///
-        /// ```
-        /// let options = azstore::file::RenameOptions::default().replace_if_exists(true);
-        /// # let _ = options;
-        /// ```
-        replace_if_exists => set replace_if_exists: bool;
+    /// Whether an existing file at the destination is replaced
+    /// (`x-ms-file-rename-replace-if-exists`). Default false: an existing destination
+    /// fails the rename with 409 `ResourceAlreadyExists`.
+    ///
+    /// ```
+    /// let options = azstore::file::RenameOptions::default().replace_if_exists(true);
+    /// # let _ = options;
+    /// ```
+    pub fn replace_if_exists(mut self, v: bool) -> Self {
+        self.replace_if_exists = v;
+        self
+    }
 
-        /// Whether a read-only destination is replaced too (`x-ms-file-rename-ignore-readonly`;
-        /// needs [`replace_if_exists`](Self::replace_if_exists)). Default false: a read-only
-        /// destination fails the rename.
-        ///
-        /// ```
-        /// let options = azstore::file::RenameOptions::default()
-        ///     .replace_if_exists(true)
-        ///     .ignore_read_only(true);
-        /// # let _ = options;
-        /// ```
-        ignore_read_only => set ignore_read_only: bool;
+    /// Whether a read-only destination is replaced too (`x-ms-file-rename-ignore-readonly`;
+    /// needs [`replace_if_exists`](Self::replace_if_exists)). Default false: a read-only
+    /// destination fails the rename.
+    ///
+    /// ```
+    /// let options = azstore::file::RenameOptions::default()
+    ///     .replace_if_exists(true)
+    ///     .ignore_read_only(true);
+    /// # let _ = options;
+    /// ```
+    pub fn ignore_read_only(mut self, v: bool) -> Self {
+        self.ignore_read_only = v;
+        self
+    }
 
-        /// The source's lease id, for a leased source file (default: none).
-        ///
-        /// ```
-        /// let lease = azstore::LeaseId::random();
-        /// let options = azstore::file::RenameOptions::default().source_lease(&lease);
-        /// # let _ = options;
-        /// ```
-        source_lease => lease source_lease;
+    /// The source's lease id, for a leased source file (default: none).
+    ///
+    /// ```
+    /// let lease = azstore::LeaseId::random();
+    /// let options = azstore::file::RenameOptions::default().source_lease(&lease);
+    /// # let _ = options;
+    /// ```
+    pub fn source_lease(mut self, id: &crate::conditions::LeaseId) -> Self {
+        self.source_lease = Some(id.clone());
+        self
+    }
 
-        /// The lease id of a leased destination file being replaced (default: none).
-        ///
-        /// ```
-        /// let lease = azstore::LeaseId::random();
-        /// let options = azstore::file::RenameOptions::default().replace_if_exists(true).destination_lease(&lease);
-        /// # let _ = options;
-        /// ```
-        destination_lease => lease destination_lease;
+    /// The lease id of a leased destination file being replaced (default: none).
+    ///
+    /// ```
+    /// let lease = azstore::LeaseId::random();
+    /// let options = azstore::file::RenameOptions::default().replace_if_exists(true).destination_lease(&lease);
+    /// # let _ = options;
+    /// ```
+    pub fn destination_lease(mut self, id: &crate::conditions::LeaseId) -> Self {
+        self.destination_lease = Some(id.clone());
+        self
+    }
 
-        /// SMB properties (attributes, times, permission) the renamed entry gets in the same
-        /// call. Default: none sent, so the entry keeps its own.
-        smb => set smb: crate::file::SmbProperties;
+    /// SMB properties (attributes, times, permission) the renamed entry gets in the same
+    /// call. Default: none sent, so the entry keeps its own.
+    pub fn smb(mut self, v: crate::file::SmbProperties) -> Self {
+        self.smb = v;
+        self
     }
 
     fn apply(&self, req: Request, source_url: String, is_dir: bool) -> Result<Request> {

@@ -36,3 +36,12 @@ service_client!(ShareServiceClient, File =>
     /// # Ok(()) }
     /// ```
     share: ShareClient, validate_share_name);
+
+crate::service_properties::service_properties!(
+    ShareServiceClient,
+    crate::service_properties::Sections {
+        service: "File",
+        logging: false,
+        blob_only: false
+    }
+);

@@ -50,33 +50,40 @@ pub struct SetFileProperties {
 }
 
 impl SetFileProperties {
-    setters! {
-        /// Resizes the file.
-        ///
-        /// ```
-        /// let change = azstore::file::SetFileProperties::default().size(0); // truncate
-        /// # let _ = change;
-        /// ```
-        size => some size: u64;
+    /// Resizes the file.
+    ///
+    /// ```
+    /// let change = azstore::file::SetFileProperties::default().size(0); // truncate
+    /// # let _ = change;
+    /// ```
+    pub fn size(mut self, v: u64) -> Self {
+        self.size = Some(v);
+        self
+    }
 
-        /// Replaces the stored HTTP headers.
-        ///
-        /// ```
-        /// use azstore::http_headers::HttpHeaders;
-        /// let change = azstore::file::SetFileProperties::default()
-        ///     .headers(HttpHeaders::default().content_type("text/csv"));
-        /// # let _ = change;
-        /// ```
-        headers => some headers: HttpHeaders;
+    /// Replaces the stored HTTP headers.
+    ///
+    /// ```
+    /// use azstore::http_headers::HttpHeaders;
+    /// let change = azstore::file::SetFileProperties::default()
+    ///     .headers(HttpHeaders::default().content_type("text/csv"));
+    /// # let _ = change;
+    /// ```
+    pub fn headers(mut self, v: HttpHeaders) -> Self {
+        self.headers = Some(v);
+        self
+    }
 
-        /// Changes SMB properties.
-        ///
-        /// ```
-        /// use azstore::file::{FileAttributes, SetFileProperties, SmbProperties};
-        /// let change = SetFileProperties::default().smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
-        /// # let _ = change;
-        /// ```
-        smb => set smb: SmbProperties;
+    /// Changes SMB properties.
+    ///
+    /// ```
+    /// use azstore::file::{FileAttributes, SetFileProperties, SmbProperties};
+    /// let change = SetFileProperties::default().smb(SmbProperties::default().attributes(FileAttributes::READ_ONLY));
+    /// # let _ = change;
+    /// ```
+    pub fn smb(mut self, v: SmbProperties) -> Self {
+        self.smb = v;
+        self
     }
 }
 

@@ -103,25 +103,6 @@ impl ShareClient {
         self.create_with(&BTreeMap::new(), None).await
     }
 
-    /// Create Share with metadata and an optional quota in GiB.
-    ///
-    /// ```no_run
-    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// use std::collections::BTreeMap;
-    /// let metadata = BTreeMap::from([("team".to_string(), "finance".to_string())]);
-    /// share.create_with(&metadata, Some(100)).await?; // at most 100 GiB
-    /// # Ok(()) }
-    /// ```
-    pub async fn create_with(
-        &self,
-        metadata: &BTreeMap<String, String>,
-        quota_gib: Option<u32>,
-    ) -> Result<FileWrite> {
-        let mut options = crate::file::ShareOptions::default().metadata(metadata.clone());
-        options.quota_gib = quota_gib;
-        self.create_with_options(&options).await
-    }
-
     /// Creates the share unless it exists. Returns `true` when this call created it.
     ///
     /// ```no_run
@@ -176,15 +157,27 @@ impl ShareClient {
         Ok(())
     }
 
-    /// Deletes the share if it exists (a leased share needs its lease id). Returns `true` when
-    /// this call deleted it.
+    /// Deletes the share if it exists. Returns `true` when this call deleted it. A leased
+    /// share: [`ShareClient::delete_if_exists_with_lease`].
     ///
     /// ```no_run
     /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// share.delete_if_exists(None).await?;
+    /// share.delete_if_exists().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn delete_if_exists(&self, lease: Option<&LeaseId>) -> Result<bool> {
-        crate::error::found(self.delete(lease).await)
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        crate::error::found(self.delete(None).await)
+    }
+
+    /// Deletes the leased share if it exists, with its lease id. Returns `true` when this call
+    /// deleted it.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient, lease: azstore::LeaseId) -> azstore::Result<()> {
+    /// share.delete_if_exists_with_lease(&lease).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists_with_lease(&self, lease: &LeaseId) -> Result<bool> {
+        crate::error::found(self.delete(Some(lease)).await)
     }
 }

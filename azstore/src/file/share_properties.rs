@@ -48,56 +48,69 @@ pub struct ShareOptions {
 }
 
 impl ShareOptions {
-    setters! {
-        /// The metadata of a new share (create only; Set Share Metadata changes it later).
-        /// Default: none.
-        ///
-        /// ```
-        /// use std::collections::BTreeMap;
-        /// let meta = BTreeMap::from([("team".to_string(), "finance".to_string())]);
-        /// let options = azstore::file::ShareOptions::default().metadata(meta);
-        /// # let _ = options;
-        /// ```
-        metadata => set metadata: BTreeMap<String, String>;
+    /// The metadata of a new share (create only; Set Share Metadata changes it later).
+    /// Default: none.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let meta = BTreeMap::from([("team".to_string(), "finance".to_string())]);
+    /// let options = azstore::file::ShareOptions::default().metadata(meta);
+    /// # let _ = options;
+    /// ```
+    pub fn metadata(mut self, v: BTreeMap<String, String>) -> Self {
+        self.metadata = v;
+        self
+    }
 
-        /// The share's size limit in GiB, 1–102400 (`x-ms-share-quota`). Default: not sent,
-        /// so the service's default (the largest size) on create and no change on set.
-        ///
-        /// ```
-        /// let options = azstore::file::ShareOptions::default().quota_gib(100);
-        /// assert_eq!(options.quota_gib, Some(100));
-        /// ```
-        quota_gib => some quota_gib: u32;
+    /// The share's size limit in GiB, 1–102400 (`x-ms-share-quota`). Default: not sent,
+    /// so the service's default (the largest size) on create and no change on set.
+    ///
+    /// ```
+    /// let options = azstore::file::ShareOptions::default().quota_gib(100);
+    /// assert_eq!(options.quota_gib, Some(100));
+    /// ```
+    pub fn quota_gib(mut self, v: u32) -> Self {
+        self.quota_gib = Some(v);
+        self
+    }
 
-        /// The access tier (`x-ms-access-tier`: `TransactionOptimized`, `Hot`, `Cool`;
-        /// `Premium` on premium accounts). Default: not sent, so `TransactionOptimized` on
-        /// create and no change on set.
-        ///
-        /// ```
-        /// let options = azstore::file::ShareOptions::default().access_tier("Cool");
-        /// # let _ = options;
-        /// ```
-        access_tier => into access_tier;
+    /// The access tier (`x-ms-access-tier`: `TransactionOptimized`, `Hot`, `Cool`;
+    /// `Premium` on premium accounts). Default: not sent, so `TransactionOptimized` on
+    /// create and no change on set.
+    ///
+    /// ```
+    /// let options = azstore::file::ShareOptions::default().access_tier("Cool");
+    /// # let _ = options;
+    /// ```
+    pub fn access_tier(mut self, v: impl Into<String>) -> Self {
+        self.access_tier = Some(v.into());
+        self
+    }
 
-        /// The protocol the share is mounted with, create only (`x-ms-enabled-protocols`:
-        /// `SMB` or `NFS`; NFS needs a premium account). Default: SMB.
-        ///
-        /// ```
-        /// let options = azstore::file::ShareOptions::default().enabled_protocols("NFS");
-        /// # let _ = options;
-        /// ```
-        enabled_protocols => into enabled_protocols;
+    /// The protocol the share is mounted with, create only (`x-ms-enabled-protocols`:
+    /// `SMB` or `NFS`; NFS needs a premium account). Default: SMB.
+    ///
+    /// ```
+    /// let options = azstore::file::ShareOptions::default().enabled_protocols("NFS");
+    /// # let _ = options;
+    /// ```
+    pub fn enabled_protocols(mut self, v: impl Into<String>) -> Self {
+        self.enabled_protocols = Some(v.into());
+        self
+    }
 
-        /// How an NFS share maps the root user (`x-ms-root-squash`: `NoRootSquash`,
-        /// `RootSquash`, `AllSquash`). Default: not sent (`NoRootSquash` on create).
-        ///
-        /// ```
-        /// let options = azstore::file::ShareOptions::default()
-        ///     .enabled_protocols("NFS")
-        ///     .root_squash("RootSquash");
-        /// # let _ = options;
-        /// ```
-        root_squash => into root_squash;
+    /// How an NFS share maps the root user (`x-ms-root-squash`: `NoRootSquash`,
+    /// `RootSquash`, `AllSquash`). Default: not sent (`NoRootSquash` on create).
+    ///
+    /// ```
+    /// let options = azstore::file::ShareOptions::default()
+    ///     .enabled_protocols("NFS")
+    ///     .root_squash("RootSquash");
+    /// # let _ = options;
+    /// ```
+    pub fn root_squash(mut self, v: impl Into<String>) -> Self {
+        self.root_squash = Some(v.into());
+        self
     }
 
     fn check(&self) -> Result<()> {
@@ -138,6 +151,25 @@ struct PermissionBody {
 }
 
 impl ShareClient {
+    /// Create Share with metadata and an optional quota in GiB.
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
+    /// let metadata = BTreeMap::from([("team".to_string(), "finance".to_string())]);
+    /// share.create_with(&metadata, Some(100)).await?; // at most 100 GiB
+    /// # Ok(()) }
+    /// ```
+    pub async fn create_with(
+        &self,
+        metadata: &BTreeMap<String, String>,
+        quota_gib: Option<u32>,
+    ) -> Result<FileWrite> {
+        let mut options = ShareOptions::default().metadata(metadata.clone());
+        options.quota_gib = quota_gib;
+        self.create_with_options(&options).await
+    }
+
     /// Create Share with quota, access tier, protocols, root squash and metadata.
     ///
     /// ```no_run
@@ -148,7 +180,7 @@ impl ShareClient {
     /// ```
     pub async fn create_with_options(&self, options: &ShareOptions) -> Result<FileWrite> {
         options.check()?;
-        crate::blob::validate_metadata(&options.metadata)?;
+        crate::names::validate_metadata(&options.metadata)?;
         let req = self
             .request(Method::Put)
             .metadata(&options.metadata)

@@ -36,6 +36,7 @@ use crate::http::RetryPolicy;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SmbConflict {
     /// `SharingViolation`: an SMB handle with an incompatible sharing mode is open.
     SharingViolation,
@@ -177,25 +178,30 @@ impl Default for SmbRetry {
 }
 
 impl SmbRetry {
-    setters! {
-        /// Replaces the delay schedule.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// use azstore::file::SmbRetry;
-        /// use azstore::http::RetryPolicy;
-        /// let patient = SmbRetry::default().policy(RetryPolicy::default().max_retries(30).max_elapsed(Some(Duration::from_secs(300))));
-        /// # let _ = patient;
-        /// ```
-        policy => set policy: RetryPolicy;
-        /// Also wait out `DeletePending` (useful before re-creating a file an SMB client is
-        /// deleting; a write to it would only find the file gone afterwards).
-        ///
-        /// ```
-        /// let retry = azstore::file::SmbRetry::default().delete_pending(true);
-        /// # let _ = retry;
-        /// ```
-        delete_pending => set delete_pending: bool;
+    /// Replaces the delay schedule.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::file::SmbRetry;
+    /// use azstore::http::RetryPolicy;
+    /// let patient = SmbRetry::default().policy(RetryPolicy::default().max_retries(30).max_elapsed(Some(Duration::from_secs(300))));
+    /// # let _ = patient;
+    /// ```
+    pub fn policy(mut self, v: RetryPolicy) -> Self {
+        self.policy = v;
+        self
+    }
+
+    /// Also wait out `DeletePending` (useful before re-creating a file an SMB client is
+    /// deleting; a write to it would only find the file gone afterwards).
+    ///
+    /// ```
+    /// let retry = azstore::file::SmbRetry::default().delete_pending(true);
+    /// # let _ = retry;
+    /// ```
+    pub fn delete_pending(mut self, v: bool) -> Self {
+        self.delete_pending = v;
+        self
     }
 
     fn retries(&self, e: &Error) -> bool {

@@ -163,7 +163,7 @@ impl SmbTime {
 
 /// `2019-07-11T21:40:12.9953010Z`: UTC, seven fractional digits (the form of `Edm.DateTime`).
 pub(crate) fn format_smb_time(t: OffsetDateTime) -> String {
-    crate::table::DateTime::new(t).to_string()
+    crate::time_fmt::iso8601_7(t)
 }
 
 impl fmt::Display for SmbTime {
@@ -237,62 +237,78 @@ pub struct SmbProperties {
 }
 
 impl SmbProperties {
-    setters! {
-        /// The SMB attributes (`x-ms-file-attributes`). Default: not sent, so none on create
-        /// (`Directory` for a directory) and the current ones kept on set.
-        ///
-        /// ```
-        /// use azstore::file::{FileAttributes, SmbProperties};
-        /// let smb = SmbProperties::default().attributes(FileAttributes::READ_ONLY);
-        /// # let _ = smb;
-        /// ```
-        attributes => some attributes: FileAttributes;
+    /// The SMB attributes (`x-ms-file-attributes`). Default: not sent, so none on create
+    /// (`Directory` for a directory) and the current ones kept on set.
+    ///
+    /// ```
+    /// use azstore::file::{FileAttributes, SmbProperties};
+    /// let smb = SmbProperties::default().attributes(FileAttributes::READ_ONLY);
+    /// # let _ = smb;
+    /// ```
+    pub fn attributes(mut self, v: FileAttributes) -> Self {
+        self.attributes = Some(v);
+        self
+    }
 
-        /// Keeps the current attributes on set (`preserve`).
-        preserve_attributes => flag preserve_attributes;
+    /// Keeps the current attributes on set (`preserve`).
+    pub fn preserve_attributes(mut self) -> Self {
+        self.preserve_attributes = true;
+        self
+    }
 
-        /// The creation time (`x-ms-file-creation-time`). Default: not sent, so `now` on
-        /// create and the current value kept on set.
-        ///
-        /// ```
-        /// use azstore::file::{SmbProperties, SmbTime};
-        /// let when = time::macros::datetime!(2026-01-15 08:00:00 UTC);
-        /// let smb = SmbProperties::default().creation_time(SmbTime::At(when));
-        /// # let _ = smb;
-        /// ```
-        creation_time => some creation_time: SmbTime;
+    /// The creation time (`x-ms-file-creation-time`). Default: not sent, so `now` on
+    /// create and the current value kept on set.
+    ///
+    /// ```
+    /// use azstore::file::{SmbProperties, SmbTime};
+    /// let when = time::macros::datetime!(2026-01-15 08:00:00 UTC);
+    /// let smb = SmbProperties::default().creation_time(SmbTime::At(when));
+    /// # let _ = smb;
+    /// ```
+    pub fn creation_time(mut self, v: SmbTime) -> Self {
+        self.creation_time = Some(v);
+        self
+    }
 
-        /// The last-write time (`x-ms-file-last-write-time`). Default: not sent, so `now` on
-        /// create and the current value kept on set.
-        ///
-        /// ```
-        /// use azstore::file::{SmbProperties, SmbTime};
-        /// let smb = SmbProperties::default().last_write_time(SmbTime::Now);
-        /// # let _ = smb;
-        /// ```
-        last_write_time => some last_write_time: SmbTime;
+    /// The last-write time (`x-ms-file-last-write-time`). Default: not sent, so `now` on
+    /// create and the current value kept on set.
+    ///
+    /// ```
+    /// use azstore::file::{SmbProperties, SmbTime};
+    /// let smb = SmbProperties::default().last_write_time(SmbTime::Now);
+    /// # let _ = smb;
+    /// ```
+    pub fn last_write_time(mut self, v: SmbTime) -> Self {
+        self.last_write_time = Some(v);
+        self
+    }
 
-        /// The change time (`x-ms-file-change-time`). Default: not sent, so `now` on create
-        /// and the current value kept on set.
-        ///
-        /// ```
-        /// use azstore::file::{SmbProperties, SmbTime};
-        /// let smb = SmbProperties::default().change_time(SmbTime::Preserve);
-        /// # let _ = smb;
-        /// ```
-        change_time => some change_time: SmbTime;
+    /// The change time (`x-ms-file-change-time`). Default: not sent, so `now` on create
+    /// and the current value kept on set.
+    ///
+    /// ```
+    /// use azstore::file::{SmbProperties, SmbTime};
+    /// let smb = SmbProperties::default().change_time(SmbTime::Preserve);
+    /// # let _ = smb;
+    /// ```
+    pub fn change_time(mut self, v: SmbTime) -> Self {
+        self.change_time = Some(v);
+        self
+    }
 
-        /// The security descriptor: inline SDDL, the key of one stored with the share, or
-        /// inherit / preserve. Default: not sent, so inherited from the parent directory on
-        /// create and kept on set.
-        ///
-        /// ```
-        /// use azstore::file::{FilePermission, SmbProperties};
-        /// let smb = SmbProperties::default()
-        ///     .permission(FilePermission::Sddl("O:BAG:SYD:(A;;FA;;;BA)".into()));
-        /// # let _ = smb;
-        /// ```
-        permission => some permission: FilePermission;
+    /// The security descriptor: inline SDDL, the key of one stored with the share, or
+    /// inherit / preserve. Default: not sent, so inherited from the parent directory on
+    /// create and kept on set.
+    ///
+    /// ```
+    /// use azstore::file::{FilePermission, SmbProperties};
+    /// let smb = SmbProperties::default()
+    ///     .permission(FilePermission::Sddl("O:BAG:SYD:(A;;FA;;;BA)".into()));
+    /// # let _ = smb;
+    /// ```
+    pub fn permission(mut self, v: FilePermission) -> Self {
+        self.permission = Some(v);
+        self
     }
 
     /// Checks what cannot be sent (before any request): `preserve` on create, an empty or

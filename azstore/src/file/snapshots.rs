@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::file::models::ShareProperties;
 use crate::file::{DirectoryClient, FileClient, ShareClient};
 use crate::http::{Method, Response};
+use crate::snapshot::SnapshotId;
 
 /// What Snapshot Share returns.
 ///
@@ -23,7 +24,7 @@ use crate::http::{Method, Response};
 #[non_exhaustive]
 pub struct ShareSnapshot {
     /// The snapshot's id (`x-ms-snapshot`), passed back as `sharesnapshot=`.
-    pub snapshot: String,
+    pub snapshot: SnapshotId,
     /// The snapshot's ETag.
     pub etag: ETag,
     /// The snapshot's Last-Modified.
@@ -63,14 +64,14 @@ impl ShareClient {
         &self,
         metadata: &BTreeMap<String, String>,
     ) -> Result<ShareSnapshot> {
-        crate::blob::validate_metadata(metadata)?;
+        crate::names::validate_metadata(metadata)?;
         let req = self
             .request(Method::Put)
             .query("comp", "snapshot")
             .metadata(metadata);
         let resp = self.pipeline.send(req).await?;
         Ok(ShareSnapshot {
-            snapshot: resp.headers.require("x-ms-snapshot")?.to_string(),
+            snapshot: SnapshotId::new(resp.headers.require("x-ms-snapshot")?),
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
         })
@@ -85,7 +86,8 @@ impl ShareClient {
     /// println!("{:?}", props.metadata);
     /// # Ok(()) }
     /// ```
-    pub async fn snapshot_properties(&self, snapshot: &str) -> Result<ShareProperties> {
+    pub async fn snapshot_properties(&self, snapshot: &SnapshotId) -> Result<ShareProperties> {
+        let snapshot = snapshot.as_str();
         check_snapshot_id(snapshot)?;
         let req = self.request(Method::Get).query("sharesnapshot", snapshot);
         let resp = self.pipeline.send(req).await?;
@@ -96,10 +98,12 @@ impl ShareClient {
     ///
     /// ```no_run
     /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// share.delete_snapshot("2026-11-24T00:00:00.0000000Z").await?;
+    /// use azstore::file::SnapshotId;
+    /// share.delete_snapshot(&SnapshotId::new("2026-11-24T00:00:00.0000000Z")).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn delete_snapshot(&self, snapshot: &str) -> Result<()> {
+    pub async fn delete_snapshot(&self, snapshot: &SnapshotId) -> Result<()> {
+        let snapshot = snapshot.as_str();
         check_snapshot_id(snapshot)?;
         let req = self
             .request(Method::Delete)

@@ -108,21 +108,6 @@ pub(crate) fn from_xml<T: serde::de::DeserializeOwned>(body: &[u8], operation: &
         .map_err(|e| Error::decode(format!("{operation} response is malformed: {e}")))
 }
 
-/// Appends the text an XML reference stands for (`&amp;` gives `&`, `&#x41;` gives `A`) to
-/// `out`: the reader reports references apart from the text around them. `false` for a
-/// reference XML does not predefine (Azure's documents use none) or an invalid character.
-pub(crate) fn push_xml_reference(r: &quick_xml::events::BytesRef<'_>, out: &mut String) -> bool {
-    match r.resolve_char_ref() {
-        Ok(Some(c)) => out.push(c),
-        Ok(None) => match quick_xml::escape::resolve_xml_entity(&r.clone().into_inner()) {
-            Some(s) => out.push_str(s),
-            None => return false,
-        },
-        Err(_) => return false,
-    }
-    true
-}
-
 /// Checks that an XML success body is a document whose root element is `root` (a captive
 /// portal's HTML page or a misrouted endpoint's answer is an error, never an empty result).
 /// `operation` names the operation in the error.

@@ -32,6 +32,21 @@ pub(crate) fn encode_query_value(s: &str) -> String {
     utf8_percent_encode(s, QUERY).to_string()
 }
 
+/// Appends the text an XML reference stands for (`&amp;` gives `&`, `&#x41;` gives `A`) to
+/// `out`: the reader reports references apart from the text around them. `false` for a
+/// reference XML does not predefine (Azure's documents use none) or an invalid character.
+pub(crate) fn push_xml_reference(r: &quick_xml::events::BytesRef<'_>, out: &mut String) -> bool {
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => out.push(c),
+        Ok(None) => match quick_xml::escape::resolve_xml_entity(&r.clone().into_inner()) {
+            Some(s) => out.push_str(s),
+            None => return false,
+        },
+        Err(_) => return false,
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! azstore does not wrap can still be sent correctly signed.
 
 pub(crate) mod checks;
-mod encode;
+pub(crate) mod encode;
 mod options;
 pub(crate) mod pipeline;
 pub(crate) mod request;

@@ -68,56 +68,73 @@ impl Default for ClientOptions {
 }
 
 impl ClientOptions {
-    setters! {
-        /// Replaces the retry policy (default [`RetryPolicy::default()`]: 3 retries from
-        /// 200 ms doubling to 10 s, full jitter).
-        ///
-        /// ```
-        /// use azstore::http::{ClientOptions, RetryPolicy};
-        /// // A batch job that may wait out a longer outage: 8 retries.
-        /// let options = ClientOptions::default().retry(RetryPolicy::default().max_retries(8));
-        /// # let _ = options;
-        /// ```
-        retry => set retry: RetryPolicy;
-        /// Replaces the per-attempt timeout (default 30 s): how long one attempt may take
-        /// until its response body is read (for streamed downloads: until the headers, then
-        /// between two chunks).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let options = azstore::http::ClientOptions::default().timeout(Duration::from_secs(5));
-        /// # let _ = options;
-        /// ```
-        timeout => set timeout: Duration;
-        /// Replaces the total time budget of a call: all attempts and the waits between them
-        /// (default 60 s; `Duration::MAX` for none).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// // An interactive request: answer or fail within 3 s, retries included.
-        /// let options = azstore::http::ClientOptions::default().total_timeout(Duration::from_secs(3));
-        /// # let _ = options;
-        /// ```
-        total_timeout => set total_timeout: Duration;
-        /// Replaces how long an idle pooled connection is kept (default 4 s). Keep it below
-        /// the server's keep-alive timeout (Azurite: 5 s) so that no request goes out on a
-        /// connection the server is closing.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let options = azstore::http::ClientOptions::default().pool_idle_timeout(Duration::from_secs(2));
-        /// # let _ = options;
-        /// ```
-        pool_idle_timeout => set pool_idle_timeout: Duration;
-        /// Replaces the transport options (TLS roots, proxy, connect timeout, own client);
-        /// default [`TransportOptions::default()`]: the bundled Mozilla roots and the proxy of
-        /// `HTTPS_PROXY` and the other standard variables.
-        ///
-        /// ```
-        /// use azstore::http::{ClientOptions, TransportOptions};
-        /// let options = ClientOptions::default().transport(TransportOptions::default());
-        /// # let _ = options;
-        /// ```
-        transport => set transport: TransportOptions;
+    /// Replaces the retry policy (default [`RetryPolicy::default()`]: 3 retries from
+    /// 200 ms doubling to 10 s, full jitter).
+    ///
+    /// ```
+    /// use azstore::http::{ClientOptions, RetryPolicy};
+    /// // A batch job that may wait out a longer outage: 8 retries.
+    /// let options = ClientOptions::default().retry(RetryPolicy::default().max_retries(8));
+    /// # let _ = options;
+    /// ```
+    pub fn retry(mut self, v: RetryPolicy) -> Self {
+        self.retry = v;
+        self
+    }
+
+    /// Replaces the per-attempt timeout (default 30 s): how long one attempt may take
+    /// until its response body is read (for streamed downloads: until the headers, then
+    /// between two chunks).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = azstore::http::ClientOptions::default().timeout(Duration::from_secs(5));
+    /// # let _ = options;
+    /// ```
+    pub fn timeout(mut self, v: Duration) -> Self {
+        self.timeout = v;
+        self
+    }
+
+    /// Replaces the total time budget of a call: all attempts and the waits between them
+    /// (default 60 s; `Duration::MAX` for none).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// // An interactive request: answer or fail within 3 s, retries included.
+    /// let options = azstore::http::ClientOptions::default().total_timeout(Duration::from_secs(3));
+    /// # let _ = options;
+    /// ```
+    pub fn total_timeout(mut self, v: Duration) -> Self {
+        self.total_timeout = v;
+        self
+    }
+
+    /// Replaces how long an idle pooled connection is kept (default 4 s). Keep it below
+    /// the server's keep-alive timeout (Azurite: 5 s) so that no request goes out on a
+    /// connection the server is closing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = azstore::http::ClientOptions::default().pool_idle_timeout(Duration::from_secs(2));
+    /// # let _ = options;
+    /// ```
+    pub fn pool_idle_timeout(mut self, v: Duration) -> Self {
+        self.pool_idle_timeout = v;
+        self
+    }
+
+    /// Replaces the transport options (TLS roots, proxy, connect timeout, own client);
+    /// default [`TransportOptions::default()`]: the bundled Mozilla roots and the proxy of
+    /// `HTTPS_PROXY` and the other standard variables.
+    ///
+    /// ```
+    /// use azstore::http::{ClientOptions, TransportOptions};
+    /// let options = ClientOptions::default().transport(TransportOptions::default());
+    /// # let _ = options;
+    /// ```
+    pub fn transport(mut self, v: TransportOptions) -> Self {
+        self.transport = v;
+        self
     }
 }

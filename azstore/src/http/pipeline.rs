@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::account::{Endpoint, Service, StorageAccount};
-use crate::auth::{Authorization, Authorizer, Unsigned};
+use crate::auth::{Authorization, Authorizer, Sign, Unsigned};
 use crate::credential::{AccessToken, Credential};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::checks;
@@ -60,7 +60,8 @@ struct Inner {
     http: reqwest::Client,
     /// The endpoint's origin, parsed once; each request only sets path and query.
     origin_url: reqwest::Url,
-    service: Service,
+    /// `None` for a pipeline with a backend's own signer ([`Pipeline::with_signer`]).
+    service: Option<Service>,
     account: String,
     endpoint: Endpoint,
     authorizer: Authorizer,
@@ -199,7 +200,7 @@ impl Pipeline {
                     &options.transport,
                 ),
                 origin_url,
-                service,
+                service: Some(service),
                 account: account.name().to_string(),
                 endpoint,
                 options,
@@ -207,12 +208,14 @@ impl Pipeline {
         })
     }
 
-    /// A pipeline to an Azure Cosmos DB account, with its master key or a token (crate-internal:
-    /// the Cosmos clients set `x-ms-version` themselves; `service()` means nothing here).
-    #[cfg(feature = "cosmos")]
-    pub(crate) fn cosmos(
+    /// A pipeline to `endpoint` whose requests are authorized by `signer`, a backend's own
+    /// scheme (Azure Cosmos DB), instead of a storage account's credential. It serves no
+    /// storage service: [`Pipeline::service`] is `None` and the caller stamps its own version.
+    // Only the Cosmos DB backend has its own signer so far.
+    #[cfg_attr(not(feature = "cosmos"), allow(dead_code))]
+    pub(crate) fn with_signer(
         endpoint: Endpoint,
-        auth: crate::cosmos::CosmosAuth,
+        signer: Arc<dyn Sign>,
         options: ClientOptions,
     ) -> Result<Pipeline> {
         let origin_url = reqwest::Url::parse(endpoint.origin())
@@ -220,9 +223,9 @@ impl Pipeline {
         Ok(Pipeline {
             inner: Arc::new(Inner {
                 http: new_http(&options)?,
-                authorizer: Authorizer::cosmos(auth),
+                authorizer: Authorizer::with_signer(signer),
                 origin_url,
-                service: Service::Blob,
+                service: None,
                 account: String::new(),
                 endpoint,
                 options,
@@ -230,14 +233,15 @@ impl Pipeline {
         })
     }
 
-    /// The service this pipeline talks to.
+    /// The storage service this pipeline talks to (`None` for a pipeline of another service
+    /// with its own signer, e.g. Azure Cosmos DB).
     ///
     /// ```no_run
     /// # fn demo(pipeline: azstore::http::Pipeline) {
     /// println!("{:?}", pipeline.service());
     /// # }
     /// ```
-    pub fn service(&self) -> Service {
+    pub fn service(&self) -> Option<Service> {
         self.inner.service
     }
 
@@ -494,7 +498,7 @@ impl Pipeline {
         stamp("x-ms-date", date);
         stamp("x-ms-version", API_VERSION.to_string());
         stamp("x-ms-client-request-id", client_request_id.to_string());
-        if inner.service == Service::Table {
+        if inner.service == Some(Service::Table) {
             stamp("dataserviceversion", "3.0".to_string());
             stamp("maxdataserviceversion", "3.0;NetFx".to_string());
         }

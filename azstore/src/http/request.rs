@@ -1,6 +1,6 @@
 //! A plain request value: method, path, query, headers, body. No I/O.
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use bytes::Bytes;
 
 use crate::conditions::Conditions;
@@ -278,17 +278,18 @@ impl Request {
         self.header("content-type", content_type)
     }
 
-    setters! {
-        /// Declares what the operation does (see [`Intent`]); it decides whether the request is
-        /// sent again after a failure whose outcome is unknown. Replaces the method's default.
-        ///
-        /// ```
-        /// use azstore::http::{Intent, Method, Request};
-        /// // A PUT that is not safe to repeat (it appends server-side): never resent after a lost reply.
-        /// let req = Request::new(Method::Put, "c/log").query("comp", "appendblock").intent(Intent::NonIdempotent);
-        /// assert_eq!(req.declared_intent(), Intent::NonIdempotent);
-        /// ```
-        intent => set intent: Intent;
+    /// Declares what the operation does (see [`Intent`]); it decides whether the request is
+    /// sent again after a failure whose outcome is unknown. Replaces the method's default.
+    ///
+    /// ```
+    /// use azstore::http::{Intent, Method, Request};
+    /// // A PUT that is not safe to repeat (it appends server-side): never resent after a lost reply.
+    /// let req = Request::new(Method::Put, "c/log").query("comp", "appendblock").intent(Intent::NonIdempotent);
+    /// assert_eq!(req.declared_intent(), Intent::NonIdempotent);
+    /// ```
+    pub fn intent(mut self, v: Intent) -> Self {
+        self.intent = v;
+        self
     }
 
     /// The method.

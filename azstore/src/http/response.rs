@@ -307,7 +307,7 @@ fn xml_text(xml: &str, name: &str) -> Option<String> {
             Ok(Event::Start(e)) if e.local_name().as_ref() == name => inside = true,
             Ok(Event::Text(t)) if inside => out.push_str(&t.into_inner()),
             Ok(Event::GeneralRef(r))
-                if inside && !crate::http::checks::push_xml_reference(&r, &mut out) =>
+                if inside && !crate::http::encode::push_xml_reference(&r, &mut out) =>
             {
                 return None;
             }

@@ -81,33 +81,42 @@ impl RetryPolicy {
         RetryPolicy::default().max_retries(0)
     }
 
-    setters! {
-        /// At most `n` retries (so `n + 1` attempts); default 3.
-        ///
-        /// ```
-        /// let policy = azstore::http::RetryPolicy::default().max_retries(5);
-        /// assert_eq!(policy.retries(), 5);
-        /// ```
-        max_retries => set max_retries: u32;
-        /// The first delay (before jitter); default 200 ms. Each later delay is
-        /// [`multiplier`](Self::multiplier) times the one before, up to the max delay.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let policy = azstore::http::RetryPolicy::default().initial_delay(Duration::from_millis(50));
-        /// # let _ = policy;
-        /// ```
-        initial_delay => set initial_delay: Duration;
-        /// The largest delay (before jitter). It also caps a server's `Retry-After`: a service
-        /// asking for an hour does not hold a call for an hour (the pipeline's total time budget
-        /// still bounds the call as a whole). Default 10 s.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let policy = azstore::http::RetryPolicy::default().max_delay(Duration::from_secs(2));
-        /// # let _ = policy;
-        /// ```
-        max_delay => set max_delay: Duration;
+    /// At most `n` retries (so `n + 1` attempts); default 3.
+    ///
+    /// ```
+    /// let policy = azstore::http::RetryPolicy::default().max_retries(5);
+    /// assert_eq!(policy.retries(), 5);
+    /// ```
+    pub fn max_retries(mut self, v: u32) -> Self {
+        self.max_retries = v;
+        self
+    }
+
+    /// The first delay (before jitter); default 200 ms. Each later delay is
+    /// [`multiplier`](Self::multiplier) times the one before, up to the max delay.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = azstore::http::RetryPolicy::default().initial_delay(Duration::from_millis(50));
+    /// # let _ = policy;
+    /// ```
+    pub fn initial_delay(mut self, v: Duration) -> Self {
+        self.initial_delay = v;
+        self
+    }
+
+    /// The largest delay (before jitter). It also caps a server's `Retry-After`: a service
+    /// asking for an hour does not hold a call for an hour (the pipeline's total time budget
+    /// still bounds the call as a whole). Default 10 s.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = azstore::http::RetryPolicy::default().max_delay(Duration::from_secs(2));
+    /// # let _ = policy;
+    /// ```
+    pub fn max_delay(mut self, v: Duration) -> Self {
+        self.max_delay = v;
+        self
     }
 
     /// Growth factor between delays (at least 1; default 2).
@@ -121,25 +130,30 @@ impl RetryPolicy {
         self
     }
 
-    setters! {
-        /// Randomness of the delays (default [`Jitter::Full`]: uniform in `[0, d]`, the best
-        /// spread for many clients retrying at once).
-        ///
-        /// ```
-        /// use azstore::http::{Jitter, RetryPolicy};
-        /// let deterministic = RetryPolicy::default().jitter(Jitter::None); // e.g. in tests
-        /// # let _ = deterministic;
-        /// ```
-        jitter => set jitter: Jitter;
-        /// Stop retrying once this much time has passed since the schedule started (default
-        /// `None`: only the number of retries and the client's total time budget limit it).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let policy = azstore::http::RetryPolicy::default().max_elapsed(Some(Duration::from_secs(20)));
-        /// # let _ = policy;
-        /// ```
-        max_elapsed => set max_elapsed: Option<Duration>;
+    /// Randomness of the delays (default [`Jitter::Full`]: uniform in `[0, d]`, the best
+    /// spread for many clients retrying at once).
+    ///
+    /// ```
+    /// use azstore::http::{Jitter, RetryPolicy};
+    /// let deterministic = RetryPolicy::default().jitter(Jitter::None); // e.g. in tests
+    /// # let _ = deterministic;
+    /// ```
+    pub fn jitter(mut self, v: Jitter) -> Self {
+        self.jitter = v;
+        self
+    }
+
+    /// Stop retrying once this much time has passed since the schedule started (default
+    /// `None`: only the number of retries and the client's total time budget limit it).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let policy = azstore::http::RetryPolicy::default().max_elapsed(Some(Duration::from_secs(20)));
+    /// # let _ = policy;
+    /// ```
+    pub fn max_elapsed(mut self, v: Option<Duration>) -> Self {
+        self.max_elapsed = v;
+        self
     }
 
     /// The configured number of retries.

@@ -159,15 +159,16 @@ impl TransportOptions {
         Ok(t)
     }
 
-    setters! {
-        /// Which built-in roots to trust (default [`TlsRoots::Bundled`]).
-        ///
-        /// ```
-        /// use azstore::http::{TlsRoots, TransportOptions};
-        /// let transport = TransportOptions::default().tls_roots(TlsRoots::Native);
-        /// # let _ = transport;
-        /// ```
-        tls_roots => set roots: TlsRoots;
+    /// Which built-in roots to trust (default [`TlsRoots::Bundled`]).
+    ///
+    /// ```
+    /// use azstore::http::{TlsRoots, TransportOptions};
+    /// let transport = TransportOptions::default().tls_roots(TlsRoots::Native);
+    /// # let _ = transport;
+    /// ```
+    pub fn tls_roots(mut self, v: TlsRoots) -> Self {
+        self.roots = v;
+        self
     }
 
     /// Also trusts every certificate in `pem` (one or more `-----BEGIN CERTIFICATE-----`
@@ -228,46 +229,55 @@ impl TransportOptions {
         self
     }
 
-    setters! {
-        /// Time allowed to establish a connection (TCP and TLS), default 10 s. A connection that
-        /// could not be established was not sent, so it is retried like any transient failure.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let transport = azstore::http::TransportOptions::default().connect_timeout(Duration::from_secs(2));
-        /// # let _ = transport;
-        /// ```
-        connect_timeout => some connect_timeout: Duration;
-        /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
-        /// whatever the options above do not cover. azstore builds reqwest with its
-        /// `rustls-no-provider` feature, so a client built with reqwest's own TLS settings needs
-        /// reqwest's `rustls` feature in your crate, a process-wide rustls crypto provider, or a
-        /// configuration given to `tls_backend_preconfigured`. The other transport options are then ignored,
-        /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
-        /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
-        ///
-        /// ```no_run
-        /// use std::time::Duration;
-        /// let own = reqwest::Client::builder()
-        ///     .pool_idle_timeout(Duration::from_secs(4))
-        ///     .http1_only()
-        ///     .build()
-        ///     .expect("client");
-        /// let transport = azstore::http::TransportOptions::default().client(own);
-        /// # let _ = transport;
-        /// ```
-        client => some client: reqwest::Client;
-        /// Allows sending a bearer token over plain `http://` when the endpoint is on this machine
-        /// (`127.0.0.0/8`, `::1`, `localhost`): for local emulators only. Without it (the default)
-        /// a request that would put a token on an unencrypted connection is refused before
-        /// sending. Tokens never go over plain HTTP to any other host.
-        ///
-        /// ```
-        /// // Entra ID tokens against Azurite on http://127.0.0.1 in a test.
-        /// let transport = azstore::http::TransportOptions::default().allow_bearer_over_http_to_loopback(true);
-        /// # let _ = transport;
-        /// ```
-        allow_bearer_over_http_to_loopback => set bearer_over_http_to_loopback: bool;
+    /// Time allowed to establish a connection (TCP and TLS), default 10 s. A connection that
+    /// could not be established was not sent, so it is retried like any transient failure.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let transport = azstore::http::TransportOptions::default().connect_timeout(Duration::from_secs(2));
+    /// # let _ = transport;
+    /// ```
+    pub fn connect_timeout(mut self, v: Duration) -> Self {
+        self.connect_timeout = Some(v);
+        self
+    }
+
+    /// Uses this client as it is (its own roots, proxy, timeouts, pool): the escape hatch for
+    /// whatever the options above do not cover. azstore builds reqwest with its
+    /// `rustls-no-provider` feature, so a client built with reqwest's own TLS settings needs
+    /// reqwest's `rustls` feature in your crate, a process-wide rustls crypto provider, or a
+    /// configuration given to `tls_backend_preconfigured`. The other transport options are then ignored,
+    /// except the bearer-over-HTTP rule. Keep its idle-connection timeout below the service's
+    /// keep-alive (see [`crate::http::ClientOptions::pool_idle_timeout`]) and do not enable HTTP/2.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// let own = reqwest::Client::builder()
+    ///     .pool_idle_timeout(Duration::from_secs(4))
+    ///     .http1_only()
+    ///     .build()
+    ///     .expect("client");
+    /// let transport = azstore::http::TransportOptions::default().client(own);
+    /// # let _ = transport;
+    /// ```
+    pub fn client(mut self, v: reqwest::Client) -> Self {
+        self.client = Some(v);
+        self
+    }
+
+    /// Allows sending a bearer token over plain `http://` when the endpoint is on this machine
+    /// (`127.0.0.0/8`, `::1`, `localhost`): for local emulators only. Without it (the default)
+    /// a request that would put a token on an unencrypted connection is refused before
+    /// sending. Tokens never go over plain HTTP to any other host.
+    ///
+    /// ```
+    /// // Entra ID tokens against Azurite on http://127.0.0.1 in a test.
+    /// let transport = azstore::http::TransportOptions::default().allow_bearer_over_http_to_loopback(true);
+    /// # let _ = transport;
+    /// ```
+    pub fn allow_bearer_over_http_to_loopback(mut self, v: bool) -> Self {
+        self.bearer_over_http_to_loopback = v;
+        self
     }
 
     pub(crate) fn bearer_over_http_to_loopback_allowed(&self) -> bool {

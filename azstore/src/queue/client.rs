@@ -6,15 +6,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::account::StorageAccount;
+use crate::account::{Service, StorageAccount};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{Method, Pipeline, Request};
+use crate::http::{ClientOptions, Method, Pipeline, Request};
 use crate::queue::message::{
     MessageEncoding, MessageId, PopReceipt, PutMessageOptions, QueueMessage, ReceivedMessage,
     SentMessage, UpdateReceipt, check_count, check_range,
 };
 use crate::queue::names::validate_queue_name;
-use crate::queue::service::QueueServiceClient;
 use crate::queue::xml;
 
 /// One queue. Cheap to clone.
@@ -57,7 +56,8 @@ impl QueueClient {
     /// # let _ = queue; Ok(()) }
     /// ```
     pub fn new(account: &StorageAccount, name: &str) -> Result<QueueClient> {
-        QueueServiceClient::new(account)?.queue(name)
+        let pipeline = Pipeline::new(account, Service::Queue, ClientOptions::default())?;
+        QueueClient::on(&pipeline, name, MessageEncoding::default())
     }
 
     /// The message encoding of this client.
@@ -72,19 +72,20 @@ impl QueueClient {
         self.encoding
     }
 
-    setters! {
-        /// The same queue with another message encoding (default [`MessageEncoding::Raw`]).
-        /// Choose [`MessageEncoding::Base64`] for binary content or to talk to consumers that
-        /// expect Base64 (older SDKs, Azure Functions queue triggers).
-        ///
-        /// ```no_run
-        /// # fn demo(queue: azstore::queue::QueueClient) {
-        /// use azstore::queue::MessageEncoding;
-        /// let for_functions = queue.with_encoding(MessageEncoding::Base64);
-        /// # let _ = for_functions; }
-        /// ```
-        #[must_use]
-        with_encoding => set encoding: MessageEncoding;
+    /// The same queue with another message encoding (default [`MessageEncoding::Raw`]).
+    /// Choose [`MessageEncoding::Base64`] for binary content or to talk to consumers that
+    /// expect Base64 (older SDKs, Azure Functions queue triggers).
+    ///
+    /// ```no_run
+    /// # fn demo(queue: azstore::queue::QueueClient) {
+    /// use azstore::queue::MessageEncoding;
+    /// let for_functions = queue.with_encoding(MessageEncoding::Base64);
+    /// # let _ = for_functions; }
+    /// ```
+    #[must_use]
+    pub fn with_encoding(mut self, v: MessageEncoding) -> Self {
+        self.encoding = v;
+        self
     }
 
     /// A client for another queue of the same account (validated, no request sent), with

@@ -218,29 +218,34 @@ pub struct PutMessageOptions {
 }
 
 impl PutMessageOptions {
-    setters! {
-        /// Keeps the new message invisible for this long after it is put (0 s – 7 days, and
-        /// not longer than the time to live; checked before sending). Default: visible at
-        /// once.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let later = azstore::queue::PutMessageOptions::default()
-        ///     .visibility_delay(Duration::from_secs(60));
-        /// # let _ = later;
-        /// ```
-        visibility_delay => some visibility_delay: Duration;
-        /// How long the message lives before the service deletes it, delivered or not.
-        /// Default: the service's 7 days.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// use azstore::queue::{PutMessageOptions, TimeToLive};
-        /// let hour = PutMessageOptions::default().time_to_live(TimeToLive::After(Duration::from_secs(3600)));
-        /// let forever = PutMessageOptions::default().time_to_live(TimeToLive::Never);
-        /// # let _ = (hour, forever);
-        /// ```
-        time_to_live => some time_to_live: TimeToLive;
+    /// Keeps the new message invisible for this long after it is put (0 s – 7 days, and
+    /// not longer than the time to live; checked before sending). Default: visible at
+    /// once.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let later = azstore::queue::PutMessageOptions::default()
+    ///     .visibility_delay(Duration::from_secs(60));
+    /// # let _ = later;
+    /// ```
+    pub fn visibility_delay(mut self, v: Duration) -> Self {
+        self.visibility_delay = Some(v);
+        self
+    }
+
+    /// How long the message lives before the service deletes it, delivered or not.
+    /// Default: the service's 7 days.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::queue::{PutMessageOptions, TimeToLive};
+    /// let hour = PutMessageOptions::default().time_to_live(TimeToLive::After(Duration::from_secs(3600)));
+    /// let forever = PutMessageOptions::default().time_to_live(TimeToLive::Never);
+    /// # let _ = (hour, forever);
+    /// ```
+    pub fn time_to_live(mut self, v: TimeToLive) -> Self {
+        self.time_to_live = Some(v);
+        self
     }
 
     pub(crate) fn query(&self) -> Result<Vec<(&'static str, String)>> {

@@ -28,19 +28,20 @@ pub struct QueueServiceClient {
 service_client!(QueueServiceClient, Queue; encoding: MessageEncoding::default());
 
 impl QueueServiceClient {
-    setters! {
-        /// The message encoding given to the queue clients made from this one
-        /// (default [`MessageEncoding::Raw`], like the official v12 SDKs).
-        ///
-        /// ```
-        /// # fn main() -> azstore::Result<()> {
-        /// use azstore::queue::{MessageEncoding, QueueServiceClient};
-        /// let queues = QueueServiceClient::new(&azstore::StorageAccount::development())?
-        ///     .with_encoding(MessageEncoding::Base64);
-        /// assert_eq!(queues.queue("functions-trigger")?.encoding(), MessageEncoding::Base64);
-        /// # Ok(()) }
-        /// ```
-        with_encoding => set encoding: MessageEncoding;
+    /// The message encoding given to the queue clients made from this one
+    /// (default [`MessageEncoding::Raw`], like the official v12 SDKs).
+    ///
+    /// ```
+    /// # fn main() -> azstore::Result<()> {
+    /// use azstore::queue::{MessageEncoding, QueueServiceClient};
+    /// let queues = QueueServiceClient::new(&azstore::StorageAccount::development())?
+    ///     .with_encoding(MessageEncoding::Base64);
+    /// assert_eq!(queues.queue("functions-trigger")?.encoding(), MessageEncoding::Base64);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_encoding(mut self, v: MessageEncoding) -> Self {
+        self.encoding = v;
+        self
     }
 
     /// A client for the queue `name` (validated, no request sent).
@@ -175,6 +176,20 @@ fn parse_list(body: &[u8]) -> Result<Page<QueueItem>> {
         .map(str::to_string);
     Ok(Page::new(queues, next_marker))
 }
+
+crate::service_properties::service_properties!(
+    QueueServiceClient,
+    crate::service_properties::Sections {
+        service: "Queue",
+        logging: true,
+        blob_only: false
+    }
+);
+crate::service_properties::service_stats!(
+    QueueServiceClient,
+    "queue",
+    "azstore::queue::QueueServiceClient"
+);
 
 #[cfg(test)]
 mod tests {

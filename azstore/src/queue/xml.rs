@@ -87,7 +87,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<Element> {
             }
             Event::GeneralRef(r) => {
                 if let Some(cur) = stack.last_mut() {
-                    if !crate::http::checks::push_xml_reference(&r, &mut cur.text) {
+                    if !crate::http::encode::push_xml_reference(&r, &mut cur.text) {
                         return Err(malformed(format_args!(
                             "unknown reference &{};",
                             r.into_inner()

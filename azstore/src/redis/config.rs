@@ -186,23 +186,28 @@ impl RedisConfig {
         Ok(config)
     }
 
-    setters! {
-        /// The port (default 6379, or 6380 for [`azure_cache`](Self::azure_cache); Azure Managed
-        /// Redis uses 10000).
-        ///
-        /// ```
-        /// let managed = azstore::redis::RedisConfig::azure_cache("contoso.eastus.redis.azure.net").port(10000);
-        /// assert_eq!(managed.endpoint(), "contoso.eastus.redis.azure.net:10000");
-        /// ```
-        port => set port: u16;
-        /// TLS on or off (server certificates are verified against the system's and the
-        /// webpki roots).
-        ///
-        /// ```
-        /// let config = azstore::redis::RedisConfig::new("redis.internal", 6380).tls(true);
-        /// # let _ = config;
-        /// ```
-        tls => set tls: bool;
+    /// The port (default 6379, or 6380 for [`azure_cache`](Self::azure_cache); Azure Managed
+    /// Redis uses 10000).
+    ///
+    /// ```
+    /// let managed = azstore::redis::RedisConfig::azure_cache("contoso.eastus.redis.azure.net").port(10000);
+    /// assert_eq!(managed.endpoint(), "contoso.eastus.redis.azure.net:10000");
+    /// ```
+    pub fn port(mut self, v: u16) -> Self {
+        self.port = v;
+        self
+    }
+
+    /// TLS on or off (server certificates are verified against the system's and the
+    /// webpki roots).
+    ///
+    /// ```
+    /// let config = azstore::redis::RedisConfig::new("redis.internal", 6380).tls(true);
+    /// # let _ = config;
+    /// ```
+    pub fn tls(mut self, v: bool) -> Self {
+        self.tls = v;
+        self
     }
 
     /// Trusts only the CA certificates in `pem` for TLS connections (instead of the system's
@@ -285,38 +290,51 @@ impl RedisConfig {
         self
     }
 
-    setters! {
-        /// Time allowed to connect and authenticate (default 5 s).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).connect_timeout(Duration::from_secs(1));
-        /// # let _ = config;
-        /// ```
-        connect_timeout => set connect_timeout: Duration;
-        /// Time allowed for one operation's round trips once connected (default 5 s).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).operation_timeout(Duration::from_millis(500));
-        /// # let _ = config;
-        /// ```
-        operation_timeout => set operation_timeout: Duration;
-        /// How many idle connections are kept for reuse (default 16).
-        ///
-        /// ```
-        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).max_idle(4);
-        /// # let _ = config;
-        /// ```
-        max_idle => set max_idle: usize;
-        /// Connections older than this are closed instead of reused (default 10 minutes).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).max_connection_age(Duration::from_secs(300));
-        /// # let _ = config;
-        /// ```
-        max_connection_age => set max_connection_age: Duration;
+    /// Time allowed to connect and authenticate (default 5 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).connect_timeout(Duration::from_secs(1));
+    /// # let _ = config;
+    /// ```
+    pub fn connect_timeout(mut self, v: Duration) -> Self {
+        self.connect_timeout = v;
+        self
+    }
+
+    /// Time allowed for one operation's round trips once connected (default 5 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).operation_timeout(Duration::from_millis(500));
+    /// # let _ = config;
+    /// ```
+    pub fn operation_timeout(mut self, v: Duration) -> Self {
+        self.operation_timeout = v;
+        self
+    }
+
+    /// How many idle connections are kept for reuse (default 16).
+    ///
+    /// ```
+    /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).max_idle(4);
+    /// # let _ = config;
+    /// ```
+    pub fn max_idle(mut self, v: usize) -> Self {
+        self.max_idle = v;
+        self
+    }
+
+    /// Connections older than this are closed instead of reused (default 10 minutes).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = azstore::redis::RedisConfig::new("127.0.0.1", 6379).max_connection_age(Duration::from_secs(300));
+    /// # let _ = config;
+    /// ```
+    pub fn max_connection_age(mut self, v: Duration) -> Self {
+        self.max_connection_age = v;
+        self
     }
 
     /// `host:port` (for messages).

@@ -644,6 +644,20 @@ impl TableClient {
     }
 }
 
+crate::service_properties::service_properties!(
+    TableServiceClient,
+    crate::service_properties::Sections {
+        service: "Table",
+        logging: true,
+        blob_only: false
+    }
+);
+crate::service_properties::service_stats!(
+    TableServiceClient,
+    "table",
+    "azstore::table::TableServiceClient"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -170,16 +170,17 @@ impl Query {
         }
     }
 
-    setters! {
-        /// Returns only the entities (or tables) that match `filter` (`$filter`), replacing
-        /// any filter set before. Default: every entity.
-        ///
-        /// ```
-        /// use azstore::table::{Filter, Query};
-        /// let recent = Query::all().top(100).with_filter(Filter::ge("Year", 2025)?);
-        /// # let _ = recent; Ok::<(), azstore::Error>(())
-        /// ```
-        with_filter => some filter: Filter;
+    /// Returns only the entities (or tables) that match `filter` (`$filter`), replacing
+    /// any filter set before. Default: every entity.
+    ///
+    /// ```
+    /// use azstore::table::{Filter, Query};
+    /// let recent = Query::all().top(100).with_filter(Filter::ge("Year", 2025)?);
+    /// # let _ = recent; Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn with_filter(mut self, v: Filter) -> Self {
+        self.filter = Some(v);
+        self
     }
 
     /// Returns only these properties (`$select`). Include `PartitionKey`/`RowKey` if the
@@ -196,16 +197,17 @@ impl Query {
         self
     }
 
-    setters! {
-        /// The page size (`$top`, 1–1000): each request returns at most this many entities, and
-        /// the stream follows continuation tokens for the rest. Use `StreamExt::take` to limit the
-        /// total. Default: not sent (the service's 1000).
-        ///
-        /// ```
-        /// let small_pages = azstore::table::Query::all().top(50);
-        /// # let _ = small_pages;
-        /// ```
-        top => some top: u32;
+    /// The page size (`$top`, 1–1000): each request returns at most this many entities, and
+    /// the stream follows continuation tokens for the rest. Use `StreamExt::take` to limit the
+    /// total. Default: not sent (the service's 1000).
+    ///
+    /// ```
+    /// let small_pages = azstore::table::Query::all().top(50);
+    /// # let _ = small_pages;
+    /// ```
+    pub fn top(mut self, v: u32) -> Self {
+        self.top = Some(v);
+        self
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

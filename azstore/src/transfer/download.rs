@@ -19,15 +19,11 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
-use crate::blob::OnChange;
 use crate::conditions::ETag;
 use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 use crate::http::{Headers, Pipeline, Request, StreamingResponse, range_header};
+use crate::transfer::OnChange;
 use crate::transfer::progress::Tracker;
-
-pub(crate) use crate::transfer::memory::{into_slice, to_vec};
-pub(crate) use crate::transfer::stream::to_stream;
-pub(crate) use crate::transfer::to_file::to_file;
 
 /// Attempts per range when the body breaks off mid-way (the headers' own transient
 /// failures are retried by the pipeline).
@@ -78,25 +74,6 @@ pub(crate) trait FirstProps: Sized {
     /// The version the later ranges are pinned to.
     fn version(&self) -> Version;
 }
-
-macro_rules! first_props {
-    ($($ty:ty),*) => {
-        $(impl FirstProps for $ty {
-            fn parse(headers: &Headers) -> Result<Self> {
-                <$ty>::from_headers(headers)
-            }
-
-            fn version(&self) -> Version {
-                Version {
-                    etag: self.etag.clone(),
-                    total: self.content_length,
-                }
-            }
-        })*
-    };
-}
-
-first_props!(crate::blob::BlobProperties, crate::file::FileProperties);
 
 /// The first request of a download: `get()` with `x-ms-range: 0..len`, or `get()` alone when
 /// the object is empty (a range of it is answered with 416). The properties, the ETag and the

@@ -48,9 +48,7 @@
 //! [`FileClient::upload`]: crate::file::FileClient::upload
 //! [`OnChange`]: crate::blob::OnChange
 
-pub(crate) mod blob;
 pub(crate) mod download;
-mod file;
 mod memory;
 mod pool;
 pub(crate) mod progress;
@@ -58,5 +56,27 @@ mod stream;
 mod to_file;
 pub(crate) mod upload;
 
-pub use crate::blob::OnChange;
+pub(crate) use memory::{into_slice, to_vec};
 pub use progress::{Progress, TransferProgress};
+pub(crate) use stream::to_stream;
+pub(crate) use to_file::to_file;
+
+/// What a chunked read does when the object (blob or file) changes between two ranges.
+///
+/// ```
+/// use azstore::blob::{DownloadOptions, OnChange};
+/// // A log blob that is rewritten now and then: start over (at most twice) rather than fail.
+/// let options = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 2 });
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnChange {
+    /// Fail with `PreconditionFailed` (412 `ConditionNotMet`; for files: `Conflict`).
+    #[default]
+    Fail,
+    /// Start over on the new version, at most this many times, then fail.
+    Restart {
+        /// How many restarts are allowed.
+        max_restarts: u32,
+    },
+}

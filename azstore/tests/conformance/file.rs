@@ -601,7 +601,7 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             Ok(one(move |cx, it| async move {
                 let f = file(&cx, &s, &path)?;
                 let got = match range {
-                    Some(r) => f.get_range(r).await,
+                    Some(r) => f.download_range(r).await,
                     None => f.get().await,
                 };
                 let resp = &it.response;

@@ -340,10 +340,13 @@ async fn refused_conditions_are_invalid_input_before_sending() {
             "set container metadata If-Unmodified-Since",
             c.set_metadata(&BTreeMap::new(), &since).await.map(drop),
         ),
-        ("get container acl", c.get_acl_if(&im).await.map(drop)),
+        (
+            "get container acl",
+            c.get_access_policy_if(&im).await.map(drop),
+        ),
         (
             "set container acl If-Match",
-            c.set_acl(&azstore::blob::ContainerAcl::default(), &im)
+            c.set_access_policy(&azstore::blob::ContainerAcl::default(), &im)
                 .await
                 .map(drop),
         ),
@@ -433,9 +436,9 @@ async fn container_conditions() {
         .await
         .unwrap();
     assert_ne!(w.etag, p.etag);
-    let got = c.get_metadata().await.unwrap();
-    assert_eq!(got.metadata, meta);
-    assert_eq!(got.etag, w.etag);
+    let (got, etag) = c.get_metadata().await.unwrap();
+    assert_eq!(got, meta);
+    assert_eq!(etag, w.etag);
 
     // Delete Container with If-Unmodified-Since in the past: 412 and the container survives.
     let e = c

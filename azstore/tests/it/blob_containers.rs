@@ -26,16 +26,12 @@ async fn properties_metadata_and_etag() {
     ]);
     let w = c.set_metadata(&meta, &Conditions::none()).await.unwrap();
     assert_ne!(w.etag, p.etag, "Set Container Metadata returns a new ETag");
-    let got = c.get_metadata().await.unwrap();
-    assert_eq!(got.etag, w.etag);
-    assert_eq!(
-        got.metadata.get("owner").map(String::as_str),
-        Some("team-a")
-    );
+    let (got, etag) = c.get_metadata().await.unwrap();
+    assert_eq!(etag, w.etag);
+    assert_eq!(got.get("owner").map(String::as_str), Some("team-a"));
     // Metadata names are case-insensitive on the service; values round-trip.
     assert_eq!(
-        got.metadata
-            .iter()
+        got.iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("purpose"))
             .map(|(_, v)| v.as_str()),
         Some("tests")
@@ -47,7 +43,7 @@ async fn properties_metadata_and_etag() {
 #[tokio::test]
 async fn access_policies_round_trip() {
     let c = blob_support::container("acl").await;
-    let before = c.get_acl().await.unwrap();
+    let before = c.get_access_policy().await.unwrap();
     assert!(before.acl.identifiers.is_empty());
 
     let start = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
@@ -60,7 +56,7 @@ async fn access_policies_round_trip() {
     ]);
     acl.public_access = PublicAccess::Blob;
     let w = c
-        .set_acl(
+        .set_access_policy(
             &acl,
             &Conditions::if_unmodified_since(start + Duration::from_secs(60)),
         )
@@ -68,7 +64,7 @@ async fn access_policies_round_trip() {
         .unwrap();
     assert_ne!(w.etag, before.etag, "Set Container ACL returns a new ETag");
 
-    let got = c.get_acl().await.unwrap();
+    let got = c.get_access_policy().await.unwrap();
     assert_eq!(got.etag, w.etag);
     assert_eq!(got.acl.public_access, PublicAccess::Blob);
     assert_eq!(got.acl.identifiers.len(), 2);
@@ -84,14 +80,17 @@ async fn access_policies_round_trip() {
 
     // A stale date condition is refused and the ACL stays as it was.
     let e = c
-        .set_acl(
+        .set_access_policy(
             &ContainerAcl::default(),
             &Conditions::if_unmodified_since(start - Duration::from_secs(3600)),
         )
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert_eq!(c.get_acl().await.unwrap().acl.identifiers.len(), 2);
+    assert_eq!(
+        c.get_access_policy().await.unwrap().acl.identifiers.len(),
+        2
+    );
 
     // More than five policies: refused before sending.
     let six = ContainerAcl::new(
@@ -99,7 +98,10 @@ async fn access_policies_round_trip() {
             .map(|i| SignedIdentifier::new(format!("p{i}"), "r"))
             .collect(),
     );
-    let e = c.set_acl(&six, &Conditions::none()).await.unwrap_err();
+    let e = c
+        .set_access_policy(&six, &Conditions::none())
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     c.delete(&Conditions::none()).await.unwrap();
 }

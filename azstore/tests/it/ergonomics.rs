@@ -44,7 +44,10 @@ async fn the_script_starts_a_local_file_service() {
     file.put_range(0, bytes::Bytes::from_static(b"hello"), None)
         .await
         .unwrap();
-    assert_eq!(&file.get().await.unwrap().body[..], b"hello");
+    assert_eq!(
+        &file.download(&Default::default()).await.unwrap().body[..],
+        b"hello"
+    );
 }
 
 #[test]

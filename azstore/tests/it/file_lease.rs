@@ -85,13 +85,19 @@ async fn file_lease_guards_writes() {
         Some(&b"hello world"[..])
     );
     // Reads stay open to everyone.
-    assert_eq!(&file.get().await.unwrap().body[..], b"hello world");
+    assert_eq!(
+        &file.download(&Default::default()).await.unwrap().body[..],
+        b"hello world"
+    );
 
     // The holder writes.
     file.put_range(0, Bytes::from_static(b"HELLO"), Some(lease.lease_id()))
         .await
         .unwrap();
-    assert_eq!(&file.get().await.unwrap().body[..], b"HELLO world");
+    assert_eq!(
+        &file.download(&Default::default()).await.unwrap().body[..],
+        b"HELLO world"
+    );
 
     // Someone else cannot acquire it.
     let err = file

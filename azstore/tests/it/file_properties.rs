@@ -223,7 +223,10 @@ async fn set_file_properties_resizes_and_replaces_headers() {
         Some("inline")
     );
     assert_eq!(p.http_headers.content_type.as_deref(), Some("text/plain"));
-    assert_eq!(&file.get().await.unwrap().body[..], &[7u8; 5]);
+    assert_eq!(
+        &file.download(&Default::default()).await.unwrap().body[..],
+        &[7u8; 5]
+    );
 }
 
 #[tokio::test]
@@ -250,7 +253,10 @@ async fn put_range_with_a_checksum_is_verified_by_the_service() {
     let err = file.pipeline().send(req).await.unwrap_err();
     assert_eq!(err.error_code(), Some(&ErrorCode::Md5Mismatch));
     assert_eq!(err.kind(), ErrorKind::Integrity);
-    assert_eq!(&file.get().await.unwrap().body[..3], &[1u8; 3]);
+    assert_eq!(
+        &file.download(&Default::default()).await.unwrap().body[..3],
+        &[1u8; 3]
+    );
 }
 
 #[tokio::test]
@@ -284,7 +290,10 @@ async fn copy_file_with_its_options_and_abort() {
     let copy = dst.start_copy(&src.url(), &options).await.unwrap();
     assert_eq!(copy.status, CopyStatus::Success);
     let p = dst.get_properties().await.unwrap();
-    assert_eq!(&dst.get().await.unwrap().body[..], b"hello");
+    assert_eq!(
+        &dst.download(&Default::default()).await.unwrap().body[..],
+        b"hello"
+    );
     assert_eq!(p.metadata, meta, "the source's metadata is copied");
     assert_eq!(p.smb.attributes, src_smb.attributes);
     assert_eq!(p.smb.creation_time, Some(created));

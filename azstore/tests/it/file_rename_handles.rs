@@ -37,7 +37,10 @@ async fn rename_file_moves_it_and_respects_replace_and_leases() {
         .await
         .unwrap();
     assert_eq!(published.path(), "out/report.csv");
-    assert_eq!(&published.get().await.unwrap().body[..], b"a,b\n");
+    assert_eq!(
+        &published.download(&Default::default()).await.unwrap().body[..],
+        b"a,b\n"
+    );
     assert!(!part.exists().await.unwrap());
 
     // An existing destination is kept unless replacing is asked for.
@@ -51,7 +54,10 @@ async fn rename_file_moves_it_and_respects_replace_and_leases() {
         .unwrap_err();
     assert!(e.is_conflict(), "{e}");
     assert_eq!(e.error_code(), Some(&ErrorCode::ResourceAlreadyExists));
-    assert_eq!(&published.get().await.unwrap().body[..], b"a,b\n");
+    assert_eq!(
+        &published.download(&Default::default()).await.unwrap().body[..],
+        b"a,b\n"
+    );
 
     // A leased destination is replaced only with its lease id.
     let lease = LeaseGuard::acquire(published.clone(), LeaseDuration::Infinite)
@@ -66,7 +72,10 @@ async fn rename_file_moves_it_and_respects_replace_and_leases() {
     )
     .await
     .unwrap();
-    assert_eq!(&published.get().await.unwrap().body[..], b"c,d\n");
+    assert_eq!(
+        &published.download(&Default::default()).await.unwrap().body[..],
+        b"c,d\n"
+    );
 
     // A missing parent, a missing source; bad input is refused before sending.
     let e = published
@@ -140,7 +149,7 @@ async fn rename_directory_moves_its_tree() {
             .unwrap()
             .file("a.txt")
             .unwrap()
-            .get()
+            .download(&Default::default())
             .await
             .unwrap()
             .body[..],
@@ -315,7 +324,7 @@ async fn put_range_from_url_copies_a_range_of_another_file() {
     let before = dst.get_properties().await.unwrap().etag;
     let w = dst.put_range_from_url(512, &source, None).await.unwrap();
     assert_ne!(w.etag, before);
-    let got = dst.get_range(512..1512).await.unwrap().body;
+    let got = dst.download_range(512..1512).await.unwrap().body;
     assert_eq!(&got[..], &data[1000..2000]);
     assert_eq!(dst.list_ranges(None).await.unwrap().ranges, vec![512..1512]);
 

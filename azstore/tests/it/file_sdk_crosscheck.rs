@@ -80,7 +80,7 @@ async fn official_python_sdk_passes_against_the_test_server() {
     let back = interop
         .file("from-python.txt")
         .unwrap()
-        .get()
+        .download(&Default::default())
         .await
         .unwrap();
     assert_eq!(&back.body[..], b"written by azure-storage-file-share");

@@ -55,13 +55,21 @@ async fn sharing_violation_is_typed_and_not_retried_by_the_pipeline() {
     assert_eq!(err.smb_conflict(), Some(SmbConflict::SharingViolation));
     assert!(err.is_sharing_violation());
     assert!(!err.is_retryable());
-    assert!(file.get().await.unwrap_err().is_sharing_violation());
+    assert!(
+        file.download(&Default::default())
+            .await
+            .unwrap_err()
+            .is_sharing_violation()
+    );
 
     server.lock(&path, SmbLock::DeletePending);
     let err = file.delete(None).await.unwrap_err();
     assert_eq!(err.smb_conflict(), Some(SmbConflict::DeletePending));
     server.unlock(&path);
-    assert_eq!(&file.get().await.unwrap().body[..], b"\0\0\0\0");
+    assert_eq!(
+        &file.download(&Default::default()).await.unwrap().body[..],
+        b"\0\0\0\0"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,7 +94,7 @@ async fn retry_helper_succeeds_once_the_handle_closes() {
     .unwrap();
     closer.await.unwrap();
     assert!(attempts.load(Ordering::SeqCst) > 1, "it had to wait");
-    let got = file.get().await.unwrap();
+    let got = file.download(&Default::default()).await.unwrap();
     assert_eq!(&got.body[..], b"data");
     assert_eq!(got.properties.etag, written.etag);
 }
@@ -103,9 +111,10 @@ async fn retry_helper_gives_up_and_leaves_other_errors_alone() {
             .initial_delay(Duration::from_millis(5))
             .jitter(Jitter::None),
     );
+    let whole = azstore::file::TransferOptions::default();
     let err = retry_smb_conflicts(&policy, || {
         attempts.fetch_add(1, Ordering::SeqCst);
-        file.get()
+        file.download(&whole)
     })
     .await
     .unwrap_err();
@@ -117,7 +126,7 @@ async fn retry_helper_gives_up_and_leaves_other_errors_alone() {
     attempts.store(0, Ordering::SeqCst);
     let err = retry_smb_conflicts(&policy, || {
         attempts.fetch_add(1, Ordering::SeqCst);
-        file.get()
+        file.download(&whole)
     })
     .await
     .unwrap_err();
@@ -126,7 +135,7 @@ async fn retry_helper_gives_up_and_leaves_other_errors_alone() {
     attempts.store(0, Ordering::SeqCst);
     let _ = retry_smb_conflicts(&policy.clone().delete_pending(true), || {
         attempts.fetch_add(1, Ordering::SeqCst);
-        file.get()
+        file.download(&whole)
     })
     .await
     .unwrap_err();
@@ -137,7 +146,7 @@ async fn retry_helper_gives_up_and_leaves_other_errors_alone() {
     attempts.store(0, Ordering::SeqCst);
     let err = retry_smb_conflicts(&policy, || {
         attempts.fetch_add(1, Ordering::SeqCst);
-        async { file.get_range(100..200).await }
+        async { file.download_range(100..200).await }
     })
     .await
     .unwrap_err();

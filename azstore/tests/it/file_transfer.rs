@@ -62,7 +62,7 @@ async fn twenty_mib_round_trip_in_ranges() {
 
     // Streaming get of a middle range.
     let range = 5 * 1024 * 1024..9 * 1024 * 1024 + 5;
-    let stream = file.get_stream(Some(range.clone())).await.unwrap();
+    let stream = file.download_range_stream(range.clone()).await.unwrap();
     assert_eq!(stream.properties.content_length, data.len() as u64);
     let chunks: Vec<Bytes> = stream.body.try_collect().await.unwrap();
     let streamed: Vec<u8> = chunks.concat();
@@ -97,7 +97,7 @@ async fn ranges_update_clear_and_resize() {
         file.list_ranges(Some(6000..9000)).await.unwrap().ranges,
         vec![6000..8000]
     );
-    let part = file.get_range(998..1007).await.unwrap();
+    let part = file.download_range(998..1007).await.unwrap();
     assert_eq!(&part.body[..], b"\0\0hello\0\0");
     assert_eq!(part.properties.content_length, 10_000);
 
@@ -106,7 +106,7 @@ async fn ranges_update_clear_and_resize() {
         file.list_ranges(None).await.unwrap().ranges,
         vec![1000..1005, 6000..8000]
     );
-    let whole = file.get().await.unwrap();
+    let whole = file.download(&Default::default()).await.unwrap();
     assert_eq!(whole.body.len(), 10_000);
     assert!(whole.body[5000..6000].iter().all(|b| *b == 0));
 
@@ -116,7 +116,10 @@ async fn ranges_update_clear_and_resize() {
     let p = file.get_properties().await.unwrap();
     assert_eq!(p.content_length, 1003);
     assert_eq!(p.http_headers.content_type.as_deref(), Some("text/plain"));
-    assert_eq!(&file.get().await.unwrap().body[1000..], b"hel");
+    assert_eq!(
+        &file.download(&Default::default()).await.unwrap().body[1000..],
+        b"hel"
+    );
 
     // Writing past the end is the service's 416, not a panic or a silent extension.
     let err = file
@@ -141,7 +144,12 @@ async fn ranges_update_clear_and_resize() {
     let down = empty.download(&TransferOptions::default()).await.unwrap();
     assert!(down.body.is_empty());
     assert_eq!(down.properties.content_length, 0);
-    assert!(file.get().await.unwrap_err().is_not_found());
+    assert!(
+        file.download(&Default::default())
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

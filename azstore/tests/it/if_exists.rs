@@ -37,32 +37,29 @@ async fn blobs_and_containers() {
     let guard = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15).unwrap())
         .await
         .unwrap();
-    let refused = blob
-        .delete_if_exists(&Conditions::none())
-        .await
-        .unwrap_err();
+    let refused = blob.delete_if_exists().await.unwrap_err();
     assert_eq!(refused.status(), Some(412), "{refused}");
     assert_eq!(refused.error_code(), Some(&ErrorCode::LeaseIdMissing));
-    assert!(blob.delete_if_exists(&guard.conditions()).await.unwrap());
+    assert!(blob.delete_if_exists_if(&guard.conditions()).await.unwrap());
     drop(guard);
-    assert!(!blob.delete_if_exists(&Conditions::none()).await.unwrap());
+    assert!(!blob.delete_if_exists().await.unwrap());
     // A stale ETag is an error too.
     let w = blob.upload("three", &Conditions::none()).await.unwrap();
     blob.upload("four", &Conditions::if_match(&w.etag))
         .await
         .unwrap();
     let stale = blob
-        .delete_if_exists(&Conditions::if_match(&w.etag))
+        .delete_if_exists_if(&Conditions::if_match(&w.etag))
         .await
         .unwrap_err();
     assert!(stale.is_precondition_failed(), "{stale}");
     assert!(blob.exists().await.unwrap());
 
-    assert!(c.delete_if_exists(&Conditions::none()).await.unwrap());
+    assert!(c.delete_if_exists().await.unwrap());
     // Azurite removes a deleted container at once; Azure answers 409 ContainerBeingDeleted
     // for a while, which delete_if_exists reports as the error it is.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(!c.delete_if_exists(&Conditions::none()).await.unwrap());
+    assert!(!c.delete_if_exists().await.unwrap());
 }
 
 #[tokio::test]
@@ -99,10 +96,10 @@ async fn shares_directories_and_files() {
         Some(&ErrorCode::DirectoryNotEmpty),
         "{busy}"
     );
-    assert!(file.delete_if_exists(None).await.unwrap());
-    assert!(!file.delete_if_exists(None).await.unwrap());
+    assert!(file.delete_if_exists().await.unwrap());
+    assert!(!file.delete_if_exists().await.unwrap());
     assert!(dir.delete_if_exists().await.unwrap());
     assert!(!dir.delete_if_exists().await.unwrap());
-    assert!(share.delete_if_exists(None).await.unwrap());
-    assert!(!share.delete_if_exists(None).await.unwrap());
+    assert!(share.delete_if_exists().await.unwrap());
+    assert!(!share.delete_if_exists().await.unwrap());
 }

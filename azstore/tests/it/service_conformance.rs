@@ -105,7 +105,7 @@ async fn a_ranged_file_read_keeps_the_stored_md5() {
         .await
         .unwrap();
 
-    let part = file.get_range(10..100).await.unwrap();
+    let part = file.download_range(10..100).await.unwrap();
     assert_eq!(&part.body[..], &data[10..100]);
     assert_eq!(
         part.properties.http_headers.content_md5,
@@ -229,13 +229,16 @@ async fn stored_access_policy_times_keep_their_fraction() {
     let policy = SignedIdentifier::new("p1", "r").start(start).expiry(expiry);
 
     let c = blob_support::container("aclfrac").await;
-    c.set_acl(
+    c.set_access_policy(
         &ContainerAcl::new(vec![policy.clone()]),
         &azstore::Conditions::none(),
     )
     .await
     .unwrap();
-    let got = c.get_acl_if(&azstore::Conditions::none()).await.unwrap();
+    let got = c
+        .get_access_policy_if(&azstore::Conditions::none())
+        .await
+        .unwrap();
     assert_eq!(got.acl.identifiers, vec![policy.clone()], "container");
 
     let q = testkit::queue::fresh_queue("aclfrac").await;
@@ -386,10 +389,13 @@ async fn a_read_open_at_the_end_returns_the_tail() {
     file.put_range(0, b"0123456789".to_vec(), None)
         .await
         .unwrap();
-    let tail = file.get_from(7).await.unwrap();
+    let tail = file.download_from(7).await.unwrap();
     assert_eq!(&tail.body[..], b"789");
     assert_eq!(tail.properties.content_length, 10);
-    assert_eq!(file.get_from(10).await.unwrap_err().status(), Some(416));
+    assert_eq!(
+        file.download_from(10).await.unwrap_err().status(),
+        Some(416)
+    );
 }
 
 /// List Containers with `include=deleted,system` (REST reference, 2025-11-05). Azurite
@@ -623,7 +629,7 @@ async fn put_range_from_url_crc64_conditions_and_last_write_time() {
         .await
         .unwrap();
     assert_eq!(
-        &dst.get_range(0..500).await.unwrap().body[..],
+        &dst.download_range(0..500).await.unwrap().body[..],
         &data[100..600]
     );
     let p = dst.get_properties().await.unwrap();
@@ -1126,7 +1132,11 @@ async fn a_share_snapshot_has_a_lease_of_its_own() {
     share.delete_snapshot(id).await.unwrap();
     // A bad snapshot id is refused before sending.
     let e = share
-        .acquire_snapshot_lease("not a snapshot", LeaseDuration::Infinite, None)
+        .acquire_snapshot_lease(
+            &azstore::file::SnapshotId::new("not a snapshot"),
+            LeaseDuration::Infinite,
+            None,
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);

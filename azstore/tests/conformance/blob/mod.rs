@@ -374,7 +374,9 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
         ("GET", "acl") => {
             req.only(&[])?;
             Ok(one(move |cx, it| async move {
-                let got = container(&cx, &name)?.get_acl_if(&conditions).await;
+                let got = container(&cx, &name)?
+                    .get_access_policy_if(&conditions)
+                    .await;
                 let resp = &it.response;
                 if let Some(a) = outcome(got, resp)? {
                     check_version(Some(&a.etag), a.last_modified, resp)?;
@@ -416,7 +418,9 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
             req.only(&["x-ms-blob-public-access"])?;
             let acl = crate::acl::container_acl_from(req)?;
             Ok(one(move |cx, it| async move {
-                let got = container(&cx, &name)?.set_acl(&acl, &conditions).await;
+                let got = container(&cx, &name)?
+                    .set_access_policy(&acl, &conditions)
+                    .await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }

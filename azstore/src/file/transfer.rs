@@ -16,12 +16,25 @@ use crate::file::{
     FileClient, FileDownload, FileProperties, FileStream, FileWrite, TransferOptions,
 };
 use crate::http::range_header;
-use crate::http::{Method, StreamingResponse};
-use crate::transfer::download::{self, Plan, RangeSource, Version, open_first};
+use crate::http::{Headers, Method, StreamingResponse};
+use crate::transfer::download::{FirstProps, Plan, RangeSource, Version, open_first};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, FileBlocks, ReaderBlocks, SliceBlocks, read_error, stage_all,
 };
+
+impl FirstProps for FileProperties {
+    fn parse(headers: &Headers) -> Result<Self> {
+        FileProperties::from_headers(headers)
+    }
+
+    fn version(&self) -> Version {
+        Version {
+            etag: self.etag.clone(),
+            total: self.content_length,
+        }
+    }
+}
 
 impl RangeSource for FileClient {
     type Props = FileProperties;
@@ -100,7 +113,7 @@ impl FileClient {
     /// ```
     pub async fn download(&self, options: &TransferOptions) -> Result<FileDownload> {
         options.check()?;
-        let (properties, body) = download::to_vec(self, &plan(options)).await?;
+        let (properties, body) = crate::transfer::to_vec(self, &plan(options)).await?;
         Ok(FileDownload {
             body: Bytes::from(body),
             properties,
@@ -126,7 +139,7 @@ impl FileClient {
         options: &TransferOptions,
     ) -> Result<FileProperties> {
         options.check()?;
-        let (props, _) = download::into_slice(self, &plan(options), buffer).await?;
+        let (props, _) = crate::transfer::into_slice(self, &plan(options), buffer).await?;
         Ok(props)
     }
 
@@ -147,7 +160,7 @@ impl FileClient {
         options: &TransferOptions,
     ) -> Result<FileProperties> {
         options.check()?;
-        download::to_file(self, &plan(options), path.as_ref()).await
+        crate::transfer::to_file(self, &plan(options), path.as_ref()).await
     }
 
     /// Streams the whole file in order with `options.max_concurrency` ranges read ahead (memory:
@@ -166,7 +179,7 @@ impl FileClient {
     /// ```
     pub async fn download_stream(&self, options: &TransferOptions) -> Result<FileStream> {
         options.check()?;
-        let (properties, body) = download::to_stream(self, &plan(options)).await?;
+        let (properties, body) = crate::transfer::to_stream(self, &plan(options)).await?;
         Ok(FileStream { properties, body })
     }
 

@@ -1,4 +1,5 @@
-//! Azure Cosmos DB master-key authorization, as pure functions.
+//! Azure Cosmos DB authorization: the master key ([`CosmosKey`]) or Microsoft Entra ID tokens,
+//! as the pipeline's [`Sign`]er.
 //!
 //! <https://learn.microsoft.com/rest/api/cosmos-db/access-control-on-cosmosdb-resources>:
 //! the string to sign is `verb\nresourceType\nresourceLink\ndate\n\n` (verb, type and date
@@ -11,9 +12,111 @@
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use reqwest::header::HeaderValue;
 
-use super::{Unsigned, sensitive};
-use crate::cosmos::{CosmosAuth, CosmosKey};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::auth::{Sign, Unsigned, sensitive};
+use crate::credential::{KeyedMac, TokenProvider};
+#[cfg(feature = "identity")]
+use crate::error::ErrorKind;
 use crate::error::{Error, RequestSent, Result};
+
+/// A Cosmos DB account master key (primary or secondary, read-write or read-only). Never
+/// shown by `Debug`.
+///
+/// ```
+/// let key = azstore::cosmos::CosmosKey::new(azstore::cosmos::EMULATOR_KEY)?;
+/// assert!(!format!("{key:?}").contains("C2y6"));
+/// assert!(azstore::cosmos::CosmosKey::new("not base64!").is_err());
+/// # Ok::<(), azstore::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct CosmosKey(Arc<KeyedMac>);
+
+impl CosmosKey {
+    /// The key as the portal shows it (base64). `InvalidInput` when it is not base64 or empty
+    /// (the message never repeats it).
+    ///
+    /// ```
+    /// let key = std::env::var("COSMOS_KEY").unwrap_or_default();
+    /// match azstore::cosmos::CosmosKey::new(&key) {
+    ///     Ok(k) => println!("{k:?}"), // CosmosKey(<redacted>)
+    ///     Err(e) => eprintln!("{e}"),  // never repeats the key
+    /// }
+    /// ```
+    pub fn new(key_base64: &str) -> Result<CosmosKey> {
+        KeyedMac::from_base64(key_base64, "the Cosmos DB key", Error::invalid_input)
+            .map(|m| CosmosKey(Arc::new(m)))
+    }
+
+    pub(crate) fn sign(&self, data: &str) -> String {
+        self.0.sign_base64(data.as_bytes())
+    }
+}
+
+impl fmt::Debug for CosmosKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CosmosKey(<redacted>)")
+    }
+}
+
+/// How a client authorizes: the master key, or Microsoft Entra ID tokens.
+#[derive(Clone)]
+pub(crate) enum CosmosAuth {
+    Key(CosmosKey),
+    Token(Arc<dyn TokenProvider>),
+}
+
+/// The scope of Cosmos DB's data plane, for Microsoft Entra ID tokens.
+pub const COSMOS_SCOPE: &str = "https://cosmos.azure.com/.default";
+
+/// An Entra ID `TokenCredential` (any `azure_identity` credential) as a [`TokenProvider`] for
+/// [`COSMOS_SCOPE`], for [`CosmosClient::with_token_provider`](crate::cosmos::CosmosClient::with_token_provider) (feature `identity`).
+///
+/// ```no_run
+/// # fn demo() -> azstore::Result<()> {
+/// use azstore::cosmos::{CosmosClient, CosmosEntraTokens};
+/// use azstore::credential::entra;
+/// use azstore::http::{ClientOptions, TransportOptions};
+/// let credential = entra::default_credential(&TransportOptions::default())?;
+/// let client = CosmosClient::with_token_provider(
+///     "https://contoso.documents.azure.com:443/",
+///     CosmosEntraTokens(credential),
+///     ClientOptions::default(),
+/// )?;
+/// # let _ = client; Ok(()) }
+/// ```
+#[cfg(feature = "identity")]
+pub struct CosmosEntraTokens(pub Arc<dyn azure_core::credentials::TokenCredential>);
+
+#[cfg(feature = "identity")]
+impl fmt::Debug for CosmosEntraTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CosmosEntraTokens").field(&self.0).finish()
+    }
+}
+
+#[cfg(feature = "identity")]
+impl TokenProvider for CosmosEntraTokens {
+    fn token(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<crate::credential::AccessToken>> + Send + '_>,
+    > {
+        Box::pin(async move {
+            let t = self.0.get_token(&[COSMOS_SCOPE], None).await.map_err(|e| {
+                Error::new(ErrorKind::Auth, format!("Microsoft Entra ID: {e}"))
+                    .with_sent(crate::error::RequestSent::No)
+            })?;
+            Ok(crate::credential::AccessToken::new(
+                t.token.secret(),
+                t.expires_on,
+            ))
+        })
+    }
+}
 
 /// The resource type and resource link of a Cosmos REST path (`/dbs/a/colls/b/docs/c` →
 /// (`docs`, `dbs/a/colls/b/docs/c`); `/dbs/a/colls` → (`colls`, `dbs/a`)). Path segments are
@@ -82,6 +185,15 @@ pub(crate) async fn authorize(auth: &CosmosAuth, req: &Unsigned<'_>) -> Result<H
             let token = provider.token().await?;
             sensitive(aad_header_value(token.expose_secret()))
         }
+    }
+}
+
+impl Sign for CosmosAuth {
+    fn sign<'a>(
+        &'a self,
+        req: &'a Unsigned<'_>,
+    ) -> Pin<Box<dyn Future<Output = Result<HeaderValue>> + Send + 'a>> {
+        Box::pin(authorize(self, req))
     }
 }
 

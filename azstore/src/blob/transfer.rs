@@ -11,18 +11,31 @@ use futures_util::Stream;
 use tokio::io::AsyncRead;
 
 use crate::blob::{
-    BlobClient, BlobProperties, BlobStream, BlockId, DownloadOptions, MAX_BLOCKS, UploadOptions,
-    WriteResult,
+    BlobClient, BlobProperties, BlobStream, BlockId, Download, DownloadOptions, MAX_BLOCKS,
+    UploadOptions, WriteResult,
 };
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::http::range_header;
-use crate::http::{Method, StreamingResponse};
-use crate::transfer::download::{self, Plan, RangeSource, Version, open_first};
+use crate::http::{Headers, Method, StreamingResponse};
+use crate::transfer::download::{FirstProps, Plan, RangeSource, Version, open_first};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, Chain, FileBlocks, ReaderBlocks, SliceBlocks, StreamBlocks,
 };
+
+impl FirstProps for BlobProperties {
+    fn parse(headers: &Headers) -> Result<Self> {
+        BlobProperties::from_headers(headers)
+    }
+
+    fn version(&self) -> Version {
+        Version {
+            etag: self.etag.clone(),
+            total: self.content_length,
+        }
+    }
+}
 
 /// Ranged reads of one blob: the first with the caller's conditions, the rest pinned.
 #[derive(Clone)]
@@ -34,7 +47,7 @@ pub(crate) struct BlobSource {
 
 impl BlobSource {
     pub(crate) fn new(blob: &BlobClient, conditions: &Conditions) -> Result<BlobSource> {
-        crate::blob::client::check_read(conditions, "Get Blob")?;
+        super::client::check_read(conditions, "Get Blob")?;
         Ok(BlobSource {
             blob: blob.clone(),
             first: conditions.clone(),
@@ -112,6 +125,52 @@ impl BlockSink for BlockStager {
 }
 
 impl BlobClient {
+    /// Downloads the blob into the file `path` with `options.max_concurrency` ranged GETs in
+    /// flight, each range written at its offset (memory: about `max_concurrency ×
+    /// chunk_size`), every range pinned to the first response's ETag. The data goes to `path`
+    /// plus a `.partial` suffix first and is renamed into place only when complete, so `path`
+    /// never holds a torn or partial copy. With [`OnChange::Restart`](crate::transfer::OnChange::Restart) a concurrent change
+    /// starts the download over on the new version. Returns the properties of the version
+    /// written.
+    ///
+    /// ```no_run
+    /// # async fn f(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::{DownloadOptions, OnChange};
+    /// let options = DownloadOptions::default()
+    ///     .max_concurrency(8)
+    ///     .on_change(OnChange::Restart { max_restarts: 3 });
+    /// let props = blob.download_to_file("/tmp/copy.bin", &options).await?;
+    /// # let _ = props; Ok(()) }
+    /// ```
+    pub async fn download_to_file(
+        &self,
+        path: impl AsRef<std::path::Path>,
+        options: &DownloadOptions,
+    ) -> Result<BlobProperties> {
+        let src = BlobSource::new(self, &options.conditions)?;
+        crate::transfer::to_file(&src, &plan(options), path.as_ref()).await
+    }
+
+    /// Reads the whole blob into one buffer allocated at its size, with
+    /// `options.max_concurrency` ranged GETs of `options.chunk_size` in flight, pinning the
+    /// first ETag; on a concurrent change it fails or restarts as `options.on_change` says.
+    /// The result is always one consistent version.
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::DownloadOptions;
+    /// let big = blob.download_chunked(&DownloadOptions::default().max_concurrency(8)).await?;
+    /// println!("{} bytes of version {}", big.body.len(), big.properties.etag);
+    /// # Ok(()) }
+    /// ```
+    pub async fn download_chunked(&self, options: &DownloadOptions) -> Result<Download> {
+        let src = BlobSource::new(self, &options.conditions)?;
+        let (properties, body) = crate::transfer::to_vec(&src, &plan(options)).await?;
+        Ok(Download {
+            body: Bytes::from(body),
+            properties,
+        })
+    }
     /// Downloads the blob into the front of `buffer` with parallel ranged GETs (as
     /// [`BlobClient::download_chunked`], without allocating); returns the properties of the
     /// version read (its `content_length` is the number of bytes written). A buffer smaller
@@ -130,7 +189,7 @@ impl BlobClient {
         options: &DownloadOptions,
     ) -> Result<BlobProperties> {
         let src = BlobSource::new(self, &options.conditions)?;
-        let (props, _) = download::into_slice(&src, &plan(options), buffer).await?;
+        let (props, _) = crate::transfer::into_slice(&src, &plan(options), buffer).await?;
         Ok(props)
     }
 
@@ -152,7 +211,7 @@ impl BlobClient {
     /// ```
     pub async fn download_stream_with(&self, options: &DownloadOptions) -> Result<BlobStream> {
         let src = BlobSource::new(self, &options.conditions)?;
-        let (properties, inner) = download::to_stream(&src, &plan(options)).await?;
+        let (properties, inner) = crate::transfer::to_stream(&src, &plan(options)).await?;
         Ok(BlobStream { properties, inner })
     }
 
