@@ -289,6 +289,8 @@ struct Inner {
     request_id: Option<String>,
     sent: RequestSent,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    /// A chunked read or download found the object changed between two ranges.
+    changed_during_read: bool,
 }
 
 /// `pub fn name(&self) -> bool`: whether the error is of one [`ErrorKind`].
@@ -326,6 +328,7 @@ impl Error {
                 request_id: None,
                 sent,
                 source: None,
+                changed_during_read: false,
             }),
         }
     }
@@ -408,8 +411,23 @@ impl Error {
                 request_id: self.inner.request_id.clone(),
                 sent: self.inner.sent,
                 source: None,
+                changed_during_read: self.inner.changed_during_read,
             }),
         }
+    }
+
+    /// Adds what to do about the error, on a line of its own after the message (`Display`
+    /// prints it on the same line).
+    pub(crate) fn hint(mut self, hint: impl fmt::Display) -> Error {
+        self.inner.message = format!("{}\n{hint}", self.inner.message.trim_end());
+        self
+    }
+
+    /// Marks the failure of a chunked read or download whose object changed between ranges
+    /// (see [`Error::is_changed_during_read`]).
+    pub(crate) fn changed_during_read(mut self) -> Error {
+        self.inner.changed_during_read = true;
+        self
     }
 
     pub(crate) fn with_sent(mut self, sent: RequestSent) -> Error {
@@ -604,6 +622,29 @@ impl Error {
             .code
             .as_ref()
             .is_some_and(ErrorCode::means_lease_lost)
+    }
+
+    /// A chunked read or parallel download failed because the blob or file changed between
+    /// two of its ranges (azstore pins the first range's ETag; it never returns a mix of two
+    /// versions). It is a 412 `ConditionNotMet` (for files: a `Conflict`) like the caller's own
+    /// stale `If-Match`, and this tells the two apart: here nobody's condition was wrong, the
+    /// object was being rewritten. Read again, or let the download start over by itself with
+    /// [`OnChange::Restart`](crate::blob::OnChange::Restart).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::{DownloadOptions, OnChange};
+    /// match blob.download_chunked(&DownloadOptions::default()).await {
+    ///     Err(e) if e.is_changed_during_read() => {
+    ///         let again = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
+    ///         blob.download_chunked(&again).await?;
+    ///     }
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_changed_during_read(&self) -> bool {
+        self.inner.changed_during_read
     }
 
     /// A queue message's pop receipt is stale (400 `PopReceiptMismatch`): the message became

@@ -35,10 +35,12 @@ mod blob_write_options;
 #[cfg(feature = "cosmos")]
 mod cosmos;
 mod ergonomics;
+mod error_hints;
 mod faults;
 mod file_lease;
 mod file_properties;
 mod file_rename_handles;
+mod file_rename_options;
 mod file_sdk_crosscheck;
 mod file_smb;
 mod file_transfer;
