@@ -1,23 +1,5 @@
-//! The one error type of azstore.
-//!
-//! Every failure — a refused condition, a lost lease, bad input caught before sending, a dropped
-//! connection — is an [`Error`]. Ask it questions instead of matching strings:
-//!
-//! ```
-//! # fn handle(err: azstore::Error) {
-//! use azstore::{ErrorCode, ErrorKind};
-//! if err.is_precondition_failed() {
-//!     // someone else changed the object since we read it: re-read and retry
-//! } else if err.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) {
-//!     // another holder owns the lease
-//! } else if err.kind() == ErrorKind::InvalidInput {
-//!     // our own bug: nothing was sent
-//! }
-//! # }
-//! ```
-//!
-//! No error ever contains an account key or a SAS signature: messages built from caller input
-//! name the offending field, never its secret value, and URLs are redacted before they are kept.
+//! The one error type of azstore: [`Error`], whose documentation is the guide to inspecting it
+//! (this module is private; everything in it is re-exported at the crate root).
 
 use std::fmt;
 
@@ -261,7 +243,40 @@ impl ErrorCode {
     }
 }
 
-/// An azstore error. Cheap to move (one box); see the module docs for how to inspect it.
+/// An azstore error. Cheap to move (one box).
+///
+/// Every failure — a refused condition, a lost lease, bad input caught before sending, a
+/// dropped connection — is an `Error`. Ask it questions instead of matching strings:
+///
+/// | question | method |
+/// |---|---|
+/// | what kind of failure, in terms you act on | [`kind`](Error::kind) ([`ErrorKind`]) and the predicates [`is_precondition_failed`](Error::is_precondition_failed), [`is_conflict`](Error::is_conflict), [`is_not_found`](Error::is_not_found), [`is_lease_error`](Error::is_lease_error), … |
+/// | what the service said | [`status`](Error::status), [`error_code`](Error::error_code) ([`ErrorCode`]), [`request_id`](Error::request_id) (for support requests) |
+/// | may the request have been applied? | [`request_sent`](Error::request_sent) ([`RequestSent`]): `No` is safe to repeat, `Maybe` is not |
+/// | may trying again later help? | [`is_retryable`](Error::is_retryable) (the pipeline already retried within its time budget) |
+/// | is my lease gone? | [`lease_lost`](Error::lease_lost) |
+/// | did a chunked read find the object rewritten (not my own stale If-Match)? | [`is_changed_during_read`](Error::is_changed_during_read) |
+/// | the underlying cause (I/O, TLS, a nested conflict) | [`std::error::Error::source`] |
+///
+/// ```
+/// # fn handle(err: azstore::Error) {
+/// use azstore::{ErrorCode, ErrorKind};
+/// if err.is_precondition_failed() {
+///     // someone else changed the object since we read it: re-read and retry
+/// } else if err.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) {
+///     // another holder owns the lease
+/// } else if err.kind() == ErrorKind::InvalidInput {
+///     // our own bug: nothing was sent
+/// }
+/// # }
+/// ```
+///
+/// `Display` prints one line: the kind, the status and code, the message and what to do about
+/// it (a refused Shared Key names the account name and key to check, a SAS its expiry and
+/// permissions, a token its role assignment; a failed connection its operating-system cause),
+/// and the request id. No error ever contains an account key, a SAS signature or a token:
+/// messages built from caller input name the offending field, never its secret value, and URLs
+/// are redacted before they are kept.
 ///
 /// ```no_run
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
