@@ -432,9 +432,9 @@ impl Error {
     }
 
     /// Adds what to do about the error, on a line of its own after the message (`Display`
-    /// prints it on the same line).
+    /// prints it on the same line, after a dash).
     pub(crate) fn hint(mut self, hint: impl fmt::Display) -> Error {
-        self.inner.message = format!("{}\n{hint}", self.inner.message.trim_end());
+        self.inner.message = format!("{}\n— {hint}", self.inner.message.trim_end());
         self
     }
 
