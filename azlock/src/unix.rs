@@ -22,28 +22,57 @@ const EXIT_ERROR: u8 = 1;
 /// Exit code for invalid arguments (as clap uses).
 const EXIT_USAGE: u8 = 2;
 
-const AFTER_HELP: &str = "\
-ENVIRONMENT:
-  AZURE_STORAGE_CONNECTION_STRING  used when --connection-string is not given
-                                   (UseDevelopmentStorage=true works for Azurite)
-  The command runs with:
-    AZLOCK_LEASE_ID        the lease id of the lock blob (writes to it must carry it)
-    AZLOCK_FENCING_TOKEN   a number larger than every earlier holder's: pass it to what you
-                           protect and have it refuse smaller ones
+/// How azlock finds the storage account: the top command's and every subcommand's help.
+macro_rules! account_help {
+    () => {
+        "\
+STORAGE ACCOUNT (the first that applies):
+  --connection-string CS            a connection string (Azure portal: Storage account >
+                                    Access keys), or UseDevelopmentStorage=true for Azurite
+  AZURE_STORAGE_CONNECTION_STRING   the same, from the environment; with endpoints but no
+                                    key or SAS, the credential comes from the variables below
+  AZURE_STORAGE_ACCOUNT_NAME (or AZURE_STORAGE_ACCOUNT)  the account, with one of:
+    AZURE_STORAGE_KEY (or AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_ACCESS_KEY)  its key
+    AZURE_STORAGE_SAS_TOKEN (or AZURE_STORAGE_SAS_KEY)                          a SAS
+    AZURE_STORAGE_TOKEN                                                 a bearer token
+    nothing: Microsoft Entra ID (service principal AZURE_CLIENT_ID + AZURE_TENANT_ID +
+      AZURE_CLIENT_SECRET, workload identity, managed identity, or `az login`); the
+      identity needs a data role on the account, e.g. Storage Blob Data Contributor
+  AZURE_STORAGE_AUTH_MODE=login     Entra ID even when a key is set (=key: insist on a key)
+"
+    };
+}
 
-EXIT STATUS (run):
+/// What the command sees and what `azlock run` exits with.
+macro_rules! run_help {
+    () => {
+        "\
+The command runs with:
+  AZLOCK_LEASE_ID        the lease id of the lock blob (writes to it must carry it)
+  AZLOCK_FENCING_TOKEN   a number larger than every earlier holder's: pass it to what you
+                         protect and have it refuse smaller ones
+
+EXIT STATUS:
   the command's own exit status (128+N if it was killed by signal N)
   75   the lock could not be had within --wait; the command was not run
   70   the lock was lost while the command ran; its process group was sent SIGTERM (SIGKILL
-       after --grace), or the sentinel had stopped it (see PAUSES)
+       after --grace), or the sentinel had stopped it (`azlock --help` explains)
   130/143  azlock was interrupted (Ctrl-C / SIGTERM); the command was stopped, the lock released
   1    storage or start-up error;  2  invalid arguments
+"
+    };
+}
 
+/// The essay: only on `azlock --help`.
+macro_rules! essay_help {
+    () => {
+        "\
 PAUSES (what is guaranteed, and what still needs the fencing token):
   The command runs in a process group of its own (like timeout(1): it is not the terminal's
-  foreground job, so an interactive command that reads the terminal stops). azlock renews the lease every third of
-  --duration and treats it as lost when no renew succeeded for 5/6 of --duration (measured on
-  CLOCK_BOOTTIME, which counts suspend); then it stops the command (exit 70).
+  foreground job, so an interactive command that reads the terminal stops). azlock renews the
+  lease every third of --duration and treats it as lost when no renew succeeded for 5/6 of
+  --duration (measured on CLOCK_BOOTTIME, which counts suspend); then it stops the command
+  (exit 70).
   If azlock itself stalls (SIGSTOP, debugger, cgroup freeze, swap storm), a sentinel process
   (azlock re-executed in its own process group, fed heartbeats over a pipe) sends SIGTERM to
   the command's process group at that loss deadline and SIGKILL --duration/12 later, still
@@ -54,6 +83,11 @@ PAUSES (what is guaranteed, and what still needs the fencing token):
   always be split by a pause). For those, have the resource refuse AZLOCK_FENCING_TOKEN values
   smaller than the largest it has seen, or write to the lock blob with AZLOCK_LEASE_ID.
 
+FAILOVER:
+  A holder that exits releases the lock at once. A holder killed with kill -9 (or a host that
+  dies) keeps it until its lease expires: up to --duration (Azure's minimum lease is 15 s),
+  and a waiting `azlock run --wait` takes it within about a second after that.
+
 BREAK (azlock break):
   Without --period or --now, the lock is free only when the holder's lease would have expired
   (at most --duration after its last renew). The holder's azlock sees the break at its next
@@ -63,7 +97,9 @@ BREAK (azlock break):
 
 EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is running):
   0 2 * * *  AZURE_STORAGE_CONNECTION_STRING=... azlock run --container locks --blob nightly-backup --duration 60 -- /usr/local/bin/backup.sh
-";
+"
+    };
+}
 
 /// Run a command under a distributed lock on Azure Blob Storage.
 ///
@@ -73,15 +109,15 @@ EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is ru
 /// time), the command is stopped before another holder can take over — unless the break was
 /// `--now` or shorter than the lease.
 #[derive(Parser, Debug)]
-#[command(name = "azlock", version, after_help = AFTER_HELP)]
+#[command(
+    name = "azlock",
+    version,
+    after_help = account_help!(),
+    after_long_help = concat!(account_help!(), "\n", essay_help!())
+)]
 struct Cli {
-    /// Storage account connection string.
-    #[arg(
-        long,
-        global = true,
-        env = "AZURE_STORAGE_CONNECTION_STRING",
-        hide_env_values = true
-    )]
+    /// Storage account connection string (default: the environment, see STORAGE ACCOUNT).
+    #[arg(long, global = true, value_name = "CS")]
     connection_string: Option<String>,
 
     #[command(subcommand)]
@@ -91,13 +127,15 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Acquire the lock, run COMMAND while renewing it, release it when COMMAND exits.
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = concat!(run_help!(), "\n", account_help!()))]
     Run(RunArgs),
     /// Show the lock's lease state, fencing token and (last) holder.
+    #[command(after_help = account_help!())]
     Status(Target),
     /// Break the lock's lease (administrative). By default the lock is free only when the
     /// holder's lease would have expired; the holder's azlock stops its command before that,
     /// at its next renew.
+    #[command(after_help = account_help!())]
     Break(BreakArgs),
     /// Run COMMAND only while leading an election on the lock blob; campaign again when it
     /// exits or the leadership is lost (epoch in AZLOCK_EPOCH).
@@ -119,13 +157,14 @@ struct Target {
 struct RunArgs {
     #[command(flatten)]
     target: Target,
-    /// Lease duration in seconds (15-60). A holder that dies keeps the lock at most this long.
+    /// Lease duration in seconds, 15 to 60. A holder
+    /// that dies keeps the lock at most this long; one that exits releases it at once.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     duration: u64,
     /// How long to wait for the lock, in seconds (0: try once).
     #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
     wait: f64,
-    /// Label recorded with the holder's host and pid (default: the command line).
+    /// Label recorded with the holder's host and pid (default: the command's program name).
     #[arg(long)]
     label: Option<String>,
     /// Seconds between SIGTERM and SIGKILL when the command must be stopped.
@@ -180,15 +219,23 @@ pub(crate) fn main() -> ExitCode {
 
 async fn real_main(cli: Cli) -> azstore::Result<u8> {
     // Validate every argument before anything is sent.
-    let cs = cli.connection_string.as_deref().ok_or_else(|| {
-        azstore::Error::invalid_input(
-            "no connection string: pass --connection-string or set AZURE_STORAGE_CONNECTION_STRING",
-        )
-    })?;
-    let account = StorageAccount::from_connection_string(cs)?;
+    let account = match cli.connection_string.as_deref() {
+        Some(cs) => StorageAccount::from_connection_string(cs)?,
+        // Everything the library reads: a connection string, an account name with a key, SAS
+        // or token, or Microsoft Entra ID (see account_help!).
+        None => StorageAccount::from_env()?,
+    };
     let blobs = BlobServiceClient::new(&account)?;
     match cli.command {
         Command::Run(args) => {
+            // Checked here: the library's own message offers an infinite lease, which azlock
+            // never takes (a holder that dies would keep the lock for ever).
+            if !(15..=60).contains(&args.duration) {
+                return Err(azstore::Error::invalid_input(format!(
+                    "--duration must be 15 to 60 seconds (got {})",
+                    args.duration
+                )));
+            }
             let duration = LeaseDuration::seconds(args.duration)?;
             let wait = Duration::try_from_secs_f64(args.wait).map_err(|_| {
                 azstore::Error::invalid_input("--wait must be a non-negative number of seconds")
@@ -231,7 +278,7 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
                 };
                 println!("{who} {owner}");
                 if let Some(t) = owner.acquired_at {
-                    println!("acquired at:   {t}");
+                    println!("acquired at:   {}", rfc3339(t));
                 }
             }
             Ok(0)
@@ -279,14 +326,35 @@ fn early_break_warning(secs: u64) -> String {
     )
 }
 
+/// The program's file name (`/usr/local/bin/backup.sh` -> `backup.sh`), printable ASCII only.
 pub(crate) fn default_label(command: &[String]) -> String {
-    let mut s: String = command
-        .join(" ")
+    let program = command.first().map(String::as_str).unwrap_or_default();
+    let name = program
+        .rsplit('/')
+        .find(|p| !p.is_empty())
+        .unwrap_or(program);
+    let mut s: String = name
         .chars()
         .map(|c| if (' '..='~').contains(&c) { c } else { '?' })
         .collect();
     s.truncate(200);
     s.trim().to_string()
+}
+
+/// RFC 3339 in UTC with milliseconds: `2026-11-26T21:31:08.598Z`.
+fn rfc3339(t: azstore::OffsetDateTime) -> String {
+    let utc =
+        azstore::OffsetDateTime::from_unix_timestamp_nanos(t.unix_timestamp_nanos()).unwrap_or(t);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        utc.year(),
+        u8::from(utc.month()),
+        utc.day(),
+        utc.hour(),
+        utc.minute(),
+        utc.second(),
+        utc.millisecond()
+    )
 }
 
 enum Outcome {

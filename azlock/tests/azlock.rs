@@ -64,6 +64,20 @@ fn wait_for_file(p: &Path, within: Duration) -> String {
     panic!("{} not written within {within:?}", p.display());
 }
 
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the shape `azlock status` prints.
+fn is_rfc3339_utc(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 24
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            19 => *c == b'.',
+            23 => *c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill(2) on a child we spawned and have not reaped.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
@@ -115,7 +129,16 @@ fn runs_the_command_with_lease_id_and_token_and_passes_its_exit_code() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("state:         available"), "{text}");
     assert!(text.contains(&format!("fencing token: {second}")), "{text}");
-    assert!(text.contains("sh -c echo $AZLOCK_FENCING_TOKEN"), "{text}");
+    // The default label is the program's name, not the quoted command line.
+    assert!(text.contains("label=\"sh\""), "{text}");
+    assert!(!text.contains("AZLOCK_FENCING_TOKEN"), "{text}");
+    // Times are RFC 3339 (UTC).
+    let at = text
+        .lines()
+        .find_map(|l| l.strip_prefix("acquired at:"))
+        .unwrap_or_else(|| panic!("no acquisition time in {text}"))
+        .trim();
+    assert!(is_rfc3339_utc(at), "not RFC 3339: {at}");
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! separate processes would; all use `UpdatePolicy::default()`. The rows are interleaved over
 //! several rounds so that drift of the shared machine affects both stores alike.
 //!
-//! Run: `scripts/azurite run -- cargo bench -p azstore --features redis --bench redis_contention`
+//! Run: `scripts/azurite run --only azurite,redis -- cargo bench -p azstore --features redis --bench redis_contention`
 //! (`UPDATE_BENCH_SECS` sets the seconds per row, default 2.5; `UPDATE_BENCH_ROUNDS` the
 //! rounds, default 3).
 
@@ -129,7 +129,7 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let hint = "Run with: scripts/azurite run -- cargo bench -p azstore --features redis --bench redis_contention";
+        let hint = "Run with: scripts/azurite run --only azurite,redis -- cargo bench -p azstore --features redis --bench redis_contention";
         let account = StorageAccount::from_env().unwrap_or_else(|e| panic!("{e}\n{hint}"));
         RedisClient::from_env()
             .unwrap_or_else(|e| panic!("{e}\n{hint}"))

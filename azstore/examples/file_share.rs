@@ -5,7 +5,7 @@
 //! service beside Azurite and exports its `FileEndpoint`) or a real storage account:
 //!
 //! ```text
-//! scripts/azurite run -- cargo run --example file_share
+//! scripts/azurite run --only file -- cargo run --example file_share
 //! AZURE_STORAGE_CONNECTION_STRING='DefaultEndpointsProtocol=https;AccountName=...;AccountKey=...;EndpointSuffix=core.windows.net' \
 //!     cargo run --example file_share
 //! ```

@@ -4,33 +4,29 @@
 //! or Microsoft Entra ID bearer tokens, to Azure and to the local emulators alike, and makes the
 //! three concurrency strategies Azure offers easy to use and hard to get wrong.
 //!
-//! ## Layout
+//! ## Entry points
 //!
-//! ```text
-//! crate root        StorageAccount (connection strings, emulators, endpoints, one-line clients),
-//!                   Conditions / ETag / MatchCondition / LeaseId, Error / ErrorKind / Result
-//! credential        SharedKey (redacted), SAS tokens, bearer tokens and their cache; entra (feature)
-//! sas               SasBuilder: service, account and user-delegation SAS
-//! http              the pipeline every request goes through: stamp, authorize, send, classify,
-//!                   retry within a time budget (ClientOptions, RetryPolicy, Request + Intent)
-//! blob/             containers and blobs, one file per sub-resource (block, append, page, copy,
-//!                   list, download, upload, lease, ...)
-//! table/ queue/ file/   the other three services, split the same way
-//! access_policy, paging, http_headers, service_properties   types several services share
-//! lease/            the Leasable contract (blobs, containers, shares, files) and the
-//!                   self-renewing LeaseGuard; the keep-alive core MessageGuard shares
-//! lock/             Lock<T: LockTarget>: the one lock engine (wait loop, LockStatus, Held,
-//!                   fencing); BlobLock (blob/lock.rs, what azlock runs on), RedisLock and
-//!                   CosmosLock are its backends
-//! update/           update(): read-modify-write over anything Versioned (knows no backend;
-//!                   each backend implements Versioned in its own folder, blob/versioned.rs…)
-//! transfer/         the ranged, pinned, bounded-memory up/download engine over a source/sink
-//!                   trait (each backend's side lives in its folder: blob/transfer.rs,
-//!                   file/transfer.rs), progress
-//! clock             the clock loss deadlines are measured on; a manual clock for tests
-//! redis/            (feature redis) Azure Cache for Redis: RedisJson, RedisLease, RedisLock
-//! cosmos/           (feature cosmos) Azure Cosmos DB: CosmosItem, CosmosLease, CosmosLock
-//! ```
+//! | start from | to |
+//! |---|---|
+//! | [`StorageAccount`] ([`from_env`](StorageAccount::from_env), [`from_connection_string`](StorageAccount::from_connection_string), [`new`](StorageAccount::new), [`development`](StorageAccount::development)) | an account, then a client in one line: [`container`](StorageAccount::container), [`blob`](StorageAccount::blob), [`table`](StorageAccount::table), [`queue`](StorageAccount::queue), [`share`](StorageAccount::share), [`file`](StorageAccount::file) |
+//! | [`blob`], [`table`], [`queue`], [`file`](mod@file) | the four services' clients and options, one module each |
+//! | [`update::update`] | read-modify-write that never loses an update, over [`update::BlobJson`], [`table::TableClient::versioned`], `RedisJson`, `CosmosItem` |
+//! | [`Conditions`] | one write at a time: `if_match`, `if_not_exists`, `none` |
+//! | [`lease::LeaseGuard`] | a lease renewed in the background that reports its loss in time |
+//! | [`lock::BlobLock`], `redis::RedisLock`, `cosmos::CosmosLock` | a distributed lock with a fencing token: one engine, [`lock::Lock`], on every backend (`BlobLock` is what `azlock` runs on) |
+//! | [`leader::Election`], [`leader::ShardGroup`] | one leader among replicas, shards spread over a fleet, each with an epoch (fencing token), on any lock |
+//! | [`queue::process`] | a queue worker: at-least-once delivery, visibility kept while the handler runs |
+//! | [`transfer`] | parallel, checksummed uploads and downloads with progress |
+//! | [`Error`] | one error type: how to inspect it is on its page |
+//!
+//! ## Features
+//!
+//! | cargo feature | adds |
+//! |---|---|
+//! | (none) | Blob, Table, Queue and File with SharedKey, SAS or a bearer token you supply |
+//! | `identity` | Microsoft Entra ID (managed identity, workload identity, service principal, Azure CLI) through `azure_identity`; `from_env` uses it when no key, SAS or token is set. Rust 1.88 |
+//! | `redis` | Azure Cache for Redis: `update()` on a key, `RedisLease`, `RedisLock` (module `redis`) |
+//! | `cosmos` | Azure Cosmos DB: `update()` on an item, `CosmosLease`, `CosmosLock` (module `cosmos`); no extra crate |
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
 //! from [`Conditions`], an [`http::Intent`]) → the pipeline stamps date and version,
@@ -160,7 +156,10 @@ pub use body::IntoBody;
 pub use conditions::{Conditions, ETag, LeaseId, MatchCondition};
 pub use error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 
-/// Re-exported so callers can name timestamps without adding the crate themselves.
+/// The `time` crate's timestamp (every date azstore reads or writes), re-exported so callers
+/// can name it without adding the crate themselves; its own documentation is the `time`
+/// crate's.
+#[doc(no_inline)]
 pub use time::OffsetDateTime;
 
 // How requests are authorized and sent.
@@ -232,3 +231,6 @@ struct ConnectingExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/leader.md")]
 struct LeaderExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/locks.md")]
+struct LocksExamples;

@@ -26,7 +26,7 @@ pub fn account() -> StorageAccount {
     let account = StorageAccount::from_env().unwrap_or_else(|e| {
         panic!(
             "{e}\n\nThese tests need Azurite. Run the suite with `scripts/test`, or wrap a \
-             command in `scripts/azurite run -- cargo test`."
+             command in `scripts/azurite run --only azurite,file,tls,redis -- cargo test`."
         )
     });
     for svc in [Service::Blob, Service::Queue, Service::Table, Service::File] {
@@ -40,7 +40,7 @@ pub fn account() -> StorageAccount {
             if std::net::TcpStream::connect(&hostport).is_err() {
                 panic!(
                     "Azurite is not reachable at {hostport} ({svc:?}). Start it with \
-                     `scripts/azurite run -- cargo test` (or run `scripts/test`)."
+                     `scripts/azurite run --only azurite,file,tls,redis -- cargo test` (or run `scripts/test`)."
                 );
             }
         }

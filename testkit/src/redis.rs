@@ -30,7 +30,7 @@ pub const REDIS_URL_ENV: &str = "AZSTORE_REDIS_URL";
 pub fn redis_url() -> String {
     let url = std::env::var(REDIS_URL_ENV).unwrap_or_else(|_| {
         panic!(
-            "{REDIS_URL_ENV} is not set: run the tests through `scripts/azurite run -- cargo test ...`, \
+            "{REDIS_URL_ENV} is not set: run the tests through `scripts/azurite run --only azurite,redis -- cargo test ...`, \
              which starts redis-server and exports it"
         )
     });

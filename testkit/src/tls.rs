@@ -73,7 +73,7 @@ fn env_path(var: &str) -> PathBuf {
         _ => panic!(
             "{var} is not set. These tests need the HTTPS Azurite that `scripts/azurite run` \
              starts: run the suite with `scripts/test`, or wrap a command in \
-             `scripts/azurite run -- cargo test`."
+             `scripts/azurite run --only azurite,file,tls,redis -- cargo test`."
         ),
     }
 }
@@ -90,7 +90,7 @@ pub fn https_account() -> azstore::StorageAccount {
     let cs = std::env::var("AZSTORE_TLS_CONNECTION_STRING").unwrap_or_else(|_| {
         panic!(
             "AZSTORE_TLS_CONNECTION_STRING is not set: these tests need the HTTPS Azurite of \
-             `scripts/azurite run` (run `scripts/test`, or `scripts/azurite run -- cargo test`)."
+             `scripts/azurite run` (run `scripts/test`, or `scripts/azurite run --only azurite,file,tls,redis -- cargo test`)."
         )
     });
     let account = azstore::StorageAccount::from_connection_string(&cs).expect("valid string");
@@ -105,7 +105,7 @@ pub fn https_account() -> azstore::StorageAccount {
         .to_string();
     if std::net::TcpStream::connect(&hostport).is_err() {
         panic!(
-            "the HTTPS Azurite is not reachable at {hostport}; start it with `scripts/azurite run -- cargo test`"
+            "the HTTPS Azurite is not reachable at {hostport}; start it with `scripts/azurite run --only azurite,file,tls,redis -- cargo test`"
         );
     }
     account

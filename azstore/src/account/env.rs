@@ -71,10 +71,18 @@ pub(crate) fn resolve(get: Lookup<'_>) -> Result<StorageAccount> {
         if login {
             return with_entra(account);
         }
-        if !matches!(account.credential(), Credential::Anonymous) || key_mode {
+        if !matches!(account.credential(), Credential::Anonymous) {
             return Ok(account);
         }
         // A connection string with endpoints only: take the credential from the variables.
+        if let Some((var, key)) = first(get, &ACCOUNT_KEY) {
+            let key = crate::credential::SharedKeyCredential::new(account.name(), &key)
+                .map_err(|e| Error::invalid_input(format!("{var}: {}", e.message())))?;
+            return Ok(account.with_credential(Credential::SharedKey(key)));
+        }
+        if key_mode {
+            return Ok(account);
+        }
         account
     } else {
         let Some((_, name)) = first(get, &ACCOUNT_NAME) else {
@@ -244,6 +252,21 @@ mod tests {
             a.endpoint(Service::Blob).unwrap().url(),
             "https://127.0.0.1:1234/devstoreaccount1"
         );
+    }
+
+    #[test]
+    fn endpoints_from_a_connection_string_key_from_the_variables() {
+        let a = resolve_map(&[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "AccountName=devstoreaccount1;BlobEndpoint=http://127.0.0.1:1234/devstoreaccount1",
+            ),
+            ("AZURE_STORAGE_ACCOUNT_KEY", "c2VjcmV0a2V5"),
+        ])
+        .unwrap();
+        assert!(matches!(a.credential(), Credential::SharedKey(_)));
+        assert_eq!(a.name(), "devstoreaccount1");
+        assert!(!format!("{a:?}").contains("c2VjcmV0a2V5"));
     }
 
     #[cfg(feature = "identity")]

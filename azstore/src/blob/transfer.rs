@@ -88,11 +88,17 @@ impl RangeSource for BlobSource {
             "the blob changed during a chunked read (pinned ETag {})",
             version.etag
         );
-        match cause {
+        let e = match cause {
             Some(e) => e.context(what),
             None => Error::new(ErrorKind::PreconditionFailed, what)
                 .with_code(ErrorCode::ConditionNotMet),
-        }
+        };
+        e.hint(
+            "read it again, or have download_chunked / download_to_file start over on the new \
+             version by themselves: DownloadOptions::default().on_change(OnChange::Restart { \
+             max_restarts: 3 })",
+        )
+        .changed_during_read()
     }
 
     fn body_timeout(&self) -> Duration {

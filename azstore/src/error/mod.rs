@@ -1,23 +1,5 @@
-//! The one error type of azstore.
-//!
-//! Every failure — a refused condition, a lost lease, bad input caught before sending, a dropped
-//! connection — is an [`Error`]. Ask it questions instead of matching strings:
-//!
-//! ```
-//! # fn handle(err: azstore::Error) {
-//! use azstore::{ErrorCode, ErrorKind};
-//! if err.is_precondition_failed() {
-//!     // someone else changed the object since we read it: re-read and retry
-//! } else if err.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) {
-//!     // another holder owns the lease
-//! } else if err.kind() == ErrorKind::InvalidInput {
-//!     // our own bug: nothing was sent
-//! }
-//! # }
-//! ```
-//!
-//! No error ever contains an account key or a SAS signature: messages built from caller input
-//! name the offending field, never its secret value, and URLs are redacted before they are kept.
+//! The one error type of azstore: [`Error`], whose documentation is the guide to inspecting it
+//! (this module is private; everything in it is re-exported at the crate root).
 
 use std::fmt;
 
@@ -125,7 +107,40 @@ pub enum RequestSent {
     Yes,
 }
 
-/// An azstore error. Cheap to move (one box); see the module docs for how to inspect it.
+/// An azstore error. Cheap to move (one box).
+///
+/// Every failure — a refused condition, a lost lease, bad input caught before sending, a
+/// dropped connection — is an `Error`. Ask it questions instead of matching strings:
+///
+/// | question | method |
+/// |---|---|
+/// | what kind of failure, in terms you act on | [`kind`](Error::kind) ([`ErrorKind`]) and the predicates [`is_precondition_failed`](Error::is_precondition_failed), [`is_conflict`](Error::is_conflict), [`is_not_found`](Error::is_not_found), [`is_lease_error`](Error::is_lease_error), … |
+/// | what the service said | [`status`](Error::status), [`error_code`](Error::error_code) ([`ErrorCode`]), [`request_id`](Error::request_id) (for support requests) |
+/// | may the request have been applied? | [`request_sent`](Error::request_sent) ([`RequestSent`]): `No` is safe to repeat, `Maybe` is not |
+/// | may trying again later help? | [`is_retryable`](Error::is_retryable) (the pipeline already retried within its time budget) |
+/// | is my lease gone? | [`lease_lost`](Error::lease_lost) |
+/// | did a chunked read find the object rewritten (not my own stale If-Match)? | [`is_changed_during_read`](Error::is_changed_during_read) |
+/// | the underlying cause (I/O, TLS, a nested conflict) | [`std::error::Error::source`] |
+///
+/// ```
+/// # fn handle(err: azstore::Error) {
+/// use azstore::{ErrorCode, ErrorKind};
+/// if err.is_precondition_failed() {
+///     // someone else changed the object since we read it: re-read and retry
+/// } else if err.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) {
+///     // another holder owns the lease
+/// } else if err.kind() == ErrorKind::InvalidInput {
+///     // our own bug: nothing was sent
+/// }
+/// # }
+/// ```
+///
+/// `Display` prints one line: the kind, the status and code, the message and what to do about
+/// it (a refused Shared Key names the account name and key to check, a SAS its expiry and
+/// permissions, a token its role assignment; a failed connection its operating-system cause),
+/// and the request id. No error ever contains an account key, a SAS signature or a token:
+/// messages built from caller input name the offending field, never its secret value, and URLs
+/// are redacted before they are kept.
 ///
 /// ```no_run
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
@@ -153,6 +168,8 @@ struct Inner {
     request_id: Option<String>,
     sent: RequestSent,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    /// A chunked read or download found the object changed between two ranges.
+    changed_during_read: bool,
 }
 
 /// `pub fn name(&self) -> bool`: whether the error is of one [`ErrorKind`].
@@ -190,6 +207,7 @@ impl Error {
                 request_id: None,
                 sent,
                 source: None,
+                changed_during_read: false,
             }),
         }
     }
@@ -272,8 +290,23 @@ impl Error {
                 request_id: self.inner.request_id.clone(),
                 sent: self.inner.sent,
                 source: None,
+                changed_during_read: self.inner.changed_during_read,
             }),
         }
+    }
+
+    /// Adds what to do about the error, on a line of its own after the message (`Display`
+    /// prints it on the same line, after a dash).
+    pub(crate) fn hint(mut self, hint: impl fmt::Display) -> Error {
+        self.inner.message = format!("{}\n— {hint}", self.inner.message.trim_end());
+        self
+    }
+
+    /// Marks the failure of a chunked read or download whose object changed between ranges
+    /// (see [`Error::is_changed_during_read`]).
+    pub(crate) fn changed_during_read(mut self) -> Error {
+        self.inner.changed_during_read = true;
+        self
     }
 
     pub(crate) fn with_sent(mut self, sent: RequestSent) -> Error {
@@ -468,6 +501,29 @@ impl Error {
             .code
             .as_ref()
             .is_some_and(ErrorCode::means_lease_lost)
+    }
+
+    /// A chunked read or parallel download failed because the blob or file changed between
+    /// two of its ranges (azstore pins the first range's ETag; it never returns a mix of two
+    /// versions). It is a 412 `ConditionNotMet` (for files: a `Conflict`) like the caller's own
+    /// stale `If-Match`, and this tells the two apart: here nobody's condition was wrong, the
+    /// object was being rewritten. Read again, or let the download start over by itself with
+    /// [`OnChange::Restart`](crate::blob::OnChange::Restart).
+    ///
+    /// ```no_run
+    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// use azstore::blob::{DownloadOptions, OnChange};
+    /// match blob.download_chunked(&DownloadOptions::default()).await {
+    ///     Err(e) if e.is_changed_during_read() => {
+    ///         let again = DownloadOptions::default().on_change(OnChange::Restart { max_restarts: 3 });
+    ///         blob.download_chunked(&again).await?;
+    ///     }
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_changed_during_read(&self) -> bool {
+        self.inner.changed_during_read
     }
 
     /// A queue message's pop receipt is stale (400 `PopReceiptMismatch`): the message became

@@ -51,7 +51,7 @@ pub struct ListOptions {
     /// At most this many entries (1–5000; the service default is 5000).
     pub max_results: Option<u32>,
     /// Ask for each entry's file id, timestamps, ETag, SMB attributes and permission key
-    /// (`include=Timestamps,ETag,Attributes,PermissionKey`, `x-ms-file-extended-info: true`),
+    /// (`include=Timestamps,Etag,Attributes,PermissionKey`, `x-ms-file-extended-info: true`),
     /// in [`ListPage::entries`].
     pub extended_info: bool,
 }
@@ -311,7 +311,7 @@ impl DirectoryClient {
         }
         if options.extended_info {
             req = req
-                .query("include", "Timestamps,ETag,Attributes,PermissionKey")
+                .query("include", "Timestamps,Etag,Attributes,PermissionKey")
                 .header("x-ms-file-extended-info", "true");
         }
         let resp = self.pipeline.send(req).await?;

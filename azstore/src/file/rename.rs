@@ -1,6 +1,7 @@
 //! Rename File and Rename Directory: an atomic move within a share, with the options of the
-//! REST API (replace an existing destination, ignore its read-only attribute, and the lease ids
-//! of a leased source or destination).
+//! REST API (replace an existing destination, ignore its read-only attribute, the lease ids
+//! of a leased source or destination, and the SMB properties, metadata and content type the
+//! renamed entry gets).
 //!
 //! ```no_run
 //! # async fn f(share: azstore::file::ShareClient) -> azstore::Result<()> {
@@ -12,6 +13,8 @@
 //!     .await?;
 //! # let _ = published; Ok(()) }
 //! ```
+
+use std::collections::BTreeMap;
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
@@ -46,6 +49,12 @@ pub struct RenameOptions {
     /// SMB properties the renamed file or directory gets (attributes, creation / last-write
     /// / change time, permission or permission key); what is left `None` is kept.
     pub smb: crate::file::SmbProperties,
+    /// Metadata the renamed file or directory gets (`x-ms-meta-*`), replacing its own; empty:
+    /// it keeps its own.
+    pub metadata: BTreeMap<String, String>,
+    /// The content type the renamed file gets (`x-ms-content-type`; files only); `None`: it
+    /// keeps its own.
+    pub content_type: Option<String>,
 }
 
 impl RenameOptions {
@@ -108,6 +117,33 @@ impl RenameOptions {
         self
     }
 
+    /// Metadata the renamed file or directory gets in the same call, replacing its own
+    /// (validated before sending). Default: none sent, so it keeps its own.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let meta = BTreeMap::from([("state".to_string(), "published".to_string())]);
+    /// let options = azstore::file::RenameOptions::default().metadata(meta);
+    /// # let _ = options;
+    /// ```
+    pub fn metadata(mut self, v: BTreeMap<String, String>) -> Self {
+        self.metadata = v;
+        self
+    }
+
+    /// The `Content-Type` the renamed file gets in the same call (`x-ms-content-type`;
+    /// Rename File only: a directory rename with it is refused before sending). Default:
+    /// none sent, so the file keeps its own.
+    ///
+    /// ```
+    /// let options = azstore::file::RenameOptions::default().content_type("text/csv");
+    /// # let _ = options;
+    /// ```
+    pub fn content_type(mut self, v: impl Into<String>) -> Self {
+        self.content_type = Some(v.into());
+        self
+    }
+
     fn apply(&self, req: Request, source_url: String, is_dir: bool) -> Result<Request> {
         if self.ignore_read_only && !self.replace_if_exists {
             return Err(Error::invalid_input(
@@ -117,9 +153,16 @@ impl RenameOptions {
         if is_dir && (self.source_lease.is_some() || self.destination_lease.is_some()) {
             return Err(Error::invalid_input("directories have no leases"));
         }
+        if is_dir && self.content_type.is_some() {
+            return Err(Error::invalid_input(
+                "a content type applies to Rename File only (directories have none)",
+            ));
+        }
         self.smb.check(false)?;
         let req = self.smb.apply(req);
         Ok(req
+            .metadata(&self.metadata)
+            .header_opt("x-ms-content-type", self.content_type.clone())
             .query("comp", "rename")
             .header("x-ms-file-rename-source", source_url)
             .header(

@@ -63,6 +63,11 @@ impl RangeSource for FileClient {
                 version.etag
             ),
         )
+        .hint(
+            "read it again, or have the download start over on the new version by itself: \
+             TransferOptions::default().on_change(OnChange::Restart { max_restarts: 3 })",
+        )
+        .changed_during_read()
     }
 
     fn body_timeout(&self) -> Duration {

@@ -33,7 +33,7 @@ use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::checks;
 use crate::http::options::ClientOptions;
 use crate::http::request::{Method, Request};
-use crate::http::response::{Headers, Response, error_from_parts};
+use crate::http::response::{Headers, Response, error_from_parts, with_auth_hint};
 
 /// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
 /// `--skipApiVersionCheck`).
@@ -477,7 +477,14 @@ impl Pipeline {
         .and_then(|r| r.ok())
         .map(|(body, _)| body)
         .unwrap_or_default();
-        Err((error_from_parts(status, &headers, &body), retry_after))
+        let e = error_from_parts(status, &headers, &body);
+        // Storage accounts only (a Cosmos DB pipeline has no account name here).
+        let e = if self.inner.account.is_empty() {
+            e
+        } else {
+            with_auth_hint(e, self.credential(), &self.inner.account)
+        };
+        Err((e, retry_after))
     }
 
     /// Stamps, authorizes and builds the reqwest request for one attempt; with it, the bearer
@@ -678,6 +685,13 @@ fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
     } else {
         "the connection failed"
     };
-    let what = format!("{what}{}", host.unwrap_or_default());
+    // The innermost cause is the one a user acts on ("Connection refused (os error 111)", a
+    // DNS or TLS failure); it goes into the message, and the whole chain stays the source.
+    let mut cause: &dyn std::error::Error = &e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    let cause = crate::redact::redact(&cause.to_string());
+    let what = format!("{what}{}: {cause}", host.unwrap_or_default());
     Error::new(kind, what).with_sent(sent).with_source(e)
 }

@@ -247,6 +247,49 @@ pub(crate) fn error_from_parts(status: u16, headers: &Headers, body: &[u8]) -> E
     )
 }
 
+/// A 401/403 of a storage account says what to check for the credential azstore sent with
+/// it: azstore signs or authorizes the request itself, so the request's form is not the
+/// cause. Other answers pass unchanged.
+pub(crate) fn with_auth_hint(
+    e: Error,
+    credential: &crate::credential::Credential,
+    account: &str,
+) -> Error {
+    use crate::credential::Credential;
+    if !matches!(e.status(), Some(401 | 403)) {
+        return e;
+    }
+    let code = e
+        .error_code()
+        .map(|c| c.as_str().to_string())
+        .unwrap_or_default();
+    let hint = match credential {
+        Credential::SharedKey(_) if code == "KeyBasedAuthenticationNotPermitted" => format!(
+            "account {account} does not allow Shared Key access: use Microsoft Entra ID \
+             (azstore's `identity` feature) or a user delegation SAS"
+        ),
+        Credential::SharedKey(_) => format!(
+            "azstore signed this request with a Shared Key for account `{account}`: check the \
+             account name and its key (Azure portal: Storage account > Access keys; a \
+             regenerated key replaces the old one), and that the account accepts requests \
+             from this network"
+        ),
+        Credential::Sas(_) => "the request carried a SAS: check its expiry (se) and start \
+             (st), its permissions (sp), its services and resource types or resource, and \
+             its allowed IP range (sip)"
+            .to_string(),
+        Credential::Bearer(_) => format!(
+            "the request carried a Microsoft Entra ID token: check the identity's role \
+             assignment on account `{account}` (a data role such as Storage Blob Data \
+             Contributor; a new assignment takes a few minutes to apply)"
+        ),
+        Credential::Anonymous => "the request carried no credential (the resource is not \
+             public): give the account a key, SAS or token"
+            .to_string(),
+    };
+    e.hint(hint)
+}
+
 fn default_message(status: u16) -> &'static str {
     match status {
         304 => "not modified",
@@ -324,6 +367,33 @@ fn xml_text(xml: &str, name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auth_refusals_name_what_to_check_for_each_credential() {
+        use crate::credential::{Credential, SasToken, SharedKeyCredential, StaticToken};
+        let refused = || {
+            let h = Headers::from_map(Default::default());
+            error_from_parts(403, &h, b"")
+        };
+        let key = Credential::SharedKey(SharedKeyCredential::new("acct1", "a2V5").unwrap());
+        let sas = Credential::Sas(SasToken::new("sv=2025-11-05&sig=SECRET").unwrap());
+        let bearer = Credential::bearer(StaticToken::new("tok.en").unwrap());
+        let cases = [
+            (key, "check the account name and its key"),
+            (sas, "its expiry"),
+            (bearer, "role assignment"),
+            (Credential::Anonymous, "no credential"),
+        ];
+        for (credential, expect) in cases {
+            let e = with_auth_hint(refused(), &credential, "acct1");
+            assert!(e.to_string().contains(expect), "{e}");
+            assert!(!e.to_string().contains("SECRET"), "{e}");
+        }
+        // Other answers are left alone.
+        let h = Headers::from_map(Default::default());
+        let e = with_auth_hint(error_from_parts(412, &h, b""), &Credential::Anonymous, "a");
+        assert_eq!(e.message(), "precondition failed");
+    }
 
     #[test]
     fn xml_and_json_errors() {

@@ -369,7 +369,7 @@ fn holder_binary() -> std::path::PathBuf {
     assert!(
         bin.exists(),
         "{} is missing: build it with `cargo build -p testkit --features cosmos --bins` \
-         (scripts/cosmos run does)",
+         (scripts/test does)",
         bin.display()
     );
     bin

@@ -38,10 +38,12 @@ mod contract_versioned;
 #[cfg(feature = "cosmos")]
 mod cosmos;
 mod ergonomics;
+mod error_hints;
 mod faults;
 mod file_lease;
 mod file_properties;
 mod file_rename_handles;
+mod file_rename_options;
 mod file_sdk_crosscheck;
 mod file_smb;
 mod file_transfer;

@@ -1,7 +1,7 @@
 //! A lock holder *process* frozen with SIGSTOP past its 15 s lease while another holder takes
 //! the lock, then resumed: it must write nothing after the new holder's first record, in all
 //! three ways of asking (`is_held()` and `check()` in an async loop, `is_held()` from a plain
-//! OS thread). The holder is testkit's `lease_holder` binary (built by `scripts/azurite`); both
+//! OS thread). The holder is testkit's `lease_holder` binary (built by `scripts/test`); both
 //! append to one local log file, so the order of records is exact. Prints the time from the
 //! resume to the loss signal.
 //!
@@ -37,7 +37,7 @@ fn holder_binary() -> PathBuf {
         .join(format!("lease_holder{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),
-        "{} is missing: build it with `cargo build -p testkit --bins` (scripts/azurite run does)",
+        "{} is missing: build it with `cargo build -p testkit --bins` (scripts/test does)",
         bin.display()
     );
     bin

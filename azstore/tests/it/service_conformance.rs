@@ -978,7 +978,7 @@ async fn immutability_policy_and_legal_hold() {
     assert_eq!(server.count(), 5);
 }
 
-/// List Directories and Files with extended info (`include=Timestamps,ETag,Attributes,
+/// List Directories and Files with extended info (`include=Timestamps,Etag,Attributes,
 /// PermissionKey`, `x-ms-file-extended-info: true`), against the local File service, which
 /// answers as the REST reference shapes it.
 #[tokio::test]

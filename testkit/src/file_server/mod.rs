@@ -1354,7 +1354,7 @@ fn list(share: &Share, share_name: &str, path: &str, req: &HttpRequest) -> Reply
     } else {
         format!("{path}/")
     };
-    // include=Timestamps,ETag,Attributes,PermissionKey and x-ms-file-extended-info: true
+    // include=Timestamps,Etag,Attributes,PermissionKey and x-ms-file-extended-info: true
     // (REST reference, List Directories and Files, 2020-04-08 and later).
     let include: Vec<String> = req
         .q("include")

@@ -102,6 +102,18 @@ pub(super) fn rename(
     if let Err(r) = smb.set(req, is_dir, &mut share.ext) {
         return r;
     }
+    // Metadata (`x-ms-meta-*`, replacing the source's when any is given) and, for a file, the
+    // content type (`x-ms-content-type`) given with the rename apply to the renamed entry
+    // (REST reference, Rename File / Rename Directory).
+    let meta = req.meta();
+    let content_type = req.header("x-ms-content-type").map(str::to_string);
+    if is_dir && content_type.is_some() {
+        return Reply::error(
+            400,
+            "UnsupportedHeader",
+            "x-ms-content-type applies to Rename File only.",
+        );
+    }
     if is_dir {
         let child = format!("{src}/");
         let moved_dirs: Vec<String> = share
@@ -132,12 +144,21 @@ pub(super) fn rename(
             d.etag = etag.clone();
             d.last_modified = now.clone();
             d.smb = smb.clone();
+            if !meta.is_empty() {
+                d.meta = meta;
+            }
         }
     } else {
         let mut f = share.files.remove(&src).expect("checked");
         f.node.etag = etag.clone();
         f.node.last_modified = now.clone();
         f.node.smb = smb.clone();
+        if !meta.is_empty() {
+            f.node.meta = meta;
+        }
+        if let Some(ct) = content_type {
+            f.content_type = ct;
+        }
         share.files.insert(dest.to_string(), f);
     }
     smb.headers(

@@ -1,0 +1,219 @@
+#![cfg(unix)]
+//! How `azlock` reaches a storage account: everything `StorageAccount::from_env` accepts
+//! (a connection string, endpoints with a key or SAS from the variables), `--connection-string`
+//! first, and `--help` naming every way in. Against Azurite.
+
+use std::process::{Command, Output};
+
+use azstore::credential::SharedKeyCredential;
+use azstore::sas::SasBuilder;
+
+const AZLOCK: &str = env!("CARGO_BIN_EXE_azlock");
+
+/// The variables `StorageAccount::from_env` reads: none of them leak in from the test's own
+/// environment.
+const ACCOUNT_VARS: &[&str] = &[
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_STORAGE_ACCOUNT_NAME",
+    "AZURE_STORAGE_ACCOUNT",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_ACCESS_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_SAS_KEY",
+    "AZURE_STORAGE_TOKEN",
+    "AZURE_STORAGE_AUTH_MODE",
+];
+
+/// `azlock ARGS` with only `vars` set of the account variables.
+fn azlock(args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(AZLOCK);
+    for v in ACCOUNT_VARS {
+        c.env_remove(v);
+    }
+    c.args(args).envs(vars.iter().copied()).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The Azurite that `scripts/azurite run` started: its Blob endpoint and the account's key,
+/// taken apart from the connection string it exports (fails loudly when it is missing).
+fn azurite() -> (String, String, String) {
+    let cs = std::env::var("AZURE_STORAGE_CONNECTION_STRING").expect(
+        "AZURE_STORAGE_CONNECTION_STRING is not set: run under `scripts/azurite run -- cargo test`",
+    );
+    let get = |k: &str| {
+        cs.split(';')
+            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("no {k} in the Azurite connection string"))
+            .to_string()
+    };
+    (get("AccountName"), get("AccountKey"), get("BlobEndpoint"))
+}
+
+/// A lock that exists: taken and released once with the full connection string.
+fn make_lock(container: &str) {
+    let (name, key, blob) = azurite();
+    let cs = format!("AccountName={name};AccountKey={key};BlobEndpoint={blob}");
+    let o = azlock(
+        &["run", "--container", container, "--blob", "l", "--", "true"],
+        &[("AZURE_STORAGE_CONNECTION_STRING", &cs)],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn status_with_endpoints_from_the_connection_string_and_the_key_from_its_variable() {
+    let container = testkit::unique("azlenv");
+    make_lock(&container);
+    let (name, key, blob) = azurite();
+    let endpoints = format!("AccountName={name};BlobEndpoint={blob}");
+    for key_var in ["AZURE_STORAGE_KEY", "AZURE_STORAGE_ACCOUNT_KEY"] {
+        let o = azlock(
+            &["status", "--container", &container, "--blob", "l"],
+            &[
+                ("AZURE_STORAGE_CONNECTION_STRING", &endpoints),
+                (key_var, &key),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{key_var}: {}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("fencing token: 1"), "{out}");
+        assert!(!text(&o).contains(&key[..12]), "the key is never printed");
+    }
+}
+
+#[test]
+fn status_with_an_account_sas_from_its_variable() {
+    let container = testkit::unique("azlsas");
+    make_lock(&container);
+    let (name, key, blob) = azurite();
+    let sas = SasBuilder::new(
+        "rl",
+        azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(600),
+    )
+    .account(&SharedKeyCredential::new(&name, &key).unwrap(), "b", "co")
+    .unwrap();
+    let o = azlock(
+        &["status", "--container", &container, "--blob", "l"],
+        &[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                &format!("AccountName={name};BlobEndpoint={blob}"),
+            ),
+            ("AZURE_STORAGE_SAS_TOKEN", sas.expose_secret()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("fencing token: 1"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn the_connection_string_option_comes_first() {
+    let container = testkit::unique("azlopt");
+    make_lock(&container);
+    let (name, key, blob) = azurite();
+    let cs = format!("AccountName={name};AccountKey={key};BlobEndpoint={blob}");
+    // The environment names an account that cannot work; the option wins.
+    let o = azlock(
+        &[
+            "status",
+            "--connection-string",
+            &cs,
+            "--container",
+            &container,
+            "--blob",
+            "l",
+        ],
+        &[
+            ("AZURE_STORAGE_ACCOUNT_NAME", "nosuchaccount"),
+            ("AZURE_STORAGE_KEY", "not base64!"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn no_account_is_a_usage_error_naming_every_way_in() {
+    let o = azlock(&["status", "--container", "c1c", "--blob", "l"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    for v in [
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "AZURE_STORAGE_ACCOUNT_NAME",
+        "AZURE_STORAGE_KEY",
+        "AZURE_STORAGE_SAS_TOKEN",
+        "AZURE_STORAGE_TOKEN",
+        "Entra ID",
+    ] {
+        assert!(err.contains(v), "{v} missing from: {err}");
+    }
+}
+
+#[test]
+fn help_lists_the_ways_in_and_only_the_top_command_has_the_essay() {
+    let top = azlock(&["--help"], &[]);
+    let top = String::from_utf8_lossy(&top.stdout);
+    for v in [
+        "--connection-string",
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "AZURE_STORAGE_ACCOUNT_NAME",
+        "AZURE_STORAGE_KEY",
+        "AZURE_STORAGE_SAS_TOKEN",
+        "AZURE_STORAGE_TOKEN",
+        "Entra ID",
+        "AZURE_STORAGE_AUTH_MODE",
+        "PAUSES",
+        "FAILOVER",
+    ] {
+        assert!(top.contains(v), "{v} missing from azlock --help:\n{top}");
+    }
+    let run = azlock(&["run", "--help"], &[]);
+    let run = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.contains("AZLOCK_FENCING_TOKEN") && run.contains("75"),
+        "{run}"
+    );
+    assert!(run.contains("AZURE_STORAGE_ACCOUNT_NAME"), "{run}");
+    assert!(!run.contains("PAUSES") && !run.contains("BREAK ("), "{run}");
+    assert!(run.lines().count() < 50, "azlock run --help: {run}");
+    // azlock refuses an infinite lease, so its help does not offer one.
+    assert!(
+        !run.contains("infinite") || run.contains("never takes an infinite"),
+        "{run}"
+    );
+    for bad in ["5", "61"] {
+        let o = azlock(
+            &[
+                "run",
+                "--container",
+                "c1c",
+                "--blob",
+                "l",
+                "--duration",
+                bad,
+                "--",
+                "true",
+            ],
+            &[(
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "UseDevelopmentStorage=true",
+            )],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("15 to 60"), "{err}");
+        assert!(!err.contains("infinite"), "{err}");
+    }
+}

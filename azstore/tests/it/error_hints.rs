@@ -1,0 +1,165 @@
+//! Errors that name the fix: a refused Shared Key or SAS says what to check, a refused
+//! connection keeps the operating system's cause, and a chunked read that found the blob
+//! rewritten says how to start over and is told apart from the caller's own stale If-Match.
+//! Against Azurite and the local File service.
+
+use testkit as support;
+use testkit::blob as blob_support;
+
+use std::time::Duration;
+
+use azstore::blob::{BlobServiceClient, DownloadOptions, OnChange};
+use azstore::credential::{Credential, SharedKeyCredential};
+use azstore::http::{ClientOptions, Jitter, RetryPolicy};
+use azstore::sas::SasBuilder;
+use azstore::{Conditions, ErrorKind, StorageAccount};
+use futures_util::StreamExt;
+
+fn fast_retry() -> ClientOptions {
+    ClientOptions::default().retry(
+        RetryPolicy::default()
+            .max_retries(2)
+            .initial_delay(Duration::from_millis(5))
+            .jitter(Jitter::None),
+    )
+}
+
+#[tokio::test]
+async fn a_wrong_key_is_named_as_the_cause() {
+    let good = support::account();
+    let c = blob_support::container("wrongkey").await;
+    let bad = good.clone().with_credential(Credential::SharedKey(
+        SharedKeyCredential::new(good.name(), "d3Jvbmcga2V5IHdyb25nIGtleQ==").unwrap(),
+    ));
+    let blob = BlobServiceClient::new(&bad)
+        .unwrap()
+        .container(c.name())
+        .unwrap()
+        .blob("b")
+        .unwrap();
+    // A write (the service sends an error body) and a HEAD (no body at all).
+    let put = blob.upload("x", &Conditions::none()).await.unwrap_err();
+    let head = blob.get_properties().await.unwrap_err();
+    for e in [put, head] {
+        assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
+        assert_eq!(e.status(), Some(403), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("check the account name and its key"),
+            "{text}"
+        );
+        assert!(text.contains(good.name()), "{text}");
+        assert!(
+            !text.contains("d3Jvbmcga2V5"),
+            "the key is never printed: {text}"
+        );
+    }
+    c.delete(&Conditions::none()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_sas_names_its_expiry_and_permissions() {
+    let account = support::account();
+    let c = blob_support::container("sashint").await;
+    let key = match account.credential() {
+        Credential::SharedKey(k) => k.clone(),
+        other => panic!("the Azurite account has a key, not {other:?}"),
+    };
+    // Read-only: a write is refused for its permissions.
+    let ro = SasBuilder::new(
+        "r",
+        azstore::OffsetDateTime::now_utc() + Duration::from_secs(600),
+    )
+    .container(&key, c.name())
+    .unwrap();
+    let blob = BlobServiceClient::new(&account.clone().with_credential(Credential::Sas(ro)))
+        .unwrap()
+        .container(c.name())
+        .unwrap()
+        .blob("b")
+        .unwrap();
+    let e = blob.upload("x", &Conditions::none()).await.unwrap_err();
+    assert_eq!(e.status(), Some(403), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("expiry") && text.contains("permissions"),
+        "{text}"
+    );
+    assert!(!text.contains("sig="), "{text}");
+    c.delete(&Conditions::none()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_connection_keeps_the_os_cause() {
+    // Port 1 on the loopback interface: nothing listens there.
+    let account = StorageAccount::development()
+        .with_endpoint(
+            azstore::Service::Blob,
+            "http://127.0.0.1:1/devstoreaccount1",
+        )
+        .unwrap();
+    let blob = BlobServiceClient::with_options(&account, fast_retry())
+        .unwrap()
+        .container("refused")
+        .unwrap()
+        .blob("b")
+        .unwrap();
+    let e = blob.get_properties().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Transport, "{e}");
+    assert_eq!(e.request_sent(), azstore::RequestSent::No);
+    let text = e.to_string();
+    assert!(text.contains("127.0.0.1:1"), "{text}");
+    assert!(text.to_lowercase().contains("refused"), "{text}");
+    // The source chain ends in the operating system's error.
+    let mut cause: &dyn std::error::Error = &e;
+    let mut io = None;
+    while let Some(inner) = cause.source() {
+        if let Some(x) = inner.downcast_ref::<std::io::Error>() {
+            io = Some(x.kind());
+        }
+        cause = inner;
+    }
+    assert_eq!(io, Some(std::io::ErrorKind::ConnectionRefused), "{e:?}");
+}
+
+#[tokio::test]
+async fn a_blob_changed_during_a_chunked_read_says_how_to_restart() {
+    let c = blob_support::container("chgread").await;
+    let b = c.blob("t").unwrap();
+    let old = blob_support::pattern(3 * 4096, 3);
+    let w = b.upload(old, &Conditions::none()).await.unwrap();
+
+    let mut s = b.download_stream(4096).await.unwrap();
+    s.next().await.unwrap().unwrap();
+    b.upload(blob_support::pattern(3 * 4096, 4), &Conditions::none())
+        .await
+        .unwrap();
+    let changed = s.next().await.unwrap().unwrap_err();
+    assert!(changed.is_precondition_failed(), "{changed}");
+    assert!(changed.is_changed_during_read(), "{changed}");
+    assert!(
+        changed.to_string().contains("OnChange::Restart"),
+        "{changed}"
+    );
+
+    // The caller's own stale If-Match is a 412 too, but not a change during a read.
+    let stale = b
+        .upload("mine", &Conditions::if_match(&w.etag))
+        .await
+        .unwrap_err();
+    assert!(stale.is_precondition_failed(), "{stale}");
+    assert!(!stale.is_changed_during_read(), "{stale}");
+    assert!(!stale.to_string().contains("OnChange"), "{stale}");
+
+    // What the message advises works: the download starts over on the new version.
+    let d = b
+        .download_chunked(
+            &DownloadOptions::default()
+                .chunk_size(4096)
+                .on_change(OnChange::Restart { max_restarts: 3 }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(d.body.len(), 3 * 4096);
+    c.delete(&Conditions::none()).await.unwrap();
+}
