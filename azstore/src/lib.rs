@@ -163,6 +163,9 @@ pub mod redis;
 pub mod transfer;
 pub mod update;
 
+// What azstore did and decided: traces and metrics (docs/observability.md).
+pub mod telemetry;
+
 // Internals.
 mod names;
 mod redact;

@@ -395,6 +395,11 @@ impl BlobLock {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<Option<HeldLock>> {
+        crate::telemetry::engines::lock_wait("blob", self.blob.name(), self.wait_for(wait)).await
+    }
+
+    /// The wait of [`acquire_within`](Self::acquire_within).
+    async fn wait_for(&self, wait: Duration) -> Result<Option<HeldLock>> {
         let deadline = Instant::now().checked_add(wait);
         let proposed = LeaseId::random();
         let wake = self.options.local_wakeup.then(|| wakeup(&self.blob));

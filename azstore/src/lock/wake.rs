@@ -121,6 +121,23 @@ pub(crate) async fn poll_until_acquired<H, F, Fut>(
     options: &LockOptions,
     wake: Option<Arc<Notify>>,
     kind: &'static str,
+    attempt: F,
+) -> Result<Option<H>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<H>>>,
+{
+    let waited = poll_loop(wait, options, wake, kind, attempt);
+    crate::telemetry::engines::lock_wait(kind, "", waited).await
+}
+
+/// The loop of [`poll_until_acquired`] (which runs it inside its span).
+#[cfg(any(feature = "redis", feature = "cosmos"))]
+async fn poll_loop<H, F, Fut>(
+    wait: Duration,
+    options: &LockOptions,
+    wake: Option<Arc<Notify>>,
+    kind: &'static str,
     mut attempt: F,
 ) -> Result<Option<H>>
 where
