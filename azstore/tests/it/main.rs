@@ -48,6 +48,9 @@ mod if_exists;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;
+// Reads metrics through the `metrics` facade: compiled with the feature.
+#[cfg(feature = "metrics")]
+mod observability;
 mod pause_clock;
 mod pause_sigstop;
 mod queue_client;
