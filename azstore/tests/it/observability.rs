@@ -605,3 +605,80 @@ async fn no_span_or_metric_holds_a_secret() {
     );
     assert!(!m.is_empty());
 }
+
+/// A lock's wait and hold: a wait that times out and one that acquires after a release, each
+/// a span and a timing; each hold a span with its fencing token and a timing.
+#[tokio::test]
+async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
+    let c = support::blob::container("obslock").await;
+    let lock = azstore::lock::BlobLock::new(c.clone(), "l").unwrap();
+    let waiter = azstore::lock::BlobLock::new(c.clone(), "l").unwrap();
+
+    let recorder = DebuggingRecorder::new();
+    let snap = recorder.snapshotter();
+    let _metrics = metrics::set_default_local_recorder(&recorder);
+    let (cap, _guard) = capture();
+
+    let held = lock.try_acquire().await.unwrap().expect("free");
+    assert!(
+        waiter
+            .acquire_within(Duration::from_millis(600))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    held.release().await.unwrap();
+    let next = waiter
+        .acquire_within(Duration::from_secs(10))
+        .await
+        .unwrap()
+        .expect("free after the release");
+    assert_eq!(next.fencing_token(), 2);
+    next.release().await.unwrap();
+
+    let waits = cap.spans("azstore.lock.wait");
+    let outcomes: Vec<&str> = waits
+        .iter()
+        .map(|s| s.fields["azstore.lock.outcome"].as_str())
+        .collect();
+    assert_eq!(outcomes, ["timed_out", "acquired"]);
+    let holds = cap.spans("azstore.lock.hold");
+    let tokens: Vec<&str> = holds
+        .iter()
+        .map(|s| s.fields["azstore.lock.fencing_token"].as_str())
+        .collect();
+    assert_eq!(tokens, ["1", "2"]);
+    assert!(
+        holds
+            .iter()
+            .all(|s| s.fields["azstore.lock.kind"] == "blob")
+    );
+    assert_eq!(holds[1].parent, Some("azstore.lock.wait"));
+
+    let m = metrics_of(&snap);
+    let timed_out = histogram(
+        &m,
+        "azstore.lock.wait.duration",
+        &[("azstore.lock.outcome", "timed_out")],
+    );
+    assert_eq!(timed_out.len(), 1);
+    assert!(timed_out[0] >= 0.6, "{timed_out:?}");
+    assert_eq!(
+        histogram(
+            &m,
+            "azstore.lock.wait.duration",
+            &[("azstore.lock.outcome", "acquired")]
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        histogram(
+            &m,
+            "azstore.lock.hold.duration",
+            &[("azstore.lock.kind", "blob")]
+        )
+        .len(),
+        2
+    );
+}
