@@ -23,6 +23,7 @@
 //! update/           update(): read-modify-write over anything Versioned
 //! transfer/         parallel ranged downloads and block uploads for Blob and File, progress
 //! clock             the clock loss deadlines are measured on; a manual clock for tests
+//! telemetry         span and metric conventions (traces via tracing; metrics: feature metrics)
 //! redis/            (feature redis) Azure Cache for Redis: RedisJson, RedisLease, RedisLock
 //! cosmos/           (feature cosmos) Azure Cosmos DB: CosmosItem, CosmosLease, CosmosLock
 //! ```
@@ -188,3 +189,6 @@ struct FailuresExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/connecting.md")]
 struct ConnectingExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/observability.md")]
+struct ObservabilityExamples;
