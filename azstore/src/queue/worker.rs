@@ -776,13 +776,15 @@ pub const POISON_METADATA: &str = "azstore_poison_last";
 fn poison_record(id: &str, copy_id: &str, dequeue_count: u32, reason: &str) -> String {
     use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
     const KEEP_READABLE: &AsciiSet = &CONTROLS.add(b'%').add(b';');
-    let mut error: String = utf8_percent_encode(reason, KEEP_READABLE).collect();
-    if error.len() > 1024 {
-        let mut cut = 1024;
-        while !error.is_char_boundary(cut) {
-            cut -= 1;
+    // Whole characters only, so the value always decodes.
+    let mut error = String::new();
+    let mut buf = [0u8; 4];
+    for c in reason.chars() {
+        let encoded = utf8_percent_encode(c.encode_utf8(&mut buf), KEEP_READABLE).to_string();
+        if error.len() + encoded.len() > 1024 {
+            break;
         }
-        error.truncate(cut);
+        error.push_str(&encoded);
     }
     let at = time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
@@ -796,4 +798,30 @@ async fn record_poison(poison: &QueueClient, record: String) -> Result<()> {
     let mut metadata = poison.get_properties().await?.metadata;
     metadata.insert(POISON_METADATA.to_string(), record);
     poison.set_metadata(&metadata).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_poison_record_is_one_readable_header_value() {
+        let r = poison_record("m1", "c1", 5, "line one\nline two; ü 100%");
+        assert!(
+            r.starts_with("message=m1; copy=c1; dequeue_count=5; at="),
+            "{r}"
+        );
+        assert!(
+            r.ends_with("; error=line one%0Aline two%3B %C3%BC 100%25"),
+            "{r}"
+        );
+        assert!(r.bytes().all(|b| (0x20..0x7f).contains(&b)), "{r}");
+        let long = poison_record("m", "c", 1, &"ü".repeat(2000));
+        let error = long.split("error=").nth(1).unwrap();
+        assert!(
+            error.len() <= 1024 && error.ends_with("%BC"),
+            "{}",
+            error.len()
+        );
+    }
 }
