@@ -7,7 +7,9 @@
 //!
 //! Usage (normally through the script): `instructions OP SIDE COUNT` with OP one of
 //! `get-1k-16` (1 KiB Get Blob, 16 in flight), `put-1k` (1 KiB Put Blob),
-//! `get-properties` (Get Blob Properties) and SIDE `azstore` or `floor`.
+//! `get-properties` (Get Blob Properties) and SIDE `azstore`, `floor` or `observed` (azstore
+//! with a subscriber: tracing-subscriber's registry and fmt layer at INFO writing to a sink,
+//! and, when built with the `metrics` feature, `metrics-util`'s debugging recorder).
 
 #[path = "floor/mod.rs"]
 mod floor;
@@ -27,16 +29,34 @@ fn main() {
         eprintln!("usage: instructions OP SIDE COUNT (see scripts/bench-instructions)");
         return;
     }
-    let (op, side, count) = (
+    let (op, mut side, count) = (
         args[1].as_str(),
         args[2].as_str(),
         args[3].parse::<usize>().expect("COUNT"),
     );
+    if side == "observed" {
+        observe();
+        side = "azstore";
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(run(op, side, count));
+}
+
+/// Installs a subscriber that records azstore's INFO spans (formatting its events into a
+/// sink) and, with the `metrics` feature, a recorder that keeps every metric.
+fn observe() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_subscriber::filter::LevelFilter::INFO)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::sink));
+    tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
+    #[cfg(feature = "metrics")]
+    metrics_util::debugging::DebuggingRecorder::new()
+        .install()
+        .expect("one recorder");
 }
 
 async fn run(op: &str, side: &str, count: usize) {

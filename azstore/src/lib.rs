@@ -27,6 +27,7 @@
 //! | `identity` | Microsoft Entra ID (managed identity, workload identity, service principal, Azure CLI) through `azure_identity`; `from_env` uses it when no key, SAS or token is set. Rust 1.88 |
 //! | `redis` | Azure Cache for Redis: `update()` on a key, `RedisLease`, `RedisLock` (module `redis`) |
 //! | `cosmos` | Azure Cosmos DB: `update()` on an item, `CosmosLease`, `CosmosLock` (module `cosmos`); no extra crate |
+//! | `metrics` | metrics of every call and of what the toolkit decides, through the `metrics` facade ([`telemetry`]; spans and events are always there through `tracing`) |
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
 //! from [`Conditions`], an [`http::Intent`]) → the pipeline stamps date and version,
@@ -203,6 +204,9 @@ pub mod update {
     use crate::{ErrorKind, RequestSent, table::TableClient};
 }
 
+// What azstore did and decided: traces and metrics (docs/observability.md).
+pub mod telemetry;
+
 // Internals.
 mod checksum;
 mod names;
@@ -234,3 +238,6 @@ struct LeaderExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/locks.md")]
 struct LocksExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/observability.md")]
+struct ObservabilityExamples;

@@ -308,7 +308,11 @@ impl CosmosClient {
                 "a Cosmos DB endpoint has no path: https://<account>.documents.azure.com:443/",
             ));
         }
-        let pipeline = Pipeline::with_signer(endpoint.clone(), Arc::new(auth), options)?;
+        let labels = crate::telemetry::http::Labels {
+            namespace: "Microsoft.DocumentDB",
+            service: "cosmos",
+        };
+        let pipeline = Pipeline::with_signer(endpoint.clone(), Arc::new(auth), labels, options)?;
         Ok(CosmosClient {
             inner: Arc::new(Inner { pipeline, endpoint }),
         })

@@ -34,6 +34,7 @@ use crate::http::checks;
 use crate::http::options::ClientOptions;
 use crate::http::request::{Method, Request};
 use crate::http::response::{Headers, Response, error_from_parts, with_auth_hint};
+use crate::telemetry::http::{Call, Labels};
 
 /// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
 /// `--skipApiVersionCheck`).
@@ -62,6 +63,8 @@ struct Inner {
     origin_url: reqwest::Url,
     /// `None` for a pipeline with a backend's own signer ([`Pipeline::with_signer`]).
     service: Option<Service>,
+    /// How its calls are named in spans and metrics.
+    labels: Labels,
     account: String,
     endpoint: Endpoint,
     authorizer: Authorizer,
@@ -201,6 +204,7 @@ impl Pipeline {
                 ),
                 origin_url,
                 service: Some(service),
+                labels: Labels::storage(service),
                 account: account.name().to_string(),
                 endpoint,
                 options,
@@ -216,6 +220,7 @@ impl Pipeline {
     pub(crate) fn with_signer(
         endpoint: Endpoint,
         signer: Arc<dyn Sign>,
+        labels: Labels,
         options: ClientOptions,
     ) -> Result<Pipeline> {
         let origin_url = reqwest::Url::parse(endpoint.origin())
@@ -226,6 +231,7 @@ impl Pipeline {
                 authorizer: Authorizer::with_signer(signer),
                 origin_url,
                 service: None,
+                labels,
                 account: String::new(),
                 endpoint,
                 options,
@@ -339,24 +345,41 @@ impl Pipeline {
 
     async fn execute(&self, req: Request, read_body: bool) -> Result<Attempt> {
         checks::validate_request(&req)?;
+        let call = Call::start(self.inner.labels, &req);
+        let mut attempts = 0;
+        let result = self
+            .attempts(&req, read_body, &call, &mut attempts)
+            .instrument(call.span().clone())
+            .await;
+        call.end(attempts, &result);
+        result
+    }
+
+    /// Whether this pipeline talks to Cosmos DB (for `az.namespace`).
+    /// The attempt loop of one call; `attempt` counts the attempts made.
+    async fn attempts(
+        &self,
+        req: &Request,
+        read_body: bool,
+        call: &Call,
+        attempt: &mut u32,
+    ) -> Result<Attempt> {
         let options = &self.inner.options;
         let client_request_id = request_id();
         let mut backoff = options.retry.schedule();
         let deadline = Instant::now().checked_add(options.total_timeout);
-        let mut attempt: u32 = 0;
         // A bearer token refused with 401 is reported to its source, and the request repeated
         // once with the next token (a 401 means the service did nothing).
         let mut token_renewed = false;
         loop {
-            attempt += 1;
-            let span = tracing::debug_span!(
-                "azstore.request",
-                service = ?self.inner.service,
-                method = req.method.as_str(),
-                resource = %req.path,
+            *attempt += 1;
+            let attempt = *attempt;
+            let span = call.attempt_span(
                 attempt,
-                status = tracing::field::Empty,
-                request_id = tracing::field::Empty,
+                req,
+                &client_request_id,
+                &self.inner.origin_url,
+                || self.full_path(req),
             );
             let limit = match deadline {
                 Some(d) => AttemptLimit::until(d, options.timeout),
@@ -364,28 +387,20 @@ impl Pipeline {
             };
             let mut token = None;
             let result = self
-                .attempt(&req, &client_request_id, read_body, limit, &mut token)
+                .attempt(req, &client_request_id, read_body, limit, &mut token)
                 .instrument(span.clone())
                 .await;
             let (err, retry_after) = match result {
                 Ok(ok) => {
                     // Span fields cost a header lookup each: only when someone listens.
                     if !span.is_disabled() {
-                        span.record("status", ok.status());
-                        if let Some(id) = ok.headers().request_id() {
-                            span.record("request_id", id);
-                        }
+                        Call::answered(&span, ok.status(), ok.headers().request_id());
                     }
                     return Ok(ok);
                 }
                 Err((e, retry_after)) => (e, retry_after),
             };
-            if let Some(s) = err.status() {
-                span.record("status", s);
-            }
-            if let Some(id) = err.request_id() {
-                span.record("request_id", id);
-            }
+            Call::failed(&span, &err);
             if err.status() == Some(401) && !token_renewed {
                 if let (Credential::Bearer(source), Some(token)) = (self.credential(), &token) {
                     if source.token_rejected(token) {
@@ -487,6 +502,17 @@ impl Pipeline {
         Err((e, retry_after))
     }
 
+    /// The request's path below the endpoint's origin (with the endpoint's path prefix).
+    fn full_path(&self, req: &Request) -> String {
+        // Pushed, not `format!`ed: this runs on every attempt of every request.
+        let prefix = self.inner.endpoint.path_prefix();
+        let mut full_path = String::with_capacity(prefix.len() + 1 + req.path.len());
+        full_path.push_str(prefix);
+        full_path.push('/');
+        full_path.push_str(&req.path);
+        full_path
+    }
+
     /// Stamps, authorizes and builds the reqwest request for one attempt; with it, the bearer
     /// token it carries, if any.
     async fn build(
@@ -509,12 +535,7 @@ impl Pipeline {
             stamp("dataserviceversion", "3.0".to_string());
             stamp("maxdataserviceversion", "3.0;NetFx".to_string());
         }
-        // Pushed, not `format!`ed: this runs on every attempt of every request.
-        let prefix = inner.endpoint.path_prefix();
-        let mut full_path = String::with_capacity(prefix.len() + 1 + req.path.len());
-        full_path.push_str(prefix);
-        full_path.push('/');
-        full_path.push_str(&req.path);
+        let full_path = self.full_path(req);
         let authorization = inner
             .authorizer
             .authorize(Unsigned {

@@ -70,6 +70,8 @@ pub struct Request {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Bytes,
     pub(crate) intent: Intent,
+    /// The operation's name in traces and metrics; derived from the request when `None`.
+    pub(crate) operation: Option<&'static str>,
 }
 
 /// What an operation does to the resource, declared on its [`Request`]: the pipeline decides
@@ -173,7 +175,22 @@ impl Request {
             headers: Vec::new(),
             body: Bytes::new(),
             intent: Intent::of(method),
+            operation: None,
         }
+    }
+
+    /// Names the operation in traces and metrics (span `otel.name` `azstore.<service>.<name>`,
+    /// label `azstore.operation`; see docs/observability.md). Without it the pipeline derives
+    /// a name from the method, `restype`, `comp` and lease action (e.g. `put_lease_renew`).
+    ///
+    /// ```
+    /// use azstore::http::{Method, Request};
+    /// let req = Request::new(Method::Get, "reports").operation("list_reports");
+    /// # let _ = req;
+    /// ```
+    pub fn operation(mut self, name: &'static str) -> Request {
+        self.operation = Some(name);
+        self
     }
 
     /// Adds a query parameter (unencoded).

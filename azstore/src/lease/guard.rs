@@ -183,7 +183,7 @@ impl<T: Leasable> LeaseGuard<T> {
         let window = plan.map(|p| p.window);
         let deadline = Deadline::new(clock, acquired_clock, acquired_at, window);
         let mut guard = LeaseGuard {
-            keeper: Keeper::new(target.lease_target(), deadline),
+            keeper: Keeper::new(target.lease_target(), deadline, duration.as_duration()),
             target,
             lease_id,
             duration,

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::lease::deadline::{CLOCK_POLL, Deadline};
+use crate::telemetry::engines as telemetry;
 
 /// How a keep-alive guard ([`LeaseGuard`](super::LeaseGuard),
 /// [`MessageGuard`](crate::queue::MessageGuard)) extends what it holds. The defaults suit
@@ -316,14 +317,18 @@ pub enum GuardState {
 pub(crate) struct Keeper {
     /// What is kept alive, for log lines (`blob c/b`, `message 42`).
     name: String,
+    /// How long one confirmation keeps it (a lease's duration, a message's visibility), for
+    /// the time left reported with a loss.
+    lasts: Option<Duration>,
     deadline: Deadline,
     state: watch::Sender<GuardState>,
 }
 
 impl Keeper {
-    pub(crate) fn new(name: String, deadline: Deadline) -> Arc<Keeper> {
+    pub(crate) fn new(name: String, deadline: Deadline, lasts: Option<Duration>) -> Arc<Keeper> {
         Arc::new(Keeper {
             name,
+            lasts,
             deadline,
             state: watch::Sender::new(GuardState::Held),
         })
@@ -333,8 +338,9 @@ impl Keeper {
         &self.deadline
     }
 
-    /// Publishes `loss` unless the state already left `Held` (Lost and Released are final).
-    fn publish(&self, loss: LeaseLoss) {
+    /// Publishes `loss`, `since` after the last confirmation, unless the state already left
+    /// `Held` (Lost and Released are final).
+    fn publish(&self, loss: LeaseLoss, since: Duration) {
         let published = self.state.send_if_modified(|s| {
             if matches!(s, GuardState::Held) {
                 *s = GuardState::Lost(loss.clone());
@@ -344,14 +350,17 @@ impl Keeper {
             }
         });
         if published {
-            tracing::warn!(target = %self.name, %loss, "keep-alive lost");
+            telemetry::lost(&self.name, &loss, since, self.lasts);
         }
     }
 
     fn unconfirmed(&self, since: Duration) {
-        self.publish(LeaseLoss::Unconfirmed {
-            since_last_renew: since,
-        });
+        self.publish(
+            LeaseLoss::Unconfirmed {
+                since_last_renew: since,
+            },
+            since,
+        );
     }
 
     /// If the state says held but the deadline has passed, publishes the loss. Returns whether
@@ -421,6 +430,18 @@ pub(crate) enum Extended {
     Refused(Error),
 }
 
+impl Extended {
+    /// The outcome's label in traces and metrics (`None`: the attempt ran out of time).
+    fn label(outcome: &Option<Extended>) -> &'static str {
+        match outcome {
+            Some(Extended::Done) => "ok",
+            Some(Extended::Transient(_)) => "transient",
+            Some(Extended::Refused(_)) => "refused",
+            None => "timeout",
+        }
+    }
+}
+
 /// The service call a guard repeats.
 pub(crate) trait Extend: Send {
     /// Whether a stop (or the loss deadline) may interrupt an attempt in flight. A lease's
@@ -484,6 +505,11 @@ pub(crate) async fn run<E: Extend>(
         } else {
             Some(extender.extend().await)
         };
+        telemetry::renewed(
+            &keeper.name,
+            sent_tokio.elapsed(),
+            Extended::label(&outcome),
+        );
         match outcome {
             Some(Extended::Done) => {
                 // Not recorded if the deadline passed meanwhile: a caller may already have
@@ -503,7 +529,8 @@ pub(crate) async fn run<E: Extend>(
             }
             Some(Extended::Refused(e)) => {
                 let loss = LeaseLoss::refused(&e);
-                deadline.close(|| keeper.publish(loss));
+                let since = deadline.since_confirmed();
+                deadline.close(|| keeper.publish(loss, since));
                 return;
             }
             None => {

@@ -175,6 +175,14 @@ impl<T: LockTarget> Lock<T> {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
+        let kind = crate::telemetry::engines::lock_kind::<T::Lease>();
+        let name = self.target.wake_key();
+        crate::telemetry::engines::lock_wait(kind, &name, self.wait_for(wait)).await
+    }
+
+    /// The one wait loop of [`acquire_within`](Self::acquire_within) (which runs it inside its
+    /// span).
+    async fn wait_for(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
         let deadline = Instant::now().checked_add(wait);
         let proposed = LeaseId::random();
         let wake = self.wakeup();

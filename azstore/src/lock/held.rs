@@ -13,6 +13,7 @@ use crate::conditions::{Conditions, LeaseId};
 use crate::error::Result;
 use crate::lease::{GuardState, Leasable, LeaseGuard, LeaseLoss, ReleaseOutcome};
 use crate::lock::wake::{release_held, release_on_drop};
+use crate::telemetry::engines::Hold;
 
 /// A held lock on a `T` lease: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Self::release); dropping it releases in the background (and
@@ -35,6 +36,8 @@ pub struct Held<T: Leasable> {
     guard: Option<LeaseGuard<T>>,
     fencing_token: u64,
     wake: Option<Arc<Notify>>,
+    /// The span and timer of this hold (ended with the lock).
+    _hold: Hold,
 }
 
 impl<T: Leasable> fmt::Debug for Held<T> {
@@ -49,6 +52,7 @@ impl<T: Leasable> fmt::Debug for Held<T> {
 impl<T: Leasable> Held<T> {
     pub(crate) fn new(guard: LeaseGuard<T>, fencing_token: u64, wake: Option<Arc<Notify>>) -> Self {
         Held {
+            _hold: Hold::start::<T>(&guard.target().lease_target(), fencing_token),
             guard: Some(guard),
             fencing_token,
             wake,

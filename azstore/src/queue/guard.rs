@@ -158,7 +158,11 @@ impl MessageGuard {
             .hidden_until
             .map_or(plan.interval, |h| h.saturating_duration_since(now));
         let deadline = Deadline::new(clock, clock_now, now, Some(left));
-        let keeper = Keeper::new(format!("message {}", message.id), deadline);
+        let keeper = Keeper::new(
+            format!("message {}", message.id),
+            deadline,
+            Some(options.visibility),
+        );
         let extensions = Arc::new(AtomicU64::new(0));
         let snapshot = message.message.clone();
         // Extend early enough even if the message was received with a shorter timeout.

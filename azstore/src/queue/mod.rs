@@ -61,5 +61,6 @@ pub use metadata::QueueProperties;
 pub use names::validate_queue_name;
 pub use service::{QueueItem, QueueServiceClient};
 pub use worker::{
-    Delivery, HandlerError, WorkerHandle, WorkerOptions, WorkerStats, process, process_until_empty,
+    Delivery, HandlerError, POISON_METADATA, WorkerHandle, WorkerOptions, WorkerStats, process,
+    process_until_empty,
 };

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::{OnceCell, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
+use tracing::Instrument;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::GuardOptions;
@@ -18,6 +19,7 @@ use crate::queue::message::{
     MAX_MESSAGES_PER_CALL, MessageEncoding, PutMessageOptions, QueueMessage, ReceivedMessage,
     TimeToLive,
 };
+use crate::telemetry::engines as telemetry;
 
 /// The error a worker's handler returns: any error. `?` converts azstore's [`Error`], any
 /// `std::error::Error` and `anyhow::Error`; a message becomes one with `.into()`
@@ -65,7 +67,9 @@ pub struct WorkerOptions {
     /// received again past the threshold (a handler that crashed or lost it).
     pub max_dequeue_count: u32,
     /// Name of the poison queue; default `<queue>-poison`. Created on first use. Poison
-    /// messages are copied verbatim and never expire.
+    /// messages are copied verbatim and never expire; each move is logged at WARN with the
+    /// handler's last error, and the poison queue's metadata [`POISON_METADATA`] records the
+    /// last one.
     pub poison_queue: Option<String>,
     /// Wait between polls when the queue is empty (default 1 s).
     pub idle_poll: Duration,
@@ -612,8 +616,10 @@ where
         }
         for (msg, permit) in messages.into_iter().zip(permits) {
             let shared = shared.clone();
+            let span =
+                telemetry::message_span(shared.queue.name(), msg.id.as_str(), msg.dequeue_count);
             tasks.spawn(async move {
-                handle_one(&shared, msg).await;
+                handle_one(&shared, msg).instrument(span).await;
                 drop(permit);
             });
         }
@@ -644,7 +650,11 @@ where
     let opts = &shared.options;
     let counters = &shared.counters;
     if msg.dequeue_count > opts.max_dequeue_count {
-        poison(shared, msg).await;
+        let reason = format!(
+            "received {} times, more than max_dequeue_count {}: earlier handlers crashed or lost it",
+            msg.dequeue_count, opts.max_dequeue_count
+        );
+        poison(shared, msg, &reason).await;
         return;
     }
     let guard = match MessageGuard::start(
@@ -656,6 +666,7 @@ where
         Err(e) => {
             tracing::error!(error = %e, "cannot guard message");
             counters.failed.fetch_add(1, Ordering::Relaxed);
+            telemetry::queue_outcome(shared.queue.name(), "failed");
             return;
         }
     };
@@ -668,20 +679,23 @@ where
         Ok(()) => match guard.complete().await {
             Ok(()) => {
                 counters.completed.fetch_add(1, Ordering::Relaxed);
+                telemetry::queue_outcome(shared.queue.name(), "completed");
             }
             Err(e) => {
                 tracing::warn!(error = %e, "handled message could not be deleted (lost to another consumer?)");
                 counters.lost.fetch_add(1, Ordering::Relaxed);
+                telemetry::queue_outcome(shared.queue.name(), "lost");
             }
         },
         Err(e) => {
             counters.failed.fetch_add(1, Ordering::Relaxed);
+            telemetry::queue_outcome(shared.queue.name(), "failed");
             tracing::debug!(error = %e, dequeue_count, "handler failed");
             if dequeue_count >= opts.max_dequeue_count {
                 // The last attempt failed: move it now rather than after another timeout
                 // (poison() deletes it with the newest receipt the guard holds).
                 match guard.into_received().await {
-                    Ok(msg) => poison(shared, msg).await,
+                    Ok(msg) => poison(shared, msg, &e.to_string()).await,
                     Err(e) => tracing::warn!(error = %e, "could not stop message guard"),
                 }
                 return;
@@ -698,27 +712,116 @@ where
 }
 
 /// Copies the message verbatim to the poison queue, then deletes it (in that order: a
-/// failure in between leaves a duplicate, never a loss).
-async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage) {
-    let result: Result<()> = async {
+/// failure in between leaves a duplicate, never a loss). The move is logged at WARN with
+/// `reason` (the handler's last error), and recorded in the poison queue's metadata
+/// ([`POISON_METADATA`]).
+async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage, reason: &str) {
+    let id = msg.id.as_str().to_string();
+    let dequeue_count = msg.dequeue_count;
+    let result: Result<String> = async {
         shared
             .poison_ready
             .get_or_try_init(|| async { shared.poison.create_if_not_exists().await.map(drop) })
             .await?;
-        shared
+        let copy = shared
             .poison
             .put_message_with(
                 msg.text.as_bytes(),
                 &PutMessageOptions::default().time_to_live(TimeToLive::Never),
             )
             .await?;
-        shared.queue.delete_message(msg).await
+        shared.queue.delete_message(msg).await?;
+        Ok(copy.id.as_str().to_string())
     }
     .await;
     match result {
-        Ok(()) => {
+        Ok(copy_id) => {
             shared.counters.poisoned.fetch_add(1, Ordering::Relaxed);
+            telemetry::poisoned(
+                shared.queue.name(),
+                shared.poison.name(),
+                &id,
+                &copy_id,
+                dequeue_count,
+                reason,
+            );
+            let record = poison_record(&id, &copy_id, dequeue_count, reason);
+            if let Err(e) = record_poison(&shared.poison, record).await {
+                tracing::warn!(error = %e, "could not record the poison reason in the poison queue's metadata");
+            }
         }
         Err(e) => tracing::warn!(error = %e, "could not move poison message"),
+    }
+}
+
+/// The poison queue's metadata entry that records the last move to it: the original message
+/// id, the id of its copy in the poison queue, the dequeue count, the time and the handler's
+/// last error (percent-encoded where not printable ASCII, at most 1 KiB), as
+/// `message=<id>; copy=<id>; dequeue_count=<n>; at=<RFC 3339>; error=<text>`.
+///
+/// The copy itself keeps the message's text unchanged, so any SDK reads it as it was sent; the
+/// reason of every move is in the worker's WARN log line.
+///
+/// ```no_run
+/// # async fn demo(poison: azstore::queue::QueueClient) -> azstore::Result<()> {
+/// let props = poison.get_properties().await?;
+/// if let Some(last) = props.metadata.get(azstore::queue::POISON_METADATA) {
+///     println!("last poisoned: {last}");
+/// }
+/// # Ok(()) }
+/// ```
+pub const POISON_METADATA: &str = "azstore_poison_last";
+
+/// The value of [`POISON_METADATA`] for one move.
+fn poison_record(id: &str, copy_id: &str, dequeue_count: u32, reason: &str) -> String {
+    use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+    const KEEP_READABLE: &AsciiSet = &CONTROLS.add(b'%').add(b';');
+    // Whole characters only, so the value always decodes.
+    let mut error = String::new();
+    let mut buf = [0u8; 4];
+    for c in reason.chars() {
+        let encoded = utf8_percent_encode(c.encode_utf8(&mut buf), KEEP_READABLE).to_string();
+        if error.len() + encoded.len() > 1024 {
+            break;
+        }
+        error.push_str(&encoded);
+    }
+    let at = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    format!("message={id}; copy={copy_id}; dequeue_count={dequeue_count}; at={at}; error={error}")
+}
+
+/// Writes `record` into the poison queue's metadata, keeping its other entries (last writer
+/// wins: with several workers, the entry is one of the latest moves).
+async fn record_poison(poison: &QueueClient, record: String) -> Result<()> {
+    let mut metadata = poison.get_properties().await?.metadata;
+    metadata.insert(POISON_METADATA.to_string(), record);
+    poison.set_metadata(&metadata).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_poison_record_is_one_readable_header_value() {
+        let r = poison_record("m1", "c1", 5, "line one\nline two; ü 100%");
+        assert!(
+            r.starts_with("message=m1; copy=c1; dequeue_count=5; at="),
+            "{r}"
+        );
+        assert!(
+            r.ends_with("; error=line one%0Aline two%3B %C3%BC 100%25"),
+            "{r}"
+        );
+        assert!(r.bytes().all(|b| (0x20..0x7f).contains(&b)), "{r}");
+        let long = poison_record("m", "c", 1, &"ü".repeat(2000));
+        let error = long.split("error=").nth(1).unwrap();
+        assert!(
+            error.len() <= 1024 && error.ends_with("%BC"),
+            "{}",
+            error.len()
+        );
     }
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::ambiguity::{
     Pending, is_create_conflict, is_replace_conflict, new_write_id, not_stored, outcome_unknown,
@@ -16,6 +17,7 @@ use crate::conditions::ETag;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::{Error, RequestSent, Result};
+use crate::telemetry::engines as telemetry;
 
 /// Read-modify-write `resource` until a write sticks.
 ///
@@ -75,6 +77,19 @@ use crate::error::{Error, RequestSent, Result};
 pub async fn update<R, F>(
     resource: &R,
     policy: &UpdatePolicy,
+    decide: F,
+) -> Result<Outcome<R::Value>>
+where
+    R: Versioned,
+    F: FnMut(Option<&R::Value>) -> Decision<R::Value>,
+{
+    telemetry::update(update_loop(resource, policy, decide)).await
+}
+
+/// The loop of [`update`] (which runs it inside its span).
+async fn update_loop<R, F>(
+    resource: &R,
+    policy: &UpdatePolicy,
     mut decide: F,
 ) -> Result<Outcome<R::Value>>
 where
@@ -97,16 +112,21 @@ where
             turn = run.pacer.within_limit(g.turn()).await;
         }
         let attempt_started = Instant::now();
+        let span = telemetry::update_attempt(run.attempts + 1);
         let unknown = run.unknown();
-        let mut current = resource.read().await.map_err(|e| {
-            if unknown {
-                // The read that was to settle our last write failed: it may have applied.
-                e.context("the last write may have been applied; the read to find out failed")
-                    .with_sent(RequestSent::Maybe)
-            } else {
-                e
-            }
-        })?;
+        let mut current = resource
+            .read()
+            .instrument(span.clone())
+            .await
+            .map_err(|e| {
+                if unknown {
+                    // The read that was to settle our last write failed: it may have applied.
+                    e.context("the last write may have been applied; the read to find out failed")
+                        .with_sent(RequestSent::Maybe)
+                } else {
+                    e
+                }
+            })?;
         // Did one of our earlier, failed-looking writes apply after all?
         if let Some(done) = run.proven(&mut current) {
             return Ok(done);
@@ -121,7 +141,8 @@ where
 
         run.attempts += 1;
         let decision = decide(current.as_ref().map(|c| &c.value));
-        let err = match run.attempt(resource, decision, current).await {
+        let step = run.attempt(resource, decision, current);
+        let err = match step.instrument(span).await {
             Step::Done(result) => return result,
             Step::Retry(err) => err,
         };
@@ -271,6 +292,7 @@ impl<T> Run<'_, T> {
             self.delete_pending = Some(false);
             Step::Done(self.settle(resource, e, Ending::Failed).await)
         } else if is_replace_conflict(&e) {
+            telemetry::update_conflict(&e);
             self.conflicts += 1;
             self.delete_pending = Some(true);
             Step::Retry(e)
@@ -310,6 +332,7 @@ impl<T> Run<'_, T> {
             return Step::Done(Err(e));
         }
         if conflict {
+            telemetry::update_conflict(&e);
             self.conflicts += 1;
         }
         // A conflict may itself be caused by our write: a retrying layer below repeated a PUT
