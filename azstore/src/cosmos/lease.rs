@@ -376,6 +376,16 @@ impl CosmosLease {
 
     /// The takeover rule: whether `etag` (someone else's holding) has been unchanged for its
     /// whole lease duration since we first saw it. Starts watching a new `_etag`.
+    /// Records what a status read saw, as a contender's observation for the takeover rule:
+    /// a read is a read, whether an acquire or a status made it, so a waiter that watched the
+    /// item through status reads takes over one lease duration after the first of them (not
+    /// one lease after its first acquire attempt).
+    pub(crate) fn observe(&self, etag: &ETag, doc: &LockDoc) {
+        if doc.holder.is_some() {
+            self.expired(etag, doc, Instant::now());
+        }
+    }
+
     fn expired(&self, etag: &ETag, doc: &LockDoc, seen_at: Instant) -> bool {
         let mut state = self.state();
         match &state.observed {

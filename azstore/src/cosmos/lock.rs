@@ -119,6 +119,7 @@ impl LockTarget for CosmosLockTarget {
         let Some((etag, doc)) = self.lease.read_doc().await? else {
             return Ok(LockStatus::default());
         };
+        self.lease.observe(&etag, &doc);
         Ok(LockStatus::new(
             true,
             doc.holder.is_some(),
