@@ -197,6 +197,7 @@ mod shortcuts;
 mod snapshot;
 mod status;
 mod time_fmt;
+mod transport;
 
 #[cfg(test)]
 mod proptests;
