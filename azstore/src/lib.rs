@@ -215,6 +215,7 @@ mod shortcuts;
 mod snapshot;
 mod status;
 mod time_fmt;
+mod transport;
 
 #[cfg(test)]
 mod proptests;

@@ -25,3 +25,10 @@ impl SnapshotId {
         &self.0
     }
 }
+
+impl std::fmt::Display for SnapshotId {
+    /// The timestamp as the service wrote it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}

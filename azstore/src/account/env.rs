@@ -136,7 +136,7 @@ pub(crate) fn resolve(get: Lookup<'_>) -> Result<StorageAccount> {
 
 #[cfg(feature = "identity")]
 fn with_entra(account: StorageAccount) -> Result<StorageAccount> {
-    let transport = crate::http::TransportOptions::from_env()?;
+    let transport = crate::transport::TransportOptions::from_env()?;
     let credential = crate::credential::entra::default_credential(&transport)?;
     Ok(account.with_credential(Credential::entra(credential)))
 }

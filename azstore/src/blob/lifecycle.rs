@@ -49,7 +49,6 @@ impl RehydratePriority {
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum TierChange {
     /// The tier changed at once (200 OK).
     Done,

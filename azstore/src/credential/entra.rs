@@ -34,7 +34,7 @@ use azure_core::http::{
 
 use super::{AccessToken, Credential, TokenProvider};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
-use crate::http::TransportOptions;
+use crate::transport::TransportOptions;
 
 /// Microsoft's crates, re-exported so that you build credentials with the versions azstore uses.
 pub use {azure_core, azure_identity};

@@ -10,7 +10,9 @@ pub(crate) mod pipeline;
 pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod retry;
-pub(crate) mod transport;
+// The transport settings sit below the wire (accounts and credentials use them too); the old
+// path `http::transport` still names them.
+pub(crate) use crate::transport;
 
 pub(crate) use encode::{encode_path, encode_query_value, range_from_header, range_header};
 pub use options::ClientOptions;

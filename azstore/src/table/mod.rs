@@ -48,10 +48,11 @@ mod edm;
 mod exists;
 mod names;
 mod query;
+mod service;
 mod versioned;
 
 pub use batch::{Batch, BatchResponse, failed_operation_index};
-pub use client::{Continuation, Stored, TableClient, TableItem, TableServiceClient};
+pub use client::{Continuation, Stored, TableClient};
 pub use codec::{from_entity, to_entity};
 pub use edm::{DateTime, EdmValue, Entity, Guid};
 pub use names::{
@@ -59,4 +60,5 @@ pub use names::{
     validate_table_name,
 };
 pub use query::{Filter, Query, quote};
+pub use service::{TableItem, TableServiceClient};
 pub use versioned::{VersionedEntity, WRITE_ID_PROPERTY};

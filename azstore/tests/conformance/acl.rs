@@ -57,6 +57,7 @@ pub fn public_access_header(p: PublicAccess) -> Option<&'static str> {
         PublicAccess::None => None,
         PublicAccess::Blob => Some("blob"),
         PublicAccess::Container => Some("container"),
+        other => panic!("public access {other:?} has no header value here"),
     }
 }
 

@@ -351,9 +351,9 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
             Ok(one(move |cx, it| async move {
                 let got = container(&cx, &name)?.get_metadata_if(&conditions).await;
                 let resp = &it.response;
-                if let Some(p) = outcome(got, resp)? {
-                    check_version(Some(&p.etag), p.last_modified, resp)?;
-                    check_metadata(&p.metadata, resp)?;
+                if let Some((metadata, etag)) = outcome(got, resp)? {
+                    check_version(Some(&etag), None, resp)?;
+                    check_metadata(&metadata, resp)?;
                 }
                 Ok(())
             }))
