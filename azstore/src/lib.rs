@@ -187,7 +187,19 @@ pub mod clock;
 pub mod cosmos;
 pub mod leader;
 pub mod lease;
-pub mod lock;
+// The lock engine (lock/) knows no backend; the public module adds the blob lock, which lives
+// with the blob backend, so that `azstore::lock::BlobLock` stays where users find it.
+#[path = "lock/mod.rs"]
+mod lock_engine;
+pub mod lock {
+    #![doc = include_str!("lock/README.md")]
+    #[doc(no_inline)]
+    pub use crate::blob::{
+        BlobLock, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST,
+        META_OWNER_LABEL, META_OWNER_PID,
+    };
+    pub use crate::lock_engine::*;
+}
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod transfer;
@@ -209,6 +221,7 @@ pub mod telemetry;
 
 // Internals.
 mod checksum;
+mod copy_source;
 mod names;
 mod redact;
 mod shortcuts;

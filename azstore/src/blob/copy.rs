@@ -8,12 +8,13 @@ use time::OffsetDateTime;
 
 use crate::auth::sas::SasBuilder;
 use crate::blob::client::BlobClient;
-use crate::blob::from_url::{CopyTags, SourceAuthorization, check_tags_mode};
+use crate::blob::from_url::{CopyTags, check_tags_mode};
 use crate::blob::lifecycle::RehydratePriority;
 use crate::blob::limits::validate_source_url;
 use crate::blob::models::BlobProperties;
 use crate::blob::write_options::{BlobWriteOptions, WriteKind};
 use crate::conditions::{Allowed, Conditions, ETag};
+use crate::copy_source::SourceAuthorization;
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Method;

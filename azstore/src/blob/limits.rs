@@ -17,14 +17,4 @@ pub(crate) fn check_aligned(what: &str, v: u64) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn validate_source_url(url: &str) -> Result<()> {
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(Error::invalid_input("copy source must be an http(s) URL"));
-    }
-    if url.contains(|c: char| c.is_control() || c == ' ') {
-        return Err(Error::invalid_input(
-            "copy source URL must be percent-encoded (no spaces or control characters)",
-        ));
-    }
-    Ok(())
-}
+pub(crate) use crate::copy_source::validate_source_url;

@@ -71,6 +71,7 @@ mod write_options;
 mod xml;
 
 pub use crate::checksum::{Checksum, crc64, crc64_base64, md5_base64};
+pub use crate::copy_source::{CopySource, SourceAuthorization};
 pub use crate::names::validate_metadata;
 pub use crate::snapshot::SnapshotId;
 pub use crate::status::{LeaseDurationType, LeaseState, LeaseStatus};
@@ -89,7 +90,7 @@ pub use container::{
 pub use copy::{CopyOptions, CopyResult, CopyStatus};
 pub use create::CreateOptions;
 pub use download::{BlobStream, DEFAULT_CHUNK, DEFAULT_CONCURRENCY, DownloadOptions, OnChange};
-pub use from_url::{CopySource, CopyTags, PutFromUrlOptions, SourceAuthorization};
+pub use from_url::{CopyTags, PutFromUrlOptions};
 pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};

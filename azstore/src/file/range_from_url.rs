@@ -8,8 +8,8 @@
 //! # Ok(()) }
 //! ```
 
-use crate::blob::CopySource;
 use crate::conditions::LeaseId;
+use crate::copy_source::CopySource;
 use crate::error::{Error, Result};
 use crate::file::FileClient;
 use crate::file::models::FileWrite;

@@ -8,20 +8,20 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::target::{Attempt, LockClaim, LockTarget, Probe};
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::lease::{BreakPeriod, LeaseBroken, LeaseGuard};
-use crate::lock::target::{Attempt, LockClaim, LockTarget, Probe};
 use crate::lock::{Held, LockOptions, LockOwner, LockStatus, PollSleep, wakeup_for};
 
 /// A distributed lock with a fencing token, on any backend: holding it means holding a lease
 /// on the backend's lock record, renewed by a [`LeaseGuard`]; each acquisition gets a fencing
 /// token larger than every earlier holder's. Cheap to clone.
 ///
-/// Built through a backend: [`BlobLock`](super::BlobLock) (`Lock<BlobLockTarget>`),
+/// Built through a backend: [`BlobLock`](crate::lock::BlobLock) (`Lock<BlobLockTarget>`),
 /// `RedisLock` and `CosmosLock` (features `redis`, `cosmos`), or
 /// [`Lock::from_target`] for a [`LockTarget`] of your own. Every method means the same on
-/// every backend (see the [module documentation](super)).
+/// every backend (see the [module documentation](crate::lock)).
 ///
 /// ```no_run
 /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {

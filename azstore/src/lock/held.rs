@@ -1,5 +1,5 @@
 //! [`Held`]: a held lock — the renewed lease plus the fencing token of this acquisition —
-//! one type for every backend (aliases [`HeldLock`](super::HeldLock), `HeldRedisLock`,
+//! one type for every backend (aliases [`HeldLock`](crate::lock::HeldLock), `HeldRedisLock`,
 //! `HeldCosmosLock`).
 
 use std::fmt;
@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 
+use super::wake::{release_held, release_on_drop};
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::Result;
 use crate::lease::{GuardState, Leasable, LeaseGuard, LeaseLoss, ReleaseOutcome};
-use crate::lock::wake::{release_held, release_on_drop};
 use crate::telemetry::engines::Hold;
 
 /// A held lock on a `T` lease: the renewed lease plus the fencing token of this acquisition.

@@ -1,82 +1,4 @@
-//! The distributed lock with a fencing token: ONE engine, [`Lock<T>`], over a small backend
-//! trait, [`LockTarget`]; each backend is an adapter.
-//!
-//! | backend | lock | lock record | held type |
-//! |---|---|---|---|
-//! | blob | [`BlobLock`] = `Lock<BlobLockTarget>` | an empty blob; its lease; token and owner in metadata | [`HeldLock`] |
-//! | Redis (feature `redis`) | `RedisLock` = `Lock<RedisLockTarget>` | the lease key, `{key}:fence`, `{key}:owner` | `HeldRedisLock` |
-//! | Cosmos DB (feature `cosmos`) | `CosmosLock` = `Lock<CosmosLockTarget>` | one lock item (holder, token, owner) | `HeldCosmosLock` |
-//!
-//! Every backend gets the same methods with the same meaning —
-//! [`try_acquire`](Lock::try_acquire), [`acquire_within`](Lock::acquire_within) (the one wait
-//! loop: transient failures ridden out until the deadline, every request cut off at it, an
-//! unreachable service reported as an error, never as `None`), [`status`](Lock::status) (one
-//! [`LockStatus`]), [`break_lock`](Lock::break_lock) — and one held type, [`Held`], whose
-//! [`fencing_token`](Held::fencing_token) has one meaning everywhere. A backend plugs in by
-//! implementing [`LockTarget`]: one atomic try-acquire with a proposed lease id, a cheap
-//! probe (or "unknown"), the status, a break, and the release of an abandoned attempt. The
-//! engine knows no backend; the contract suite in `testkit::contract::lock` checks every
-//! backend against the same guarantees.
-//!
-//! ```no_run
-//! # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-//! use std::time::Duration;
-//! use azstore::lock::BlobLock;
-//!
-//! let lock = BlobLock::new(container, "locks/nightly")?;
-//! let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? else {
-//!     println!("busy: {:?}", lock.status().await?.owner);
-//!     return Ok(());
-//! };
-//! let token = held.fencing_token();
-//! tokio::select! {
-//!     loss = held.lost() => eprintln!("lock lost, stopping: {loss}"),
-//!     _ = async { /* the critical section, passing `token` along */ } => {}
-//! }
-//! held.release().await?;
-//! # Ok(()) }
-//! ```
-//!
-//! # Fencing tokens
-//!
-//! Pass the token to the resources you protect and have them refuse tokens smaller than the
-//! largest they have seen: that stops a holder that was paused (GC, SIGSTOP, a VM migration)
-//! past its lease from doing damage when it wakes up. Every backend computes it the same way
-//! ([`next_fencing_token`]), in the step that takes the lock:
-//!
-//! > **token = max(previous + 1, clock in ms)**
-//!
-//! where `previous` is the token kept in the lock record, and the clock is the service's where
-//! the backend can read it in the same atomic step (Redis: `TIME` inside the acquire script)
-//! and otherwise the acquirer's wall clock (blob, Cosmos DB). Why tokens strictly increase
-//! across holders:
-//!
-//! * **While the record lives**, each acquisition reads the previous token and writes a larger
-//!   one in the same step that makes it the holder (the blob's metadata under the new lease,
-//!   the Redis script, the Cosmos DB `If-Match` write): `previous + 1` at least, whatever the
-//!   clocks say.
-//! * **After the record was deleted** (by hand, or collected by its time to live) there is no
-//!   `previous`: the token is the creator's clock. Every earlier token was written at some
-//!   moment `w` and is at most the writer's clock then (or the counter, which only passes the
-//!   clock by one per acquisition within the same millisecond). The new token is larger
-//!   unless the creator's clock is behind by more than the time since the record was last
-//!   written. A record collected by a time to live was untouched for at least that long — and
-//!   the time to live is at least the lease duration (a Cosmos DB lock item: a day by
-//!   default) — so only a clock that is wrong by more than that breaks the order. Redis reads
-//!   one clock (the server's) for every token.
-//!
-//! The first token on a fresh lock is therefore a clock value (about 1.8 × 10¹²), not 1.
-//!
-//! # Pauses, clocks and fencing
-//!
-//! [`HeldLock::is_held`], [`check`](HeldLock::check) and [`state`](HeldLock::state) decide
-//! from the lease's loss deadline, measured on a clock that counts pauses and system suspend,
-//! and publish the loss themselves: a holder resumed after a pause past its lease learns at its
-//! very first check that it no longer holds the lock, even before the renew task runs. What
-//! no check can cover is a pause *between* the check and the write; there the fencing token
-//! (checked by the protected resource) or a write carrying the lease id closes the window.
-//! Both are shown, with the details, in
-//! [the lease module's section](crate::lease#pauses-clocks-and-fencing).
+//! The lock engine; its documentation is the public `azstore::lock` module's (README.md).
 
 use std::time::Duration;
 
@@ -98,14 +20,6 @@ pub(crate) use owner::{hostname, parse_rfc3339, validate_label};
 pub(crate) use target::wall_clock_ms;
 pub use target::{Attempt, LockClaim, LockTarget, Probe, next_fencing_token};
 pub(crate) use wake::{PollSleep, wakeup_for};
-
-// The blob lock lives with its backend (`crate::blob`); these names stay here for code written
-// against `azstore::lock::BlobLock`.
-#[doc(no_inline)]
-pub use crate::blob::{
-    BlobLock, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST, META_OWNER_LABEL,
-    META_OWNER_PID,
-};
 
 /// Options of a [`Lock`] on any backend.
 ///
