@@ -431,7 +431,7 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
 
     /// Creates the item only if it does not exist, without a write id.
     #[deprecated(
-        since = "0.2.0",
+        since = "0.3.0",
         note = "use `create(value, write_id)`, the name every versioned resource uses"
     )]
     pub async fn insert(&self, value: &T) -> Result<ETag> {
@@ -440,7 +440,7 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
 
     /// Replaces the item only if its `_etag` is still `etag`, without a write id.
     #[deprecated(
-        since = "0.2.0",
+        since = "0.3.0",
         note = "use `replace(value, etag, write_id)`, the name and shape every versioned resource uses"
     )]
     pub async fn replace_if_match(&self, value: &T, etag: &ETag) -> Result<ETag> {

@@ -299,7 +299,7 @@ impl FileClient {
     /// Get File, whole, in one request. Deprecated: [`FileClient::download`] reads the whole
     /// file too (in one request when it is small), with every range pinned to one version.
     #[deprecated(
-        since = "0.2.0",
+        since = "0.3.0",
         note = "use `download(&TransferOptions::default())` (every service reads content with `download*`)"
     )]
     pub async fn get(&self) -> Result<FileDownload> {
@@ -368,7 +368,7 @@ impl FileClient {
     /// Get File as a stream (whole file, or `range`). Deprecated: [`FileClient::download_stream`]
     /// (whole file) or [`FileClient::download_range_stream`].
     #[deprecated(
-        since = "0.2.0",
+        since = "0.3.0",
         note = "use `download_stream` (whole file) or `download_range_stream` (a range)"
     )]
     pub async fn get_stream(&self, range: Option<Range<u64>>) -> Result<FileStream> {
@@ -376,13 +376,13 @@ impl FileClient {
     }
 
     /// Renamed [`FileClient::download_range`].
-    #[deprecated(since = "0.2.0", note = "renamed `download_range`")]
+    #[deprecated(since = "0.3.0", note = "renamed `download_range`")]
     pub async fn get_range(&self, range: Range<u64>) -> Result<FileDownload> {
         self.download_range(range).await
     }
 
     /// Renamed [`FileClient::download_from`].
-    #[deprecated(since = "0.2.0", note = "renamed `download_from`")]
+    #[deprecated(since = "0.3.0", note = "renamed `download_from`")]
     pub async fn get_from(&self, start: u64) -> Result<FileDownload> {
         self.download_from(start).await
     }
