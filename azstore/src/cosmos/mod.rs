@@ -308,7 +308,7 @@ impl CosmosClient {
                 "a Cosmos DB endpoint has no path: https://<account>.documents.azure.com:443/",
             ));
         }
-        let labels = crate::telemetry::http::Labels {
+        let labels = crate::http::telemetry::Labels {
             namespace: "Microsoft.DocumentDB",
             service: "cosmos",
         };

@@ -10,6 +10,7 @@ pub(crate) mod pipeline;
 pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod retry;
+pub(crate) mod telemetry;
 // The transport settings sit below the wire (accounts and credentials use them too); the old
 // path `http::transport` still names them.
 pub(crate) use crate::transport;

@@ -34,7 +34,7 @@ use crate::http::checks;
 use crate::http::options::ClientOptions;
 use crate::http::request::{Method, Request};
 use crate::http::response::{Headers, Response, error_from_parts, with_auth_hint};
-use crate::telemetry::http::{Call, Labels};
+use crate::http::telemetry::{Call, Labels};
 
 /// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
 /// `--skipApiVersionCheck`).

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::lease::deadline::{CLOCK_POLL, Deadline};
-use crate::telemetry::engines as telemetry;
+use crate::lease::telemetry;
 
 /// How a keep-alive guard ([`LeaseGuard`](super::LeaseGuard),
 /// [`MessageGuard`](crate::queue::MessageGuard)) extends what it holds. The defaults suit
@@ -350,7 +350,11 @@ impl Keeper {
             }
         });
         if published {
-            telemetry::lost(&self.name, &loss, since, self.lasts);
+            let reason = match loss {
+                LeaseLoss::Refused { .. } => "refused",
+                LeaseLoss::Unconfirmed { .. } => "unconfirmed",
+            };
+            telemetry::lost(&self.name, reason, &loss, since, self.lasts);
         }
     }
 

@@ -129,6 +129,7 @@ pub(crate) mod deadline;
 mod guard;
 pub(crate) mod keepalive;
 mod op;
+mod telemetry;
 
 pub(crate) use op::{LeaseOp, LeaseReply, send};
 

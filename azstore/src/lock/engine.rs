@@ -175,9 +175,9 @@ impl<T: LockTarget> Lock<T> {
     /// # Ok(()) }
     /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
-        let kind = crate::telemetry::engines::lock_kind::<T::Lease>();
+        let kind = super::telemetry::lock_kind::<T::Lease>();
         let name = self.target.wake_key();
-        crate::telemetry::engines::lock_wait(kind, &name, self.wait_for(wait)).await
+        super::telemetry::lock_wait(kind, &name, self.wait_for(wait)).await
     }
 
     /// The one wait loop of [`acquire_within`](Self::acquire_within) (which runs it inside its

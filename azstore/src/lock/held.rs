@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, watch};
 
+use super::telemetry::Hold;
 use super::wake::{release_held, release_on_drop};
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::Result;
 use crate::lease::{GuardState, Leasable, LeaseGuard, LeaseLoss, ReleaseOutcome};
-use crate::telemetry::engines::Hold;
 
 /// A held lock on a `T` lease: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Self::release); dropping it releases in the background (and

@@ -11,6 +11,7 @@ mod engine;
 mod held;
 mod owner;
 mod target;
+mod telemetry;
 mod wake;
 
 pub use engine::Lock;

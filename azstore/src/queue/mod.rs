@@ -47,6 +47,7 @@ mod message;
 mod metadata;
 mod names;
 mod service;
+mod telemetry;
 mod worker;
 mod xml;
 

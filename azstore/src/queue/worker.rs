@@ -11,6 +11,7 @@ use tokio::sync::{OnceCell, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
 
+use super::telemetry;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lease::GuardOptions;
 use crate::queue::client::QueueClient;
@@ -19,7 +20,6 @@ use crate::queue::message::{
     MAX_MESSAGES_PER_CALL, MessageEncoding, PutMessageOptions, QueueMessage, ReceivedMessage,
     TimeToLive,
 };
-use crate::telemetry::engines as telemetry;
 
 /// The error a worker's handler returns: any error. `?` converts azstore's [`Error`], any
 /// `std::error::Error` and `anyhow::Error`; a message becomes one with `.into()`

@@ -14,9 +14,6 @@
 //! `error.type`. The engines (`update`, lease guards, locks, the queue worker) add spans and
 //! events of their own.
 
-pub(crate) mod engines;
-pub(crate) mod http;
-
 /// Metric names (see docs/observability.md for units, labels and buckets).
 pub(crate) mod names {
     /// Histogram, seconds: one public call (all attempts and the waits between them).

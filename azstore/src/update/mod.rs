@@ -8,6 +8,7 @@ mod combine;
 mod gate;
 mod policy;
 mod run;
+mod telemetry;
 
 use std::future::Future;
 

@@ -12,12 +12,12 @@ use super::ambiguity::{
 };
 use super::gate::Gate;
 use super::policy::Pacer;
+use super::telemetry;
 use super::{Change, Current, Decision, Outcome, UpdatePolicy, Versioned};
 use crate::conditions::ETag;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::{Error, RequestSent, Result};
-use crate::telemetry::engines as telemetry;
 
 /// Read-modify-write `resource` until a write sticks.
 ///

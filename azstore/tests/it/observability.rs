@@ -620,6 +620,7 @@ async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
     let (cap, _guard) = capture();
 
     let held = lock.try_acquire().await.unwrap().expect("free");
+    let first = held.fencing_token();
     assert!(
         waiter
             .acquire_within(Duration::from_millis(600))
@@ -633,7 +634,9 @@ async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
         .await
         .unwrap()
         .expect("free after the release");
-    assert_eq!(next.fencing_token(), 2);
+    // Fencing tokens are max(previous + 1, clock ms): the second holder's is larger.
+    let second = next.fencing_token();
+    assert!(second > first, "{first} then {second}");
     next.release().await.unwrap();
 
     let waits = cap.spans("azstore.lock.wait");
@@ -647,7 +650,7 @@ async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
         .iter()
         .map(|s| s.fields["azstore.lock.fencing_token"].as_str())
         .collect();
-    assert_eq!(tokens, ["1", "2"]);
+    assert_eq!(tokens, [first.to_string(), second.to_string()]);
     assert!(
         holds
             .iter()

@@ -8,7 +8,6 @@ use crate::account::Service;
 use crate::error::{Error, ErrorKind};
 use crate::http::request::Request;
 
-/// The Azure resource provider namespace (`az.namespace`).
 /// How a pipeline's calls are labelled in spans and metrics: the Azure resource provider
 /// namespace (`az.namespace`) and the service's short name in span and metric names. A storage
 /// pipeline derives them from its [`Service`]; a pipeline with a backend's own signer is given
