@@ -9,7 +9,7 @@ use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
 use clap::Args;
 
-use crate::unix::{default_label, describe, io_error, stop};
+use crate::process::{default_label, describe, io_error, stop};
 
 pub(crate) const LEAD_AFTER_HELP: &str = "\
 ENVIRONMENT (of the command):

@@ -4,6 +4,8 @@
 #[cfg(unix)]
 mod lead;
 #[cfg(unix)]
+mod process;
+#[cfg(unix)]
 mod sentinel;
 #[cfg(unix)]
 mod unix;

@@ -8,6 +8,7 @@ use azstore::lock::{BlobLock, HeldLock, LockOptions};
 use azstore::{ErrorKind, StorageAccount, blob::BlobServiceClient};
 use clap::{Args, Parser, Subcommand};
 
+use crate::process::{default_label, describe, io_error, kill_group, stop};
 use crate::sentinel::Sentinel;
 
 /// How often azlock tells its sentinel the lease's current deadlines.
@@ -326,21 +327,6 @@ fn early_break_warning(secs: u64) -> String {
     )
 }
 
-/// The program's file name (`/usr/local/bin/backup.sh` -> `backup.sh`), printable ASCII only.
-pub(crate) fn default_label(command: &[String]) -> String {
-    let program = command.first().map(String::as_str).unwrap_or_default();
-    let name = program
-        .rsplit('/')
-        .find(|p| !p.is_empty())
-        .unwrap_or(program);
-    let mut s: String = name
-        .chars()
-        .map(|c| if (' '..='~').contains(&c) { c } else { '?' })
-        .collect();
-    s.truncate(200);
-    s.trim().to_string()
-}
-
 /// RFC 3339 in UTC with milliseconds: `2026-11-26T21:31:08.598Z`.
 fn rfc3339(t: azstore::OffsetDateTime) -> String {
     let utc =
@@ -527,45 +513,11 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
     Ok(code)
 }
 
-pub(crate) fn describe(st: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (st.code(), st.signal()) {
-        (Some(c), _) => format!("exit status {c}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => "unknown status".to_string(),
-    }
-}
-
 async fn release(held: HeldLock) {
     match held.release().await {
         Ok(ReleaseOutcome::Released) | Ok(ReleaseOutcome::AlreadyGone { .. }) => {}
         Ok(_) => {}
         Err(e) => eprintln!("azlock: could not release the lock (it expires on its own): {e}"),
-    }
-}
-
-/// SIGTERM to the command's process group, then SIGKILL after `grace`; then SIGKILL to
-/// whatever is left in the group.
-pub(crate) async fn stop(child: &mut tokio::process::Child, grace: Duration) {
-    let Some(pid) = child.id() else {
-        return; // already reaped
-    };
-    let group = pid as libc::pid_t;
-    kill_group(group, libc::SIGTERM);
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
-        kill_group(group, libc::SIGKILL);
-        let _ = child.wait().await;
-    }
-    kill_group(group, libc::SIGKILL);
-}
-
-fn kill_group(group: libc::pid_t, sig: libc::c_int) {
-    if group > 1 {
-        // SAFETY: kill(2) to the process group azlock created for the command (its id is the
-        // command's pid, > 1).
-        unsafe {
-            libc::kill(-group, sig);
-        }
     }
 }
 
@@ -576,11 +528,4 @@ fn exit_code(st: std::process::ExitStatus) -> u8 {
         (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
         _ => EXIT_ERROR,
     }
-}
-
-pub(crate) fn io_error(e: std::io::Error) -> azstore::Error {
-    azstore::Error::new(
-        ErrorKind::Service,
-        format!("cannot install signal handlers: {e}"),
-    )
 }

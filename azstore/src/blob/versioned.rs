@@ -8,7 +8,7 @@
 //! carry over: index tags, the access tier (the account default applies) and the stored
 //! `Content-MD5` (the service computes it for the new content).
 
-use crate::IntoBody;
+use crate::body::IntoBody;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;

@@ -256,7 +256,10 @@ impl Request {
 
     /// Adds `conditions` as the `x-ms-source-*` headers of a copy's source (refused when they
     /// carry a lease id, which has no source form).
-    pub(crate) fn source_conditions(mut self, conditions: &Conditions) -> crate::Result<Request> {
+    pub(crate) fn source_conditions(
+        mut self,
+        conditions: &Conditions,
+    ) -> crate::error::Result<Request> {
         for (k, v) in conditions.source_headers()? {
             self = self.header(k, v);
         }

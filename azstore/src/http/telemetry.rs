@@ -183,7 +183,7 @@ impl Call {
     }
 
     /// Ends the call after `attempts` attempts with `result`.
-    pub(crate) fn end<T>(self, attempts: u32, result: &crate::Result<T>) {
+    pub(crate) fn end<T>(self, attempts: u32, result: &crate::error::Result<T>) {
         if !self.span.is_disabled() {
             if attempts > 1 {
                 self.span

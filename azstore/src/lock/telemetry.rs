@@ -26,8 +26,8 @@ pub(crate) fn lock_kind<T>() -> &'static str {
 pub(crate) async fn lock_wait<H>(
     kind: &'static str,
     name: &str,
-    fut: impl Future<Output = crate::Result<Option<H>>>,
-) -> crate::Result<Option<H>> {
+    fut: impl Future<Output = crate::error::Result<Option<H>>>,
+) -> crate::error::Result<Option<H>> {
     let span = tracing::info_span!(
         "azstore.lock.wait",
         azstore.lock.kind = kind,

@@ -218,7 +218,7 @@ impl Query {
         }
         if let Some(t) = self.top {
             if !(1..=1000).contains(&t) {
-                return Err(crate::Error::invalid_input(format!(
+                return Err(crate::error::Error::invalid_input(format!(
                     "$top must be 1-1000, not {t}"
                 )));
             }

@@ -15,8 +15,8 @@ use crate::telemetry::{names, secs};
 
 /// Runs one `update()` call inside its span `azstore.update`, and records how it ended.
 pub(crate) async fn update<T>(
-    fut: impl Future<Output = crate::Result<Outcome<T>>>,
-) -> crate::Result<Outcome<T>> {
+    fut: impl Future<Output = crate::error::Result<Outcome<T>>>,
+) -> crate::error::Result<Outcome<T>> {
     let span = tracing::info_span!(
         "azstore.update",
         azstore.update.outcome = Empty,
