@@ -312,6 +312,7 @@ pub(crate) mod cosmos_backend {
     use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosItem, CosmosKey, EMULATOR_KEY};
     use serde::{Deserialize, Serialize};
     use testkit::contract::versioned::Counter;
+    use testkit::fault::FaultProxy;
 
     pub fn endpoint() -> String {
         std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
@@ -320,6 +321,18 @@ pub(crate) mod cosmos_backend {
                  -- cargo test -p azstore --features cosmos --test it contract_`"
             )
         })
+    }
+
+    /// A fault proxy in front of the Cosmos DB server, and the endpoint through it.
+    pub async fn proxy() -> (FaultProxy, String) {
+        let ep = endpoint();
+        let hostport = ep
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        let proxy = FaultProxy::to_host(&hostport).await;
+        let proxied = format!("http://127.0.0.1:{}", proxy.port());
+        (proxy, proxied)
     }
 
     pub fn client_at(endpoint: &str) -> CosmosClient {
@@ -404,13 +417,7 @@ async fn cosmos_faults() -> (
     HttpWrites,
 ) {
     let db = cosmos_backend::fresh("contract").await;
-    let ep = cosmos_backend::endpoint();
-    let hostport = ep
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    let proxy = FaultProxy::to_host(&hostport).await;
-    let proxied = format!("http://127.0.0.1:{}", proxy.port());
+    let (proxy, proxied) = cosmos_backend::proxy().await;
     // Replace Document is a PUT on the item; Create Document a POST to the collection's docs.
     let faults = HttpWrites {
         proxy,
