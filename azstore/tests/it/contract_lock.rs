@@ -282,7 +282,7 @@ mod cosmos {
     use super::*;
     use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosKey, CosmosLock, EMULATOR_KEY};
     use azstore::http::ClientOptions;
-    use testkit::fault::{Fault, FaultProxy, Rule};
+    use testkit::fault::{Fault, Rule};
 
     fn endpoint() -> String {
         std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
@@ -392,13 +392,8 @@ mod cosmos {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn contract_lock_wait_on_a_dying_service_is_an_error_cosmos() {
         let c = fresh().await;
-        let ep = endpoint();
-        let hostport = ep
-            .trim_start_matches("http://")
-            .trim_end_matches('/')
-            .to_string();
-        let proxy = FaultProxy::to_host(&hostport).await;
-        let via = same_container_at(&format!("http://127.0.0.1:{}", proxy.port()), &c);
+        let (proxy, proxied) = crate::contract_versioned::cosmos_backend::proxy().await;
+        let via = same_container_at(&proxied, &c);
         contract::wait_on_a_dying_service_is_an_error(
             || lock(&c, opts()),
             || lock(&via, opts()),

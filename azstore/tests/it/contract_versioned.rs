@@ -59,7 +59,8 @@ async fn contract_versioned_create_race_one_wins_blob() {
         .unwrap();
 }
 
-async fn blob_faults() -> (HttpWrites, StorageAccount, String) {
+/// The counter blob through a fault proxy, the same blob reached directly, and the proxy.
+async fn blob_faults() -> (BlobJson<u64>, BlobJson<u64>, HttpWrites) {
     let (account, c) = blob_container().await;
     let proxy = FaultProxy::start(&account, Service::Blob).await;
     let proxied = proxy.account(&account);
@@ -69,35 +70,27 @@ async fn blob_faults() -> (HttpWrites, StorageAccount, String) {
         replace: ("PUT", "/counter"),
         create: ("PUT", "/counter"),
     };
-    (faults, proxied, c)
+    (
+        blob_at(&proxied, &c),
+        blob_at(&support::account(), &c),
+        faults,
+    )
 }
 
 #[tokio::test]
 async fn contract_versioned_ambiguous_replace_is_applied_once_blob() {
-    let (faults, proxied, c) = blob_faults().await;
-    let direct = blob_at(&support::account(), &c);
-    contract::ambiguous_replace_is_applied_once(
-        &blob_at(&proxied, &c),
-        &direct,
-        &faults,
-        Counter::PLAIN,
-    )
-    .await
-    .unwrap();
+    let (item, direct, faults) = blob_faults().await;
+    contract::ambiguous_replace_is_applied_once(&item, &direct, &faults, Counter::PLAIN)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
 async fn contract_versioned_ambiguous_create_is_applied_once_blob() {
-    let (faults, proxied, c) = blob_faults().await;
-    let direct = blob_at(&support::account(), &c);
-    contract::ambiguous_create_is_applied_once(
-        &blob_at(&proxied, &c),
-        &direct,
-        &faults,
-        Counter::PLAIN,
-    )
-    .await
-    .unwrap();
+    let (item, direct, faults) = blob_faults().await;
+    contract::ambiguous_create_is_applied_once(&item, &direct, &faults, Counter::PLAIN)
+        .await
+        .unwrap();
 }
 
 /// A deliberately broken adapter fails the suite: a `BlobJson` whose `key()` is fresh on
@@ -194,7 +187,12 @@ async fn contract_versioned_create_race_one_wins_table() {
         .unwrap();
 }
 
-async fn table_faults() -> (HttpWrites, StorageAccount, String) {
+/// The counter entity through a fault proxy, the same entity reached directly, and the proxy.
+async fn table_faults() -> (
+    VersionedEntity<TableCount>,
+    VersionedEntity<TableCount>,
+    HttpWrites,
+) {
     let (account, t) = fresh_table().await;
     let proxy = FaultProxy::start(&account, Service::Table).await;
     let proxied = proxy.account(&account);
@@ -204,35 +202,27 @@ async fn table_faults() -> (HttpWrites, StorageAccount, String) {
         replace: ("PUT", "RowKey="),
         create: ("POST", ""),
     };
-    (faults, proxied, t)
+    (
+        entity_at(&proxied, &t),
+        entity_at(&support::account(), &t),
+        faults,
+    )
 }
 
 #[tokio::test]
 async fn contract_versioned_ambiguous_replace_is_applied_once_table() {
-    let (faults, proxied, t) = table_faults().await;
-    let direct = entity_at(&support::account(), &t);
-    contract::ambiguous_replace_is_applied_once(
-        &entity_at(&proxied, &t),
-        &direct,
-        &faults,
-        TABLE_COUNT,
-    )
-    .await
-    .unwrap();
+    let (item, direct, faults) = table_faults().await;
+    contract::ambiguous_replace_is_applied_once(&item, &direct, &faults, TABLE_COUNT)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
 async fn contract_versioned_ambiguous_create_is_applied_once_table() {
-    let (faults, proxied, t) = table_faults().await;
-    let direct = entity_at(&support::account(), &t);
-    contract::ambiguous_create_is_applied_once(
-        &entity_at(&proxied, &t),
-        &direct,
-        &faults,
-        TABLE_COUNT,
-    )
-    .await
-    .unwrap();
+    let (item, direct, faults) = table_faults().await;
+    contract::ambiguous_create_is_applied_once(&item, &direct, &faults, TABLE_COUNT)
+        .await
+        .unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,8 +248,12 @@ mod redis_backend {
         json_at(&redis_url(), key)
     }
 
-    pub async fn proxy() -> RedisProxy {
-        RedisProxy::start(&redis_url()).await
+    /// The JSON of a fresh key through a proxy, the same key reached directly, and the
+    /// proxy.
+    pub async fn faults() -> (RedisJson<u64>, RedisJson<u64>, RedisProxy) {
+        let k = key();
+        let proxy = RedisProxy::start(&redis_url()).await;
+        (json_at(&proxy.url(), &k), json(&k), proxy)
     }
 }
 
@@ -293,32 +287,20 @@ async fn contract_versioned_create_race_one_wins_redis() {
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn contract_versioned_ambiguous_replace_is_applied_once_redis() {
-    let k = redis_backend::key();
-    let proxy = redis_backend::proxy().await;
-    contract::ambiguous_replace_is_applied_once(
-        &redis_backend::json_at(&proxy.url(), &k),
-        &redis_backend::json(&k),
-        &proxy,
-        Counter::PLAIN,
-    )
-    .await
-    .unwrap();
+    let (item, direct, proxy) = redis_backend::faults().await;
+    contract::ambiguous_replace_is_applied_once(&item, &direct, &proxy, Counter::PLAIN)
+        .await
+        .unwrap();
     assert_eq!(proxy.lost(), 1);
 }
 
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn contract_versioned_ambiguous_create_is_applied_once_redis() {
-    let k = redis_backend::key();
-    let proxy = redis_backend::proxy().await;
-    contract::ambiguous_create_is_applied_once(
-        &redis_backend::json_at(&proxy.url(), &k),
-        &redis_backend::json(&k),
-        &proxy,
-        Counter::PLAIN,
-    )
-    .await
-    .unwrap();
+    let (item, direct, proxy) = redis_backend::faults().await;
+    contract::ambiguous_create_is_applied_once(&item, &direct, &proxy, Counter::PLAIN)
+        .await
+        .unwrap();
     assert_eq!(proxy.lost(), 1);
 }
 
@@ -330,6 +312,7 @@ pub(crate) mod cosmos_backend {
     use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosItem, CosmosKey, EMULATOR_KEY};
     use serde::{Deserialize, Serialize};
     use testkit::contract::versioned::Counter;
+    use testkit::fault::FaultProxy;
 
     pub fn endpoint() -> String {
         std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
@@ -338,6 +321,18 @@ pub(crate) mod cosmos_backend {
                  -- cargo test -p azstore --features cosmos --test it contract_`"
             )
         })
+    }
+
+    /// A fault proxy in front of the Cosmos DB server, and the endpoint through it.
+    pub async fn proxy() -> (FaultProxy, String) {
+        let ep = endpoint();
+        let hostport = ep
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        let proxy = FaultProxy::to_host(&hostport).await;
+        let proxied = format!("http://127.0.0.1:{}", proxy.port());
+        (proxy, proxied)
     }
 
     pub fn client_at(endpoint: &str) -> CosmosClient {
@@ -415,45 +410,43 @@ async fn contract_versioned_create_race_one_wins_cosmos() {
 }
 
 #[cfg(feature = "cosmos")]
-async fn cosmos_faults() -> (HttpWrites, String, String) {
+/// The counter item through a fault proxy, the same item reached directly, and the proxy.
+async fn cosmos_faults() -> (
+    azstore::cosmos::CosmosItem<cosmos_backend::Count>,
+    azstore::cosmos::CosmosItem<cosmos_backend::Count>,
+    HttpWrites,
+) {
     let db = cosmos_backend::fresh("contract").await;
-    let ep = cosmos_backend::endpoint();
-    let hostport = ep
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    let proxy = FaultProxy::to_host(&hostport).await;
-    let proxied = format!("http://127.0.0.1:{}", proxy.port());
+    let (proxy, proxied) = cosmos_backend::proxy().await;
     // Replace Document is a PUT on the item; Create Document a POST to the collection's docs.
     let faults = HttpWrites {
         proxy,
         replace: ("PUT", "/docs/counter"),
         create: ("POST", "/docs"),
     };
-    (faults, proxied, db)
+    (
+        cosmos_backend::item_at(&proxied, &db),
+        cosmos_backend::item(&db),
+        faults,
+    )
 }
 
 #[cfg(feature = "cosmos")]
 #[tokio::test]
 async fn contract_versioned_ambiguous_replace_is_applied_once_cosmos() {
     use cosmos_backend::*;
-    let (faults, proxied, db) = cosmos_faults().await;
-    contract::ambiguous_replace_is_applied_once(
-        &item_at(&proxied, &db),
-        &item(&db),
-        &faults,
-        COUNT,
-    )
-    .await
-    .unwrap();
+    let (item, direct, faults) = cosmos_faults().await;
+    contract::ambiguous_replace_is_applied_once(&item, &direct, &faults, COUNT)
+        .await
+        .unwrap();
 }
 
 #[cfg(feature = "cosmos")]
 #[tokio::test]
 async fn contract_versioned_ambiguous_create_is_applied_once_cosmos() {
     use cosmos_backend::*;
-    let (faults, proxied, db) = cosmos_faults().await;
-    contract::ambiguous_create_is_applied_once(&item_at(&proxied, &db), &item(&db), &faults, COUNT)
+    let (item, direct, faults) = cosmos_faults().await;
+    contract::ambiguous_create_is_applied_once(&item, &direct, &faults, COUNT)
         .await
         .unwrap();
 }

@@ -153,21 +153,31 @@ fn metrics_of(snap: &Snapshotter) -> Vec<(String, BTreeMap<String, String>, Debu
         .collect()
 }
 
+/// The values of the series named `name` whose labels include `with`.
+fn series<'a>(
+    metrics: &'a [(String, BTreeMap<String, String>, DebugValue)],
+    name: &'a str,
+    with: &'a [(&str, &str)],
+) -> impl Iterator<Item = &'a DebugValue> {
+    metrics
+        .iter()
+        .filter(move |(n, labels, _)| {
+            n == name
+                && with
+                    .iter()
+                    .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
+        })
+        .map(|(_, _, v)| v)
+}
+
 /// The sum of the counter `name` over the series whose labels include `with`.
 fn counter(
     metrics: &[(String, BTreeMap<String, String>, DebugValue)],
     name: &str,
     with: &[(&str, &str)],
 ) -> u64 {
-    metrics
-        .iter()
-        .filter(|(n, labels, _)| {
-            n == name
-                && with
-                    .iter()
-                    .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
-        })
-        .map(|(_, _, v)| match v {
+    series(metrics, name, with)
+        .map(|v| match v {
             DebugValue::Counter(c) => *c,
             other => panic!("{name} is not a counter: {other:?}"),
         })
@@ -180,15 +190,8 @@ fn histogram(
     name: &str,
     with: &[(&str, &str)],
 ) -> Vec<f64> {
-    metrics
-        .iter()
-        .filter(|(n, labels, _)| {
-            n == name
-                && with
-                    .iter()
-                    .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
-        })
-        .flat_map(|(_, _, v)| match v {
+    series(metrics, name, with)
+        .flat_map(|v| match v {
             DebugValue::Histogram(h) => h.iter().map(|x| x.into_inner()).collect::<Vec<_>>(),
             other => panic!("{name} is not a histogram: {other:?}"),
         })

@@ -25,6 +25,13 @@ fn duration_for<L: Leasable>(target: &L) -> LeaseDuration {
     }
 }
 
+/// Acquires `target` under a guard, for the duration `other` can hold too.
+async fn guard_on<L: Leasable>(target: L, other: &L) -> Result<LeaseGuard<L>, String> {
+    LeaseGuard::acquire(target, duration_for(other))
+        .await
+        .map_err(|e| format!("acquire: {e}"))
+}
+
 fn needs_renewal<L: Leasable>(target: &L) -> Result<(), String> {
     let caps = target.lease_capabilities();
     if caps.renew && caps.fixed_duration {
@@ -74,9 +81,7 @@ async fn acquires_within<L: Leasable>(other: &L, within: Duration) -> Result<Dur
 /// holds the lease another party's acquire is refused (`LeaseAlreadyPresent`); after
 /// `release()` (reported `Released`) the other party acquires at its first try.
 pub async fn held_lease_excludes_others<L: Leasable>(target: L, other: L) -> Result<(), String> {
-    let guard = LeaseGuard::acquire(target, duration_for(&other))
-        .await
-        .map_err(|e| format!("acquire: {e}"))?;
+    let guard = guard_on(target, &other).await?;
     if try_acquire(&other).await?.is_some() {
         return Err("another party acquired a lease the guard holds".into());
     }
@@ -105,9 +110,7 @@ pub async fn guard_renews_past_several_periods<L: Leasable>(
     other: L,
 ) -> Result<(), String> {
     needs_renewal(&target)?;
-    let guard = LeaseGuard::acquire(target, duration_for(&other))
-        .await
-        .map_err(|e| format!("acquire: {e}"))?;
+    let guard = guard_on(target, &other).await?;
     tokio::time::sleep(LEASE * PERIODS + Duration::from_secs(2)).await;
     if !guard.is_held() || guard.check().is_err() {
         return Err(format!(
@@ -143,9 +146,7 @@ pub async fn guard_reports_loss_before_expiry<L: Leasable>(
     other: L,
 ) -> Result<(), String> {
     needs_renewal(&target)?;
-    let guard = LeaseGuard::acquire(target, duration_for(&other))
-        .await
-        .map_err(|e| format!("acquire: {e}"))?;
+    let guard = guard_on(target, &other).await?;
     let broke_at = Instant::now();
     other
         .lease_break(Some(BreakPeriod::immediate()))
@@ -185,9 +186,7 @@ pub async fn guard_reports_loss_before_expiry<L: Leasable>(
 /// within 2 s (the release runs in the background; without it a 15 s lease would block
 /// for 15 s, an infinite one for ever).
 pub async fn guard_releases_on_drop<L: Leasable>(target: L, other: L) -> Result<(), String> {
-    let guard = LeaseGuard::acquire(target, duration_for(&other))
-        .await
-        .map_err(|e| format!("acquire: {e}"))?;
+    let guard = guard_on(target, &other).await?;
     drop(guard);
     acquires_within(&other, Duration::from_secs(2))
         .await

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use azstore::LeaseId;
 use azstore::lease::{BreakPeriod, LeaseBroken, LeaseLoss, ReleaseOutcome};
-use azstore::lock::{Attempt, Lock, LockClaim, LockStatus, LockTarget, Probe};
+use azstore::lock::{Attempt, Held, Lock, LockClaim, LockStatus, LockTarget, Probe};
 use tokio::time::Instant;
 
 /// Smallest fencing token that is a wall-clock value (2023-11-14): the first token of a fresh
@@ -104,11 +104,7 @@ where
                 "fencing: the record was deleted: {status:?}"
             );
         }
-        let held = make()
-            .try_acquire()
-            .await
-            .expect("fencing: acquire")
-            .expect("fencing: the lock is free");
+        let held = acquire_free(&make(), "fencing: acquire", "fencing: the lock is free").await;
         tokens.push(held.fencing_token());
         held.release().await.expect("fencing: release");
     }
@@ -122,6 +118,15 @@ where
     );
 }
 
+/// `try_acquire` on a lock that must be free: panics with `acquire` (and the error) when the
+/// attempt fails, with `free` when the lock is held.
+async fn acquire_free<T: LockTarget>(lock: &Lock<T>, acquire: &str, free: &str) -> Held<T::Lease> {
+    lock.try_acquire()
+        .await
+        .unwrap_or_else(|e| panic!("{acquire}: {e:?}"))
+        .unwrap_or_else(|| panic!("{free}"))
+}
+
 /// `break_lock(None)` lets the holder notice (its next renew is refused) before anyone else
 /// can acquire: the lock stays breaking meanwhile, and the next holder's token is larger.
 pub async fn break_none_lets_the_holder_notice_first<T, F>(make: F)
@@ -130,11 +135,7 @@ where
     F: Fn() -> Lock<T>,
 {
     let lock = make();
-    let held = lock
-        .try_acquire()
-        .await
-        .expect("break(None): acquire")
-        .expect("break(None): free");
+    let held = acquire_free(&lock, "break(None): acquire", "break(None): free").await;
     let broke = Instant::now();
     let b: LeaseBroken = lock.break_lock(None).await.expect("break(None)");
     assert!(
@@ -187,21 +188,18 @@ where
     F: Fn() -> Lock<T>,
 {
     let lock = make();
-    let held = lock
-        .try_acquire()
-        .await
-        .expect("break(0): acquire")
-        .expect("break(0): free");
+    let held = acquire_free(&lock, "break(0): acquire", "break(0): free").await;
     let b = lock
         .break_lock(Some(BreakPeriod::immediate()))
         .await
         .expect("break(0)");
     assert_eq!(b.remaining, Duration::ZERO, "break(0): {b:?}");
-    let next = make()
-        .try_acquire()
-        .await
-        .expect("break(0): acquire after the break")
-        .expect("break(0): free at once");
+    let next = acquire_free(
+        &make(),
+        "break(0): acquire after the break",
+        "break(0): free at once",
+    )
+    .await;
     assert!(next.fencing_token() > held.fencing_token());
     let loss = tokio::time::timeout(Duration::from_secs(8), held.lost())
         .await
@@ -236,11 +234,7 @@ where
         "status: fresh: {before:?}"
     );
     assert_eq!(before.fencing_token, None);
-    let held = lock
-        .try_acquire()
-        .await
-        .expect("status: acquire")
-        .expect("status: free");
+    let held = acquire_free(&lock, "status: acquire", "status: free").await;
     let during = lock.status().await.expect("status");
     assert!(
         during.exists && during.locked && !during.breaking,

@@ -288,17 +288,19 @@ impl LoseReply for HttpWrites {
 /// Redis: a replace is a `MULTI … EXEC`, a create a `SET … NX`.
 impl LoseReply for crate::redis::RedisProxy {
     fn lose_next(&self, write: Write) {
-        self.lose_next_reply_to(match write {
-            Write::Replace => "EXEC",
-            Write::Create => "SET",
-        });
+        self.lose_next_reply_to(redis_command(write));
     }
 
     fn sent(&self, write: Write) -> usize {
-        self.count(match write {
-            Write::Replace => "EXEC",
-            Write::Create => "SET",
-        })
+        self.count(redis_command(write))
+    }
+}
+
+/// The Redis command that carries `write`.
+fn redis_command(write: Write) -> &'static str {
+    match write {
+        Write::Replace => "EXEC",
+        Write::Create => "SET",
     }
 }
 
@@ -315,6 +317,33 @@ fn applied_once<V>(
              {change:?}, {want}, 1 recovered, 0 conflicts)",
             out.change, out.recovered_ambiguous, out.conflicts
         ));
+    }
+    Ok(())
+}
+
+/// Loses the reply of the next `write`, runs one increment through `item`, and checks that
+/// `update()` reported it as `change` to `want`, applied once, and sent it once.
+async fn increment_losing_reply<R: Versioned>(
+    item: &R,
+    faults: &impl LoseReply,
+    counter: Counter<R::Value>,
+    write: Write,
+    want: u64,
+    change: Change,
+) -> Result<(), String> {
+    let (what, which) = match write {
+        Write::Replace => ("write", "replace"),
+        Write::Create => ("create", "create"),
+    };
+    let before = faults.sent(write);
+    faults.lose_next(write);
+    let out = update(item, &policy(), counter.increment())
+        .await
+        .map_err(|e| format!("an applied {what} reported as failed: {e}"))?;
+    applied_once(&out, counter, want, change)?;
+    let sent = faults.sent(write) - before;
+    if sent != 1 {
+        return Err(format!("the ambiguous {which} was sent {sent} times"));
     }
     Ok(())
 }
@@ -339,16 +368,7 @@ pub async fn ambiguous_replace_is_applied_once<R: Versioned>(
     if seed.value.as_ref().map(counter.count) != Some(41) {
         return Err("seeding did not store 41".into());
     }
-    let before = faults.sent(Write::Replace);
-    faults.lose_next(Write::Replace);
-    let out = update(item, &policy(), counter.increment())
-        .await
-        .map_err(|e| format!("an applied write reported as failed: {e}"))?;
-    applied_once(&out, counter, 42, Change::Replaced)?;
-    let sent = faults.sent(Write::Replace) - before;
-    if sent != 1 {
-        return Err(format!("the ambiguous replace was sent {sent} times"));
-    }
+    increment_losing_reply(item, faults, counter, Write::Replace, 42, Change::Replaced).await?;
     match stored(direct, counter).await? {
         42 => Ok(()),
         n => Err(format!("stored {n} after one increment of 41")),
@@ -366,16 +386,7 @@ pub async fn ambiguous_create_is_applied_once<R: Versioned>(
     if stored(direct, counter).await? != 0 {
         return Err("the item must be absent at the start".into());
     }
-    let before = faults.sent(Write::Create);
-    faults.lose_next(Write::Create);
-    let out = update(item, &policy(), counter.increment())
-        .await
-        .map_err(|e| format!("an applied create reported as failed: {e}"))?;
-    applied_once(&out, counter, 1, Change::Created)?;
-    let sent = faults.sent(Write::Create) - before;
-    if sent != 1 {
-        return Err(format!("the ambiguous create was sent {sent} times"));
-    }
+    increment_losing_reply(item, faults, counter, Write::Create, 1, Change::Created).await?;
     match stored(direct, counter).await? {
         1 => Ok(()),
         n => Err(format!("stored {n} after one create")),
