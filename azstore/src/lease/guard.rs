@@ -76,6 +76,18 @@ pub enum ReleaseOutcome {
 /// guard.release().await?;
 /// # Ok(()) }
 /// ```
+///
+/// The guard must be kept: a guard that is not bound to a variable is dropped at once, which
+/// releases the lease it just acquired, so the compiler warns about it (denied here):
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+/// use azstore::lease::{LeaseDuration, LeaseGuard};
+/// LeaseGuard::acquire(blob, LeaseDuration::seconds(15)?).await?; // released at once
+/// # Ok(()) }
+/// ```
+#[must_use = "dropping a LeaseGuard releases the lease at once (in the background); keep it while you need the lease"]
 pub struct LeaseGuard<T: Leasable> {
     target: T,
     lease_id: LeaseId,

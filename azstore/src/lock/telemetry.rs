@@ -53,6 +53,7 @@ pub(crate) async fn lock_wait<H>(
 /// The hold of a lock: its span `azstore.lock.hold` lasts from the acquisition to the release
 /// (or drop) of the held lock, whose end records the hold time.
 #[derive(Debug)]
+#[must_use = "dropping a Hold ends the lock's hold span and records its hold time"]
 pub(crate) struct Hold {
     span: Span,
     #[cfg(feature = "metrics")]

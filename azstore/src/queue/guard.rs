@@ -109,6 +109,7 @@ impl LostSignal {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping a MessageGuard stops extending the message's invisibility at once; keep it while the handler runs"]
 pub struct MessageGuard {
     queue: QueueClient,
     message: QueueMessage,

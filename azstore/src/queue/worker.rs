@@ -290,6 +290,7 @@ impl Counters {
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
+#[must_use = "dropping a WorkerHandle shuts the worker down at once; keep it while the worker should run"]
 pub struct WorkerHandle {
     stop: watch::Sender<bool>,
     counters: Arc<Counters>,

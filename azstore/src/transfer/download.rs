@@ -288,6 +288,7 @@ pub(crate) async fn fetch<S: RangeSource, P: Pieces>(
 }
 
 /// A spawned range fetch, aborted when dropped (a dropped download stops its ranges).
+#[must_use = "dropping a Spawned aborts its range task"]
 pub(crate) struct Spawned<T>(JoinHandle<Result<T, Failure>>);
 
 impl<T: Send + 'static> Spawned<T> {

@@ -64,6 +64,7 @@ impl Pool {
 }
 
 /// A buffer on loan from a [`Pool`].
+#[must_use = "dropping a Pooled returns its buffer to the pool"]
 struct Pooled {
     buf: Vec<u8>,
     pool: Arc<Pool>,
