@@ -2,7 +2,9 @@
 //! and `metrics-util`'s debugging recorder) while azstore talks to Azurite: a 412 conflict
 //! in `update()` is counted and gives a second attempt span; a lost lease is reported with its
 //! reason; a poisoned message is logged at WARN and counted, and its copy stays readable by
-//! the official Python SDK; no span, event or metric holds a key or a SAS signature.
+//! the official Python SDK; no span, event or metric holds a key or a SAS signature; a write
+//! of `update()` whose response was lost is recorded when it is recognised as applied, and
+//! when `update()` stops unable to tell (`RequestSent::Maybe`).
 //!
 //! Each test runs on tokio's current-thread runtime: the subscriber and the recorder are set
 //! for the test's thread only, so tests running in parallel do not see each other's spans.
@@ -19,9 +21,10 @@ use azstore::lease::BreakPeriod;
 use azstore::lease::{GuardOptions, LeaseDuration, LeaseGuard, LeaseLoss};
 use azstore::queue::{Delivery, WorkerOptions, process_until_empty};
 use azstore::sas::SasBuilder;
-use azstore::update::{BlobJson, Decision, UpdatePolicy, update};
-use azstore::{Conditions, DEV_KEY};
+use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::{Conditions, DEV_KEY, RequestSent, Service};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use support::fault::{Fault, FaultProxy, Rule};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Subscriber};
@@ -686,5 +689,161 @@ async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
         )
         .len(),
         2
+    );
+}
+
+/// A blob `BlobJson<u64>` holding `start`, and a client of it through a fault proxy.
+async fn counter_behind_proxy(
+    prefix: &str,
+    start: u64,
+) -> (BlobJson<u64>, BlobJson<u64>, FaultProxy) {
+    let c = support::blob::container(prefix).await;
+    let direct = c.blob("counter.json").unwrap();
+    direct
+        .upload(start.to_string(), &Conditions::none())
+        .await
+        .unwrap();
+    let account = support::account();
+    let proxy = FaultProxy::start(&account, Service::Blob).await;
+    let proxied = azstore::blob::BlobServiceClient::new(&proxy.account(&account))
+        .unwrap()
+        .container(c.name())
+        .unwrap()
+        .blob(direct.name())
+        .unwrap();
+    (BlobJson::new(proxied), BlobJson::new(direct), proxy)
+}
+
+/// The response of the replace is lost after the write applied: `update()` reads again, finds
+/// its write id in the stored history and reports success without writing twice. The
+/// recognised write is an INFO event under the `azstore.update` span, a field of that span
+/// and the `azstore.update.recognised_writes` counter; it is not a `Maybe`.
+#[tokio::test]
+async fn a_recognised_ambiguous_write_is_logged_and_counted() {
+    let (doc, direct, proxy) = counter_behind_proxy("obsrecog", 1).await;
+
+    let recorder = DebuggingRecorder::new();
+    let snap = recorder.snapshotter();
+    let _metrics = metrics::set_default_local_recorder(&recorder);
+    let (cap, _guard) = capture();
+
+    proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
+    let outcome = update(&doc, &UpdatePolicy::default(), |v| {
+        Decision::Write(v.copied().unwrap_or(0) + 1)
+    })
+    .await
+    .expect("the lost write is recognised as applied");
+    assert_eq!(outcome.recovered_ambiguous, 1);
+    assert_eq!(outcome.value, Some(2));
+    assert_eq!(proxy.count("PUT"), 1, "never written a second time");
+    assert_eq!(
+        direct.read().await.unwrap().unwrap().value,
+        2,
+        "applied once"
+    );
+
+    let updates = cap.spans("azstore.update");
+    assert_eq!(updates.len(), 1, "{updates:?}");
+    assert_eq!(updates[0].fields["azstore.update.outcome"], "replaced");
+    assert_eq!(updates[0].fields["azstore.update.recognised_writes"], "1");
+    let recognised: Vec<_> = cap
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e.fields
+                .get("message")
+                .is_some_and(|m| m.contains("recognised as applied"))
+        })
+        .collect();
+    assert_eq!(recognised.len(), 1, "{recognised:?}");
+    assert_eq!(recognised[0].level, Level::INFO);
+    assert_eq!(recognised[0].span, Some("azstore.update"));
+    assert_eq!(recognised[0].fields["recognised_writes"], "1");
+    assert!(
+        !cap.events().iter().any(|e| e
+            .fields
+            .get("message")
+            .is_some_and(|m| m.contains("RequestSent::Maybe"))),
+        "a recognised write is not reported as a Maybe"
+    );
+
+    let m = metrics_of(&snap);
+    assert_eq!(counter(&m, "azstore.update.recognised_writes", &[]), 1);
+    assert_eq!(counter(&m, "azstore.update.maybe", &[]), 0);
+    assert_eq!(
+        histogram(
+            &m,
+            "azstore.update.duration",
+            &[("azstore.update.outcome", "replaced")]
+        )
+        .len(),
+        1
+    );
+}
+
+/// The response of the replace is lost, and every read after it is refused (403), so the
+/// read that would settle the write fails: `update()` stops with `RequestSent::Maybe` (the
+/// write did apply). That is a WARN event under the `azstore.update` span, the span's outcome
+/// `maybe` and the `azstore.update.maybe` counter; nothing counts as recognised.
+#[tokio::test]
+async fn a_maybe_outcome_is_logged_and_counted() {
+    let (doc, direct, proxy) = counter_behind_proxy("obsmaybe", 1).await;
+
+    let recorder = DebuggingRecorder::new();
+    let snap = recorder.snapshotter();
+    let _metrics = metrics::set_default_local_recorder(&recorder);
+    let (cap, _guard) = capture();
+
+    proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
+    // The first read (before the write) goes through; every later one is refused, with a
+    // status that is not retried.
+    proxy.inject(
+        Rule::new(Fault::status(403, "AuthorizationFailure"))
+            .method("GET")
+            .after(1)
+            .always(),
+    );
+    let err = update(&doc, &UpdatePolicy::default(), |v| {
+        Decision::Write(v.copied().unwrap_or(0) + 1)
+    })
+    .await
+    .expect_err("update() cannot tell whether its write applied");
+    assert_eq!(err.request_sent(), RequestSent::Maybe, "{err}");
+    assert_eq!(proxy.count("PUT"), 1, "never written a second time");
+    assert_eq!(
+        direct.read().await.unwrap().unwrap().value,
+        2,
+        "the write did apply, once: Maybe is the truthful answer"
+    );
+
+    let updates = cap.spans("azstore.update");
+    assert_eq!(updates.len(), 1, "{updates:?}");
+    assert_eq!(updates[0].fields["azstore.update.outcome"], "maybe");
+    assert!(updates[0].fields.contains_key("error.type"), "{updates:?}");
+    let maybe: Vec<_> = cap
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e.fields
+                .get("message")
+                .is_some_and(|m| m.contains("RequestSent::Maybe"))
+        })
+        .collect();
+    assert_eq!(maybe.len(), 1, "{maybe:?}");
+    assert_eq!(maybe[0].level, Level::WARN);
+    assert_eq!(maybe[0].span, Some("azstore.update"));
+    assert!(maybe[0].fields.contains_key("error"), "{maybe:?}");
+
+    let m = metrics_of(&snap);
+    assert_eq!(counter(&m, "azstore.update.maybe", &[]), 1);
+    assert_eq!(counter(&m, "azstore.update.recognised_writes", &[]), 0);
+    assert_eq!(
+        histogram(
+            &m,
+            "azstore.update.duration",
+            &[("azstore.update.outcome", "maybe")]
+        )
+        .len(),
+        1
     );
 }
