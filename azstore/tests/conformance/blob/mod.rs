@@ -351,8 +351,10 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
             Ok(one(move |cx, it| async move {
                 let got = container(&cx, &name)?.get_metadata_if(&conditions).await;
                 let resp = &it.response;
+                // Get Container Metadata answers (metadata, ETag), like every get_metadata; the
+                // recorded Last-Modified is not part of that answer.
                 if let Some((metadata, etag)) = outcome(got, resp)? {
-                    check_version(Some(&etag), None, resp)?;
+                    check_etag(Some(&etag), resp)?;
                     check_metadata(&metadata, resp)?;
                 }
                 Ok(())
