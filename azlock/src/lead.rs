@@ -9,7 +9,7 @@ use azstore::lease::LeaseDuration;
 use azstore::lock::{BlobLock, LockOptions};
 use clap::Args;
 
-use crate::process::{default_label, describe, io_error, stop};
+use crate::process::{CommandArgs, describe, io_error, stop};
 
 pub(crate) const LEAD_AFTER_HELP: &str = "\
 ENVIRONMENT (of the command):
@@ -47,15 +47,11 @@ pub(crate) struct LeadArgs {
     /// Lease duration in seconds (15-60): the failover time after a leader dies.
     #[arg(long, default_value_t = 15, value_name = "SECONDS")]
     duration: u64,
-    /// Identity recorded with the leader's host and pid (default: the command line).
+    /// Identity recorded with the leader's host and pid (default: the command's program name).
     #[arg(long)]
     label: Option<String>,
-    /// Seconds between SIGTERM and SIGKILL when the command must be stopped.
-    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
-    grace: u64,
-    /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    command: Vec<String>,
+    #[command(flatten)]
+    command: CommandArgs,
 }
 
 enum Term {
@@ -69,7 +65,7 @@ pub(crate) async fn lead(blobs: BlobServiceClient, args: LeadArgs) -> azstore::R
     let label = args
         .label
         .clone()
-        .unwrap_or_else(|| default_label(&args.command));
+        .unwrap_or_else(|| args.command.default_label());
     let lock = BlobLock::with_options(
         blobs.container(&args.container)?,
         &args.blob,
@@ -79,7 +75,7 @@ pub(crate) async fn lead(blobs: BlobServiceClient, args: LeadArgs) -> azstore::R
     )?;
     let election = Election::new(lock, ElectionOptions::default())?;
     let name = format!("{}/{}", args.container, args.blob);
-    let grace = Duration::from_secs(args.grace);
+    let grace = args.command.grace();
     let mut sigint = signal(SignalKind::interrupt()).map_err(io_error)?;
     let mut sigterm = signal(SignalKind::terminate()).map_err(io_error)?;
     loop {
@@ -93,23 +89,17 @@ pub(crate) async fn lead(blobs: BlobServiceClient, args: LeadArgs) -> azstore::R
             "azlock: leading {name} in epoch {epoch} as {:?}",
             election.identity()
         );
-        let mut child = match tokio::process::Command::new(&args.command[0])
-            .args(&args.command[1..])
-            .env("AZLOCK_EPOCH", &epoch)
-            .env("AZLOCK_FENCING_TOKEN", &epoch)
-            .env("AZLOCK_LEASE_ID", leadership.held().lease_id().as_str())
-            .process_group(0)
-            .spawn()
-        {
+        let lease_id = leadership.held().lease_id().as_str().to_string();
+        let env = [
+            ("AZLOCK_EPOCH", epoch.as_str()),
+            ("AZLOCK_FENCING_TOKEN", epoch.as_str()),
+            ("AZLOCK_LEASE_ID", lease_id.as_str()),
+        ];
+        let mut child = match args.command.spawn(&env) {
             Ok(c) => c,
-            Err(e) => {
-                eprintln!("azlock: cannot run {:?}: {e}", args.command[0]);
+            Err(code) => {
                 let _ = leadership.resign().await;
-                return Ok(match e.kind() {
-                    std::io::ErrorKind::NotFound => 127,
-                    std::io::ErrorKind::PermissionDenied => 126,
-                    _ => 1,
-                });
+                return Ok(code);
             }
         };
         let term = tokio::select! {

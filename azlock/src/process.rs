@@ -1,12 +1,58 @@
-//! Process helpers shared by `azlock run` and `azlock lead`: the default label, how a child
-//! ended, stopping its process group, and the error of a signal-handler install.
+//! Process helpers shared by `azlock run` and `azlock lead`: the command and its start in a
+//! process group of its own, the default label, how a child ended, stopping its process group,
+//! and the error of a signal-handler install.
 
 use std::time::Duration;
 
 use azstore::ErrorKind;
+use clap::Args;
+
+/// The command azlock runs (`-- COMMAND...`) and how it is stopped: the options `azlock run`
+/// and `azlock lead` share.
+#[derive(Args, Debug)]
+pub(crate) struct CommandArgs {
+    /// Seconds between SIGTERM and SIGKILL when the command must be stopped.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    grace: u64,
+    /// The command and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+impl CommandArgs {
+    /// The time between SIGTERM and SIGKILL.
+    pub(crate) fn grace(&self) -> Duration {
+        Duration::from_secs(self.grace)
+    }
+
+    /// The label recorded when none is given: the program's name.
+    pub(crate) fn default_label(&self) -> String {
+        default_label(&self.command)
+    }
+
+    /// Starts the command with `env` in a process group of its own (like timeout(1)), so that
+    /// azlock and its sentinel can stop everything it started. When it cannot start, says why
+    /// on stderr and gives the exit status to end with: 127 not found, 126 not executable, 1
+    /// otherwise.
+    pub(crate) fn spawn(&self, env: &[(&str, &str)]) -> Result<tokio::process::Child, u8> {
+        let mut cmd = tokio::process::Command::new(&self.command[0]);
+        cmd.args(&self.command[1..]).process_group(0);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.spawn().map_err(|e| {
+            eprintln!("azlock: cannot run {:?}: {e}", self.command[0]);
+            match e.kind() {
+                std::io::ErrorKind::NotFound => 127,
+                std::io::ErrorKind::PermissionDenied => 126,
+                _ => 1,
+            }
+        })
+    }
+}
 
 /// The program's file name (`/usr/local/bin/backup.sh` -> `backup.sh`), printable ASCII only.
-pub(crate) fn default_label(command: &[String]) -> String {
+fn default_label(command: &[String]) -> String {
     let program = command.first().map(String::as_str).unwrap_or_default();
     let name = program
         .rsplit('/')

@@ -8,7 +8,7 @@ use azstore::lock::{BlobLock, HeldLock, LockOptions};
 use azstore::{ErrorKind, StorageAccount, blob::BlobServiceClient};
 use clap::{Args, Parser, Subcommand};
 
-use crate::process::{default_label, describe, io_error, kill_group, stop};
+use crate::process::{CommandArgs, describe, io_error, kill_group, stop};
 use crate::sentinel::Sentinel;
 
 /// How often azlock tells its sentinel the lease's current deadlines.
@@ -168,12 +168,8 @@ struct RunArgs {
     /// Label recorded with the holder's host and pid (default: the command's program name).
     #[arg(long)]
     label: Option<String>,
-    /// Seconds between SIGTERM and SIGKILL when the command must be stopped.
-    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
-    grace: u64,
-    /// The command and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    command: Vec<String>,
+    #[command(flatten)]
+    command: CommandArgs,
 }
 
 #[derive(Args, Debug)]
@@ -244,7 +240,7 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
             let label = args
                 .label
                 .clone()
-                .unwrap_or_else(|| default_label(&args.command));
+                .unwrap_or_else(|| args.command.default_label());
             let lock = BlobLock::with_options(
                 blobs.container(&args.target.container)?,
                 &args.target.blob,
@@ -405,25 +401,18 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
         }
     };
 
-    // The command gets a process group of its own (like timeout(1)), so that azlock and the
-    // sentinel can stop everything it started.
-    let mut child = match tokio::process::Command::new(&args.command[0])
-        .args(&args.command[1..])
-        .env("AZLOCK_LEASE_ID", held.lease_id().as_str())
-        .env("AZLOCK_FENCING_TOKEN", held.fencing_token().to_string())
-        .process_group(0)
-        .spawn()
-    {
+    let lease_id = held.lease_id().as_str().to_string();
+    let token = held.fencing_token().to_string();
+    let env = [
+        ("AZLOCK_LEASE_ID", lease_id.as_str()),
+        ("AZLOCK_FENCING_TOKEN", token.as_str()),
+    ];
+    let mut child = match args.command.spawn(&env) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("azlock: cannot run {:?}: {e}", args.command[0]);
+        Err(code) => {
             sentinel.done();
             release(held).await;
-            return Ok(match e.kind() {
-                std::io::ErrorKind::NotFound => 127,
-                std::io::ErrorKind::PermissionDenied => 126,
-                _ => EXIT_ERROR,
-            });
+            return Ok(code);
         }
     };
 
@@ -436,7 +425,7 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
     {
         // Without a working sentinel the command may not run (it could outlive the lease).
         eprintln!("azlock: cannot reach the sentinel process: {e}; stopping the command");
-        stop(&mut child, Duration::from_secs(args.grace)).await;
+        stop(&mut child, args.command.grace()).await;
         release(held).await;
         return Ok(EXIT_ERROR);
     }
@@ -469,7 +458,7 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
             }
         }
     };
-    let grace = Duration::from_secs(args.grace);
+    let grace = args.command.grace();
     let code = match outcome {
         // The command ended, but the lease was lost meanwhile (e.g. azlock was paused past it
         // and the sentinel stopped the command): that is a loss, not the command's result.
