@@ -1,34 +1,44 @@
-//! Contention goodput of read-modify-write on ONE item (a counter), `update()` with its
-//! default policy side by side with the best plain loop, in the same run:
+//! `update()` against a plain retry loop on ONE item (a counter), at every load, on every
+//! backend `update()` serves, side by side in the same run:
 //!
-//! * `azstore` — `update(&item, &UpdatePolicy::default(), |n| n + 1)`;
-//! * `loop`    — read, If-Match write, on a conflict sleep with *full jitter* (uniform in
+//! * `update()` — `update(&item, &UpdatePolicy::default(), |n| n + 1)`;
+//! * `loop`     — read, If-Match write, on a conflict sleep with *full jitter* (uniform in
 //!   `[0, ceiling]`, the ceiling 2 ms doubling up to 100 ms) and start over. It goes through
 //!   the same `Versioned` reads and writes as `update()` (same requests, same bytes), so the
 //!   two differ only in what they do between attempts.
 //!
-//! Backends: `blob` (a JSON counter blob, `BlobJson<u64>`) and `table` (an entity through
-//! `TableClient::versioned`). Modes: `process` — every writer is a task of this process with a
-//! client of its own; `processes` — every writer is a child process of its own (this binary,
-//! started again), which is how contention happens between the instances of a service and
-//! where nothing in-process can help. Writer counts 1, 4, 16 and 64.
+//! Backends: `blob` (a JSON counter blob, `BlobJson<u64>`), `table` (an entity through
+//! `TableClient::versioned`), `redis` (`RedisJson<u64>`, feature `redis`) and `cosmos` (a
+//! `CosmosItem`, feature `cosmos`). Modes: `tasks` — every writer is a task of this process
+//! with a client of its own; `procs` — every writer is a child process of its own (this
+//! binary, started again), which is how contention happens between the instances of a service
+//! and where nothing in-process can help.
 //!
-//! Each repetition runs one side for `UPDATE_BENCH_SECS` (default 1.5): every writer
-//! increments in a closed loop until the time is up, finishing the update it is in, so the
-//! final counter must equal the commits exactly (checked; a mismatch fails the run). The
-//! rate counts the commits that ended within the time. The two
-//! sides alternate, which goes first alternating too, for `UPDATE_BENCH_REPS` repetitions
-//! (default 5); printed are the medians (commits/s, wasted writes per commit = 412/409/404
-//! refusals, p99 latency of one increment, client CPU per commit: this process's, or in the
-//! `processes` mode its children's) and one summary line per case:
+//! Rows, per backend and mode:
+//! * closed loops (`UPDATE_BENCH_WRITERS`, default `1,16,64`): every writer increments flat out.
+//!   The 1-writer row is the noise floor: both sides do the same work there, so their
+//!   difference is what the machine's noise alone makes.
+//! * offered load (`UPDATE_BENCH_OFFERED`, default `10,25,50,90` percent): 16 writers
+//!   (`UPDATE_BENCH_OFFERED_WRITERS`) each start one increment every `16/R` s (from a random
+//!   phase; a late one starts at once), `R` being that share of the loop's median commits/s
+//!   measured in the 16-writer closed row of the same run. Latency counts from when the
+//!   increment was due to its commit.
 //!
-//! `contention: BACKEND WRITERS MODE, azstore X commits/s W wasted, loop Y commits/s V wasted, ratio R`
+//! Each repetition runs one side for `UPDATE_BENCH_SECS` (default 2), the two sides
+//! alternating and which goes first alternating too, for `UPDATE_BENCH_REPS` repetitions
+//! (default 7). Writers finish the update they are in when the time is up, so the final
+//! counter must equal the commits exactly (checked: a mismatch fails the run); the rate counts
+//! the commits that ended within the time. Printed per row: commits/s, p50 and p99 (medians of
+//! the repetitions, with [min–max]), wasted writes per commit (412/409/404 refusals), and the
+//! server's CPU per commit (the emulator process found by its listening port; /proc):
 //!
-//! Run: `scripts/azurite run -- cargo bench -p azstore --bench update_contention`.
-//! Narrow it with `UPDATE_BENCH_BACKENDS=blob,table`, `UPDATE_BENCH_MODES=process,processes`,
-//! `UPDATE_BENCH_WRITERS=1,4,16,64`; `UPDATE_BENCH_SCALE=S` runs `update()` with
-//! `UpdatePolicy::default().scale(S)`; `UPDATE_BENCH_OFFERED=R` makes every writer offer R
-//! updates per second instead of running flat out (the latency a user sees below saturation).
+//! `contention: BACKEND WRITERS procs|tasks offered=R/s|closed update() C [lo–hi] commits/s W wasted p50 X [lo–hi] ms p99 Y [lo–hi] ms | loop … | ratio R | server-cpu/commit update() A us loop B us`
+//!
+//! Run: `scripts/cosmos run -- scripts/azurite run --only azurite,redis -- cargo bench -p azstore --all-features --bench update_contention`.
+//! Narrow it with `UPDATE_BENCH_BACKENDS=blob,table,redis,cosmos`, `UPDATE_BENCH_MODES=tasks,procs`,
+//! `UPDATE_BENCH_WRITERS`, `UPDATE_BENCH_OFFERED` (empty: no offered rows), `UPDATE_BENCH_REPS`,
+//! `UPDATE_BENCH_SECS`; `UPDATE_BENCH_CAPACITY=N` fixes the capacity instead of measuring it;
+//! `UPDATE_BENCH_POLICY=static` runs `update()` with `UpdatePolicy::default().adaptive(false)`.
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -52,6 +62,12 @@ struct Counter {
     partition_key: String,
     row_key: String,
     count: u64,
+}
+
+/// The counter document of the `cosmos` backend.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Doc {
+    n: u64,
 }
 
 /// A counter value: the next one and its count.
@@ -82,16 +98,27 @@ impl Count for Counter {
     }
 }
 
+impl Count for Doc {
+    fn next(current: Option<&Doc>) -> Doc {
+        Doc {
+            n: current.map_or(0, |c| c.n) + 1,
+        }
+    }
+    fn count(&self) -> u64 {
+        self.n
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Side {
-    Azstore,
+    Update,
     Loop,
 }
 
 impl Side {
     fn name(self) -> &'static str {
         match self {
-            Side::Azstore => "azstore",
+            Side::Update => "update()",
             Side::Loop => "loop",
         }
     }
@@ -99,7 +126,7 @@ impl Side {
         if s == "loop" {
             Side::Loop
         } else {
-            Side::Azstore
+            Side::Update
         }
     }
 }
@@ -189,33 +216,37 @@ where
     }
 }
 
-/// One writer: increments in a closed loop from `start` until `secs` have passed, or, with
-/// `UPDATE_BENCH_OFFERED=R`, starts one increment every 1/R s (from a random phase; late
-/// ones start at once) and times each from when it was due.
-async fn writer<R>(side: Side, item: R, start: Instant, secs: f64) -> Stats
+/// One writer: from `start` until `secs` have passed, increments in a closed loop, or with
+/// `rate` one increment every 1/rate s (from a random phase; late ones start at once), each
+/// timed from when it was due.
+async fn writer<R>(side: Side, item: R, start: Instant, secs: f64, rate: Option<f64>) -> Stats
 where
     R: Versioned,
     R::Value: Count,
 {
-    // `UPDATE_BENCH_SCALE` tries another contention scale than the default's.
-    let policy = match std::env::var("UPDATE_BENCH_SCALE")
+    let mut policy = match std::env::var("UPDATE_BENCH_POLICY").as_deref() {
+        Ok("static") => UpdatePolicy::default().adaptive(false),
+        _ => UpdatePolicy::default(),
+    };
+    if let Some(ms) = std::env::var("UPDATE_BENCH_MAX_DELAY_MS")
         .ok()
         .and_then(|s| s.parse().ok())
     {
-        Some(scale) => UpdatePolicy::default().scale(scale),
-        None => UpdatePolicy::default(),
-    };
-    let offered: Option<f64> = std::env::var("UPDATE_BENCH_OFFERED")
+        policy = policy.max_delay(Duration::from_millis(ms));
+    }
+    if let Some(scale) = std::env::var("UPDATE_BENCH_SCALE")
         .ok()
         .and_then(|s| s.parse().ok())
-        .filter(|r: &f64| *r > 0.0);
+    {
+        policy = policy.scale(scale);
+    }
     let phase = rand::random::<f64>();
     let deadline = start + Duration::from_secs_f64(secs);
     let mut stats = Stats::default();
     tokio::time::sleep_until(start).await;
     let mut due = 0u64;
     while Instant::now() < deadline {
-        let t0 = match offered {
+        let t0 = match rate {
             None => Instant::now(),
             Some(rate) => {
                 let at = start + Duration::from_secs_f64((phase + due as f64) / rate);
@@ -228,7 +259,7 @@ where
             }
         };
         let wasted = match side {
-            Side::Azstore => update(&item, &policy, |c| Decision::Write(R::Value::next(c)))
+            Side::Update => update(&item, &policy, |c| Decision::Write(R::Value::next(c)))
                 .await
                 .map(|o| u64::from(o.conflicts)),
             Side::Loop => {
@@ -247,29 +278,76 @@ where
     stats
 }
 
-fn blob_item(account: &StorageAccount, container: &str, name: &str) -> BlobJson<u64> {
+/// Where one counter lives.
+#[derive(Clone)]
+struct Target {
+    backend: String,
+    /// The container (blob), table, key prefix (redis) or database (cosmos).
+    place: String,
+    /// The blob name, key or item id (unused for table).
+    name: String,
+}
+
+fn blob_item(account: &StorageAccount, t: &Target) -> BlobJson<u64> {
     let blob = BlobServiceClient::new(account)
-        .and_then(|s| s.container(container))
-        .and_then(|c| c.blob(name))
+        .and_then(|s| s.container(&t.place))
+        .and_then(|c| c.blob(&t.name))
         .expect("blob client");
     BlobJson::new(blob)
 }
 
-fn table_item(account: &StorageAccount, table: &str) -> VersionedEntity<Counter> {
+fn table_item(account: &StorageAccount, t: &Target) -> VersionedEntity<Counter> {
     TableServiceClient::new(account)
-        .and_then(|s| s.table(table))
+        .and_then(|s| s.table(&t.place))
         .and_then(|t| t.versioned(TABLE_PK, TABLE_RK))
         .expect("table client")
 }
 
-/// Where one case's counter lives: a blob name in the bench container, or a table name.
-#[derive(Clone)]
-struct Target {
-    backend: String,
-    /// The container (blob) or table.
-    place: String,
-    /// The blob name (unused for table).
-    name: String,
+#[cfg(feature = "redis")]
+fn redis_item(t: &Target) -> azstore::redis::RedisJson<u64> {
+    azstore::redis::RedisClient::from_env()
+        .and_then(|c| c.json(&format!("{}:{}", t.place, t.name)))
+        .expect("redis client (AZSTORE_REDIS_URL)")
+}
+
+#[cfg(feature = "cosmos")]
+fn cosmos_item(t: &Target) -> azstore::cosmos::CosmosItem<Doc> {
+    azstore::cosmos::CosmosClient::from_env()
+        .and_then(|c| c.database(&t.place))
+        .and_then(|d| d.container("bench", "/id"))
+        .and_then(|c| c.item(&t.name, t.name.as_str()))
+        .expect("cosmos client (AZSTORE_COSMOS_ENDPOINT)")
+}
+
+fn missing(backend: &str) -> ! {
+    panic!("backend {backend}: build with --all-features (or the feature of that name)")
+}
+
+/// Runs `$body` with `$item` bound to the target's counter, whatever its backend.
+macro_rules! with_item {
+    ($account:expr, $t:expr, |$item:ident| $body:expr) => {
+        match $t.backend.as_str() {
+            "blob" => {
+                let $item = blob_item($account, $t);
+                $body
+            }
+            "table" => {
+                let $item = table_item($account, $t);
+                $body
+            }
+            #[cfg(feature = "redis")]
+            "redis" => {
+                let $item = redis_item($t);
+                $body
+            }
+            #[cfg(feature = "cosmos")]
+            "cosmos" => {
+                let $item = cosmos_item($t);
+                $body
+            }
+            other => missing(other),
+        }
+    };
 }
 
 async fn one_writer(
@@ -278,42 +356,44 @@ async fn one_writer(
     side: Side,
     start: Instant,
     secs: f64,
+    rate: Option<f64>,
 ) -> Stats {
-    if t.backend == "table" {
-        writer(side, table_item(&account, &t.place), start, secs).await
-    } else {
-        writer(side, blob_item(&account, &t.place, &t.name), start, secs).await
-    }
+    with_item!(&account, &t, |item| writer(side, item, start, secs, rate)
+        .await)
 }
 
 async fn read_count(account: &StorageAccount, t: &Target) -> u64 {
-    if t.backend == "table" {
-        let cur = table_item(account, &t.place).read().await.expect("read");
-        cur.map_or(0, |c| c.value.count())
-    } else {
-        let cur = blob_item(account, &t.place, &t.name)
-            .read()
-            .await
-            .expect("read");
-        cur.map_or(0, |c| c.value.count())
-    }
+    with_item!(account, t, |item| item
+        .read()
+        .await
+        .expect("read")
+        .map_or(0, |c| c.value.count()))
 }
 
+/// Creates the counter (and the table, for `table`).
 async fn seed(account: &StorageAccount, t: &Target) {
     if t.backend == "table" {
-        let table = TableServiceClient::new(account)
+        TableServiceClient::new(account)
             .and_then(|s| s.table(&t.place))
-            .expect("table");
-        table.create().await.expect("create table");
-        table_item(account, &t.place)
-            .create(&Counter::next(None), "seed")
+            .expect("table")
+            .create()
             .await
-            .expect("seed entity");
-    } else {
-        blob_item(account, &t.place, &t.name)
-            .create(&0, "seed")
+            .expect("create table");
+    }
+    with_item!(account, t, |item| {
+        item.create(&Count::next(None), "seed")
             .await
-            .expect("seed blob");
+            .expect("seed the counter");
+    });
+}
+
+async fn clean_up(account: &StorageAccount, t: &Target) {
+    if t.backend == "table" {
+        let _ = TableServiceClient::new(account)
+            .and_then(|s| s.table(&t.place))
+            .expect("table")
+            .delete()
+            .await;
     }
 }
 
@@ -334,6 +414,7 @@ fn child() {
     let side = Side::parse(&arg("UPDATE_BENCH_SIDE"));
     let start_epoch_us: u64 = arg("UPDATE_BENCH_START_US").parse().expect("start");
     let secs: f64 = arg("UPDATE_BENCH_RUN_SECS").parse().expect("secs");
+    let rate: Option<f64> = arg("UPDATE_BENCH_RATE").parse().ok().filter(|r| *r > 0.0);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -342,66 +423,117 @@ fn child() {
         let account = StorageAccount::from_env().expect("account");
         let wait = Duration::from_micros(start_epoch_us.saturating_sub(now_epoch_us()));
         let start = Instant::now() + wait;
-        one_writer(account, t, side, start, secs).await
+        one_writer(account, t, side, start, secs, rate).await
     });
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", stats.line()).expect("stdout");
 }
 
-/// One repetition of one side: `writers` writers on a fresh counter.
-/// One case: where, how and how many.
+/// One row: where, how, how many, and at what rate per writer (`None`: flat out).
 struct Case<'a> {
     account: &'a StorageAccount,
     backend: &'a str,
-    container: &'a str,
+    place: &'a str,
     processes: bool,
     writers: usize,
     secs: f64,
+    rate: Option<f64>,
+    server: Option<u32>,
 }
 
-/// CPU time (user + system, µs) of this process, or of its finished children.
-fn client_cpu_us(children: bool) -> u64 {
-    let who = if children {
-        libc::RUSAGE_CHILDREN
-    } else {
-        libc::RUSAGE_SELF
-    };
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut u) } != 0 {
+/// CPU time (user + system, µs) of a process from /proc (clock ticks of 10 ms).
+fn process_cpu_us(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0;
-    }
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    us(u.ru_utime) + us(u.ru_stime)
+    };
+    // Fields after the command (which may hold spaces) in parentheses: state is field 3.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+    // utime and stime are fields 14 and 15 (1-based), i.e. 11 and 12 after the state.
+    (ticks(11) + ticks(12)) * 10_000
 }
 
-/// One side of one case: its stats, commits/s and client CPU µs per commit.
+/// The process listening on 127.0.0.1:`port` (the emulator), found through /proc.
+fn listener_pid(port: u16) -> Option<u32> {
+    let tcp = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let inode = tcp.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let local_port = u16::from_str_radix(f.get(1)?.rsplit(':').next()?, 16).ok()?;
+        (local_port == port && f.get(3) == Some(&"0A")).then(|| f.get(9).map(|s| s.to_string()))?
+    })?;
+    let wanted = format!("socket:[{inode}]");
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            if std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy() == wanted) {
+                return Some(pid);
+            }
+        }
+    }
+    None
+}
+
+fn port_of(url: &str) -> Option<u16> {
+    let after = url.split("://").nth(1)?;
+    let host_port = after.split('/').next()?;
+    host_port.rsplit_once(':')?.1.parse().ok()
+}
+
+/// The emulator process serving `backend`.
+fn server_pid(account: &StorageAccount, backend: &str) -> Option<u32> {
+    let url = match backend {
+        // Azurite serves Blob and Table from one process.
+        "blob" | "table" => blob_item(
+            account,
+            &Target {
+                backend: backend.into(),
+                place: "portprobe".into(),
+                name: "x".into(),
+            },
+        )
+        .blob()
+        .url(),
+        "redis" => std::env::var("AZSTORE_REDIS_URL").ok()?,
+        "cosmos" => std::env::var("AZSTORE_COSMOS_ENDPOINT").ok()?,
+        _ => return None,
+    };
+    listener_pid(port_of(&url)?)
+}
+
+/// One repetition of one side: its stats, commits/s, and server CPU µs per commit.
 async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
     let Case {
         account,
         backend,
-        container,
+        place,
         processes,
         writers,
         secs,
+        rate,
+        server,
     } = *case;
-    let t = if backend == "table" {
-        Target {
+    let t = match backend {
+        "table" => Target {
             backend: backend.into(),
             place: format!("cnt{}{tag}", std::process::id()),
             name: String::new(),
-        }
-    } else {
-        Target {
+        },
+        _ => Target {
             backend: backend.into(),
-            place: container.into(),
+            place: place.into(),
             name: format!("counter-{tag}"),
-        }
+        },
     };
     seed(account, &t).await;
     let base = read_count(account, &t).await;
     let mut all = Stats::default();
-    let cpu_before = client_cpu_us(processes);
+    let server_before = server.map_or(0, process_cpu_us);
     if processes {
         // Children need a moment to start: the start is set far enough ahead for all.
         let lead = Duration::from_millis(300 + 15 * writers as u64);
@@ -417,6 +549,7 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
                     .env("UPDATE_BENCH_SIDE", side.name())
                     .env("UPDATE_BENCH_START_US", start_us.to_string())
                     .env("UPDATE_BENCH_RUN_SECS", secs.to_string())
+                    .env("UPDATE_BENCH_RATE", rate.unwrap_or(0.0).to_string())
                     .stdout(Stdio::piped())
                     .spawn()
                     .expect("start a writer process")
@@ -446,12 +579,24 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
     } else {
         let start = Instant::now() + Duration::from_millis(50);
         let tasks: Vec<_> = (0..writers)
-            .map(|_| tokio::spawn(one_writer(account.clone(), t.clone(), side, start, secs)))
+            .map(|_| {
+                tokio::spawn(one_writer(
+                    account.clone(),
+                    t.clone(),
+                    side,
+                    start,
+                    secs,
+                    rate,
+                ))
+            })
             .collect();
         for task in tasks {
             all.merge(task.await.expect("writer task"));
         }
     }
+    let server_cpu = server
+        .map_or(0, process_cpu_us)
+        .saturating_sub(server_before);
     let count = read_count(account, &t).await - base;
     assert_eq!(
         count,
@@ -460,20 +605,14 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
         side.name(),
         all.commits
     );
-    if backend == "table" {
-        let _ = TableServiceClient::new(account)
-            .and_then(|s| s.table(&t.place))
-            .expect("table")
-            .delete()
-            .await;
-    }
+    clean_up(account, &t).await;
     let rate = all.in_window as f64 / secs;
-    let cpu = client_cpu_us(processes).saturating_sub(cpu_before);
-    let cpu_per_commit = cpu as f64 / all.commits.max(1) as f64;
-    (all, rate, cpu_per_commit)
+    let per_commit = server_cpu as f64 / all.commits.max(1) as f64;
+    (all, rate, per_commit)
 }
 
-fn median(v: &mut [f64]) -> f64 {
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {
@@ -485,9 +624,25 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn p99_ms(lat: &mut [u64]) -> f64 {
+/// `median [min–max]` with `digits` decimals.
+fn spread(v: &[f64], digits: usize) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!(
+        "{:.*} [{:.*}–{:.*}]",
+        digits,
+        median(v),
+        digits,
+        lo,
+        digits,
+        hi
+    )
+}
+
+/// The `q` quantile of latencies in µs, as ms.
+fn quantile_ms(lat: &mut [u64], q: f64) -> f64 {
     lat.sort_unstable();
-    let i = ((lat.len() as f64) * 0.99) as usize;
+    let i = ((lat.len() as f64) * q) as usize;
     lat.get(i.min(lat.len().saturating_sub(1)))
         .map_or(0.0, |&us| us as f64 / 1000.0)
 }
@@ -501,10 +656,79 @@ fn list(name: &str, default: &str) -> Vec<String> {
         .collect()
 }
 
+fn env_num(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split(' ').take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "?".into())
+}
+
+/// Per side, per repetition: commits/s, wasted per commit, p50 and p99 ms, server µs/commit.
+#[derive(Default)]
+struct Reps {
+    rate: Vec<f64>,
+    wasted: Vec<f64>,
+    p50: Vec<f64>,
+    p99: Vec<f64>,
+    server: Vec<f64>,
+}
+
+/// Runs one row (both sides, interleaved), prints its line; returns the loop's median rate.
+async fn row(case: &Case<'_>, reps: usize, label: &str, counter: &mut usize) -> f64 {
+    let mut sides = [Reps::default(), Reps::default()];
+    for rep in 0..reps {
+        let order = if rep % 2 == 0 {
+            [Side::Update, Side::Loop]
+        } else {
+            [Side::Loop, Side::Update]
+        };
+        for side in order {
+            *counter += 1;
+            let (mut s, rate, server) = run_side(case, side, &counter.to_string()).await;
+            let r = &mut sides[side as usize];
+            r.rate.push(rate);
+            r.wasted.push(s.wasted as f64 / s.commits.max(1) as f64);
+            r.p50.push(quantile_ms(&mut s.latencies, 0.50));
+            r.p99.push(quantile_ms(&mut s.latencies, 0.99));
+            r.server.push(server);
+        }
+    }
+    let show = |r: &Reps| {
+        format!(
+            "{} commits/s {:.2} wasted p50 {} ms p99 {} ms",
+            spread(&r.rate, 0),
+            median(&r.wasted),
+            spread(&r.p50, 1),
+            spread(&r.p99, 1)
+        )
+    };
+    let [u, l] = &sides;
+    let server = |r: &Reps| {
+        if case.server.is_some() {
+            format!("{:.0}", median(&r.server))
+        } else {
+            "?".into()
+        }
+    };
+    println!(
+        "contention: {} {} {} {label} update() {} | loop {} | ratio {:.2} | server-cpu/commit update() {} us loop {} us",
+        case.backend,
+        case.writers,
+        if case.processes { "procs" } else { "tasks" },
+        show(u),
+        show(l),
+        median(&u.rate) / median(&l.rate),
+        server(u),
+        server(l),
+    );
+    let _ = std::io::stdout().flush();
+    median(&l.rate)
 }
 
 fn main() {
@@ -512,114 +736,140 @@ fn main() {
         child();
         return;
     }
-    let secs: f64 = std::env::var("UPDATE_BENCH_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1.5);
-    let reps: usize = std::env::var("UPDATE_BENCH_REPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
-    let backends = list("UPDATE_BENCH_BACKENDS", "blob,table");
-    let modes = list("UPDATE_BENCH_MODES", "process,processes");
-    let writer_counts: Vec<usize> = list("UPDATE_BENCH_WRITERS", "1,4,16,64")
+    let secs = env_num("UPDATE_BENCH_SECS", 2.0);
+    let reps = env_num("UPDATE_BENCH_REPS", 7.0) as usize;
+    let backends = list("UPDATE_BENCH_BACKENDS", "blob,table,redis,cosmos");
+    let modes = list("UPDATE_BENCH_MODES", "tasks,procs");
+    let closed: Vec<usize> = list("UPDATE_BENCH_WRITERS", "1,16,64")
         .iter()
         .map(|s| s.parse().expect("writer count"))
         .collect();
+    let offered: Vec<f64> = list("UPDATE_BENCH_OFFERED", "10,25,50,90")
+        .iter()
+        .map(|s| s.parse().expect("offered percent"))
+        .collect();
+    let offered_writers = env_num("UPDATE_BENCH_OFFERED_WRITERS", 16.0) as usize;
+    let fixed_capacity = std::env::var("UPDATE_BENCH_CAPACITY")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let account = StorageAccount::from_env().unwrap_or_else(|e| {
-            panic!(
-                "{e}\nRun with: scripts/azurite run -- cargo bench -p azstore --bench update_contention"
-            )
-        });
+        let hint = "Run with: scripts/cosmos run -- scripts/azurite run --only azurite,redis -- \
+                    cargo bench -p azstore --all-features --bench update_contention";
+        let account = StorageAccount::from_env().unwrap_or_else(|e| panic!("{e}\n{hint}"));
         let service = BlobServiceClient::new(&account).expect("client");
         let container = format!("updbench{}", std::process::id());
-        service
-            .container(&container)
-            .expect("name")
-            .create()
-            .await
-            .expect("create container");
+        let database = format!("updbench{}", std::process::id());
+        let redis_prefix = format!("updbench{}", std::process::id());
+        if backends.iter().any(|b| b == "blob") {
+            service
+                .container(&container)
+                .expect("name")
+                .create()
+                .await
+                .unwrap_or_else(|e| panic!("{e}\n{hint}"));
+        }
+        #[cfg(feature = "cosmos")]
+        if backends.iter().any(|b| b == "cosmos") {
+            let client = azstore::cosmos::CosmosClient::from_env()
+                .unwrap_or_else(|e| panic!("{e}\n{hint}"));
+            let db = client.database(&database).expect("database");
+            db.create_if_not_exists()
+                .await
+                .unwrap_or_else(|e| panic!("the Cosmos DB server is not reachable: {e}\n{hint}"));
+            db.container("bench", "/id")
+                .expect("container")
+                .create_if_not_exists()
+                .await
+                .expect("container");
+        }
         println!(
             "update contention: {reps} reps of {secs} s per side, sides interleaved; load average {}",
             load_average()
         );
-        println!(
-            "{:<6} {:>3} {:<9} {:<8} {:>10} {:>9} {:>8} {:>9}   per rep commits/s",
-            "item", "n", "mode", "side", "commits/s", "wasted/c", "p99 ms", "cpu us/c"
-        );
-        let mut case = 0;
+        let mut counter = 0;
         for backend in &backends {
+            let place = match backend.as_str() {
+                "blob" => container.as_str(),
+                "redis" => redis_prefix.as_str(),
+                "cosmos" => database.as_str(),
+                _ => "",
+            };
+            let server = server_pid(&account, backend);
             for mode in &modes {
-                let processes = mode == "processes";
-                for &writers in &writer_counts {
-                    let mut rates = [Vec::new(), Vec::new()];
-                    let mut wasted = [Vec::new(), Vec::new()];
-                    let mut lat: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
-                    let mut cpu = [Vec::new(), Vec::new()];
-                    for rep in 0..reps {
-                        let order = if rep % 2 == 0 {
-                            [Side::Azstore, Side::Loop]
-                        } else {
-                            [Side::Loop, Side::Azstore]
+                let processes = mode == "procs" || mode == "processes";
+                let mut capacity = fixed_capacity;
+                for &writers in &closed {
+                    let case = Case {
+                        account: &account,
+                        backend,
+                        place,
+                        processes,
+                        writers,
+                        secs,
+                        rate: None,
+                        server,
+                    };
+                    let loop_rate = row(&case, reps, "closed", &mut counter).await;
+                    if writers == offered_writers && capacity.is_none() {
+                        capacity = Some(loop_rate);
+                    }
+                }
+                if offered.is_empty() {
+                    continue;
+                }
+                let capacity = match capacity {
+                    Some(c) => c,
+                    None => {
+                        // Measure the loop's capacity at the offered rows' writer count.
+                        let case = Case {
+                            account: &account,
+                            backend,
+                            place,
+                            processes,
+                            writers: offered_writers,
+                            secs,
+                            rate: None,
+                            server,
                         };
-                        for side in order {
-                            case += 1;
-                            let tag = format!("{case}");
-                            let case = Case {
-                                account: &account,
-                                backend,
-                                container: &container,
-                                processes,
-                                writers,
-                                secs,
-                            };
-                            let (s, rate, cpu_per_commit) = run_side(&case, side, &tag).await;
-                            let i = side as usize;
-                            rates[i].push(rate);
-                            wasted[i].push(s.wasted as f64 / s.commits.max(1) as f64);
-                            lat[i].extend(s.latencies);
-                            cpu[i].push(cpu_per_commit);
-                        }
+                        row(&case, reps, "closed", &mut counter).await
                     }
-                    let mut med = [0.0; 2];
-                    let mut wmed = [0.0; 2];
-                    for side in [Side::Azstore, Side::Loop] {
-                        let i = side as usize;
-                        let each: Vec<String> =
-                            rates[i].iter().map(|r| format!("{r:.0}")).collect();
-                        med[i] = median(&mut rates[i].clone());
-                        wmed[i] = median(&mut wasted[i]);
-                        println!(
-                            "{backend:<6} {writers:>3} {mode:<9} {:<8} {:>10.0} {:>9.2} {:>8.1} {:>9.0}   {}",
-                            side.name(),
-                            med[i],
-                            wmed[i],
-                            p99_ms(&mut lat[i]),
-                            median(&mut cpu[i]),
-                            each.join(" ")
-                        );
-                    }
-                    println!(
-                        "contention: {backend} {writers} {mode}, azstore {:.0} commits/s {:.2} wasted, loop {:.0} commits/s {:.2} wasted, ratio {:.2}",
-                        med[0],
-                        wmed[0],
-                        med[1],
-                        wmed[1],
-                        med[0] / med[1]
-                    );
+                };
+                for &percent in &offered {
+                    let total = capacity * percent / 100.0;
+                    let case = Case {
+                        account: &account,
+                        backend,
+                        place,
+                        processes,
+                        writers: offered_writers,
+                        secs,
+                        rate: Some(total / offered_writers as f64),
+                        server,
+                    };
+                    let label = format!("offered={total:.0}/s");
+                    row(&case, reps, &label, &mut counter).await;
                 }
             }
         }
         println!("load average at the end: {}", load_average());
-        let _ = service
-            .container(&container)
-            .expect("name")
-            .delete(&Conditions::none())
-            .await;
+        if backends.iter().any(|b| b == "blob") {
+            let _ = service
+                .container(&container)
+                .expect("name")
+                .delete(&Conditions::none())
+                .await;
+        }
+        #[cfg(feature = "cosmos")]
+        if backends.iter().any(|b| b == "cosmos") {
+            if let Ok(db) =
+                azstore::cosmos::CosmosClient::from_env().and_then(|c| c.database(&database))
+            {
+                let _ = db.delete().await;
+            }
+        }
     });
 }

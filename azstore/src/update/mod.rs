@@ -6,6 +6,7 @@
 mod ambiguity;
 mod combine;
 mod gate;
+mod memory;
 mod policy;
 mod run;
 mod telemetry;

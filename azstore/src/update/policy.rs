@@ -12,21 +12,28 @@ use crate::http::{Jitter, RetryPolicy};
 ///
 /// Two delay schedules:
 ///
-/// * **Contention-scaled** (the default): the delay unit is the round trip this `update`
-///   observed for one read + write, so the same policy fits Azurite (~3 ms) and a remote
-///   region (~50 ms). After a conflict it waits *decorrelated jitter*: uniform in
-///   `[s·u, 3·max(s·u, previous delay)]` where `u` is the observed round trip and `s` the
-///   [`scale`](UpdatePolicy::scale) (default 6), capped at the max delay. A writer that lost
-///   steps aside for several round trips: the service's time goes to writers that can
-///   commit rather than to reads and writes that are bound to fail, and contenders come
-///   back one at a time. Measured on one blob (the `update_contention` benchmark, Azurite,
-///   one writer per process): 16 writers waste 0.15–0.3 writes per commit and 64 writers
-///   0.5–0.7, against 2.7–4 and 8–9 for a plain loop with full-jitter backoff (2 ms
-///   doubling, cap 100 ms), which commits a quarter to a tenth as often. The price is the
-///   tail: a writer that lost several times waits up to the max delay, so the slowest
-///   updates take about as long as the loop's, or longer. Lower the scale when the latency of a conflicting update matters more
-///   than throughput under contention. Writers within one process do not conflict at all:
-///   they take turns (see [`take_turns`](UpdatePolicy::take_turns)).
+/// * **Adaptive, contention-scaled** (the default): a conflict is answered according to how
+///   contended the item is. After a conflict `update` reads again at once and counts, in the
+///   stored write-id history, the writes that landed since its previous read: one (someone
+///   got in first, a *lone* conflict) — it writes again at once, as a plain retry loop
+///   would; more — the item is contended, and it steps aside before reading again. The step
+///   aside is *decorrelated jitter* scaled to the round trip this `update` observed for one
+///   read + write (so the same policy fits Azurite, ~3 ms, and a remote region, ~50 ms):
+///   uniform in `[s·u, 3·max(s·u, previous delay)]` where `u` is that round trip and `s` the
+///   [`scale`](UpdatePolicy::scale) (default 6), capped at the max delay, with a shorter
+///   first step (down to `u`) while this process has found the item contended only now and
+///   then. A process remembers, per item, the share of its recent conflicts that found the
+///   item contended; under sustained contention it skips the read and steps aside at once.
+///   So below saturation a conflicting update costs about one more round trip, as in a
+///   plain loop, and at saturation losers step aside and the service's time goes to writers
+///   that can commit. Measured (the `update_contention` benchmark, `benches/README.md`):
+///   below saturation `update()`'s latency matches a plain loop with full-jitter backoff;
+///   at saturation it commits several times as often with a fraction of the wasted writes.
+///   The price is the tail at saturation: a writer that lost several times waits up to the
+///   max delay. Lower the scale when the latency of a conflicting update matters more than
+///   throughput under contention; [`adaptive(false)`](UpdatePolicy::adaptive) steps aside
+///   after every conflict. Writers within one process do not conflict at all: they take
+///   turns (see [`take_turns`](UpdatePolicy::take_turns)).
 /// * **Fixed** ([`UpdatePolicy::new`] / `From<RetryPolicy>`, or [`fixed`](UpdatePolicy::fixed)):
 ///   the [`RetryPolicy`] schedule as is — exponential from its initial delay, with its
 ///   jitter.
@@ -51,10 +58,12 @@ pub struct UpdatePolicy {
     max_elapsed: Option<Duration>,
     /// Whether concurrent updates of one item in this process take turns.
     turns: bool,
+    /// Whether a lone conflict is retried at once (contention gauged from the write ids).
+    adaptive: bool,
 }
 
 impl Default for UpdatePolicy {
-    /// 100 attempts within 60 s; contention-scaled delays (scale 6) of at most 1 s.
+    /// 100 attempts within 60 s; adaptive, contention-scaled delays (scale 6) of at most 1 s.
     fn default() -> Self {
         let max_delay = Duration::from_secs(1);
         let max_elapsed = Some(Duration::from_secs(60));
@@ -70,6 +79,7 @@ impl Default for UpdatePolicy {
             max_delay,
             max_elapsed,
             turns: true,
+            adaptive: true,
         }
     }
 }
@@ -97,6 +107,7 @@ impl UpdatePolicy {
             max_delay: Duration::MAX,
             max_elapsed: None,
             turns: true,
+            adaptive: false,
         }
     }
 
@@ -195,6 +206,41 @@ impl UpdatePolicy {
         self.turns
     }
 
+    /// Whether a conflict is answered according to the contention the item shows (the
+    /// default for contention-scaled delays; fixed schedules ignore it). After a conflict
+    /// `update` reads again at once and counts, in the stored write-id history, the writes
+    /// that landed since its previous read. One write (someone got in first: a lone
+    /// conflict) — it writes again at once, as a plain retry loop would, so an item written
+    /// now and then costs a conflicting update one more round trip, not a backoff. More than
+    /// one (the item is contended) — it steps aside for the contention-scaled delay, then
+    /// reads again. A conflict whose history cannot tell (the item stores no write ids, or a
+    /// writer that bypasses `update` reset them) is retried at once but counts as contended
+    /// in what the process remembers, so an item written mostly that way soon gets the backoff.
+    /// The process remembers, per item ([`Versioned::key`](super::Versioned::key)), the share
+    /// of its recent conflicts that found the item contended (forgotten after 10 s without
+    /// one): a conflict is answered with a read at once only with the chance that the item
+    /// is not contended, and the first step aside is shorter the rarer contention has been.
+    ///
+    /// `false`: every conflict waits the contention-scaled delay before the next read (the
+    /// policy of azstore 0.2).
+    ///
+    /// ```
+    /// use azstore::update::UpdatePolicy;
+    /// assert!(UpdatePolicy::default().is_adaptive());
+    /// assert!(!UpdatePolicy::default().adaptive(false).is_adaptive());
+    /// ```
+    pub fn adaptive(mut self, adaptive: bool) -> UpdatePolicy {
+        self.adaptive = adaptive;
+        self
+    }
+
+    /// Whether conflicts are answered according to the contention (see
+    /// [`adaptive`](UpdatePolicy::adaptive)).
+    #[must_use]
+    pub fn is_adaptive(&self) -> bool {
+        self.adaptive && self.scale.is_some()
+    }
+
     /// The underlying attempt/elapsed limits (and, for a fixed policy, the schedule).
     ///
     /// ```
@@ -225,6 +271,22 @@ impl<'a> Pacer<'a> {
         }
     }
 
+    /// Whether a conflict is followed by a read at once, to gauge the contention from the
+    /// stored write ids before waiting (contention-scaled policies only).
+    pub(super) fn adaptive(&self) -> bool {
+        self.policy.adaptive && self.policy.scale.is_some()
+    }
+
+    /// Counts one more attempt without waiting; `false` when the limits are reached.
+    pub(super) fn immediate(&mut self) -> bool {
+        if self.backoff.next_delay().is_none() {
+            return false;
+        }
+        self.policy
+            .max_elapsed
+            .is_none_or(|max| self.backoff.elapsed() < max)
+    }
+
     pub(super) fn observe(&mut self, took: Duration) {
         let took = took.min(self.policy.max_delay);
         self.round_trip = Some(match self.round_trip {
@@ -236,13 +298,23 @@ impl<'a> Pacer<'a> {
     /// The delay before the next attempt, or `None` when the limits are reached.
     pub(super) fn next_delay(&mut self) -> Option<Duration> {
         let fixed = self.backoff.next_delay()?;
-        let Some(scale) = self.policy.scale else {
+        if self.policy.scale.is_none() {
             return Some(fixed);
-        };
+        }
+        self.scaled_delay(1.0)
+    }
+
+    /// The contention-scaled delay (decorrelated jitter), without counting an attempt; `None`
+    /// when it would end past the time limit.
+    pub(super) fn scaled_delay(&mut self, share: f64) -> Option<Duration> {
+        let scale = self.policy.scale.unwrap_or(6.0);
         let unit = self
             .round_trip
             .unwrap_or(Duration::from_millis(5))
             .mul_f64(scale);
+        // Under contention that is only occasional (the share of recent conflicts that found
+        // the item contended), the first steps aside are shorter.
+        let unit = unit.mul_f64(share.clamp(1.0 / scale, 1.0));
         let high = self.previous.max(unit) * 3;
         let delay = unit
             .saturating_add((high - unit).mul_f64(rand::random::<f64>()))

@@ -11,6 +11,7 @@ use super::ambiguity::{
     position_in, recognise, recovered, write_token,
 };
 use super::gate::Gate;
+use super::memory;
 use super::policy::Pacer;
 use super::telemetry;
 use super::{Change, Current, Decision, Outcome, UpdatePolicy, Versioned};
@@ -105,8 +106,12 @@ where
     };
     let mut last_error: Option<Error> = None;
     // Attempts on the same item from this process take turns (see "In one process").
-    let gate = policy.takes_turns().then(|| Gate::for_key(&resource.key()));
+    let key = resource.key();
+    let gate = policy.takes_turns().then(|| Gate::for_key(&key));
     let mut turn = None;
+    // After a conflict under an adaptive policy: what the read that lost saw, to count the
+    // writes that landed since (see `UpdatePolicy::adaptive`).
+    let mut probe: Option<Probe> = None;
     loop {
         if let Some(g) = gate.as_ref().filter(|_| turn.is_none()) {
             turn = run.pacer.within_limit(g.turn()).await;
@@ -138,6 +143,27 @@ where
             return Err(run.unrecognisable(last_error.take()));
         }
         run.delete_pending = None;
+        if let Some(p) = probe.take() {
+            let landed = p.landed(current.as_ref());
+            // A history that cannot tell counts toward the item's contention, but this
+            // conflict is retried at once, as a plain loop would.
+            memory::record(&key, landed != Landed::One);
+            if landed == Landed::Several {
+                // Several writes landed since our read: step aside, then read again.
+                turn = None;
+                let share = memory::contended_share(&key);
+                let Some(delay) = run.pacer.scaled_delay(share) else {
+                    let err = last_error.take().unwrap_or_else(|| {
+                        Error::new(crate::error::ErrorKind::RetriesExhausted, "out of time")
+                    });
+                    return run.settle(resource, err, Ending::Exhausted).await;
+                };
+                tracing::trace!(?delay, "update: the item is contended; stepping aside");
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+        }
+        let seen = Probe::of(current.as_ref());
 
         run.attempts += 1;
         let decision = decide(current.as_ref().map(|c| &c.value));
@@ -152,6 +178,18 @@ where
             // Our turn ends with the answer; after a write without one, the read that finds
             // out whether it applied comes first, before any other writer of this process.
             turn = None;
+            // Read again at once and let the stored write ids say whether the conflict was a
+            // lone one (write again) or the item is contended (step aside) — with the chance
+            // that the item is not contended, as this process has seen it lately: under
+            // sustained contention a conflict goes straight to the backoff.
+            if run.pacer.adaptive() && rand::random::<f64>() >= memory::contended_share(&key) {
+                if !run.pacer.immediate() {
+                    return run.settle(resource, err, Ending::Exhausted).await;
+                }
+                probe = Some(seen);
+                last_error = Some(err);
+                continue;
+            }
         }
         let Some(mut delay) = run.pacer.next_delay() else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the
@@ -166,6 +204,59 @@ where
         last_error = Some(err);
         tokio::time::sleep(delay).await;
     }
+}
+
+/// What the read before a conflicting write saw: the newest stored write id, or that the item
+/// was absent.
+struct Probe {
+    head: Option<String>,
+    absent: bool,
+}
+
+impl Probe {
+    fn of<T>(current: Option<&Current<T>>) -> Probe {
+        Probe {
+            head: current
+                .and_then(|c| c.write_id.as_deref())
+                .and_then(|t| t.split(',').next())
+                .map(str::to_owned),
+            absent: current.is_none(),
+        }
+    }
+
+    /// How many writes `now` shows landed since the read this probe describes.
+    fn landed<T>(&self, now: Option<&Current<T>>) -> Landed {
+        let Some(now) = now else {
+            // Deleted since: nothing to wait for.
+            return Landed::One;
+        };
+        let Some(token) = now.write_id.as_deref() else {
+            return Landed::Unknown;
+        };
+        let landed = match (&self.head, self.absent) {
+            (Some(head), _) => position_in(token, head),
+            // Created since our read found it absent: the ids stored since its creation.
+            (None, true) => Some(token.split(',').count()),
+            (None, false) => return Landed::Unknown,
+        };
+        match landed {
+            Some(0 | 1) => Landed::One,
+            // More than one, or so many that our read's id was pushed out of the history.
+            _ => Landed::Several,
+        }
+    }
+}
+
+/// What a probe read found about the writes since the read that lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Landed {
+    /// One (or the item was deleted since): a lone conflict.
+    One,
+    /// More than one: the item is contended.
+    Several,
+    /// The stored value carries no write ids, or the value we read had none (a writer that
+    /// bypasses `update`).
+    Unknown,
 }
 
 /// The state of one running [`update`].
