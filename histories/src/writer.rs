@@ -984,7 +984,7 @@ async fn shards_on(
 /// writes, every 40–120 ms, one shard it owns to that shard's fenced resource with the
 /// shard's epoch (`write`): `update()` refuses (aborts) when the resource holds a larger
 /// epoch, and otherwise appends `[epoch, process, op]`. The broken variant ignores `Lost`: it
-/// keeps writing the shard as its owner.
+/// keeps writing the shard as its owner (also for a moment after it began to leave).
 async fn shard_loop<F: LockFactory>(
     factory: F,
     container: &ContainerClient,
@@ -1081,62 +1081,35 @@ async fn shard_loop<F: LockFactory>(
         };
         let session_end =
             tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 2000));
+        let w = ShardWriter {
+            owned: &owned,
+            container,
+            policy: &policy,
+            rec,
+            p,
+            next_op: &next_op,
+        };
         while writes < args.ops
             && tokio::time::Instant::now() < session_end
             && !stopping.load(Ordering::SeqCst)
         {
             tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
-            // Pick an owned shard and record the write's invocation under the same lock as
-            // the events: a write is invoked either before a `lost` or after it.
-            let picked = {
-                let o = owned.lock().unwrap_or_else(|e| e.into_inner());
-                if o.is_empty() {
-                    None
-                } else {
-                    let i = rng.below(o.len() as u64) as usize;
-                    let (shard, epoch) = o.iter().nth(i).map(|(s, e)| (s.clone(), *e)).unwrap();
-                    let op = next_op();
-                    let v = json!({"shard": shard, "epoch": epoch});
-                    record(rec, p, op, Kind::Invoke, "write", v, None);
-                    Some((shard, epoch, op))
-                }
-            };
-            let Some((shard, epoch, op)) = picked else {
-                continue;
-            };
-            writes += 1;
-            let fenced = BlobJson::<Fenced>::new(
-                container
-                    .blob(&format!("fenced-{shard}"))
-                    .expect("blob name"),
-            );
-            let result = update(&fenced, &policy, |cur| {
-                let mut f = cur.cloned().unwrap_or_default();
-                if epoch < f.max {
-                    return Decision::abort(format!("fenced: epoch {epoch} < {}", f.max));
-                }
-                f.max = epoch;
-                f.log.push([epoch, p, op]);
-                Decision::Write(f)
-            })
-            .await;
-            let v = json!({"shard": shard, "epoch": epoch});
-            match result {
-                Ok(_) => record(rec, p, op, Kind::Ok, "write", v, None),
-                Err(e) => {
-                    let kind = if e.kind() == ErrorKind::Aborted {
-                        Kind::Fail
-                    } else {
-                        failure_kind(&e)
-                    };
-                    record(rec, p, op, kind, "write", v, Some(e.to_string()));
-                }
+            if w.write_one(rng).await {
+                writes += 1;
             }
         }
         // Leave: the `Lost` of every shard arrive (and are recorded) before the releases.
         let op = next_op();
         record(rec, p, op, Kind::Invoke, "leave", json!(identity), None);
         let _ = leave_tx.send(());
+        if broken {
+            // Ignoring those `Lost` too: it goes on writing its shards for a moment.
+            let until = tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 600));
+            while tokio::time::Instant::now() < until && !stopping.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
+                w.write_one(rng).await;
+            }
+        }
         let _ = events.await;
         record(rec, p, op, Kind::Ok, "leave", json!(identity), None);
         // Away for a while: the others absorb the freed shards, so that the next join takes
@@ -1144,5 +1117,69 @@ async fn shard_loop<F: LockFactory>(
         if writes < args.ops {
             tokio::time::sleep(Duration::from_millis(rng.between(200, 1200))).await;
         }
+    }
+}
+
+/// What a shard writer needs for one fenced write.
+struct ShardWriter<'a, N: Fn() -> u64> {
+    owned: &'a Mutex<BTreeMap<String, u64>>,
+    container: &'a ContainerClient,
+    policy: &'a UpdatePolicy,
+    rec: &'a Rec,
+    p: u64,
+    next_op: &'a N,
+}
+
+impl<N: Fn() -> u64> ShardWriter<'_, N> {
+    /// Writes one shard the worker owns (as far as it knows) to its fenced resource with the
+    /// shard's epoch; `false` when it owns none.
+    async fn write_one(&self, rng: &mut Rng) -> bool {
+        let (rec, p) = (self.rec, self.p);
+        // Pick an owned shard and record the write's invocation under the same lock as the
+        // events: a write is invoked either before a `lost` or after it.
+        let picked = {
+            let o = self.owned.lock().unwrap_or_else(|e| e.into_inner());
+            if o.is_empty() {
+                None
+            } else {
+                let i = rng.below(o.len() as u64) as usize;
+                let (shard, epoch) = o.iter().nth(i).map(|(s, e)| (s.clone(), *e)).unwrap();
+                let op = (self.next_op)();
+                let v = json!({"shard": shard, "epoch": epoch});
+                record(rec, p, op, Kind::Invoke, "write", v, None);
+                Some((shard, epoch, op))
+            }
+        };
+        let Some((shard, epoch, op)) = picked else {
+            return false;
+        };
+        let fenced = BlobJson::<Fenced>::new(
+            self.container
+                .blob(&format!("fenced-{shard}"))
+                .expect("blob name"),
+        );
+        let result = update(&fenced, self.policy, |cur| {
+            let mut f = cur.cloned().unwrap_or_default();
+            if epoch < f.max {
+                return Decision::abort(format!("fenced: epoch {epoch} < {}", f.max));
+            }
+            f.max = epoch;
+            f.log.push([epoch, p, op]);
+            Decision::Write(f)
+        })
+        .await;
+        let v = json!({"shard": shard, "epoch": epoch});
+        match result {
+            Ok(_) => record(rec, p, op, Kind::Ok, "write", v, None),
+            Err(e) => {
+                let kind = if e.kind() == ErrorKind::Aborted {
+                    Kind::Fail
+                } else {
+                    failure_kind(&e)
+                };
+                record(rec, p, op, kind, "write", v, Some(e.to_string()));
+            }
+        }
+        true
     }
 }
