@@ -482,7 +482,10 @@ pub fn check_queue(ops: &[Operation]) -> Vec<String> {
 
 /// The safety margin of the shard models' leases: the library reports a loss this long before
 /// the lease can end (a sixth of the lease, the default).
-pub const SHARD_MARGIN_NS: u64 = crate::writer::SHARD_LEASE_SECS * 1_000_000_000 / 6;
+pub const SHARD_MARGIN_NS: u64 = SHARD_LEASE_NS / 6;
+
+/// The shard models' lease.
+pub const SHARD_LEASE_NS: u64 = crate::writer::SHARD_LEASE_SECS * 1_000_000_000;
 
 /// Whether the windows cover all of `[a, b)`.
 fn covered(a: u64, b: u64, windows: &[(u64, u64)]) -> bool {
@@ -670,13 +673,17 @@ pub fn check_shards(ops: &[Operation]) -> ShardFindings {
                     .collect();
                 let both_ran = b > a && !covered(a, b, &frozen_windows);
                 // Frozen for at least the margin after it acquired and before the newer owner
-                // did, and it saw the loss once resumed: the library promises nothing but the
+                // did (and not a whole lease before: a renewal after it would have counted
+                // anew), and it saw the loss once resumed: the library promises nothing but the
                 // epoch there (a process cannot act on a loss while frozen, nor know of one
                 // before its next check).
                 let frozen_past_lease = older.ended_by_lost
                     && stops.get(&(older.p / 1000)).is_some_and(|ws| {
                         ws.iter().any(|(s0, s1)| {
-                            s1 - s0 >= SHARD_MARGIN_NS && *s0 < newer.start && *s1 > older.start
+                            s1 - s0 >= SHARD_MARGIN_NS
+                                && *s0 < newer.start
+                                && *s1 > older.start
+                                && s1 + SHARD_LEASE_NS > newer.start
                         })
                     });
                 if !both_ran || frozen_past_lease {
