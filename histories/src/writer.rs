@@ -941,8 +941,14 @@ async fn queue_worker(
 pub const SHARDS: usize = 8;
 
 /// The shard group's balancing interval in the shard models (ms): short, so that a history
-/// holds many ownership transfers.
-pub const SHARD_INTERVAL_MS: u64 = 250;
+/// holds many ownership transfers. On Cosmos DB, 1 s: every worker reads every shard lock and
+/// member slot each interval, more than the local Cosmos DB server answers at 250 ms.
+pub fn shard_interval_ms(backend: Backend) -> u64 {
+    match backend {
+        Backend::Cosmos => 1000,
+        _ => 250,
+    }
+}
 
 /// The shard locks' lease in the shard models (the shortest the library allows).
 pub const SHARD_LEASE_SECS: u64 = 15;
@@ -962,15 +968,16 @@ async fn shards_on(
     match backend {
         Backend::Blob => {
             let locks = BlobLocks::new(container.clone(), opts);
-            shard_loop(locks, &container, args, rng, rec, stop).await
+            shard_loop(backend, locks, &container, args, rng, rec, stop).await
         }
         Backend::Redis => {
             let locks = RedisLocks::new(redis(&args.redis_url), opts);
-            shard_loop(locks, &container, args, rng, rec, stop).await
+            shard_loop(backend, locks, &container, args, rng, rec, stop).await
         }
         Backend::Cosmos => {
             let c = cosmos_container(args.cosmos_port, &args.resource);
-            shard_loop(CosmosLocks::new(c, opts), &container, args, rng, rec, stop).await
+            let locks = CosmosLocks::new(c, opts);
+            shard_loop(backend, locks, &container, args, rng, rec, stop).await
         }
         Backend::Table => panic!("no locks on table entities"),
     }
@@ -986,6 +993,7 @@ async fn shards_on(
 /// epoch, and otherwise appends `[epoch, process, op]`. The broken variant ignores `Lost`: it
 /// keeps writing the shard as its owner (also for a moment after it began to leave).
 async fn shard_loop<F: LockFactory>(
+    backend: Backend,
     factory: F,
     container: &ContainerClient,
     args: &WriterArgs,
@@ -995,7 +1003,7 @@ async fn shard_loop<F: LockFactory>(
 ) {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let options = ShardOptions::default()
-        .interval(Duration::from_millis(SHARD_INTERVAL_MS))
+        .interval(Duration::from_millis(shard_interval_ms(backend)))
         .member_slots(12);
     let group = ShardGroup::with_count(factory, &args.resource, SHARDS, options).expect("group");
     let stopping = Arc::new(AtomicBool::new(false));
