@@ -30,7 +30,7 @@ use crate::check::Verdict;
 use crate::history::{Event, Kind, Recorder, now_ns};
 use crate::model::{Backend, Model, Variant};
 use crate::rng::Rng;
-use crate::writer::{EFFECT_SHARDS, Fenced, Reg, TableReg, WriterArgs};
+use crate::writer::{EFFECT_SHARDS, Fenced, Reg, SHARDS, TableReg, WriterArgs};
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -69,6 +69,10 @@ pub struct Report {
     pub operations: u64,
     /// Anomalies found.
     pub anomalies: u64,
+    /// Shard models: ownership transfers in the histories.
+    pub transfers: u64,
+    /// Shard models: overlaps excused by a frozen older owner (the epoch alone protected).
+    pub fenced_overlaps: u64,
     /// Kept history files (those with anomalies).
     pub kept: Vec<PathBuf>,
     /// The first anomalies, for the report.
@@ -76,10 +80,16 @@ pub struct Report {
 }
 
 impl Report {
-    /// The campaign's summary line.
+    /// The campaign's summary line (shard models also count the ownership transfers):
+    /// `campaign: MODEL, H histories, O operations[, T transfers], A anomalies, seed S`.
     pub fn line(&self, model: Model, seed: u64) -> String {
+        let transfers = if model.is_shards() {
+            format!("{} transfers, ", self.transfers)
+        } else {
+            String::new()
+        };
         format!(
-            "campaign: {}, {} histories, {} operations, {} anomalies, seed {}",
+            "campaign: {}, {} histories, {} operations, {transfers}{} anomalies, seed {}",
             model.name(),
             self.histories,
             self.operations,
@@ -105,8 +115,18 @@ pub async fn run(plan: &Plan) -> Report {
         report.histories += 1;
         report.operations += verdict.operations as u64;
         report.anomalies += verdict.anomalies.len() as u64;
+        report.transfers += verdict.transfers;
+        report.fenced_overlaps += verdict.fenced_overlaps;
+        let transfers = if plan.model.is_shards() {
+            format!(
+                ", {} transfers, {} overlaps of a frozen owner (fenced)",
+                verdict.transfers, verdict.fenced_overlaps
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "history {} of {}: {} seed {seed}: {} operations, {} anomalies{}",
+            "history {} of {}: {} seed {seed}: {} operations{transfers}, {} anomalies{}",
             h + 1,
             plan.histories,
             plan.model.name(),
@@ -140,6 +160,12 @@ type Sink = Arc<Mutex<Recorder<std::io::BufWriter<std::fs::File>>>>;
 
 fn note(sink: &Sink, f: &str, kind: Kind, value: Value) {
     sink.lock().unwrap().record(0, 0, kind, f, value, None);
+}
+
+/// Records a signal sent to writer `child` (`sigstop`, `sigcont`, `sigkill`): the shard
+/// checker ends a killed worker's ownerships there and knows when a worker was frozen.
+fn note_signal(sink: &Sink, f: &str, child: u64) {
+    note(sink, f, Kind::Info, json!({ "child": child }));
 }
 
 /// A running writer process.
@@ -311,6 +337,7 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
         let mut ws = writers.lock().await;
         for w in ws.iter_mut() {
             unsafe_signal(w.pid, libc::SIGCONT);
+            note_signal(&sink, "sigcont", w.number);
             if let Some(mut stdin) = w.stdin.take() {
                 let _ = stdin.write_all(b"stop\n").await;
                 let _ = stdin.flush().await;
@@ -426,6 +453,23 @@ async fn final_state(model: Model, setup: &Setup, sink: &Sink) {
                 serde_json::to_value(fenced).expect("json"),
             );
         }
+        Model::Shards(_) => {
+            let mut shards = serde_json::Map::new();
+            for shard in 0..SHARDS {
+                let blob = container.blob(&format!("fenced-{shard}")).expect("blob");
+                let fenced: Fenced = BlobJson::<Fenced>::new(blob)
+                    .read()
+                    .await
+                    .expect("final read")
+                    .map(|c| c.value)
+                    .unwrap_or_default();
+                shards.insert(
+                    shard.to_string(),
+                    serde_json::to_value(fenced).expect("json"),
+                );
+            }
+            note(sink, "final", Kind::Ok, json!({ "shards": shards }));
+        }
         Model::Queue => {
             let effects = effects(&setup.resource).await;
             note(
@@ -508,6 +552,8 @@ async fn decide(plan: &Plan, path: &Path) -> Verdict {
             });
             Verdict {
                 operations: v["operations"].as_u64().unwrap_or(0) as usize,
+                transfers: v["transfers"].as_u64().unwrap_or(0),
+                fenced_overlaps: v["fenced_overlaps"].as_u64().unwrap_or(0),
                 anomalies: v["anomalies"]
                     .as_array()
                     .map(|a| {
@@ -519,12 +565,12 @@ async fn decide(plan: &Plan, path: &Path) -> Verdict {
             }
         }
         Ok(Err(e)) => Verdict {
-            operations: 0,
             anomalies: vec![format!("checker could not run: {e}")],
+            ..Verdict::default()
         },
         Err(_) => Verdict {
-            operations: 0,
             anomalies: vec!["checker did not decide within 180 s".into()],
+            ..Verdict::default()
         },
     }
 }
@@ -581,7 +627,9 @@ fn spawn(
         while let Ok(Some(line)) = lines.next_line().await {
             if let Ok(e) = serde_json::from_str::<Event>(&line) {
                 match (e.f.as_str(), e.kind) {
-                    ("acquire", Kind::Ok) => *holder.lock().unwrap() = Some((number, true)),
+                    ("acquire" | "acquired", Kind::Ok) => {
+                        *holder.lock().unwrap() = Some((number, true))
+                    }
                     ("held", Kind::Invoke) => {
                         let mut h = holder.lock().unwrap();
                         if *h == Some((number, true)) {
@@ -630,14 +678,16 @@ struct NemesisCtx {
 /// The proxies whose faults matter to `model`.
 fn http_proxies(model: Model, setup: &Setup) -> Vec<&FaultProxy> {
     match model {
-        Model::Register(Backend::Blob) | Model::Lock(Backend::Blob | Backend::Redis) => {
-            vec![&setup.blob]
-        }
+        Model::Register(Backend::Blob)
+        | Model::Lock(Backend::Blob | Backend::Redis)
+        | Model::Shards(Backend::Blob | Backend::Redis) => vec![&setup.blob],
         Model::Register(Backend::Table) => vec![&setup.table],
         Model::Register(Backend::Redis) => vec![],
         Model::Register(Backend::Cosmos) => setup.cosmos.iter().collect(),
-        Model::Lock(Backend::Cosmos) => setup.cosmos.iter().chain([&setup.blob]).collect(),
-        Model::Lock(Backend::Table) => vec![&setup.table],
+        Model::Lock(Backend::Cosmos) | Model::Shards(Backend::Cosmos) => {
+            setup.cosmos.iter().chain([&setup.blob]).collect()
+        }
+        Model::Lock(Backend::Table) | Model::Shards(Backend::Table) => vec![&setup.table],
         Model::Queue => vec![&setup.queue, &setup.blob],
     }
 }
@@ -664,11 +714,14 @@ fn random_fault(rng: &mut Rng) -> Fault {
 /// The nemesis: from the history's seed, every 200–1000 ms one to three actions at once.
 /// Proxy faults last until the next round (a rule that met no request by then is dropped);
 /// a paused writer is not paused again before it resumes. Lock models get one pause of the
-/// current holder past its 15 s lease.
+/// current holder past its 15 s lease; shard models, in some histories, one pause of the
+/// latest shard acquirer past its lease. Signals to writers are also recorded as `sigstop`,
+/// `sigcont` and `sigkill` with the writer's number (the shard checker reads them).
 async fn nemesis_loop(ctx: NemesisCtx) {
     let mut rng = Rng::new(ctx.seed ^ 0x005e_ed0f_0e11);
     let mut kills = 0;
     let lock = ctx.plan.model.is_lock();
+    let owner_pause = lock || ctx.plan.model.is_shards();
     let mut long_pause_done = false;
     let mut rounds = 0u32;
     let stopped: Arc<Mutex<std::collections::HashSet<i32>>> = Arc::default();
@@ -699,7 +752,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
             }
             due = true;
         }
-        if lock && !long_pause_done && due {
+        if owner_pause && !long_pause_done && due {
             let holder = ctx.holder.lock().unwrap().map(|(n, _)| n);
             let pid = {
                 let ws = ctx.writers.lock().await;
@@ -710,18 +763,22 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                     long_pause_done = true;
                     let ms = rng.between(16_000, 19_000);
                     unsafe_signal(pid, libc::SIGSTOP);
+                    note_signal(&ctx.sink, "sigstop", n);
                     let stopped = stopped.clone();
+                    let sink = ctx.sink.clone();
                     tokio::spawn(async move {
                         tokio::time::sleep(Duration::from_millis(ms)).await;
                         unsafe_signal(pid, libc::SIGCONT);
+                        note_signal(&sink, "sigcont", n);
                         stopped.lock().unwrap().remove(&pid);
                     });
+                    let who = if lock { "lock holder" } else { "shard owner" };
                     note(
                         &ctx.sink,
                         "nemesis",
                         Kind::Info,
                         json!(format!(
-                            "SIGSTOP lock holder {n} for {ms} ms (past its 15 s lease)"
+                            "SIGSTOP {who} {n} for {ms} ms (past its 15 s lease)"
                         )),
                     );
                 }
@@ -762,10 +819,12 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                     let methods: &[&str] = match ctx.plan.model {
                         Model::Register(Backend::Table) => &["", "GET", "PUT", "POST"],
                         Model::Queue => &["", "GET", "PUT", "POST", "DELETE"],
-                        Model::Lock(Backend::Blob) => &["", "GET", "PUT", "HEAD"],
-                        Model::Register(Backend::Cosmos) | Model::Lock(Backend::Cosmos) => {
-                            &["", "GET", "PUT", "POST", "DELETE"]
+                        Model::Lock(Backend::Blob) | Model::Shards(Backend::Blob) => {
+                            &["", "GET", "PUT", "HEAD"]
                         }
+                        Model::Register(Backend::Cosmos)
+                        | Model::Lock(Backend::Cosmos)
+                        | Model::Shards(Backend::Cosmos) => &["", "GET", "PUT", "POST", "DELETE"],
                         _ => &["", "GET", "PUT"],
                     };
                     let method = methods[rng.below(methods.len() as u64) as usize];
@@ -791,10 +850,13 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                     }
                     let ms = rng.between(100, 2000);
                     unsafe_signal(pid, libc::SIGSTOP);
+                    note_signal(&ctx.sink, "sigstop", n);
                     let stopped = stopped.clone();
+                    let sink = ctx.sink.clone();
                     tokio::spawn(async move {
                         tokio::time::sleep(Duration::from_millis(ms)).await;
                         unsafe_signal(pid, libc::SIGCONT);
+                        note_signal(&sink, "sigcont", n);
                         stopped.lock().unwrap().remove(&pid);
                     });
                     Some(format!("SIGSTOP writer {n} for {ms} ms"))
@@ -826,6 +888,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                 match target {
                     Some((pid, n)) => {
                         unsafe_signal(pid, libc::SIGKILL);
+                        note_signal(&ctx.sink, "sigkill", n);
                         let number = ctx
                             .next_number
                             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);

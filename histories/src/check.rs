@@ -11,6 +11,15 @@
 //!   holders saw it: no holder claims to hold the lock (its own `is_held()`) after another
 //!   acquisition completed that began after its own.
 //! * Queue model: every enqueued message's effect is present exactly once.
+//! * Shard models: epochs unique per shard; no two workers able to write one shard at once
+//!   (a worker can write a shard from its `acquired` until its `lost`, or its last write of
+//!   that epoch if later, or its death); every shard's fenced resource accepted writes in
+//!   non-decreasing epoch order, each from the worker that acquired that epoch; every
+//!   acknowledged write accepted and every refused one absent. Only time both processes ran
+//!   counts as overlap (a frozen process writes nothing), and an overlap is excused only
+//!   where the library promises nothing but the epoch: the older owner was frozen (SIGSTOP)
+//!   for at least the lease's safety margin before the newer one acquired, and saw its `lost`
+//!   once resumed. Such overlaps are counted; the fencing is checked as always.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -30,6 +39,12 @@ pub struct Verdict {
     pub operations: usize,
     /// What the checker found (empty: none).
     pub anomalies: Vec<String>,
+    /// Shard models: ownership transfers (an acquisition of a shard whose previous owner was
+    /// another worker).
+    pub transfers: u64,
+    /// Shard models: overlaps excused because the older owner was frozen past its lease (the
+    /// fenced resource alone protects those).
+    pub fenced_overlaps: u64,
 }
 
 /// A counter register, the sequential specification of `update()`'s read-modify-write: an
@@ -84,14 +99,20 @@ pub fn check(model: Model, events: &[Event]) -> Verdict {
         .iter()
         .filter(|o| o.p != 0 && o.f != "nemesis" && o.f != "final")
         .count();
-    let anomalies = match model {
-        Model::Register(_) => check_register(&ops),
-        Model::Lock(_) => check_lock(&ops),
-        Model::Queue => check_queue(&ops),
+    let (anomalies, transfers, fenced_overlaps) = match model {
+        Model::Register(_) => (check_register(&ops), 0, 0),
+        Model::Lock(_) => (check_lock(&ops), 0, 0),
+        Model::Queue => (check_queue(&ops), 0, 0),
+        Model::Shards(_) => {
+            let s = check_shards(&ops);
+            (s.anomalies, s.transfers, s.fenced_overlaps)
+        }
     };
     Verdict {
         operations: client_ops,
         anomalies,
+        transfers,
+        fenced_overlaps,
     }
 }
 
@@ -459,6 +480,298 @@ pub fn check_queue(ops: &[Operation]) -> Vec<String> {
     anomalies
 }
 
+/// The safety margin of the shard models' leases: the library reports a loss this long before
+/// the lease can end (a sixth of the lease, the default).
+pub const SHARD_MARGIN_NS: u64 = SHARD_LEASE_NS / 6;
+
+/// The shard models' lease.
+pub const SHARD_LEASE_NS: u64 = crate::writer::SHARD_LEASE_SECS * 1_000_000_000;
+
+/// Whether the windows cover all of `[a, b)`.
+fn covered(a: u64, b: u64, windows: &[(u64, u64)]) -> bool {
+    let mut w: Vec<(u64, u64)> = windows
+        .iter()
+        .copied()
+        .filter(|(s0, s1)| *s1 > a && *s0 < b)
+        .collect();
+    w.sort();
+    let mut at = a;
+    for (s0, s1) in w {
+        if s0 > at {
+            return false;
+        }
+        at = at.max(s1);
+        if at >= b {
+            return true;
+        }
+    }
+    at >= b
+}
+
+/// One ownership of a shard: worker (logical process) `p` from `start` (its `acquired`) until
+/// `end` (its `lost`, its last write of that epoch if later, its death, or the end of the
+/// history).
+#[derive(Clone, Debug)]
+struct Ownership {
+    shard: String,
+    epoch: u64,
+    p: u64,
+    start: u64,
+    end: u64,
+    /// Whether `end` is a `lost` the worker saw (not a later write or a death).
+    ended_by_lost: bool,
+}
+
+/// The shard model's findings.
+#[derive(Clone, Debug, Default)]
+pub struct ShardFindings {
+    /// Anomalies.
+    pub anomalies: Vec<String>,
+    /// Ownership transfers.
+    pub transfers: u64,
+    /// Overlaps excused by a frozen older owner.
+    pub fenced_overlaps: u64,
+}
+
+fn shard_epoch(v: &Value) -> Option<(String, u64)> {
+    Some((v["shard"].as_str()?.to_string(), v["epoch"].as_u64()?))
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// The shard models.
+pub fn check_shards(ops: &[Operation]) -> ShardFindings {
+    let mut out = ShardFindings::default();
+    let history_end = ops
+        .iter()
+        .map(|o| {
+            if o.t_done == u64::MAX {
+                o.t_invoke
+            } else {
+                o.t_done
+            }
+        })
+        .max()
+        .unwrap_or(0);
+    // The nemesis' signals, by writer process (child).
+    let child = |v: &Value| v["child"].as_u64();
+    let mut kills: HashMap<u64, u64> = HashMap::new();
+    let mut stops: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
+    for o in ops.iter().filter(|o| o.p == 0) {
+        match o.f.as_str() {
+            "sigkill" => {
+                if let Some(c) = child(&o.ret) {
+                    kills.entry(c).or_insert(o.t_invoke);
+                }
+            }
+            "sigstop" => {
+                if let Some(c) = child(&o.ret) {
+                    stops.entry(c).or_default().push((o.t_invoke, history_end));
+                }
+            }
+            "sigcont" => {
+                if let Some(c) = child(&o.ret) {
+                    if let Some(w) = stops
+                        .get_mut(&c)
+                        .and_then(|v| v.iter_mut().rev().find(|w| w.0 <= o.t_invoke))
+                    {
+                        w.1 = w.1.min(o.t_invoke);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Ownerships.
+    let mut owned: Vec<Ownership> = Vec::new();
+    let mut by_epoch: HashMap<(String, u64), usize> = HashMap::new();
+    for a in ops
+        .iter()
+        .filter(|o| o.f == "acquired" && o.kind == Kind::Ok)
+    {
+        let Some((shard, epoch)) = shard_epoch(&a.ret) else {
+            out.anomalies
+                .push(format!("acquired without shard and epoch: {}", short(a)));
+            continue;
+        };
+        if let Some(&i) = by_epoch.get(&(shard.clone(), epoch)) {
+            out.anomalies.push(format!(
+                "shard {shard}: epoch {epoch} granted twice, to process {} and {}",
+                owned[i].p, a.p
+            ));
+            continue;
+        }
+        let start = a.t_invoke;
+        let lost = ops
+            .iter()
+            .filter(|l| l.f == "lost" && l.p == a.p && l.t_invoke >= start)
+            .filter(|l| shard_epoch(&l.ret).is_some_and(|(s, e)| s == shard && e == epoch))
+            .map(|l| l.t_invoke)
+            .min();
+        let death = kills.get(&(a.p / 1000)).copied().filter(|k| *k >= start);
+        let (end, ended_by_lost) = match (lost, death) {
+            (Some(l), _) => (l, true),
+            (None, Some(k)) => (k, false),
+            (None, None) => (history_end, false),
+        };
+        by_epoch.insert((shard.clone(), epoch), owned.len());
+        owned.push(Ownership {
+            shard,
+            epoch,
+            p: a.p,
+            start,
+            end,
+            ended_by_lost,
+        });
+    }
+    // Writes: each of an epoch its worker acquired; the last one extends the ownership.
+    let writes: Vec<(&Operation, String, u64)> = ops
+        .iter()
+        .filter(|o| o.f == "write")
+        .filter_map(|o| shard_epoch(&o.arg).map(|(s, e)| (o, s, e)))
+        .collect();
+    for (w, shard, epoch) in &writes {
+        match by_epoch.get(&(shard.clone(), *epoch)) {
+            Some(&i) if owned[i].p == w.p => {
+                let o = &mut owned[i];
+                if w.t_invoke > o.end {
+                    o.end = w.t_invoke;
+                    o.ended_by_lost = false;
+                }
+            }
+            Some(&i) => out.anomalies.push(format!(
+                "shard {shard}: {} wrote with epoch {epoch}, which process {} acquired",
+                short(w),
+                owned[i].p
+            )),
+            None => out.anomalies.push(format!(
+                "shard {shard}: {} wrote with epoch {epoch}, which no worker acquired",
+                short(w)
+            )),
+        }
+    }
+    // Per shard, in epoch order: transfers, and no two owners able to write at once.
+    let mut shards: BTreeMap<&str, Vec<&Ownership>> = BTreeMap::new();
+    for o in &owned {
+        shards.entry(o.shard.as_str()).or_default().push(o);
+    }
+    for (shard, list) in shards.iter_mut() {
+        list.sort_by_key(|o| o.epoch);
+        out.transfers += list.windows(2).filter(|w| w[0].p != w[1].p).count() as u64;
+        for (i, older) in list.iter().enumerate() {
+            for newer in &list[i + 1..] {
+                if newer.p == older.p || newer.start >= older.end {
+                    continue;
+                }
+                // While a process is frozen it writes nothing: only time both ran counts.
+                let (a, b) = (newer.start, older.end.min(newer.end));
+                let frozen_windows: Vec<(u64, u64)> = [older.p / 1000, newer.p / 1000]
+                    .iter()
+                    .flat_map(|c| stops.get(c).into_iter().flatten().copied())
+                    .collect();
+                let both_ran = b > a && !covered(a, b, &frozen_windows);
+                // Frozen for at least the margin after it acquired and before the newer owner
+                // did (and not a whole lease before: a renewal after it would have counted
+                // anew), and it saw the loss once resumed: the library promises nothing but the
+                // epoch there (a process cannot act on a loss while frozen, nor know of one
+                // before its next check).
+                let frozen_past_lease = older.ended_by_lost
+                    && stops.get(&(older.p / 1000)).is_some_and(|ws| {
+                        ws.iter().any(|(s0, s1)| {
+                            s1 - s0 >= SHARD_MARGIN_NS
+                                && *s0 < newer.start
+                                && *s1 > older.start
+                                && s1 + SHARD_LEASE_NS > newer.start
+                        })
+                    });
+                if !both_ran || frozen_past_lease {
+                    out.fenced_overlaps += 1;
+                    continue;
+                }
+                out.anomalies.push(format!(
+                    "two owners of shard {shard}: process {} (epoch {}) could write it until \
+                     {:.3} s, process {} acquired it (epoch {}) at {:.3} s: {:.3} s of overlap{}",
+                    older.p,
+                    older.epoch,
+                    secs(older.end),
+                    newer.p,
+                    newer.epoch,
+                    secs(newer.start),
+                    secs(older.end - newer.start),
+                    if older.ended_by_lost {
+                        ""
+                    } else {
+                        " (writing after its loss, or it never saw one)"
+                    }
+                ));
+            }
+        }
+    }
+    // The fenced resources.
+    let Some(final_op) = ops.iter().find(|o| o.f == "final") else {
+        out.anomalies
+            .push("the history has no final state of the fenced resources".into());
+        return out;
+    };
+    let mut accepted: BTreeSet<(String, u64, u64, u64)> = BTreeSet::new();
+    let finals = final_op.ret["shards"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (shard, v) in &finals {
+        let fenced: Fenced = match serde_json::from_value(v.clone()) {
+            Ok(f) => f,
+            Err(e) => {
+                out.anomalies
+                    .push(format!("shard {shard}: final state unreadable: {e}"));
+                continue;
+            }
+        };
+        let mut max: Option<u64> = None;
+        for (i, [epoch, p, op]) in fenced.log.iter().enumerate() {
+            if let Some(m) = max
+                && *epoch < m
+            {
+                out.anomalies.push(format!(
+                    "shard {shard}: the fenced resource accepted a stale epoch {epoch} (from \
+                     process {p}) after epoch {m} (entry {i})"
+                ));
+            }
+            max = Some(max.map_or(*epoch, |m| m.max(*epoch)));
+            match by_epoch.get(&(shard.clone(), *epoch)) {
+                Some(&k) if owned[k].p == *p => {}
+                Some(&k) => out.anomalies.push(format!(
+                    "shard {shard}: the fenced resource accepted a write of epoch {epoch} from \
+                     process {p}, but process {} held that epoch (entry {i})",
+                    owned[k].p
+                )),
+                None => out.anomalies.push(format!(
+                    "shard {shard}: the fenced resource accepted a write of epoch {epoch} that \
+                     no worker acquired (entry {i})"
+                )),
+            }
+            accepted.insert((shard.clone(), *epoch, *p, *op));
+        }
+    }
+    for (w, shard, epoch) in &writes {
+        let present = accepted.contains(&(shard.clone(), *epoch, w.p, w.op));
+        match w.kind {
+            Kind::Ok if !present => out.anomalies.push(format!(
+                "shard {shard}: an acknowledged write is not in the fenced resource: {}",
+                short(w)
+            )),
+            Kind::Fail if present => out.anomalies.push(format!(
+                "shard {shard}: a write reported as refused is in the fenced resource: {}",
+                short(w)
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
 fn first<T: Clone>(v: &[T]) -> Vec<T> {
     v.iter().take(10).cloned().collect()
 }
@@ -633,6 +946,172 @@ mod tests {
             "{:?}",
             v.anomalies
         );
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    fn se(shard: &str, epoch: u64) -> Value {
+        json!({"shard": shard, "epoch": epoch})
+    }
+
+    /// Shard 0 goes from process 1001 (epoch 1, acquired at 1 s, lost at `lost_at`) to
+    /// process 2001 (epoch 2, acquired at `acquire_at`); each writes once while owning.
+    fn shard_history(lost_at: u64, acquire_at: u64, log: Value) -> Vec<Event> {
+        let mut h = vec![
+            ev(1001, 1, Kind::Ok, "acquired", se("0", 1), S),
+            ev(1001, 2, Kind::Invoke, "write", se("0", 1), 2 * S),
+            ev(1001, 2, Kind::Ok, "write", se("0", 1), 2 * S + 10),
+            ev(1001, 3, Kind::Ok, "lost", se("0", 1), lost_at),
+            ev(2001, 1, Kind::Ok, "acquired", se("0", 2), acquire_at),
+            ev(2001, 2, Kind::Invoke, "write", se("0", 2), acquire_at + S),
+            ev(2001, 2, Kind::Ok, "write", se("0", 2), acquire_at + S + 10),
+            ev(2001, 3, Kind::Ok, "lost", se("0", 2), acquire_at + 2 * S),
+        ];
+        h.push(ev(
+            0,
+            0,
+            Kind::Ok,
+            "final",
+            json!({"shards": {"0": {"max": 2, "log": log}}}),
+            100 * S,
+        ));
+        sorted(h)
+    }
+
+    fn good_log() -> Value {
+        json!([[1, 1001, 2], [2, 2001, 2]])
+    }
+
+    #[test]
+    fn a_clean_shard_handover_passes_and_counts_one_transfer() {
+        let v = check(
+            Model::Shards(Backend::Redis),
+            &shard_history(3 * S, 4 * S, good_log()),
+        );
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        assert_eq!(v.transfers, 1);
+        assert_eq!(v.fenced_overlaps, 0);
+    }
+
+    #[test]
+    fn two_owners_able_to_write_one_shard_at_once_are_caught() {
+        // 2001 acquires at 3 s; 1001 sees its loss only at 4 s.
+        let v = check(
+            Model::Shards(Backend::Blob),
+            &shard_history(4 * S, 3 * S, good_log()),
+        );
+        assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
+        assert!(
+            v.anomalies[0].starts_with("two owners of shard 0"),
+            "{:?}",
+            v.anomalies
+        );
+    }
+
+    #[test]
+    fn a_worker_writing_after_its_loss_is_caught() {
+        // 1001 hears its loss at 3 s but writes again at 5.5 s, while 2001 owns the shard
+        // (the fence refuses it: 2001 wrote epoch 2 at 5 s).
+        let mut h = shard_history(3 * S, 4 * S, good_log());
+        h.push(ev(
+            1001,
+            4,
+            Kind::Invoke,
+            "write",
+            se("0", 1),
+            5 * S + S / 2,
+        ));
+        h.push(ev(
+            1001,
+            4,
+            Kind::Fail,
+            "write",
+            se("0", 1),
+            5 * S + S / 2 + 10,
+        ));
+        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
+        assert!(
+            v.anomalies[0].contains("writing after its loss"),
+            "{:?}",
+            v.anomalies
+        );
+    }
+
+    #[test]
+    fn a_stale_epoch_accepted_by_the_fenced_resource_is_caught() {
+        let v = check(
+            Model::Shards(Backend::Redis),
+            &shard_history(3 * S, 4 * S, json!([[2, 2001, 2], [1, 1001, 2]])),
+        );
+        assert!(
+            v.anomalies
+                .iter()
+                .any(|a| a.contains("accepted a stale epoch 1 (from process 1001) after epoch 2")),
+            "{:?}",
+            v.anomalies
+        );
+    }
+
+    #[test]
+    fn an_accepted_write_from_a_worker_not_holding_its_epoch_is_caught() {
+        let v = check(
+            Model::Shards(Backend::Redis),
+            &shard_history(3 * S, 4 * S, json!([[1, 1001, 2], [2, 1001, 2]])),
+        );
+        assert!(
+            v.anomalies
+                .iter()
+                .any(|a| a.contains("but process 2001 held that epoch")),
+            "{:?}",
+            v.anomalies
+        );
+    }
+
+    #[test]
+    fn an_owner_frozen_past_its_lease_is_left_to_the_fence() {
+        // 1001 is frozen from 1.5 s to 20 s; 2001 acquires at 18 s; 1001 sees its loss at
+        // 20.5 s, once resumed.
+        let mut h = shard_history(20 * S + S / 2, 18 * S, good_log());
+        h.push(ev(
+            0,
+            0,
+            Kind::Info,
+            "sigstop",
+            json!({"child": 1}),
+            3 * S / 2,
+        ));
+        h.push(ev(0, 0, Kind::Info, "sigcont", json!({"child": 1}), 20 * S));
+        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        assert_eq!(v.fenced_overlaps, 1);
+        // A short freeze (under the lease's safety margin) excuses nothing.
+        let mut h = shard_history(4 * S, 3 * S, good_log());
+        h.push(ev(0, 0, Kind::Info, "sigstop", json!({"child": 1}), 2 * S));
+        h.push(ev(
+            0,
+            0,
+            Kind::Info,
+            "sigcont",
+            json!({"child": 1}),
+            3 * S + S / 2,
+        ));
+        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
+    }
+
+    #[test]
+    fn a_killed_owner_owns_nothing_after_its_death() {
+        // 1001 never sees a loss: it is killed at 3 s; 2001 acquires at 20 s.
+        let mut h = shard_history(3 * S, 20 * S, good_log());
+        h.retain(|e| !(e.p == 1001 && e.f == "lost"));
+        h.push(ev(0, 0, Kind::Info, "sigkill", json!({"child": 1}), 3 * S));
+        let v = check(Model::Shards(Backend::Blob), &sorted(h.clone()));
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        // Without the kill it would own the shard to the end of the history.
+        h.retain(|e| e.f != "sigkill");
+        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //!   accepted writes never go back in token order nor interleave two holders, and no holder
 //!   that still believes it holds the lock after another acquired it;
 //! * the queue worker `queue::process`: every message's effect applied exactly once.
+//! * `ShardGroup` over `BlobLocks`, `RedisLocks` (and `CosmosLocks`), workers joining and
+//!   leaving all along: no two workers able to write one shard at once, per-shard fenced
+//!   resources that never accept a stale epoch nor a write from a worker not holding its
+//!   epoch; ownership transfers counted.
 //!
 //! Run the short campaign with `scripts/azurite run -- cargo test -p histories`, the long one
 //! with `scripts/campaign --histories 200`.

@@ -60,7 +60,12 @@ fn check(args: &[String]) {
     let verdict = check_file(model, &path).unwrap_or_else(|e| usage(&format!("{file}: {e}")));
     println!(
         "{}",
-        serde_json::json!({"operations": verdict.operations, "anomalies": verdict.anomalies})
+        serde_json::json!({
+            "operations": verdict.operations,
+            "anomalies": verdict.anomalies,
+            "transfers": verdict.transfers,
+            "fenced_overlaps": verdict.fenced_overlaps,
+        })
     );
 }
 

@@ -8,16 +8,18 @@ use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use azstore::blob::{BlobClient, BlobServiceClient, ContainerClient};
+use azstore::blob::{BlobClient, BlobLocks, BlobServiceClient, ContainerClient};
 use azstore::clock::ManualClock;
 use azstore::cosmos::{
-    CosmosClient, CosmosContainer, CosmosItem, CosmosKey, CosmosLock, EMULATOR_KEY, PartitionKey,
+    CosmosClient, CosmosContainer, CosmosItem, CosmosKey, CosmosLock, CosmosLocks, EMULATOR_KEY,
+    PartitionKey,
 };
 use azstore::http::{ClientOptions, RetryPolicy};
+use azstore::leader::{LockFactory, ShardEvent, ShardGroup, ShardOptions};
 use azstore::lease::{GuardOptions, Leasable, LeaseDuration};
 use azstore::lock::{BlobLock, Held, Lock, LockOptions, LockTarget};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
-use azstore::redis::{RedisClient, RedisConfig, RedisLock};
+use azstore::redis::{RedisClient, RedisConfig, RedisLock, RedisLocks};
 use azstore::table::TableServiceClient;
 use azstore::update::{BlobJson, Current, Decision, UpdatePolicy, Versioned, update};
 use azstore::{ETag, Error, ErrorKind, RequestSent, Result, Service, StorageAccount};
@@ -285,6 +287,7 @@ pub fn main(args: WriterArgs) {
         match args.model {
             Model::Register(backend) => register_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
             Model::Lock(backend) => lock_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
+            Model::Shards(backend) => shards_on(backend, &ctx, &mut rng, &rec, stop).await,
             Model::Queue => {
                 let container = container_client(&proxied, &args.resource);
                 let queue = QueueServiceClient::with_options(&proxied, client_options())
@@ -931,4 +934,260 @@ async fn queue_worker(
     let worker = process(queue, handler, options).expect("worker starts");
     stop.notified().await;
     let _ = tokio::time::timeout(Duration::from_secs(30), worker.shutdown()).await;
+}
+
+/// Shards of the shard models' group (`0` … `SHARDS - 1`), each with a fenced resource, the
+/// blob `fenced-<shard>`.
+pub const SHARDS: usize = 8;
+
+/// The shard group's balancing interval in the shard models (ms): short, so that a history
+/// holds many ownership transfers. On Cosmos DB, 1 s: every worker reads every shard lock and
+/// member slot each interval, more than the local Cosmos DB server answers at 250 ms.
+pub fn shard_interval_ms(backend: Backend) -> u64 {
+    match backend {
+        Backend::Cosmos => 1000,
+        _ => 250,
+    }
+}
+
+/// The shard locks' lease in the shard models (the shortest the library allows).
+pub const SHARD_LEASE_SECS: u64 = 15;
+
+/// The shard model on `backend`: one line per backend (every `LockFactory` makes one kind of
+/// `Lock<T>`). The fenced resources are blobs either way.
+async fn shards_on(
+    backend: Backend,
+    ctx: &Ctx<'_>,
+    rng: &mut Rng,
+    rec: &Rec,
+    stop: Arc<tokio::sync::Notify>,
+) {
+    let args = ctx.args;
+    let container = container_client(ctx.proxied, &args.resource);
+    let opts = lock_options(args, ctx.guard.clone());
+    match backend {
+        Backend::Blob => {
+            let locks = BlobLocks::new(container.clone(), opts);
+            shard_loop(backend, locks, &container, args, rng, rec, stop).await
+        }
+        Backend::Redis => {
+            let locks = RedisLocks::new(redis(&args.redis_url), opts);
+            shard_loop(backend, locks, &container, args, rng, rec, stop).await
+        }
+        Backend::Cosmos => {
+            let c = cosmos_container(args.cosmos_port, &args.resource);
+            let locks = CosmosLocks::new(c, opts);
+            shard_loop(backend, locks, &container, args, rng, rec, stop).await
+        }
+        Backend::Table => panic!("no locks on table entities"),
+    }
+}
+
+/// The shard model: the writer joins the group in sessions of 0.3–2 s (each a worker of its
+/// own identity, logical process `child * 1000 + session`), leaving at the end of each and
+/// staying away 0.2–1.2 s, so that shards change hands all the time (freed by a leave, and
+/// released to a joiner). While in a session it records every `Acquired`
+/// (`acquired`, with shard and epoch) and `Lost` (`lost`) the moment it receives them, and
+/// writes, every 40–120 ms, one shard it owns to that shard's fenced resource with the
+/// shard's epoch (`write`): `update()` refuses (aborts) when the resource holds a larger
+/// epoch, and otherwise appends `[epoch, process, op]`. The broken variant ignores `Lost`: it
+/// keeps writing the shard as its owner (also for a moment after it began to leave).
+async fn shard_loop<F: LockFactory>(
+    backend: Backend,
+    factory: F,
+    container: &ContainerClient,
+    args: &WriterArgs,
+    rng: &mut Rng,
+    rec: &Rec,
+    stop: Arc<tokio::sync::Notify>,
+) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let options = ShardOptions::default()
+        .interval(Duration::from_millis(shard_interval_ms(backend)))
+        .member_slots(12);
+    let group = ShardGroup::with_count(factory, &args.resource, SHARDS, options).expect("group");
+    let stopping = Arc::new(AtomicBool::new(false));
+    {
+        let stopping = stopping.clone();
+        tokio::spawn(async move {
+            stop.notified().await;
+            stopping.store(true, Ordering::SeqCst);
+        });
+    }
+    let ops = Arc::new(AtomicU64::new(0));
+    let next_op = {
+        let ops = ops.clone();
+        move || ops.fetch_add(1, Ordering::SeqCst) + 1
+    };
+    let policy = update_policy();
+    let broken = args.variant == Variant::Broken;
+    let mut writes = 0;
+    let mut session = 0;
+    while writes < args.ops && !stopping.load(Ordering::SeqCst) {
+        session += 1;
+        let p = args.child * 1000 + session;
+        let identity = format!("c{}s{session}", args.child);
+        let op = next_op();
+        record(rec, p, op, Kind::Invoke, "join", json!(identity), None);
+        let mut worker = match group.join(&identity) {
+            Ok(w) => w,
+            Err(e) => {
+                record(
+                    rec,
+                    p,
+                    op,
+                    Kind::Fail,
+                    "join",
+                    Value::Null,
+                    Some(e.to_string()),
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+        };
+        record(rec, p, op, Kind::Ok, "join", json!(identity), None);
+        // Shard -> epoch of what this worker believes it owns.
+        let owned: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
+        let (leave_tx, mut leave_rx) = tokio::sync::oneshot::channel::<()>();
+        let events = {
+            let owned = owned.clone();
+            let rec = rec.clone();
+            let next_op = next_op.clone();
+            tokio::spawn(async move {
+                let mut leaving = false;
+                loop {
+                    tokio::select! {
+                        biased;
+                        e = worker.recv() => match e {
+                            Some(ShardEvent::Acquired { shard, epoch }) => {
+                                let mut o = owned.lock().unwrap_or_else(|e| e.into_inner());
+                                o.insert(shard.clone(), epoch);
+                                let v = json!({"shard": shard, "epoch": epoch});
+                                record(&rec, p, next_op(), Kind::Ok, "acquired", v, None);
+                            }
+                            Some(ShardEvent::Lost { shard }) => {
+                                let mut o = owned.lock().unwrap_or_else(|e| e.into_inner());
+                                // The broken worker hears the loss and keeps the shard.
+                                let epoch = if broken {
+                                    o.get(&shard).copied()
+                                } else {
+                                    o.remove(&shard)
+                                };
+                                let v = json!({"shard": shard, "epoch": epoch});
+                                record(&rec, p, next_op(), Kind::Ok, "lost", v, None);
+                            }
+                            Some(_) => {}
+                            None => break,
+                        },
+                        _ = &mut leave_rx, if !leaving => {
+                            leaving = true;
+                            worker.stop();
+                        }
+                    }
+                }
+            })
+        };
+        let session_end =
+            tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 2000));
+        let w = ShardWriter {
+            owned: &owned,
+            container,
+            policy: &policy,
+            rec,
+            p,
+            next_op: &next_op,
+        };
+        while writes < args.ops
+            && tokio::time::Instant::now() < session_end
+            && !stopping.load(Ordering::SeqCst)
+        {
+            tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
+            if w.write_one(rng).await {
+                writes += 1;
+            }
+        }
+        // Leave: the `Lost` of every shard arrive (and are recorded) before the releases.
+        let op = next_op();
+        record(rec, p, op, Kind::Invoke, "leave", json!(identity), None);
+        let _ = leave_tx.send(());
+        if broken {
+            // Ignoring those `Lost` too: it goes on writing its shards for a moment.
+            let until = tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 600));
+            while tokio::time::Instant::now() < until && !stopping.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
+                w.write_one(rng).await;
+            }
+        }
+        let _ = events.await;
+        record(rec, p, op, Kind::Ok, "leave", json!(identity), None);
+        // Away for a while: the others absorb the freed shards, so that the next join takes
+        // shards from live owners (a release with `Lost`, then an acquisition).
+        if writes < args.ops {
+            tokio::time::sleep(Duration::from_millis(rng.between(200, 1200))).await;
+        }
+    }
+}
+
+/// What a shard writer needs for one fenced write.
+struct ShardWriter<'a, N: Fn() -> u64> {
+    owned: &'a Mutex<BTreeMap<String, u64>>,
+    container: &'a ContainerClient,
+    policy: &'a UpdatePolicy,
+    rec: &'a Rec,
+    p: u64,
+    next_op: &'a N,
+}
+
+impl<N: Fn() -> u64> ShardWriter<'_, N> {
+    /// Writes one shard the worker owns (as far as it knows) to its fenced resource with the
+    /// shard's epoch; `false` when it owns none.
+    async fn write_one(&self, rng: &mut Rng) -> bool {
+        let (rec, p) = (self.rec, self.p);
+        // Pick an owned shard and record the write's invocation under the same lock as the
+        // events: a write is invoked either before a `lost` or after it.
+        let picked = {
+            let o = self.owned.lock().unwrap_or_else(|e| e.into_inner());
+            if o.is_empty() {
+                None
+            } else {
+                let i = rng.below(o.len() as u64) as usize;
+                let (shard, epoch) = o.iter().nth(i).map(|(s, e)| (s.clone(), *e)).unwrap();
+                let op = (self.next_op)();
+                let v = json!({"shard": shard, "epoch": epoch});
+                record(rec, p, op, Kind::Invoke, "write", v, None);
+                Some((shard, epoch, op))
+            }
+        };
+        let Some((shard, epoch, op)) = picked else {
+            return false;
+        };
+        let fenced = BlobJson::<Fenced>::new(
+            self.container
+                .blob(&format!("fenced-{shard}"))
+                .expect("blob name"),
+        );
+        let result = update(&fenced, self.policy, |cur| {
+            let mut f = cur.cloned().unwrap_or_default();
+            if epoch < f.max {
+                return Decision::abort(format!("fenced: epoch {epoch} < {}", f.max));
+            }
+            f.max = epoch;
+            f.log.push([epoch, p, op]);
+            Decision::Write(f)
+        })
+        .await;
+        let v = json!({"shard": shard, "epoch": epoch});
+        match result {
+            Ok(_) => record(rec, p, op, Kind::Ok, "write", v, None),
+            Err(e) => {
+                let kind = if e.kind() == ErrorKind::Aborted {
+                    Kind::Fail
+                } else {
+                    failure_kind(&e)
+                };
+                record(rec, p, op, kind, "write", v, Some(e.to_string()));
+            }
+        }
+        true
+    }
 }
