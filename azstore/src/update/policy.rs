@@ -296,12 +296,12 @@ impl<'a> Pacer<'a> {
     }
 
     /// The delay before the next attempt, or `None` when the limits are reached.
-    pub(super) fn next_delay(&mut self) -> Option<Duration> {
+    pub(super) fn next_delay(&mut self, share: f64) -> Option<Duration> {
         let fixed = self.backoff.next_delay()?;
         if self.policy.scale.is_none() {
             return Some(fixed);
         }
-        self.scaled_delay(1.0)
+        self.scaled_delay(share)
     }
 
     /// The contention-scaled delay (decorrelated jitter), without counting an attempt; `None`
@@ -315,10 +315,12 @@ impl<'a> Pacer<'a> {
         // Under contention that is only occasional (the share of recent conflicts that found
         // the item contended), the first steps aside are shorter.
         let unit = unit.mul_f64(share.clamp(1.0 / scale, 1.0));
+        // ... and grow to less than the max delay: contention that is not sustained passes.
+        let cap = self.policy.max_delay.mul_f64(share * share).max(unit);
         let high = self.previous.max(unit) * 3;
         let delay = unit
             .saturating_add((high - unit).mul_f64(rand::random::<f64>()))
-            .min(self.policy.max_delay);
+            .min(cap);
         if let Some(max) = self.policy.max_elapsed {
             if self.backoff.elapsed() + delay > max {
                 return None;

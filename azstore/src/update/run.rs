@@ -148,7 +148,9 @@ where
             // A history that cannot tell counts toward the item's contention, but this
             // conflict is retried at once, as a plain loop would.
             memory::record(&key, landed != Landed::One);
-            if landed == Landed::Several {
+            // Several writes landed: step aside — with the chance that the item is contended,
+            // as this process has seen it lately (occasional contention is retried at once).
+            if landed == Landed::Several && rand::random::<f64>() < memory::contended_share(&key) {
                 // Several writes landed since our read: step aside, then read again.
                 turn = None;
                 let share = memory::contended_share(&key);
@@ -191,7 +193,12 @@ where
                 continue;
             }
         }
-        let Some(mut delay) = run.pacer.next_delay() else {
+        let share = if run.pacer.adaptive() {
+            memory::contended_share(&key)
+        } else {
+            1.0
+        };
+        let Some(mut delay) = run.pacer.next_delay(share) else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the
             // caller must never be told "failed" about a write that applied.
             return run.settle(resource, err, Ending::Exhausted).await;
