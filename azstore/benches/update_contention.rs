@@ -183,8 +183,10 @@ impl Stats {
     }
 }
 
+/// A refusal the loop retries: 412 (changed since the read), 409 (created meanwhile), 404
+/// (deleted meanwhile), whatever the backend (Redis answers no HTTP status).
 fn is_conflict(e: &azstore::Error) -> bool {
-    matches!(e.status(), Some(404 | 409 | 412))
+    e.is_precondition_failed() || e.is_conflict() || e.is_not_found()
 }
 
 /// The baseline: the plain loop with full-jitter exponential backoff.

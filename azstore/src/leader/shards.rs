@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot, watch};
@@ -415,6 +415,20 @@ impl Drop for ShardWorker {
 struct Owned<T: crate::lease::Leasable> {
     held: Held<T>,
     watcher: JoinHandle<()>,
+    /// Whether its [`ShardEvent::Lost`] was sent (by the watcher, on a lost lease, or by the
+    /// balancing task): whoever sets it sends the one event.
+    told: Arc<AtomicBool>,
+}
+
+impl<T: crate::lease::Leasable> Owned<T> {
+    /// Sends the shard's [`ShardEvent::Lost`] unless it was sent already.
+    fn tell_lost(&self, events: &mpsc::UnboundedSender<ShardEvent>, shard: &str) {
+        if !self.told.swap(true, Ordering::SeqCst) {
+            let _ = events.send(ShardEvent::Lost {
+                shard: shard.to_string(),
+            });
+        }
+    }
 }
 
 type LeaseOf<F> = <F as Campaign>::Lease;
@@ -456,8 +470,9 @@ impl<C: Campaign> Worker<C> {
                 _ = &mut stop => break,
                 Some((shard, epoch)) = losses.recv() => {
                     if self.held.get(&shard).is_some_and(|o| o.held.fencing_token() == epoch) {
-                        self.held.remove(&shard);
-                        let _ = self.events.send(ShardEvent::Lost { shard });
+                        if let Some(o) = self.held.remove(&shard) {
+                            o.tell_lost(&self.events, &shard);
+                        }
                         self.publish();
                     }
                 }
@@ -470,11 +485,8 @@ impl<C: Campaign> Worker<C> {
             }
         }
         // Leaving: stop acting first, then release everything at once.
-        let all: Vec<String> = self.held.keys().cloned().collect();
-        for shard in &all {
-            let _ = self.events.send(ShardEvent::Lost {
-                shard: shard.clone(),
-            });
+        for (shard, o) in &self.held {
+            o.tell_lost(&self.events, shard);
         }
         let releases = std::mem::take(&mut self.held).into_values().map(|o| {
             o.watcher.abort();
@@ -586,9 +598,7 @@ impl<C: Campaign> Worker<C> {
                 .collect();
             for shard in give {
                 if let Some(o) = self.held.remove(&shard) {
-                    let _ = self.events.send(ShardEvent::Lost {
-                        shard: shard.clone(),
-                    });
+                    o.tell_lost(&self.events, &shard);
                     o.watcher.abort();
                     self.count(1);
                     let _ = o.held.release().await;
@@ -631,18 +641,35 @@ impl<C: Campaign> Worker<C> {
                 }
                 want -= 1;
                 let epoch = held.fencing_token();
-                let lost = held.lost();
-                let tx = self.loss_tx.clone();
-                let name = shard.clone();
-                let watcher = tokio::spawn(async move {
-                    let _ = lost.await;
-                    let _ = tx.send((name, epoch));
-                });
                 let _ = self.events.send(ShardEvent::Acquired {
                     shard: shard.clone(),
                     epoch,
                 });
-                self.held.insert(shard.clone(), Owned { held, watcher });
+                let lost = held.lost();
+                let tx = self.loss_tx.clone();
+                let name = shard.clone();
+                let told = Arc::new(AtomicBool::new(false));
+                let (events, told_here) = (self.events.clone(), told.clone());
+                // The loss is told at once, even while a balancing round is under way (a
+                // round slowed by a failing service can take longer than the safety margin);
+                // the balancing task forgets the shard when it next looks.
+                let watcher = tokio::spawn(async move {
+                    let _ = lost.await;
+                    if !told_here.swap(true, Ordering::SeqCst) {
+                        let _ = events.send(ShardEvent::Lost {
+                            shard: name.clone(),
+                        });
+                    }
+                    let _ = tx.send((name, epoch));
+                });
+                self.held.insert(
+                    shard.clone(),
+                    Owned {
+                        held,
+                        watcher,
+                        told,
+                    },
+                );
                 self.publish();
             }
         }
