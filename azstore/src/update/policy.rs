@@ -26,11 +26,12 @@ use crate::http::{Jitter, RetryPolicy};
 ///   item contended; under sustained contention it skips the read and steps aside at once.
 ///   So below saturation a conflicting update costs about one more round trip, as in a
 ///   plain loop, and at saturation losers step aside and the service's time goes to writers
-///   that can commit. Measured (the `update_contention` benchmark, `benches/README.md`):
-///   below saturation `update()`'s latency matches a plain loop with full-jitter backoff;
-///   at saturation it commits several times as often with a fraction of the wasted writes.
-///   The price is the tail at saturation: a writer that lost several times waits up to the
-///   max delay. Lower the scale when the latency of a conflicting update matters more than
+///   that can commit. Measured (the `update_contention` benchmark, `benches/README.md`,
+///   against a plain loop with full-jitter backoff): writers in one process take turns and
+///   have the loop's latency or better at every load; writers in separate processes have the
+///   loop's tail at light load, commit 1.5–5 times as often at saturation with a fraction of
+///   the wasted writes, but have a longer tail at saturation (a writer that lost several
+///   times waits up to the max delay) and at 50–90 % of the loop's capacity. Lower the scale when the latency of a conflicting update matters more than
 ///   throughput under contention; [`adaptive(false)`](UpdatePolicy::adaptive) steps aside
 ///   after every conflict. Writers within one process do not conflict at all: they take
 ///   turns (see [`take_turns`](UpdatePolicy::take_turns)).
