@@ -804,18 +804,18 @@ fn main() {
             for mode in &modes {
                 let processes = mode == "procs" || mode == "processes";
                 let mut capacity = fixed_capacity;
+                let case = |writers: usize, rate: Option<f64>| Case {
+                    account: &account,
+                    backend,
+                    place,
+                    processes,
+                    writers,
+                    secs,
+                    rate,
+                    server,
+                };
                 for &writers in &closed {
-                    let case = Case {
-                        account: &account,
-                        backend,
-                        place,
-                        processes,
-                        writers,
-                        secs,
-                        rate: None,
-                        server,
-                    };
-                    let loop_rate = row(&case, reps, "closed", &mut counter).await;
+                    let loop_rate = row(&case(writers, None), reps, "closed", &mut counter).await;
                     if writers == offered_writers && capacity.is_none() {
                         capacity = Some(loop_rate);
                     }
@@ -827,33 +827,14 @@ fn main() {
                     Some(c) => c,
                     None => {
                         // Measure the loop's capacity at the offered rows' writer count.
-                        let case = Case {
-                            account: &account,
-                            backend,
-                            place,
-                            processes,
-                            writers: offered_writers,
-                            secs,
-                            rate: None,
-                            server,
-                        };
-                        row(&case, reps, "closed", &mut counter).await
+                        row(&case(offered_writers, None), reps, "closed", &mut counter).await
                     }
                 };
                 for &percent in &offered {
                     let total = capacity * percent / 100.0;
-                    let case = Case {
-                        account: &account,
-                        backend,
-                        place,
-                        processes,
-                        writers: offered_writers,
-                        secs,
-                        rate: Some(total / offered_writers as f64),
-                        server,
-                    };
+                    let rate = Some(total / offered_writers as f64);
                     let label = format!("offered={total:.0}/s");
-                    row(&case, reps, &label, &mut counter).await;
+                    row(&case(offered_writers, rate), reps, &label, &mut counter).await;
                 }
             }
         }
