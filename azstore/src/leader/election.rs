@@ -78,6 +78,12 @@ impl Liveness {
             }
         }
     }
+
+    /// When the holder seen last counts as gone if its record does not change before then
+    /// (`None` for a record without a version, or none held).
+    pub(crate) fn deadline(&self, lease: Duration) -> Option<Instant> {
+        self.last.as_ref().map(|(_, since)| *since + lease)
+    }
 }
 
 /// Options of an [`Election`]. The lease duration, renew interval and safety margin are the

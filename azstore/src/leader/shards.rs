@@ -480,7 +480,7 @@ impl<C: Campaign> Worker<C> {
                     if let Err(e) = self.tick().await {
                         tracing::debug!(error = %e, worker = %self.me, "shard balancing round failed");
                     }
-                    next = Instant::now() + self.interval;
+                    next = self.next_round();
                 }
             }
         }
@@ -497,6 +497,23 @@ impl<C: Campaign> Worker<C> {
         if let Some(slot) = self.slot.take() {
             let _ = slot.release().await;
         }
+    }
+
+    /// When the next round starts: one interval from now, or sooner when a silent holder (a
+    /// record whose version has not changed, the Cosmos DB takeover rule) counts as gone
+    /// before then — so its shards are taken a lease after its last renewal was seen, not up
+    /// to an interval later.
+    fn next_round(&self) -> Instant {
+        let now = Instant::now();
+        let every = now + self.interval;
+        self.slot_live
+            .values()
+            .chain(self.shard_live.values())
+            .filter_map(|l| l.deadline(self.lease))
+            // Just past the deadline, so that the round finds it passed.
+            .map(|d| d + Duration::from_millis(10))
+            .filter(|d| *d > now)
+            .fold(every, Instant::min)
     }
 
     fn count(&self, n: u64) {
