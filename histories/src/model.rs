@@ -45,7 +45,7 @@ pub enum Model {
 
 impl Model {
     /// Every model, in campaign order.
-    pub const ALL: [Model; 10] = [
+    pub const ALL: [Model; 11] = [
         Model::Register(Backend::Blob),
         Model::Register(Backend::Table),
         Model::Register(Backend::Redis),
@@ -56,13 +56,8 @@ impl Model {
         Model::Queue,
         Model::Shards(Backend::Blob),
         Model::Shards(Backend::Redis),
+        Model::Shards(Backend::Cosmos),
     ];
-
-    /// Models run only when named, not by `--model all`: `cosmos-shards` (every worker reads
-    /// every shard lock and member slot each interval; on the local Cosmos DB server under the
-    /// nemesis a history then holds almost no acquisitions and runs into the campaign's
-    /// deadline).
-    pub const NAMED_ONLY: [Model; 1] = [Model::Shards(Backend::Cosmos)];
 
     /// Its name on the command line and in reports (`blob-register`, `cosmos-lock`,
     /// `redis-shards`, ...).
@@ -79,7 +74,6 @@ impl Model {
     pub fn parse(s: &str) -> Result<Model, String> {
         Model::ALL
             .into_iter()
-            .chain(Model::NAMED_ONLY)
             .find(|m| m.name() == s)
             .ok_or_else(|| format!("unknown model {s:?}"))
     }

@@ -985,7 +985,8 @@ async fn shards_on(
 
 /// The shard model: the writer joins the group in sessions of 0.3–2 s (each a worker of its
 /// own identity, logical process `child * 1000 + session`), leaving at the end of each and
-/// staying away 0.2–1.2 s, so that shards change hands all the time (freed by a leave, and
+/// staying away 0.2–1.2 s (both four times as long on Cosmos DB, whose interval is four times
+/// as long), so that shards change hands all the time (freed by a leave, and
 /// released to a joiner). While in a session it records every `Acquired`
 /// (`acquired`, with shard and epoch) and `Lost` (`lost`) the moment it receives them, and
 /// writes, every 40–120 ms, one shard it owns to that shard's fenced resource with the
@@ -1006,6 +1007,7 @@ async fn shard_loop<F: LockFactory>(
         .interval(Duration::from_millis(shard_interval_ms(backend)))
         .member_slots(12);
     let group = ShardGroup::with_count(factory, &args.resource, SHARDS, options).expect("group");
+    let stretch = shard_interval_ms(backend) / shard_interval_ms(Backend::Blob);
     let stopping = Arc::new(AtomicBool::new(false));
     {
         let stopping = stopping.clone();
@@ -1087,8 +1089,10 @@ async fn shard_loop<F: LockFactory>(
                 }
             })
         };
+        // Sessions (and the time away) last the same number of balancing intervals on
+        // every backend: 0.3–2 s at a 250 ms interval.
         let session_end =
-            tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 2000));
+            tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 2000) * stretch);
         let w = ShardWriter {
             owned: &owned,
             container,
@@ -1123,7 +1127,7 @@ async fn shard_loop<F: LockFactory>(
         // Away for a while: the others absorb the freed shards, so that the next join takes
         // shards from live owners (a release with `Lost`, then an acquisition).
         if writes < args.ops {
-            tokio::time::sleep(Duration::from_millis(rng.between(200, 1200))).await;
+            tokio::time::sleep(Duration::from_millis(rng.between(200, 1200) * stretch)).await;
         }
     }
 }

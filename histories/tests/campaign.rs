@@ -213,6 +213,11 @@ async fn campaign_redis_shards() {
     shards_campaign(Model::Shards(Backend::Redis)).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_cosmos_shards() {
+    shards_campaign(Model::Shards(Backend::Cosmos)).await;
+}
+
 async fn shard_worker_ignoring_lost_is_caught(model: Model) {
     let r = must_catch(model).await;
     assert!(
@@ -230,4 +235,9 @@ async fn sanity_blob_shard_worker_ignoring_lost_is_caught() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sanity_redis_shard_worker_ignoring_lost_is_caught() {
     shard_worker_ignoring_lost_is_caught(Model::Shards(Backend::Redis)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sanity_cosmos_shard_worker_ignoring_lost_is_caught() {
+    shard_worker_ignoring_lost_is_caught(Model::Shards(Backend::Cosmos)).await;
 }
