@@ -1,6 +1,7 @@
 //! What this process has learnt about how contended each item is: the share of its recent
 //! conflicts after which the item turned out contended (more than one write landed since
-//! the read that lost), by [`Versioned::key`]. It decides how a conflict is answered (see
+//! the read that lost), and how long the contending writes took to land, by
+//! [`Versioned::key`]. It decides how a conflict is answered (see
 //! [`UpdatePolicy::adaptive`]).
 //!
 //! [`Versioned::key`]: super::Versioned::key
@@ -19,7 +20,19 @@ const PRUNE_AT: usize = 1024;
 
 struct Share {
     contended: f64,
+    /// Running mean of the time from a read that lost to the read after it, over the probes
+    /// that counted the writes landed in between.
+    window: Option<Duration>,
     at: Instant,
+}
+
+/// What the process remembers of one item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Recall {
+    /// The share (0..=1) of recent probes that found the item contended.
+    pub(super) share: f64,
+    /// How long the writes that beat a recent update took to land (see [`record`]).
+    pub(super) window: Option<Duration>,
 }
 
 fn shares() -> &'static Mutex<HashMap<String, Share>> {
@@ -27,17 +40,28 @@ fn shares() -> &'static Mutex<HashMap<String, Share>> {
     SHARES.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The share (0..=1) of this item's recent probes that found it contended (0 for an item
-/// not probed in the last 10 s).
-pub(super) fn contended_share(key: &str) -> f64 {
+/// What the process remembers of this item (share 0 and no window for an item not probed in
+/// the last 10 s).
+pub(super) fn recall(key: &str) -> Recall {
     let map = shares().lock().unwrap_or_else(|p| p.into_inner());
     map.get(key)
         .filter(|s| s.at.elapsed() < FORGET_AFTER)
-        .map_or(0.0, |s| s.contended)
+        .map_or(
+            Recall {
+                share: 0.0,
+                window: None,
+            },
+            |s| Recall {
+                share: s.contended,
+                window: s.window,
+            },
+        )
 }
 
-/// Records one probe of this item: whether it found the item contended.
-pub(super) fn record(key: &str, contended: bool) {
+/// Records one probe of this item: whether it found the item contended, and, when it counted
+/// the writes that landed since the read that lost, the time from that read to the probe
+/// (`window`: the time those writes took to land).
+pub(super) fn record(key: &str, contended: bool, window: Option<Duration>) {
     let mut map = shares().lock().unwrap_or_else(|p| p.into_inner());
     if map.len() >= PRUNE_AT && !map.contains_key(key) {
         map.retain(|_, s| s.at.elapsed() < FORGET_AFTER);
@@ -46,14 +70,20 @@ pub(super) fn record(key: &str, contended: bool) {
     let sample = if contended { 1.0 } else { 0.0 };
     let share = map.entry(key.to_string()).or_insert(Share {
         contended: sample,
+        window,
         at: now,
     });
-    let previous = if share.at.elapsed() < FORGET_AFTER {
-        share.contended
-    } else {
-        sample
-    };
+    let fresh = share.at.elapsed() < FORGET_AFTER;
+    let previous = if fresh { share.contended } else { sample };
     share.contended = previous * (1.0 - WEIGHT) + sample * WEIGHT;
+    if let Some(w) = window {
+        share.window = Some(match share.window.filter(|_| fresh) {
+            Some(old) => old.mul_f64(1.0 - WEIGHT) + w.mul_f64(WEIGHT),
+            None => w,
+        });
+    } else if !fresh {
+        share.window = None;
+    }
     share.at = now;
 }
 
@@ -64,14 +94,31 @@ mod tests {
     #[test]
     fn the_share_follows_the_probes() {
         let key = "memory-test-item";
-        assert_eq!(contended_share(key), 0.0, "an unknown item is uncontended");
+        let unknown = recall(key);
+        assert_eq!(unknown.share, 0.0, "an unknown item is uncontended");
+        assert_eq!(unknown.window, None);
         for _ in 0..20 {
-            record(key, true);
+            record(key, true, Some(Duration::from_millis(40)));
         }
-        assert!(contended_share(key) > 0.95, "{}", contended_share(key));
+        let hot = recall(key);
+        assert!(hot.share > 0.95, "{hot:?}");
+        assert_eq!(hot.window, Some(Duration::from_millis(40)));
         for _ in 0..20 {
-            record(key, false);
+            record(key, false, None);
         }
-        assert!(contended_share(key) < 0.05, "{}", contended_share(key));
+        let cool = recall(key);
+        assert!(cool.share < 0.05, "{cool:?}");
+        assert_eq!(
+            cool.window,
+            Some(Duration::from_millis(40)),
+            "kept while fresh"
+        );
+        record(key, true, Some(Duration::from_millis(80)));
+        let w = recall(key).window.unwrap();
+        assert_eq!(
+            w,
+            Duration::from_millis(50),
+            "a running mean, weight 1/4: {w:?}"
+        );
     }
 }

@@ -253,6 +253,10 @@ impl UpdatePolicy {
     }
 }
 
+/// An update's first step aside lasts at most this many times the time the writes that beat
+/// it took to land, doubling with each further one (see [`Pacer::scaled_delay`]).
+const WINDOWS: u32 = 2;
+
 /// One running delay schedule of an [`update`] call.
 pub(super) struct Pacer<'a> {
     policy: &'a UpdatePolicy,
@@ -260,6 +264,8 @@ pub(super) struct Pacer<'a> {
     /// Smoothed duration of one read + write.
     round_trip: Option<Duration>,
     previous: Duration,
+    /// Steps aside so far.
+    steps: u32,
 }
 
 impl<'a> Pacer<'a> {
@@ -269,13 +275,14 @@ impl<'a> Pacer<'a> {
             backoff: policy.retry.schedule(),
             round_trip: None,
             previous: Duration::ZERO,
+            steps: 0,
         }
     }
 
     /// Whether a conflict is followed by a read at once, to gauge the contention from the
     /// stored write ids before waiting (contention-scaled policies only).
     pub(super) fn adaptive(&self) -> bool {
-        self.policy.adaptive && self.policy.scale.is_some()
+        self.policy.is_adaptive()
     }
 
     /// Counts one more attempt without waiting; `false` when the limits are reached.
@@ -296,28 +303,44 @@ impl<'a> Pacer<'a> {
         });
     }
 
-    /// The delay before the next attempt, or `None` when the limits are reached.
-    pub(super) fn next_delay(&mut self, share: f64) -> Option<Duration> {
+    /// The delay before the next attempt, or `None` when the limits are reached. `share` and
+    /// `window` are what the process remembers of the item (see [`Pacer::scaled_delay`]).
+    pub(super) fn next_delay(&mut self, share: f64, window: Option<Duration>) -> Option<Duration> {
         let fixed = self.backoff.next_delay()?;
         if self.policy.scale.is_none() {
             return Some(fixed);
         }
-        self.scaled_delay(share)
+        self.scaled_delay(share, window)
     }
 
     /// The contention-scaled delay (decorrelated jitter), without counting an attempt; `None`
-    /// when it would end past the time limit.
-    pub(super) fn scaled_delay(&mut self, share: f64) -> Option<Duration> {
+    /// when it would end past the time limit. `share` is the share of recent conflicts that
+    /// found the item contended; `window` how long the writes that beat a recent update took
+    /// to land, when the stored write ids counted them.
+    pub(super) fn scaled_delay(
+        &mut self,
+        share: f64,
+        window: Option<Duration>,
+    ) -> Option<Duration> {
         let scale = self.policy.scale.unwrap_or(6.0);
-        let unit = self
-            .round_trip
-            .unwrap_or(Duration::from_millis(5))
-            .mul_f64(scale);
+        let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
         // Under contention that is only occasional (the share of recent conflicts that found
         // the item contended), the first steps aside are shorter.
-        let unit = unit.mul_f64(share.clamp(1.0 / scale, 1.0));
+        let unit = round_trip.mul_f64(scale * share.clamp(1.0 / scale, 1.0));
         // ... and grow to less than the max delay: contention that is not sustained passes.
-        let cap = self.policy.max_delay.mul_f64(share * share).max(unit);
+        let mut cap = self.policy.max_delay.mul_f64(share * share);
+        if let Some(window) = window {
+            // The writers that beat us landed within `window`: stepping aside for about that
+            // long again lets each of them through once. Longer only delays our own write,
+            // and under a steady offered load lets the updates due meanwhile pile up. Each
+            // further step aside of this update doubles the bound: at saturation every
+            // writer is back within the window, and only longer steps aside spread them.
+            let windows = f64::from(WINDOWS) * f64::from(1u32 << self.steps.min(16));
+            cap = cap.min(window.mul_f64(windows).max(round_trip));
+        }
+        let unit = unit.min(cap.max(round_trip));
+        let cap = cap.max(unit);
+        self.steps += 1;
         let high = self.previous.max(unit) * 3;
         let delay = unit
             .saturating_add((high - unit).mul_f64(rand::random::<f64>()))
@@ -344,5 +367,38 @@ impl<'a> Pacer<'a> {
 
     pub(super) fn elapsed(&self) -> Duration {
         self.backoff.elapsed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_aside_is_bounded_by_the_window_and_doubles_with_each_further_one() {
+        let policy = UpdatePolicy::default();
+        let window = Duration::from_millis(10);
+        for _ in 0..50 {
+            let mut pacer = Pacer::new(&policy);
+            pacer.observe(Duration::from_millis(3));
+            // Sustained contention: without a window the step aside may grow to the max delay.
+            for k in 0..4u32 {
+                let d = pacer.scaled_delay(1.0, Some(window)).expect("within time");
+                let bound = window * WINDOWS * (1 << k);
+                assert!(d <= bound, "step {k}: {d:?} > {bound:?}");
+                assert!(
+                    d >= Duration::from_millis(3),
+                    "at least a round trip: {d:?}"
+                );
+            }
+        }
+        // Without a window (the history could not count the writes), the usual schedule.
+        let mut pacer = Pacer::new(&policy);
+        pacer.observe(Duration::from_millis(3));
+        let first = pacer.scaled_delay(1.0, None).expect("within time");
+        assert!(
+            first >= Duration::from_millis(18),
+            "scale 6 x 3 ms: {first:?}"
+        );
     }
 }

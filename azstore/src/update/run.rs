@@ -145,16 +145,18 @@ where
         run.delete_pending = None;
         if let Some(p) = probe.take() {
             let landed = p.landed(current.as_ref());
+            // How long the writes that beat us took to land, when the history counted them.
+            let window = (landed == Landed::Several { counted: true }).then(|| p.at.elapsed());
             // A history that cannot tell counts toward the item's contention, but this
             // conflict is retried at once, as a plain loop would.
-            memory::record(&key, landed != Landed::One);
-            // Several writes landed: step aside — with the chance that the item is contended,
-            // as this process has seen it lately (occasional contention is retried at once).
-            if landed == Landed::Several && rand::random::<f64>() < memory::contended_share(&key) {
-                // Several writes landed since our read: step aside, then read again.
+            memory::record(&key, landed != Landed::One, window);
+            // Several writes landed since our read: step aside, then read again — with the
+            // chance that the item is contended, as this process has seen it lately
+            // (occasional contention is retried at once).
+            let recall = memory::recall(&key);
+            if matches!(landed, Landed::Several { .. }) && rand::random::<f64>() < recall.share {
                 turn = None;
-                let share = memory::contended_share(&key);
-                let Some(delay) = run.pacer.scaled_delay(share) else {
+                let Some(delay) = run.pacer.scaled_delay(recall.share, recall.window) else {
                     let err = last_error.take().unwrap_or_else(|| {
                         Error::new(crate::error::ErrorKind::RetriesExhausted, "out of time")
                     });
@@ -184,7 +186,7 @@ where
             // lone one (write again) or the item is contended (step aside) — with the chance
             // that the item is not contended, as this process has seen it lately: under
             // sustained contention a conflict goes straight to the backoff.
-            if run.pacer.adaptive() && rand::random::<f64>() >= memory::contended_share(&key) {
+            if run.pacer.adaptive() && rand::random::<f64>() >= memory::recall(&key).share {
                 if !run.pacer.immediate() {
                     return run.settle(resource, err, Ending::Exhausted).await;
                 }
@@ -193,12 +195,15 @@ where
                 continue;
             }
         }
-        let share = if run.pacer.adaptive() {
-            memory::contended_share(&key)
+        let recall = if run.pacer.adaptive() {
+            memory::recall(&key)
         } else {
-            1.0
+            memory::Recall {
+                share: 1.0,
+                window: None,
+            }
         };
-        let Some(mut delay) = run.pacer.next_delay(share) else {
+        let Some(mut delay) = run.pacer.next_delay(recall.share, recall.window) else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the
             // caller must never be told "failed" about a write that applied.
             return run.settle(resource, err, Ending::Exhausted).await;
@@ -218,6 +223,8 @@ where
 struct Probe {
     head: Option<String>,
     absent: bool,
+    /// When that read was answered.
+    at: Instant,
 }
 
 impl Probe {
@@ -228,6 +235,7 @@ impl Probe {
                 .and_then(|t| t.split(',').next())
                 .map(str::to_owned),
             absent: current.is_none(),
+            at: Instant::now(),
         }
     }
 
@@ -248,8 +256,9 @@ impl Probe {
         };
         match landed {
             Some(0 | 1) => Landed::One,
-            // More than one, or so many that our read's id was pushed out of the history.
-            _ => Landed::Several,
+            Some(_) => Landed::Several { counted: true },
+            // So many that our read's id was pushed out of the history.
+            None => Landed::Several { counted: false },
         }
     }
 }
@@ -259,8 +268,9 @@ impl Probe {
 enum Landed {
     /// One (or the item was deleted since): a lone conflict.
     One,
-    /// More than one: the item is contended.
-    Several,
+    /// More than one: the item is contended. `counted`: the history still holds the id our
+    /// read saw (else so many writes landed that it was pushed out).
+    Several { counted: bool },
     /// The stored value carries no write ids, or the value we read had none (a writer that
     /// bypasses `update`).
     Unknown,
