@@ -69,8 +69,15 @@ async fn shards_campaign(model: Model) {
     let plan = plan(model, Variant::Correct, 30);
     let report = run(&plan).await;
     assert_eq!(report.histories, 1);
+    // Cosmos DB's interval is four times the others' (1 s), so a history of the same writes
+    // holds fewer transfers: 17–33 on a quiet machine, 7 under the whole suite's load.
+    let least = if model == Model::Shards(Backend::Cosmos) {
+        3
+    } else {
+        10
+    };
     assert!(
-        report.transfers >= 10,
+        report.transfers >= least,
         "{}: only {} ownership transfers",
         model.name(),
         report.transfers
