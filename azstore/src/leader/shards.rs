@@ -423,11 +423,16 @@ struct Owned<T: crate::lease::Leasable> {
 impl<T: crate::lease::Leasable> Owned<T> {
     /// Sends the shard's [`ShardEvent::Lost`] unless it was sent already.
     fn tell_lost(&self, events: &mpsc::UnboundedSender<ShardEvent>, shard: &str) {
-        if !self.told.swap(true, Ordering::SeqCst) {
-            let _ = events.send(ShardEvent::Lost {
-                shard: shard.to_string(),
-            });
-        }
+        tell_lost_once(&self.told, events, shard);
+    }
+}
+
+/// Sends `shard`'s [`ShardEvent::Lost`] unless `told` says it was sent already.
+fn tell_lost_once(told: &AtomicBool, events: &mpsc::UnboundedSender<ShardEvent>, shard: &str) {
+    if !told.swap(true, Ordering::SeqCst) {
+        let _ = events.send(ShardEvent::Lost {
+            shard: shard.to_string(),
+        });
     }
 }
 
@@ -672,11 +677,7 @@ impl<C: Campaign> Worker<C> {
                 // the balancing task forgets the shard when it next looks.
                 let watcher = tokio::spawn(async move {
                     let _ = lost.await;
-                    if !told_here.swap(true, Ordering::SeqCst) {
-                        let _ = events.send(ShardEvent::Lost {
-                            shard: name.clone(),
-                        });
-                    }
+                    tell_lost_once(&told_here, &events, &name);
                     let _ = tx.send((name, epoch));
                 });
                 self.held.insert(

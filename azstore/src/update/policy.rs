@@ -343,8 +343,9 @@ impl<'a> Pacer<'a> {
             let windows = f64::from(WINDOWS) * f64::from(1u32 << self.steps.min(16));
             cap = cap.min(window.mul_f64(windows).max(round_trip));
         }
-        let unit = unit.min(cap.max(round_trip));
-        let cap = cap.max(unit);
+        // Never below a round trip (`unit` is at least one).
+        let cap = cap.max(round_trip);
+        let unit = unit.min(cap);
         self.steps += 1;
         let high = self.previous.max(unit) * 3;
         let delay = unit
