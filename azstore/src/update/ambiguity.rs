@@ -1,6 +1,8 @@
 //! Recognising our own writes after an ambiguous failure: the write ids stored with each
 //! value, the writes whose outcome is unknown, and which errors mean a conflict.
 
+use std::time::Duration;
+
 use super::{Change, Current, Outcome, WRITE_ID_HISTORY};
 use crate::conditions::ETag;
 use crate::error::{Error, ErrorCode, RequestSent};
@@ -74,7 +76,7 @@ pub(super) fn not_stored<T, V>(current: Option<&Current<V>>, pending: &[Pending<
             || cur
                 .write_id
                 .as_deref()
-                .is_some_and(|t| t.split(',').count() < WRITE_ID_HISTORY)
+                .is_some_and(|t| ids(t).count() < WRITE_ID_HISTORY)
     })
 }
 
@@ -82,17 +84,44 @@ pub(super) fn new_write_id() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
-/// The token stored with a write: our id followed by the most recent earlier ids.
-pub(super) fn write_token(id: &str, previous: Option<&str>) -> String {
-    let mut ids = vec![id];
-    if let Some(prev) = previous {
-        ids.extend(
-            prev.split(',')
-                .filter(|s| is_write_id(s))
-                .take(WRITE_ID_HISTORY - 1),
-        );
+/// The token stored with a write: our id followed by the most recent earlier ids, and the
+/// item's pace when there is one (see [`pace_in`]).
+pub(super) fn write_token(id: &str, previous: Option<&str>, pace: Option<Duration>) -> String {
+    let mut token = id.to_string();
+    for earlier in previous
+        .into_iter()
+        .flat_map(ids)
+        .take(WRITE_ID_HISTORY - 1)
+    {
+        token.push(',');
+        token.push_str(earlier);
     }
-    ids.join(",")
+    if let Some(pace) = pace {
+        token.push_str(&format!(",{PACE}{}", pace.as_micros()));
+    }
+    token
+}
+
+/// The write ids of a stored token, newest first (anything else in it is skipped).
+pub(super) fn ids(token: &str) -> impl Iterator<Item = &str> {
+    token.split(',').filter(|s| is_write_id(s))
+}
+
+/// Marks the pace entry of a token: `p` and microseconds.
+const PACE: char = 'p';
+
+/// The item's pace stored in a token: how long a writer that lost a race on it steps aside
+/// at least, as the writes before it set it (see [`Pacer::pace_after`]). `None` when the
+/// token has none (a calm item) or it cannot be read; bounded to 60 s whatever is stored.
+///
+/// [`Pacer::pace_after`]: super::policy::Pacer::pace_after
+pub(super) fn pace_in(token: &str) -> Option<Duration> {
+    let micros = token.split(',').find_map(|s| s.strip_prefix(PACE))?;
+    if micros.is_empty() || micros.len() > 12 || !micros.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let pace = Duration::from_micros(micros.parse().ok()?);
+    (pace > Duration::ZERO).then(|| pace.min(Duration::from_secs(60)))
 }
 
 fn is_write_id(s: &str) -> bool {
@@ -101,7 +130,7 @@ fn is_write_id(s: &str) -> bool {
 
 /// Position of `id` in a stored token (0 = the write that produced the current value).
 pub(super) fn position_in(token: &str, id: &str) -> Option<usize> {
-    token.split(',').position(|s| s == id)
+    ids(token).position(|s| s == id)
 }
 
 /// Whether a create's error means "someone else created it first".
@@ -135,9 +164,9 @@ mod tests {
 
     #[test]
     fn write_tokens_keep_a_bounded_history() {
-        let mut token = write_token("0000000000000000", None);
+        let mut token = write_token("0000000000000000", None, None);
         for i in 1..20u64 {
-            token = write_token(&format!("{i:016x}"), Some(&token));
+            token = write_token(&format!("{i:016x}"), Some(&token), None);
         }
         let ids: Vec<_> = token.split(',').collect();
         assert_eq!(ids.len(), WRITE_ID_HISTORY);
@@ -148,10 +177,31 @@ mod tests {
         assert!(token.len() <= 300);
         // Foreign junk in a stored token is dropped, never echoed.
         assert_eq!(
-            write_token("aaaaaaaaaaaaaaaa", Some("x,,bbbbbbbbbbbbbbbb")),
+            write_token("aaaaaaaaaaaaaaaa", Some("x,,bbbbbbbbbbbbbbbb"), None),
             "aaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbb"
         );
         assert!(is_write_id(&new_write_id()));
+    }
+
+    #[test]
+    fn a_token_carries_the_pace_after_its_ids() {
+        let a = "00000000000000aa";
+        let t = write_token(a, None, Some(Duration::from_micros(2500)));
+        assert_eq!(t, "00000000000000aa,p2500");
+        assert_eq!(pace_in(&t), Some(Duration::from_micros(2500)));
+        // The next write keeps the ids, not the old pace: it states its own or none.
+        let t2 = write_token("00000000000000bb", Some(&t), None);
+        assert_eq!(t2, "00000000000000bb,00000000000000aa");
+        assert_eq!(pace_in(&t2), None);
+        assert_eq!(position_in(&t, a), Some(0));
+        // Junk is no pace, and a stored pace is bounded.
+        for junk in ["p", "px1", "p-3", "p0", "p1234567890123"] {
+            assert_eq!(pace_in(&format!("{a},{junk}")), None, "{junk}");
+        }
+        assert_eq!(
+            pace_in(&format!("{a},p999999999")),
+            Some(Duration::from_secs(60))
+        );
     }
 
     #[test]
@@ -172,21 +222,29 @@ mod tests {
         let ours = "00000000000000aa";
         let pending = [write(ours, Some("\"e1\""))];
         // Recognised: our id is in the stored history.
-        let token = write_token("00000000000000bb", Some(&write_token(ours, None)));
+        let token = write_token(
+            "00000000000000bb",
+            Some(&write_token(ours, None, None)),
+            None,
+        );
         let c = cur("\"e3\"", Some(token));
         assert_eq!(recognise(Some(&c), &pending), Some((0, 1)));
         // Not stored: absent, unchanged since the condition, or a history with room for ours.
         assert!(not_stored::<u64, u64>(None, &pending));
         assert!(not_stored(Some(&cur("\"e1\"", None)), &pending));
-        let short = write_token("00000000000000cc", None);
+        let short = write_token("00000000000000cc", None, Some(Duration::from_millis(3)));
         assert!(not_stored(Some(&cur("\"e2\"", Some(short))), &pending));
         // Unknown: another version without history, or a full history.
         assert!(!not_stored(Some(&cur("\"e2\"", None)), &pending));
-        let mut full = write_token("0000000000000000", None);
+        let mut full = write_token("0000000000000000", None, None);
         for i in 1..40u64 {
-            full = write_token(&format!("{i:016x}"), Some(&full));
+            full = write_token(
+                &format!("{i:016x}"),
+                Some(&full),
+                Some(Duration::from_millis(i)),
+            );
         }
-        assert_eq!(full.split(',').count(), WRITE_ID_HISTORY);
+        assert_eq!(ids(&full).count(), WRITE_ID_HISTORY);
         assert!(!not_stored(Some(&cur("\"e2\"", Some(full))), &pending));
         // Errors that leave a write's outcome unknown.
         let e500 = Error::from_response(500, Some(ErrorCode::OperationTimedOut), "".into(), None);

@@ -262,6 +262,16 @@ impl UpdatePolicy {
 /// it took to land, doubling with each further one (see [`Pacer::scaled_delay`]).
 const WINDOWS: u32 = 2;
 
+/// The conflicts beyond its first that a commit meets, on average, where the item's pace
+/// settles (see [`Pacer::pace_after`]).
+const TARGET_RETRY_CONFLICTS: f64 = 0.2;
+/// How far one commit moves the pace: by `2^(GAIN · (its conflicts beyond the first −
+/// TARGET_RETRY_CONFLICTS))`, those conflicts counted up to [`MOST_COUNTED`].
+const GAIN: f64 = 0.125;
+/// Conflicts beyond the first counted toward the pace per commit (one unlucky writer does
+/// not set everyone's pace).
+const MOST_COUNTED: u32 = 3;
+
 /// One running delay schedule of an [`update`] call.
 pub(super) struct Pacer<'a> {
     policy: &'a UpdatePolicy,
@@ -309,24 +319,75 @@ impl<'a> Pacer<'a> {
     }
 
     /// The delay before the next attempt, or `None` when the limits are reached. `share` and
-    /// `window` are what the process remembers of the item (see [`Pacer::scaled_delay`]).
-    pub(super) fn next_delay(&mut self, share: f64, window: Option<Duration>) -> Option<Duration> {
+    /// `window` are what the process remembers of the item, `pace` what its stored token
+    /// says (see [`Pacer::scaled_delay`]).
+    pub(super) fn next_delay(
+        &mut self,
+        share: f64,
+        window: Option<Duration>,
+        pace: Option<Duration>,
+    ) -> Option<Duration> {
         let fixed = self.backoff.next_delay()?;
         if self.policy.scale.is_none() {
             return Some(fixed);
         }
-        self.scaled_delay(share, window)
+        self.scaled_delay(share, window, pace)
+    }
+
+    /// The item's pace to store with a write of this update: how long a writer that loses a
+    /// race on the item steps aside, agreed across every process through the stored token.
+    /// It starts from the pace the read this write is based on carried (`stored`), and
+    /// `conflicts` are those this update met before the write. An update's first conflict
+    /// is its arrival colliding with another write, which no pacing prevents; each further
+    /// one is a retry that collided, which a longer pace prevents. So every commit moves the
+    /// pace by `2^(GAIN · (further conflicts − TARGET_RETRY_CONFLICTS))`: longer while
+    /// retries keep colliding, shorter with every commit whose retry, if any, went through,
+    /// and gone (`None`: nothing stored) once it is under a quarter of a round trip. A pace
+    /// starts at half a round trip and never exceeds the max delay.
+    pub(super) fn pace_after(&self, stored: Option<Duration>, conflicts: u32) -> Option<Duration> {
+        let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
+        let further = conflicts.saturating_sub(1).min(MOST_COUNTED);
+        let excess = f64::from(further) - TARGET_RETRY_CONFLICTS;
+        let mut pace = stored.unwrap_or(Duration::ZERO);
+        if excess > 0.0 {
+            pace = pace.max(round_trip / 2);
+        }
+        let pace = pace
+            .mul_f64((GAIN * excess).exp2())
+            .min(self.policy.max_delay);
+        (pace >= round_trip / 4).then_some(pace)
     }
 
     /// The contention-scaled delay (decorrelated jitter), without counting an attempt; `None`
     /// when it would end past the time limit. `share` is the share of recent conflicts that
     /// found the item contended; `window` how long the writes that beat a recent update took
-    /// to land, when the stored write ids counted them.
+    /// to land, when the stored write ids counted them; `pace` the item's pace as its stored
+    /// token carries it (see [`Pacer::pace_after`]). With a pace, a step aside lasts a
+    /// uniform half to one and a half of it, however often this update lost: what every
+    /// writer of the item has found lately settles it, and a writer that lost several times
+    /// does not fall further behind the others.
     pub(super) fn scaled_delay(
         &mut self,
         share: f64,
         window: Option<Duration>,
+        pace: Option<Duration>,
     ) -> Option<Duration> {
+        self.steps += 1;
+        let delay = match pace {
+            Some(pace) => pace.mul_f64(0.5 + rand::random::<f64>()),
+            None => self.local_delay(share, window),
+        };
+        if let Some(max) = self.policy.max_elapsed {
+            if self.backoff.elapsed() + delay > max {
+                return None;
+            }
+        }
+        self.previous = delay;
+        Some(delay)
+    }
+
+    /// A step aside from what this process knows of the item (see [`Pacer::scaled_delay`]).
+    fn local_delay(&self, share: f64, window: Option<Duration>) -> Duration {
         let scale = self.policy.scale.unwrap_or(6.0);
         let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
         // Under contention that is only occasional (the share of recent conflicts that found
@@ -340,24 +401,15 @@ impl<'a> Pacer<'a> {
             // and under a steady offered load lets the updates due meanwhile pile up. Each
             // further step aside of this update doubles the bound: at saturation every
             // writer is back within the window, and only longer steps aside spread them.
-            let windows = f64::from(WINDOWS) * f64::from(1u32 << self.steps.min(16));
+            let windows = f64::from(WINDOWS) * f64::from(1u32 << (self.steps - 1).min(16));
             cap = cap.min(window.mul_f64(windows).max(round_trip));
         }
         // Never below a round trip (`unit` is at least one).
         let cap = cap.max(round_trip);
         let unit = unit.min(cap);
-        self.steps += 1;
         let high = self.previous.max(unit) * 3;
-        let delay = unit
-            .saturating_add((high - unit).mul_f64(rand::random::<f64>()))
-            .min(cap);
-        if let Some(max) = self.policy.max_elapsed {
-            if self.backoff.elapsed() + delay > max {
-                return None;
-            }
-        }
-        self.previous = delay;
-        Some(delay)
+        unit.saturating_add((high - unit).mul_f64(rand::random::<f64>()))
+            .min(cap)
     }
 
     /// Waits for `wait` until the policy's time is up; `None` when it was up first (or is).
@@ -389,7 +441,9 @@ mod tests {
             pacer.observe(Duration::from_millis(3));
             // Sustained contention: without a window the step aside may grow to the max delay.
             for k in 0..4u32 {
-                let d = pacer.scaled_delay(1.0, Some(window)).expect("within time");
+                let d = pacer
+                    .scaled_delay(1.0, Some(window), None)
+                    .expect("within time");
                 let bound = window * WINDOWS * (1 << k);
                 assert!(d <= bound, "step {k}: {d:?} > {bound:?}");
                 assert!(
@@ -401,10 +455,65 @@ mod tests {
         // Without a window (the history could not count the writes), the usual schedule.
         let mut pacer = Pacer::new(&policy);
         pacer.observe(Duration::from_millis(3));
-        let first = pacer.scaled_delay(1.0, None).expect("within time");
+        let first = pacer.scaled_delay(1.0, None, None).expect("within time");
         assert!(
             first >= Duration::from_millis(18),
             "scale 6 x 3 ms: {first:?}"
         );
+    }
+
+    #[test]
+    fn the_pace_settles_where_commits_waste_little_and_bounds_steps_aside() {
+        let policy = UpdatePolicy::default();
+        let mut pacer = Pacer::new(&policy);
+        pacer.observe(Duration::from_millis(4));
+        // A calm item has no pace, and a lone conflict does not start one.
+        assert_eq!(pacer.pace_after(None, 0), None);
+        assert_eq!(pacer.pace_after(None, 1), None);
+        // A retry that collided starts it: half a round trip, times 2^(0.125 · 0.8).
+        assert_eq!(pacer.pace_after(None, 2).map(|p| p.as_micros()), Some(2143));
+        // Commits that met several conflicts lengthen it; commits without any shorten it.
+        let p = Duration::from_millis(20);
+        assert!(pacer.pace_after(Some(p), 3).unwrap() > p);
+        assert!(pacer.pace_after(Some(p), 1).unwrap() < p);
+        assert!(pacer.pace_after(Some(p), 0).unwrap() < p);
+        assert_eq!(
+            pacer.pace_after(Some(p), 4),
+            pacer.pace_after(Some(p), 40),
+            "at most 3 further conflicts count"
+        );
+        assert_eq!(
+            pacer.pace_after(Some(Duration::from_secs(30)), 8),
+            Some(policy.max_delay),
+            "never past the max delay"
+        );
+        // Without conflicts it fades out.
+        let mut pace = Some(Duration::from_millis(50));
+        let mut commits = 0;
+        while let Some(p) = pace {
+            pace = pacer.pace_after(Some(p), 0);
+            commits += 1;
+        }
+        // 50 ms to under 1 ms at 2^-0.025 per commit: 226 commits.
+        assert_eq!(commits, 226);
+        // With a pace, a step aside lasts half to one and a half of it, however many came
+        // before.
+        for _ in 0..50 {
+            let mut pacer = Pacer::new(&policy);
+            pacer.observe(Duration::from_millis(3));
+            for _ in 0..6 {
+                let d = pacer
+                    .scaled_delay(
+                        0.1,
+                        Some(Duration::from_millis(1)),
+                        Some(Duration::from_millis(100)),
+                    )
+                    .unwrap();
+                assert!(
+                    d >= Duration::from_millis(50) && d <= Duration::from_millis(150),
+                    "{d:?}"
+                );
+            }
+        }
     }
 }

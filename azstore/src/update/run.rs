@@ -7,8 +7,8 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::ambiguity::{
-    Pending, is_create_conflict, is_replace_conflict, new_write_id, not_stored, outcome_unknown,
-    position_in, recognise, recovered, write_token,
+    Pending, ids, is_create_conflict, is_replace_conflict, new_write_id, not_stored,
+    outcome_unknown, pace_in, position_in, recognise, recovered, write_token,
 };
 use super::gate::Gate;
 use super::memory;
@@ -143,6 +143,13 @@ where
             return Err(run.unrecognisable(last_error.take()));
         }
         run.delete_pending = None;
+        // The item's pace, as the writes before ours left it in the stored token: how long a
+        // writer that loses a race on it steps aside (see `Pacer::pace_after`).
+        let pace = current
+            .as_ref()
+            .and_then(|c| c.write_id.as_deref())
+            .and_then(pace_in)
+            .filter(|_| run.pacer.adaptive());
         if let Some(p) = probe.take() {
             let landed = p.landed(current.as_ref());
             // How long the writes that beat us took to land, when the history counted them.
@@ -156,7 +163,7 @@ where
             let recall = memory::recall(&key);
             if matches!(landed, Landed::Several { .. }) && rand::random::<f64>() < recall.share {
                 turn = None;
-                let Some(delay) = run.pacer.scaled_delay(recall.share, recall.window) else {
+                let Some(delay) = run.pacer.scaled_delay(recall.share, recall.window, pace) else {
                     let err = last_error.take().unwrap_or_else(|| {
                         Error::new(crate::error::ErrorKind::RetriesExhausted, "out of time")
                     });
@@ -203,7 +210,7 @@ where
                 window: None,
             }
         };
-        let Some(mut delay) = run.pacer.next_delay(recall.share, recall.window) else {
+        let Some(mut delay) = run.pacer.next_delay(recall.share, recall.window, pace) else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the
             // caller must never be told "failed" about a write that applied.
             return run.settle(resource, err, Ending::Exhausted).await;
@@ -232,7 +239,7 @@ impl Probe {
         Probe {
             head: current
                 .and_then(|c| c.write_id.as_deref())
-                .and_then(|t| t.split(',').next())
+                .and_then(|t| ids(t).next())
                 .map(str::to_owned),
             absent: current.is_none(),
             at: Instant::now(),
@@ -251,7 +258,7 @@ impl Probe {
         let landed = match (&self.head, self.absent) {
             (Some(head), _) => position_in(token, head),
             // Created since our read found it absent: the ids stored since its creation.
-            (None, true) => Some(token.split(',').count()),
+            (None, true) => Some(ids(token).count()),
             (None, false) => return Landed::Unknown,
         };
         match landed {
@@ -418,12 +425,16 @@ impl<T> Run<'_, T> {
         let id = new_write_id();
         let (result, change, condition) = match current {
             Some(cur) => {
-                let token = write_token(&id, cur.write_id.as_deref());
+                let stored = cur.write_id.as_deref();
+                let pace = self
+                    .pacer
+                    .pace_after(stored.and_then(pace_in), self.conflicts);
+                let token = write_token(&id, stored, pace);
                 let result = resource.replace(&value, &cur.etag, &token).await;
                 (result, Change::Replaced, Some(cur.etag))
             }
             None => {
-                let result = resource.create(&value, &write_token(&id, None)).await;
+                let result = resource.create(&value, &write_token(&id, None, None)).await;
                 (result, Change::Created, None)
             }
         };
