@@ -28,14 +28,25 @@ use crate::http::{Jitter, RetryPolicy};
 ///   them through once, not so long that updates due meanwhile pile up. A process
 ///   remembers, per item, the share of its recent conflicts that found the item contended
 ///   and the window; under sustained contention it skips the read and steps aside at once.
+///
+///   Writers in *separate processes* agree on how long to step aside through the item
+///   itself: every write stores, after its write ids in the same token, the item's *pace*.
+///   Each commit lengthens the pace when its update's retries collided (conflicts beyond
+///   the first) and shortens it when they did not, so it settles where a commit meets 0.2
+///   colliding retries on average, and an item that calms down loses it. While the token
+///   carries a pace, a writer that lost steps aside a uniform half to one and a half of it,
+///   however often it lost, instead of the schedule above: nobody falls further behind
+///   with each loss, and retries do not keep colliding.
+///
 ///   So below saturation a conflicting update costs about one more round trip, as in a
 ///   plain loop, and at saturation losers step aside and the service's time goes to writers
 ///   that can commit. Measured (the `update_contention` benchmark, `benches/README.md`,
 ///   against a plain loop with full-jitter backoff): writers in one process take turns and
-///   have the loop's latency or better at every load; writers in separate processes have the
-///   loop's tail up to 25–50 % of its capacity and a longer one at 90 %, and at saturation
-///   commit 1.4–4.5 times as often on Blob and table with a fraction of the wasted writes
-///   and a p99 at most 1.4 times the loop's. Lower the scale when the latency of a
+///   have a shorter tail than the loop at every load; writers in separate processes, at
+///   saturation, have a shorter p99 than the loop and commit 1.5–7.3 times as often on
+///   Blob, table and Cosmos DB with a fraction of its wasted writes, and below saturation
+///   the loop's tail at 10 % of its capacity and a longer one in some rows from 25 % up
+///   (Cosmos DB and table at 50 and 90 %). Lower the scale when the latency of a
 ///   conflicting update matters more than throughput under contention;
 ///   [`adaptive(false)`](UpdatePolicy::adaptive) steps aside after every conflict. Writers
 ///   within one process do not conflict at all: they take turns (see
