@@ -110,8 +110,8 @@ pub(super) fn ids(token: &str) -> impl Iterator<Item = &str> {
 /// Marks the pace entry of a token: `p` and microseconds.
 const PACE: char = 'p';
 
-/// The item's pace stored in a token: how long a writer that lost a race on it steps aside
-/// at least, as the writes before it set it (see [`Pacer::pace_after`]). `None` when the
+/// The item's pace stored in a token: about how long a writer that lost a race on it steps
+/// aside, as the writes before it set it (see [`Pacer::pace_after`]). `None` when the
 /// token has none (a calm item) or it cannot be read; bounded to 60 s whatever is stored.
 ///
 /// [`Pacer::pace_after`]: super::policy::Pacer::pace_after

@@ -59,6 +59,14 @@ async fn contract_versioned_create_race_one_wins_blob() {
         .unwrap();
 }
 
+#[tokio::test]
+async fn contract_versioned_the_pace_passes_between_writers_blob() {
+    let (account, c) = blob_container().await;
+    contract::the_pace_passes_between_writers(|| blob_at(&account, &c), Counter::PLAIN)
+        .await
+        .unwrap();
+}
+
 /// The counter blob through a fault proxy, the same blob reached directly, and the proxy.
 async fn blob_faults() -> (BlobJson<u64>, BlobJson<u64>, HttpWrites) {
     let (account, c) = blob_container().await;
@@ -187,6 +195,14 @@ async fn contract_versioned_create_race_one_wins_table() {
         .unwrap();
 }
 
+#[tokio::test]
+async fn contract_versioned_the_pace_passes_between_writers_table() {
+    let (account, t) = fresh_table().await;
+    contract::the_pace_passes_between_writers(|| entity_at(&account, &t), TABLE_COUNT)
+        .await
+        .unwrap();
+}
+
 /// The counter entity through a fault proxy, the same entity reached directly, and the proxy.
 async fn table_faults() -> (
     VersionedEntity<TableCount>,
@@ -280,6 +296,15 @@ async fn contract_versioned_separate_writers_lose_no_update_redis() {
 async fn contract_versioned_create_race_one_wins_redis() {
     let k = redis_backend::key();
     contract::create_race_one_wins(|| redis_backend::json(&k), Counter::PLAIN)
+        .await
+        .unwrap();
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn contract_versioned_the_pace_passes_between_writers_redis() {
+    let k = redis_backend::key();
+    contract::the_pace_passes_between_writers(|| redis_backend::json(&k), Counter::PLAIN)
         .await
         .unwrap();
 }
@@ -405,6 +430,16 @@ async fn contract_versioned_create_race_one_wins_cosmos() {
     use cosmos_backend::*;
     let db = fresh("contract").await;
     contract::create_race_one_wins(|| item(&db), COUNT)
+        .await
+        .unwrap();
+}
+
+#[cfg(feature = "cosmos")]
+#[tokio::test]
+async fn contract_versioned_the_pace_passes_between_writers_cosmos() {
+    use cosmos_backend::*;
+    let db = fresh("contract").await;
+    contract::the_pace_passes_between_writers(|| item(&db), COUNT)
         .await
         .unwrap();
 }

@@ -393,6 +393,124 @@ pub async fn ambiguous_create_is_applied_once<R: Versioned>(
     }
 }
 
+/// The pace an item's stored write-id token carries (`,p` and microseconds after the ids),
+/// if any.
+pub fn pace_in_token(token: &str) -> Option<Duration> {
+    token
+        .split(',')
+        .find_map(|s| s.strip_prefix('p'))
+        .and_then(|us| us.parse().ok())
+        .map(Duration::from_micros)
+}
+
+/// `R` whose first `beaten` replaces each meet another writer's increment landed just
+/// before them (so each is refused as a conflict), as a writer in another process would.
+struct Beaten<R: Versioned> {
+    mine: R,
+    other: R,
+    beaten: std::sync::atomic::AtomicU32,
+    counter: Counter<R::Value>,
+}
+
+impl<R: Versioned> Versioned for Beaten<R> {
+    type Value = R::Value;
+
+    async fn read(&self) -> azstore::Result<Option<Current<R::Value>>> {
+        self.mine.read().await
+    }
+
+    async fn replace(
+        &self,
+        value: &R::Value,
+        etag: &azstore::ETag,
+        write_id: &str,
+    ) -> azstore::Result<azstore::ETag> {
+        use std::sync::atomic::Ordering;
+        let left = self.beaten.load(Ordering::SeqCst);
+        if left > 0 {
+            self.beaten.store(left - 1, Ordering::SeqCst);
+            update(&self.other, &policy(), self.counter.increment()).await?;
+        }
+        self.mine.replace(value, etag, write_id).await
+    }
+
+    async fn create(&self, value: &R::Value, write_id: &str) -> azstore::Result<azstore::ETag> {
+        self.mine.create(value, write_id).await
+    }
+
+    async fn delete(&self, etag: &azstore::ETag) -> azstore::Result<()> {
+        self.mine.delete(etag).await
+    }
+
+    /// A key of its own: the other writer updates the same item from inside this one's
+    /// write, and must not wait for this update's turn.
+    fn key(&self) -> String {
+        format!("contract:beaten:{}", self.mine.key())
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        self.mine.stores_write_ids()
+    }
+}
+
+/// **The item's pace passes from writer to writer through the stored token**: an update
+/// that lost three times before it committed (another writer's increment landing before
+/// each of its first three writes) stores a pace with its write; the next update, which
+/// meets no conflict, reads that pace and stores a shorter one (or none); every increment
+/// lands once.
+pub async fn the_pace_passes_between_writers<R, F>(
+    new_item: F,
+    counter: Counter<R::Value>,
+) -> Result<(), String>
+where
+    R: Versioned + 'static,
+    R::Value: 'static,
+    F: Fn() -> R,
+{
+    let token = |cur: Option<Current<R::Value>>| cur.and_then(|c| c.write_id);
+    update(&new_item(), &policy(), counter.increment())
+        .await
+        .map_err(|e| format!("the first increment: {e}"))?;
+    let beaten = Beaten {
+        mine: new_item(),
+        other: new_item(),
+        beaten: 3.into(),
+        counter,
+    };
+    let outcome = update(&beaten, &policy(), counter.increment())
+        .await
+        .map_err(|e| format!("the beaten update: {e}"))?;
+    if outcome.conflicts != 3 {
+        return Err(format!(
+            "3 conflicts expected, the outcome counts {} in {} attempts",
+            outcome.conflicts, outcome.attempts
+        ));
+    }
+    let after_losses = token(new_item().read().await.map_err(|e| e.to_string())?)
+        .ok_or("no write-id token stored")?;
+    let Some(pace) = pace_in_token(&after_losses) else {
+        return Err(format!(
+            "no pace stored after 3 conflicts: {after_losses:?}"
+        ));
+    };
+    update(&new_item(), &policy(), counter.increment())
+        .await
+        .map_err(|e| format!("the last increment: {e}"))?;
+    let calm = token(new_item().read().await.map_err(|e| e.to_string())?)
+        .ok_or("no write-id token stored")?;
+    if pace_in_token(&calm).is_some_and(|p| p >= pace) {
+        return Err(format!(
+            "an update without conflict kept or lengthened the pace: {after_losses:?} then {calm:?}"
+        ));
+    }
+    // 1 + 3 others + the beaten one + the last.
+    let n = stored(&new_item(), counter).await?;
+    if n != 6 {
+        return Err(format!("the count is {n}, want 6"));
+    }
+    Ok(())
+}
+
 /// A deliberately broken adapter: `R` with a [`Versioned::key`] that is fresh on every call,
 /// so no two updates ever share a turn. [`one_process_wastes_no_write`] must fail on it.
 pub struct FreshKeyEachCall<R>(pub R);
