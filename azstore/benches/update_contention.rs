@@ -38,7 +38,9 @@
 //! Narrow it with `UPDATE_BENCH_BACKENDS=blob,table,redis,cosmos`, `UPDATE_BENCH_MODES=tasks,procs`,
 //! `UPDATE_BENCH_WRITERS`, `UPDATE_BENCH_OFFERED` (empty: no offered rows), `UPDATE_BENCH_REPS`,
 //! `UPDATE_BENCH_SECS`; `UPDATE_BENCH_CAPACITY=N` fixes the capacity instead of measuring it;
-//! `UPDATE_BENCH_POLICY=static` runs `update()` with `UpdatePolicy::default().adaptive(false)`.
+//! `UPDATE_BENCH_POLICY=static` runs `update()` with `UpdatePolicy::default().adaptive(false)`;
+//! `UPDATE_BENCH_SHOW_PACE=1` samples the item's stored pace every 50 ms while `update()` runs
+//! and prints one `pace:` line per repetition (how many samples carried one, p50, p90).
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};
@@ -372,6 +374,25 @@ async fn read_count(account: &StorageAccount, t: &Target) -> u64 {
         .map_or(0, |c| c.value.count()))
 }
 
+/// The item's stored write-id token.
+async fn read_token(account: &StorageAccount, t: &Target) -> Option<String> {
+    with_item!(account, t, |item| item
+        .read()
+        .await
+        .ok()
+        .flatten()
+        .and_then(|c| c.write_id))
+}
+
+/// The pace in a write-id token, in ms.
+fn pace_ms(token: &str) -> Option<f64> {
+    token
+        .split(',')
+        .find_map(|s| s.strip_prefix('p'))
+        .and_then(|us| us.parse::<f64>().ok())
+        .map(|us| us / 1000.0)
+}
+
 /// Creates the counter (and the table, for `table`).
 async fn seed(account: &StorageAccount, t: &Target) {
     if t.backend == "table" {
@@ -536,6 +557,24 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
     let base = read_count(account, &t).await;
     let mut all = Stats::default();
     let server_before = server.map_or(0, process_cpu_us);
+    // `UPDATE_BENCH_SHOW_PACE=1`: sample the item's stored pace every 50 ms while `update()`
+    // runs, and print what it was.
+    let pace_sampler =
+        (side == Side::Update && std::env::var_os("UPDATE_BENCH_SHOW_PACE").is_some()).then(|| {
+            let (account, t) = (account.clone(), t.clone());
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = stop.clone();
+            let task = tokio::spawn(async move {
+                let mut samples = Vec::new();
+                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    let token = read_token(&account, &t).await;
+                    samples.push(token.as_deref().and_then(pace_ms));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                samples
+            });
+            (stop, task)
+        });
     if processes {
         // Children need a moment to start: the start is set far enough ahead for all.
         let lead = Duration::from_millis(300 + 15 * writers as u64);
@@ -599,6 +638,25 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
     let server_cpu = server
         .map_or(0, process_cpu_us)
         .saturating_sub(server_before);
+    if let Some((stop, task)) = pace_sampler {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let samples = task.await.expect("pace sampler");
+        let mut paced: Vec<f64> = samples.iter().flatten().copied().collect();
+        paced.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            paced
+                .get(((paced.len() as f64 - 1.0) * q) as usize)
+                .copied()
+        };
+        println!(
+            "pace: {backend} {writers} {} rate={rate:?}: {} of {} samples with a pace, p50 {:?} ms, p90 {:?} ms",
+            if processes { "procs" } else { "tasks" },
+            paced.len(),
+            samples.len(),
+            at(0.5),
+            at(0.9)
+        );
+    }
     let count = read_count(account, &t).await - base;
     assert_eq!(
         count,
