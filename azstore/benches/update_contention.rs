@@ -51,6 +51,7 @@ use azstore::table::{TableServiceClient, VersionedEntity};
 use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
 use azstore::{Conditions, StorageAccount};
 use serde::{Deserialize, Serialize};
+use testkit::contract::versioned::pace_in_token;
 use tokio::time::Instant;
 
 const CHILD_ENV: &str = "UPDATE_BENCH_CHILD";
@@ -384,15 +385,6 @@ async fn read_token(account: &StorageAccount, t: &Target) -> Option<String> {
         .and_then(|c| c.write_id))
 }
 
-/// The pace in a write-id token, in ms.
-fn pace_ms(token: &str) -> Option<f64> {
-    token
-        .split(',')
-        .find_map(|s| s.strip_prefix('p'))
-        .and_then(|us| us.parse::<f64>().ok())
-        .map(|us| us / 1000.0)
-}
-
 /// Creates the counter (and the table, for `table`).
 async fn seed(account: &StorageAccount, t: &Target) {
     if t.backend == "table" {
@@ -568,7 +560,7 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
                 let mut samples = Vec::new();
                 while !flag.load(std::sync::atomic::Ordering::Relaxed) {
                     let token = read_token(&account, &t).await;
-                    samples.push(token.as_deref().and_then(pace_ms));
+                    samples.push(token.as_deref().and_then(pace_in_token));
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
                 samples
@@ -641,20 +633,18 @@ async fn run_side(case: &Case<'_>, side: Side, tag: &str) -> (Stats, f64, f64) {
     if let Some((stop, task)) = pace_sampler {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let samples = task.await.expect("pace sampler");
-        let mut paced: Vec<f64> = samples.iter().flatten().copied().collect();
-        paced.sort_by(f64::total_cmp);
-        let at = |q: f64| {
-            paced
-                .get(((paced.len() as f64 - 1.0) * q) as usize)
-                .copied()
-        };
+        let mut paced: Vec<u64> = samples
+            .iter()
+            .flatten()
+            .map(|p| p.as_micros() as u64)
+            .collect();
         println!(
-            "pace: {backend} {writers} {} rate={rate:?}: {} of {} samples with a pace, p50 {:?} ms, p90 {:?} ms",
+            "pace: {backend} {writers} {} rate={rate:?}: {} of {} samples with a pace, p50 {:.1} ms, p90 {:.1} ms",
             if processes { "procs" } else { "tasks" },
             paced.len(),
             samples.len(),
-            at(0.5),
-            at(0.9)
+            quantile_ms(&mut paced, 0.5),
+            quantile_ms(&mut paced, 0.9)
         );
     }
     let count = read_count(account, &t).await - base;
