@@ -663,6 +663,48 @@ fn unsafe_signal(pid: i32, sig: i32) {
     }
 }
 
+/// The pids of the writers the nemesis froze and has not resumed yet.
+type Stopped = Arc<Mutex<std::collections::HashSet<i32>>>;
+
+/// Sends SIGCONT to its pid when dropped: once a writer is frozen, it is resumed whatever ends
+/// the pause (its time is up, a panic unwinds past it, the pause's thread could not start).
+struct Resume(i32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        unsafe_signal(self.0, libc::SIGCONT);
+    }
+}
+
+/// Freezes writer `n` (`pid`, already in `stopped`) for `ms` ms. The SIGCONT is sent by a
+/// thread of its own, not by a task of the runtime: a busy, blocked or shut-down runtime, or a
+/// nemesis that ends, is dropped or panics, cannot postpone it past the pause.
+fn pause(pid: i32, n: u64, ms: u64, sink: &Sink, stopped: &Stopped) {
+    unsafe_signal(pid, libc::SIGSTOP);
+    let resume = Resume(pid);
+    note_signal(sink, "sigstop", n);
+    let (sink2, stopped2) = (sink.clone(), stopped.clone());
+    let thread = std::thread::Builder::new()
+        .name(format!("pause-{pid}"))
+        .spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            drop(resume);
+            note_signal(&sink2, "sigcont", n);
+            stopped2
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&pid);
+        });
+    if thread.is_err() {
+        // The closure, and `resume` with it, was dropped: the writer is already resumed.
+        note_signal(sink, "sigcont", n);
+        stopped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pid);
+    }
+}
+
 struct NemesisCtx {
     plan: Plan,
     setup: Arc<Setup>,
@@ -724,7 +766,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
     let owner_pause = lock || ctx.plan.model.is_shards();
     let mut long_pause_done = false;
     let mut rounds = 0u32;
-    let stopped: Arc<Mutex<std::collections::HashSet<i32>>> = Arc::default();
+    let stopped: Stopped = Arc::default();
     while !ctx.finished.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(rng.between(200, 1000))).await;
         rounds += 1;
@@ -762,16 +804,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                 if stopped.lock().unwrap().insert(pid) {
                     long_pause_done = true;
                     let ms = rng.between(16_000, 19_000);
-                    unsafe_signal(pid, libc::SIGSTOP);
-                    note_signal(&ctx.sink, "sigstop", n);
-                    let stopped = stopped.clone();
-                    let sink = ctx.sink.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        unsafe_signal(pid, libc::SIGCONT);
-                        note_signal(&sink, "sigcont", n);
-                        stopped.lock().unwrap().remove(&pid);
-                    });
+                    pause(pid, n, ms, &ctx.sink, &stopped);
                     let who = if lock { "lock holder" } else { "shard owner" };
                     note(
                         &ctx.sink,
@@ -849,16 +882,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                         return None;
                     }
                     let ms = rng.between(100, 2000);
-                    unsafe_signal(pid, libc::SIGSTOP);
-                    note_signal(&ctx.sink, "sigstop", n);
-                    let stopped = stopped.clone();
-                    let sink = ctx.sink.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        unsafe_signal(pid, libc::SIGCONT);
-                        note_signal(&sink, "sigcont", n);
-                        stopped.lock().unwrap().remove(&pid);
-                    });
+                    pause(pid, n, ms, &ctx.sink, &stopped);
                     Some(format!("SIGSTOP writer {n} for {ms} ms"))
                 })
             } else if what < 85 {
