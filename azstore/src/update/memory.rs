@@ -1,7 +1,8 @@
 //! What this process has learnt about how contended each item is: the share of its recent
 //! conflicts after which the item turned out contended (more than one write landed since
 //! the read that lost), and how long the contending writes took to land, by
-//! [`Versioned::key`]. It decides how a conflict is answered (see
+//! [`Versioned::key`]; and when its last update of each item ended, so that an update right
+//! behind it counts as part of a backlog. It decides how a conflict is answered (see
 //! [`UpdatePolicy::adaptive`]).
 //!
 //! [`Versioned::key`]: super::Versioned::key
@@ -87,9 +88,52 @@ pub(super) fn record(key: &str, contended: bool, window: Option<Duration>) {
     share.at = now;
 }
 
+/// When the last update of each item in this process ended.
+fn ends() -> &'static Mutex<HashMap<String, Instant>> {
+    static ENDS: OnceLock<Mutex<HashMap<String, Instant>>> = OnceLock::new();
+    ENDS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// An update that starts within this long of the end of the previous update of the same
+/// item in this process is part of a backlog: it was due before that one ended (a closed
+/// loop, or updates due faster than they commit). An update that was due later starts after
+/// a gap: the process's own work between two updates takes longer than this.
+const BACKLOG_GAP: Duration = Duration::from_millis(1);
+
+/// Whether an update of this item starting now follows right behind the previous one of this
+/// process (see [`ended`]).
+pub(super) fn backlogged(key: &str) -> bool {
+    ended_within(key, BACKLOG_GAP)
+}
+
+/// Whether the last update of this item in this process ended less than `gap` ago.
+fn ended_within(key: &str, gap: Duration) -> bool {
+    let map = ends().lock().unwrap_or_else(|p| p.into_inner());
+    map.get(key).is_some_and(|at| at.elapsed() < gap)
+}
+
+/// Records that an update of this item ended now.
+pub(super) fn ended(key: String) {
+    let mut map = ends().lock().unwrap_or_else(|p| p.into_inner());
+    if map.len() >= PRUNE_AT && !map.contains_key(&key) {
+        map.retain(|_, at| at.elapsed() < BACKLOG_GAP);
+    }
+    map.insert(key, Instant::now());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_update_right_behind_another_is_part_of_a_backlog() {
+        let key = "memory-test-backlog";
+        let hour = Duration::from_secs(3600);
+        assert!(!ended_within(key, hour), "no update of it has ended");
+        ended(key.to_string());
+        assert!(ended_within(key, hour), "started right behind the last one");
+        assert!(!ended_within(key, Duration::ZERO), "started after a gap");
+    }
 
     #[test]
     fn the_share_follows_the_probes() {

@@ -16,41 +16,44 @@ use crate::http::{Jitter, RetryPolicy};
 ///   contended the item is. After a conflict `update` reads again at once and counts, in the
 ///   stored write-id history, the writes that landed since its previous read: one (someone
 ///   got in first, a *lone* conflict) — it writes again at once, as a plain retry loop
-///   would; more — the item is contended, and it steps aside before reading again. The step
-///   aside is *decorrelated jitter* scaled to the round trip this `update` observed for one
-///   read + write (so the same policy fits Azurite, ~3 ms, and a remote region, ~50 ms):
-///   uniform in `[s·u, 3·max(s·u, previous delay)]` where `u` is that round trip and `s` the
-///   [`scale`](UpdatePolicy::scale) (default 6), capped at the max delay, with a shorter
-///   first step (down to `u`) while this process has found the item contended only now and
-///   then. When the write ids counted the writes that beat the update, the time they took
-///   to land (the *window*) bounds the step aside too: at most two windows the first time,
-///   doubling with each further step aside of the same update — long enough to let each of
-///   them through once, not so long that updates due meanwhile pile up. A process
-///   remembers, per item, the share of its recent conflicts that found the item contended
-///   and the window; under sustained contention it skips the read and steps aside at once.
+///   would; more — the item is contended, and it steps aside before reading again. A
+///   process remembers, per item, the share of its recent conflicts that found the item
+///   contended and how long the writes that beat an update took to land (the *window*);
+///   under sustained contention it skips the read and steps aside at once.
 ///
 ///   Writers in *separate processes* agree on how long to step aside through the item
 ///   itself: every write stores, after its write ids in the same token, the item's *pace*.
-///   Each commit lengthens the pace when its update's retries collided (conflicts beyond
-///   the first) and shortens it when they did not, so it settles where a commit meets 0.2
-///   colliding retries on average, and an item that calms down loses it. While the token
-///   carries a pace, a writer that lost steps aside a uniform half to one and a half of it,
-///   however often it lost, instead of the schedule above: nobody falls further behind
-///   with each loss, and retries do not keep colliding.
+///   Each commit lengthens the pace when its update's retries collided after waiting it
+///   (conflicts beyond the first) and shortens it when they did not, so it settles where a
+///   commit meets 0.2 colliding retries on average, and an item that calms down loses it.
+///   While the token carries a pace, a writer that lost steps aside a uniform half to one
+///   and a half of it, however often it lost — but no longer than two windows the first
+///   time, doubling with each further step aside of the same update. The writes that beat
+///   it landed within a window: stepping aside much longer, when the item is busy with
+///   fresh arrivals rather than with retries, only lets the updates due meanwhile pile up.
+///   A retry cut short this way does not count toward the pace. An update that is part of
+///   a backlog — it started right behind another update of this process on the item (a
+///   closed loop, or updates due faster than they commit) — waits the whole pace: its
+///   latency is the backlog's, which clears fastest when the service's time goes to commits
+///   rather than to retries that collide. Without a pace, a step
+///   aside is full jitter, as in a plain loop, in units of the round trip this `update`
+///   observed for one read + write (so the same policy fits Azurite, ~3 ms, and a remote
+///   region, ~50 ms): uniform up to one round trip (times [`scale`](UpdatePolicy::scale)/6),
+///   doubling with each further step aside, at most the max delay.
 ///
-///   So below saturation a conflicting update costs about one more round trip, as in a
-///   plain loop, and at saturation losers step aside and the service's time goes to writers
-///   that can commit. Measured (the `update_contention` benchmark, `benches/README.md`,
-///   against a plain loop with full-jitter backoff): writers in one process take turns and
-///   have a shorter tail than the loop at every load; writers in separate processes, at
-///   saturation, have a shorter p99 than the loop and commit 1.5–7.3 times as often on
+///   So below saturation a conflicting update costs about what it costs in a plain loop,
+///   and at saturation losers step aside and the service's time goes to writers that can
+///   commit. Measured (the `update_contention` benchmark, `benches/README.md`, against a
+///   plain loop with full-jitter backoff): writers in one process take turns and have a
+///   shorter tail than the loop at every load; writers in separate processes, at
+///   saturation, have a shorter p99 than the loop and commit 1.4–7.8 times as often on
 ///   Blob, table and Cosmos DB with a fraction of its wasted writes, and below saturation
-///   the loop's tail at 10 % of its capacity and a longer one in some rows from 25 % up
-///   (Cosmos DB and table at 50 and 90 %). Lower the scale when the latency of a
-///   conflicting update matters more than throughput under contention;
-///   [`adaptive(false)`](UpdatePolicy::adaptive) steps aside after every conflict. Writers
-///   within one process do not conflict at all: they take turns (see
-///   [`take_turns`](UpdatePolicy::take_turns)).
+///   the loop's tail or one within the run's spread up to 50 % of its capacity (Blob up to
+///   90 %), a longer one at 90 % on table and Cosmos DB and on Redis from 25 %, where the
+///   client's CPU is the limit. Lower the scale when the latency of a conflicting update matters
+///   more than throughput under contention; [`adaptive(false)`](UpdatePolicy::adaptive)
+///   steps aside after every conflict. Writers within one process do not conflict at all:
+///   they take turns (see [`take_turns`](UpdatePolicy::take_turns)).
 /// * **Fixed** ([`UpdatePolicy::new`] / `From<RetryPolicy>`, or [`fixed`](UpdatePolicy::fixed)):
 ///   the [`RetryPolicy`] schedule as is — exponential from its initial delay, with its
 ///   jitter.
@@ -69,7 +72,7 @@ use crate::http::{Jitter, RetryPolicy};
 #[must_use]
 pub struct UpdatePolicy {
     retry: RetryPolicy,
-    /// `Some(s)`: contention-scaled decorrelated jitter with scale `s`.
+    /// `Some(s)`: contention-scaled delays with scale `s`.
     scale: Option<f64>,
     max_delay: Duration,
     max_elapsed: Option<Duration>,
@@ -167,8 +170,10 @@ impl UpdatePolicy {
         self
     }
 
-    /// Contention-scaled delays: `scale` times the observed read + write round trip is the
-    /// smallest delay after a conflict (values below 0.1 are raised to 0.1; default 6).
+    /// Contention-scaled delays, in units of the observed read + write round trip (values
+    /// below 0.1 are raised to 0.1; default 6). Adaptive, on an item without a pace: the
+    /// first step aside is at most `scale`/6 round trips, doubling with each further one.
+    /// Not adaptive: every step aside lasts at least `scale` round trips.
     ///
     /// ```
     /// // Lower latency for a conflicting update, at some cost in throughput under contention.
@@ -236,7 +241,7 @@ impl UpdatePolicy {
     /// The process remembers, per item ([`Versioned::key`](super::Versioned::key)), the share
     /// of its recent conflicts that found the item contended (forgotten after 10 s without
     /// one): a conflict is answered with a read at once only with the chance that the item
-    /// is not contended, and the first step aside is shorter the rarer contention has been.
+    /// is not contended.
     ///
     /// `false`: every conflict waits the contention-scaled delay before the next read (the
     /// policy of azstore 0.2).
@@ -269,8 +274,9 @@ impl UpdatePolicy {
     }
 }
 
-/// An update's first step aside lasts at most this many times the time the writes that beat
-/// it took to land, doubling with each further one (see [`Pacer::scaled_delay`]).
+/// An update's first step aside on a paced item lasts at most this many times the time the
+/// writes that beat it took to land, doubling with each further one (see
+/// [`Pacer::scaled_delay`]).
 const WINDOWS: u32 = 2;
 
 /// The conflicts beyond its first that a commit meets, on average, where the item's pace
@@ -292,6 +298,13 @@ pub(super) struct Pacer<'a> {
     previous: Duration,
     /// Steps aside so far.
     steps: u32,
+    /// Whether the last step aside was cut short of the item's pace (see
+    /// [`Pacer::scaled_delay`]).
+    capped: bool,
+    /// This update's conflicts that count toward the item's pace (see [`Pacer::conflicted`]).
+    counted: u32,
+    /// Whether this update is part of a backlog (see [`Pacer::backlogged`]).
+    backlogged: bool,
 }
 
 impl<'a> Pacer<'a> {
@@ -302,7 +315,19 @@ impl<'a> Pacer<'a> {
             round_trip: None,
             previous: Duration::ZERO,
             steps: 0,
+            capped: false,
+            counted: 0,
+            backlogged: false,
         }
+    }
+
+    /// Marks this update as part of a backlog: it started right behind another update of this
+    /// process on the item (a closed loop, or updates due faster than they commit). Its
+    /// steps aside take the item's whole pace, not bounded by the window: its latency is the
+    /// backlog's, which clears fastest when the service's time goes to commits rather than
+    /// to retries that collide.
+    pub(super) fn backlogged(&mut self) {
+        self.backlogged = true;
     }
 
     /// Whether a conflict is followed by a read at once, to gauge the contention from the
@@ -329,12 +354,11 @@ impl<'a> Pacer<'a> {
         });
     }
 
-    /// The delay before the next attempt, or `None` when the limits are reached. `share` and
-    /// `window` are what the process remembers of the item, `pace` what its stored token
-    /// says (see [`Pacer::scaled_delay`]).
+    /// The delay before the next attempt, or `None` when the limits are reached. `window` is
+    /// what the process remembers of the item, `pace` what its stored token says (see
+    /// [`Pacer::scaled_delay`]).
     pub(super) fn next_delay(
         &mut self,
-        share: f64,
         window: Option<Duration>,
         pace: Option<Duration>,
     ) -> Option<Duration> {
@@ -342,22 +366,33 @@ impl<'a> Pacer<'a> {
         if self.policy.scale.is_none() {
             return Some(fixed);
         }
-        self.scaled_delay(share, window, pace)
+        self.scaled_delay(window, pace)
+    }
+
+    /// Counts a conflict of this update toward the item's pace — unless it followed a step
+    /// aside that the window bound cut short of the pace: such a retry did not wait the
+    /// pace, so its collision says nothing about whether the pace is long enough, and
+    /// counting it would only lengthen a pace nobody waits (see [`Pacer::scaled_delay`]).
+    pub(super) fn conflicted(&mut self) {
+        if !self.capped {
+            self.counted += 1;
+        }
     }
 
     /// The item's pace to store with a write of this update: how long a writer that loses a
     /// race on the item steps aside, agreed across every process through the stored token.
-    /// It starts from the pace the read this write is based on carried (`stored`), and
-    /// `conflicts` are those this update met before the write. An update's first conflict
-    /// is its arrival colliding with another write, which no pacing prevents; each further
-    /// one is a retry that collided, which a longer pace prevents. So every commit moves the
-    /// pace by `2^(GAIN · (further conflicts − TARGET_RETRY_CONFLICTS))`: longer while
-    /// retries keep colliding, shorter with every commit whose retry, if any, went through,
-    /// and gone (`None`: nothing stored) once it is under a quarter of a round trip. A pace
-    /// starts at half a round trip and never exceeds the max delay.
-    pub(super) fn pace_after(&self, stored: Option<Duration>, conflicts: u32) -> Option<Duration> {
+    /// It starts from the pace the read this write is based on carried (`stored`), and moves
+    /// by the conflicts this update met before the write that count (see
+    /// [`Pacer::conflicted`]). An update's first conflict is its arrival colliding with
+    /// another write, which no pacing prevents; each further one is a retry that collided
+    /// after waiting the pace, which a longer pace prevents. So every commit moves the pace
+    /// by `2^(GAIN · (further conflicts − TARGET_RETRY_CONFLICTS))`: longer while retries
+    /// keep colliding, shorter with every commit whose retry, if any, went through, and gone
+    /// (`None`: nothing stored) once it is under a quarter of a round trip. A pace starts at
+    /// half a round trip and never exceeds the max delay.
+    pub(super) fn pace_after(&self, stored: Option<Duration>) -> Option<Duration> {
         let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
-        let further = conflicts.saturating_sub(1).min(MOST_COUNTED);
+        let further = self.counted.saturating_sub(1).min(MOST_COUNTED);
         let excess = f64::from(further) - TARGET_RETRY_CONFLICTS;
         let mut pace = stored.unwrap_or(Duration::ZERO);
         if excess > 0.0 {
@@ -369,24 +404,38 @@ impl<'a> Pacer<'a> {
         (pace >= round_trip / 4).then_some(pace)
     }
 
-    /// The contention-scaled delay (decorrelated jitter), without counting an attempt; `None`
-    /// when it would end past the time limit. `share` is the share of recent conflicts that
-    /// found the item contended; `window` how long the writes that beat a recent update took
-    /// to land, when the stored write ids counted them; `pace` the item's pace as its stored
-    /// token carries it (see [`Pacer::pace_after`]). With a pace, a step aside lasts a
-    /// uniform half to one and a half of it, however often this update lost: what every
-    /// writer of the item has found lately settles it, and a writer that lost several times
-    /// does not fall further behind the others.
+    /// The contention-scaled delay, without counting an attempt; `None` when it would end
+    /// past the time limit. `window` is how long the writes that beat a recent update took to land, when
+    /// the stored write ids counted them; `pace` the item's pace as its stored token carries
+    /// it (see [`Pacer::pace_after`]).
+    ///
+    /// With a pace, a step aside lasts a uniform half to one and a half of it, however often
+    /// this update lost — what every writer of the item has found lately settles it, and a
+    /// writer that lost several times does not fall further behind the others — but no
+    /// longer than the window bound: two windows the first time, doubling with each further
+    /// step aside of this update. The writes that beat us landed within a window, so a
+    /// step aside of about that long lets each of them through once; a longer one, when the
+    /// item is busy with fresh arrivals rather than with retries, only makes the updates due
+    /// meanwhile pile up. A retry whose step aside was cut short does not count toward the
+    /// pace (see [`Pacer::conflicted`]). An update that is part of a backlog is not bounded
+    /// (see [`Pacer::backlogged`]). Without a pace, see [`Pacer::local_delay`].
     pub(super) fn scaled_delay(
         &mut self,
-        share: f64,
         window: Option<Duration>,
         pace: Option<Duration>,
     ) -> Option<Duration> {
         self.steps += 1;
         let delay = match pace {
-            Some(pace) => pace.mul_f64(0.5 + rand::random::<f64>()),
-            None => self.local_delay(share, window),
+            Some(pace) => {
+                let draw = pace.mul_f64(0.5 + rand::random::<f64>());
+                let bound = self.window_bound(window);
+                self.capped = bound < draw;
+                draw.min(bound)
+            }
+            None => {
+                self.capped = false;
+                self.local_delay()
+            }
         };
         if let Some(max) = self.policy.max_elapsed {
             if self.backoff.elapsed() + delay > max {
@@ -397,30 +446,41 @@ impl<'a> Pacer<'a> {
         Some(delay)
     }
 
-    /// A step aside from what this process knows of the item (see [`Pacer::scaled_delay`]).
-    fn local_delay(&self, share: f64, window: Option<Duration>) -> Duration {
+    /// The longest step aside the writes that beat a recent update allow: `WINDOWS` times the
+    /// time they took to land, doubling with each further step aside of this update, and at
+    /// least a round trip. Unbounded when no window is known, and for an update that is part
+    /// of a backlog (see [`Pacer::backlogged`]).
+    fn window_bound(&self, window: Option<Duration>) -> Duration {
+        let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
+        if self.backlogged {
+            return Duration::MAX;
+        }
+        window.map_or(Duration::MAX, |window| {
+            let windows = f64::from(WINDOWS) * f64::from(1u32 << (self.steps - 1).min(16));
+            window.mul_f64(windows).max(round_trip)
+        })
+    }
+
+    /// A step aside when the item carries no pace. Adaptive: full jitter, as a plain retry
+    /// loop would, in units of the observed round trip — uniform in `[0, 2^(k−1) · scale/6 ·
+    /// round trip]` for this update's `k`-th step aside, at most the max delay: an item
+    /// without a pace is contended only now and then, and a retry soon is what serves it.
+    /// Not adaptive (the policy of azstore 0.2): decorrelated jitter, uniform in
+    /// `[u, 3 · max(u, previous delay)]` with `u` = `scale` round trips, at most the max delay.
+    fn local_delay(&self) -> Duration {
         let scale = self.policy.scale.unwrap_or(6.0);
         let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
-        // Under contention that is only occasional (the share of recent conflicts that found
-        // the item contended), the first steps aside are shorter.
-        let unit = round_trip.mul_f64(scale * share.clamp(1.0 / scale, 1.0));
-        // ... and grow to less than the max delay: contention that is not sustained passes.
-        let mut cap = self.policy.max_delay.mul_f64(share * share);
-        if let Some(window) = window {
-            // The writers that beat us landed within `window`: stepping aside for about that
-            // long again lets each of them through once. Longer only delays our own write,
-            // and under a steady offered load lets the updates due meanwhile pile up. Each
-            // further step aside of this update doubles the bound: at saturation every
-            // writer is back within the window, and only longer steps aside spread them.
-            let windows = f64::from(WINDOWS) * f64::from(1u32 << (self.steps - 1).min(16));
-            cap = cap.min(window.mul_f64(windows).max(round_trip));
+        let max = self.policy.max_delay;
+        if self.adaptive() {
+            let ceiling = round_trip
+                .mul_f64(scale / 6.0 * f64::from(1u32 << (self.steps - 1).min(16)))
+                .min(max);
+            return ceiling.mul_f64(rand::random::<f64>());
         }
-        // Never below a round trip (`unit` is at least one).
-        let cap = cap.max(round_trip);
-        let unit = unit.min(cap);
+        let unit = round_trip.mul_f64(scale).min(max);
         let high = self.previous.max(unit) * 3;
         unit.saturating_add((high - unit).mul_f64(rand::random::<f64>()))
-            .min(cap)
+            .min(max)
     }
 
     /// Waits for `wait` until the policy's time is up; `None` when it was up first (or is).
@@ -443,30 +503,41 @@ impl<'a> Pacer<'a> {
 mod tests {
     use super::*;
 
+    fn observed(policy: &UpdatePolicy) -> Pacer<'_> {
+        let mut pacer = Pacer::new(policy);
+        pacer.observe(Duration::from_millis(3));
+        pacer
+    }
+
     #[test]
-    fn a_step_aside_is_bounded_by_the_window_and_doubles_with_each_further_one() {
+    fn without_a_pace_a_step_aside_is_full_jitter_doubling_from_a_round_trip() {
         let policy = UpdatePolicy::default();
-        let window = Duration::from_millis(10);
-        for _ in 0..50 {
-            let mut pacer = Pacer::new(&policy);
-            pacer.observe(Duration::from_millis(3));
-            // Sustained contention: without a window the step aside may grow to the max delay.
-            for k in 0..4u32 {
-                let d = pacer
-                    .scaled_delay(1.0, Some(window), None)
-                    .expect("within time");
-                let bound = window * WINDOWS * (1 << k);
-                assert!(d <= bound, "step {k}: {d:?} > {bound:?}");
-                assert!(
-                    d >= Duration::from_millis(3),
-                    "at least a round trip: {d:?}"
-                );
+        let mut shortest = Duration::MAX;
+        for _ in 0..200 {
+            let mut pacer = observed(&policy);
+            for k in 0..5u32 {
+                let d = pacer.scaled_delay(None, None).expect("within time");
+                let ceiling = Duration::from_millis(3) * (1 << k);
+                assert!(d <= ceiling, "step {k}: {d:?} > {ceiling:?}");
+                if k == 0 {
+                    shortest = shortest.min(d);
+                }
             }
         }
-        // Without a window (the history could not count the writes), the usual schedule.
-        let mut pacer = Pacer::new(&policy);
-        pacer.observe(Duration::from_millis(3));
-        let first = pacer.scaled_delay(1.0, None, None).expect("within time");
+        assert!(
+            shortest < Duration::from_millis(1),
+            "full jitter: {shortest:?}"
+        );
+        // Never past the max delay.
+        let short = UpdatePolicy::default().max_delay(Duration::from_millis(10));
+        let mut pacer = observed(&short);
+        for _ in 0..12 {
+            assert!(pacer.scaled_delay(None, None).unwrap() <= Duration::from_millis(10));
+        }
+        // The policy of azstore 0.2 (not adaptive): at least `scale` round trips.
+        let fixed = UpdatePolicy::default().adaptive(false);
+        let mut pacer = observed(&fixed);
+        let first = pacer.scaled_delay(None, None).expect("within time");
         assert!(
             first >= Duration::from_millis(18),
             "scale 6 x 3 ms: {first:?}"
@@ -474,57 +545,104 @@ mod tests {
     }
 
     #[test]
-    fn the_pace_settles_where_commits_waste_little_and_bounds_steps_aside() {
+    fn with_a_pace_a_step_aside_lasts_about_the_pace_within_the_window_bound() {
         let policy = UpdatePolicy::default();
-        let mut pacer = Pacer::new(&policy);
-        pacer.observe(Duration::from_millis(4));
-        // A calm item has no pace, and a lone conflict does not start one.
-        assert_eq!(pacer.pace_after(None, 0), None);
-        assert_eq!(pacer.pace_after(None, 1), None);
-        // A retry that collided starts it: half a round trip, times 2^(0.125 · 0.8).
-        assert_eq!(pacer.pace_after(None, 2).map(|p| p.as_micros()), Some(2143));
-        // Commits that met several conflicts lengthen it; commits without any shorten it.
-        let p = Duration::from_millis(20);
-        assert!(pacer.pace_after(Some(p), 3).unwrap() > p);
-        assert!(pacer.pace_after(Some(p), 1).unwrap() < p);
-        assert!(pacer.pace_after(Some(p), 0).unwrap() < p);
-        assert_eq!(
-            pacer.pace_after(Some(p), 4),
-            pacer.pace_after(Some(p), 40),
-            "at most 3 further conflicts count"
-        );
-        assert_eq!(
-            pacer.pace_after(Some(Duration::from_secs(30)), 8),
-            Some(policy.max_delay),
-            "never past the max delay"
-        );
-        // Without conflicts it fades out.
-        let mut pace = Some(Duration::from_millis(50));
-        let mut commits = 0;
-        while let Some(p) = pace {
-            pace = pacer.pace_after(Some(p), 0);
-            commits += 1;
-        }
-        // 50 ms to under 1 ms at 2^-0.025 per commit: 226 commits.
-        assert_eq!(commits, 226);
-        // With a pace, a step aside lasts half to one and a half of it, however many came
-        // before.
+        let pace = Some(Duration::from_millis(100));
         for _ in 0..50 {
-            let mut pacer = Pacer::new(&policy);
-            pacer.observe(Duration::from_millis(3));
+            // Without a window: half to one and a half of the pace, however many came before.
+            let mut pacer = observed(&policy);
             for _ in 0..6 {
-                let d = pacer
-                    .scaled_delay(
-                        0.1,
-                        Some(Duration::from_millis(1)),
-                        Some(Duration::from_millis(100)),
-                    )
-                    .unwrap();
+                let d = pacer.scaled_delay(None, pace).unwrap();
                 assert!(
                     d >= Duration::from_millis(50) && d <= Duration::from_millis(150),
                     "{d:?}"
                 );
+                assert!(!pacer.capped);
             }
+            // The writes that beat us landed within 5 ms: at most 2 windows the first time,
+            // doubling with each further step aside, until the pace itself is shorter.
+            let mut pacer = observed(&policy);
+            for k in 0..6u32 {
+                let d = pacer
+                    .scaled_delay(Some(Duration::from_millis(5)), pace)
+                    .unwrap();
+                let bound = Duration::from_millis(10) * (1 << k);
+                assert!(d <= bound, "step {k}: {d:?} > {bound:?}");
+                if k < 2 {
+                    assert_eq!(d, bound, "cut short of the pace");
+                    assert!(pacer.capped);
+                }
+                if k == 5 {
+                    // 320 ms: never cut short.
+                    assert!(!pacer.capped && d <= Duration::from_millis(150), "{d:?}");
+                }
+            }
+            // Part of a backlog: the whole pace, whatever the window.
+            let mut pacer = observed(&policy);
+            pacer.backlogged();
+            let d = pacer
+                .scaled_delay(Some(Duration::from_millis(5)), pace)
+                .unwrap();
+            assert!(d >= Duration::from_millis(50), "{d:?}");
+            assert!(!pacer.capped);
         }
+    }
+
+    #[test]
+    fn the_pace_settles_where_commits_waste_little() {
+        let policy = UpdatePolicy::default();
+        let with = |conflicts: u32, stored: Option<Duration>| {
+            let mut pacer = Pacer::new(&policy);
+            pacer.observe(Duration::from_millis(4));
+            for _ in 0..conflicts {
+                pacer.conflicted();
+            }
+            pacer.pace_after(stored)
+        };
+        // A calm item has no pace, and a lone conflict does not start one.
+        assert_eq!(with(0, None), None);
+        assert_eq!(with(1, None), None);
+        // A retry that collided starts it: half a round trip, times 2^(0.125 · 0.8).
+        assert_eq!(with(2, None).map(|p| p.as_micros()), Some(2143));
+        // Commits that met several conflicts lengthen it; commits without any shorten it.
+        let p = Duration::from_millis(20);
+        assert!(with(3, Some(p)).unwrap() > p);
+        assert!(with(1, Some(p)).unwrap() < p);
+        assert!(with(0, Some(p)).unwrap() < p);
+        assert_eq!(
+            with(4, Some(p)),
+            with(40, Some(p)),
+            "at most 3 further conflicts count"
+        );
+        assert_eq!(
+            with(8, Some(Duration::from_secs(30))),
+            Some(policy.max_delay),
+            "never past the max delay"
+        );
+        // Without conflicts it fades out: 50 ms to under 1 ms at 2^-0.025 per commit.
+        let mut pace = Some(Duration::from_millis(50));
+        let mut commits = 0;
+        while let Some(p) = pace {
+            pace = with(0, Some(p));
+            commits += 1;
+        }
+        assert_eq!(commits, 226);
+        // A retry whose step aside was cut short of the pace does not count toward it.
+        let mut pacer = observed(&policy);
+        pacer.conflicted();
+        pacer
+            .scaled_delay(Some(Duration::from_millis(1)), Some(p))
+            .unwrap();
+        assert!(pacer.capped);
+        pacer.conflicted();
+        pacer.conflicted();
+        assert_eq!(pacer.counted, 1);
+        assert!(
+            pacer.pace_after(Some(p)).unwrap() < p,
+            "only the first counted"
+        );
+        pacer.scaled_delay(None, Some(p)).unwrap();
+        pacer.conflicted();
+        assert_eq!(pacer.counted, 2);
     }
 }

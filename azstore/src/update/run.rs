@@ -84,7 +84,19 @@ where
     R: Versioned,
     F: FnMut(Option<&R::Value>) -> Decision<R::Value>,
 {
-    telemetry::update(update_loop(resource, policy, decide)).await
+    telemetry::update(async {
+        let key = resource.key();
+        // An adaptive update that starts right behind the previous one of this process on
+        // the item is part of a backlog (see `Pacer::backlogged`).
+        let adaptive = policy.is_adaptive();
+        let backlogged = adaptive && memory::backlogged(&key);
+        let result = update_loop(resource, policy, decide, &key, backlogged).await;
+        if adaptive {
+            memory::ended(key);
+        }
+        result
+    })
+    .await
 }
 
 /// The loop of [`update`] (which runs it inside its span).
@@ -92,13 +104,19 @@ async fn update_loop<R, F>(
     resource: &R,
     policy: &UpdatePolicy,
     mut decide: F,
+    key: &str,
+    backlogged: bool,
 ) -> Result<Outcome<R::Value>>
 where
     R: Versioned,
     F: FnMut(Option<&R::Value>) -> Decision<R::Value>,
 {
+    let mut pacer = Pacer::new(policy);
+    if backlogged {
+        pacer.backlogged();
+    }
     let mut run = Run {
-        pacer: Pacer::new(policy),
+        pacer,
         pending: Vec::new(),
         delete_pending: None,
         attempts: 0,
@@ -106,8 +124,7 @@ where
     };
     let mut last_error: Option<Error> = None;
     // Attempts on the same item from this process take turns (see "In one process").
-    let key = resource.key();
-    let gate = policy.takes_turns().then(|| Gate::for_key(&key));
+    let gate = policy.takes_turns().then(|| Gate::for_key(key));
     let mut turn = None;
     // After a conflict under an adaptive policy: what the read that lost saw, to count the
     // writes that landed since (see `UpdatePolicy::adaptive`).
@@ -156,14 +173,14 @@ where
             let window = (landed == Landed::Several { counted: true }).then(|| p.at.elapsed());
             // A history that cannot tell counts toward the item's contention, but this
             // conflict is retried at once, as a plain loop would.
-            memory::record(&key, landed != Landed::One, window);
+            memory::record(key, landed != Landed::One, window);
             // Several writes landed since our read: step aside, then read again — with the
             // chance that the item is contended, as this process has seen it lately
             // (occasional contention is retried at once).
-            let recall = memory::recall(&key);
+            let recall = memory::recall(key);
             if matches!(landed, Landed::Several { .. }) && rand::random::<f64>() < recall.share {
                 turn = None;
-                let Some(delay) = run.pacer.scaled_delay(recall.share, recall.window, pace) else {
+                let Some(delay) = run.pacer.scaled_delay(recall.window, pace) else {
                     let err = last_error.take().unwrap_or_else(|| {
                         Error::new(crate::error::ErrorKind::RetriesExhausted, "out of time")
                     });
@@ -193,7 +210,7 @@ where
             // lone one (write again) or the item is contended (step aside) — with the chance
             // that the item is not contended, as this process has seen it lately: under
             // sustained contention a conflict goes straight to the backoff.
-            if run.pacer.adaptive() && rand::random::<f64>() >= memory::recall(&key).share {
+            if run.pacer.adaptive() && rand::random::<f64>() >= memory::recall(key).share {
                 if !run.pacer.immediate() {
                     return run.settle(resource, err, Ending::Exhausted).await;
                 }
@@ -202,15 +219,12 @@ where
                 continue;
             }
         }
-        let recall = if run.pacer.adaptive() {
-            memory::recall(&key)
-        } else {
-            memory::Recall {
-                share: 1.0,
-                window: None,
-            }
-        };
-        let Some(mut delay) = run.pacer.next_delay(recall.share, recall.window, pace) else {
+        let window = run
+            .pacer
+            .adaptive()
+            .then(|| memory::recall(key).window)
+            .flatten();
+        let Some(mut delay) = run.pacer.next_delay(window, pace) else {
             // Out of attempts or time. A last write of unknown outcome is settled first: the
             // caller must never be told "failed" about a write that applied.
             return run.settle(resource, err, Ending::Exhausted).await;
@@ -409,6 +423,7 @@ impl<T> Run<'_, T> {
         } else if is_replace_conflict(&e) {
             telemetry::update_conflict(&e);
             self.conflicts += 1;
+            self.pacer.conflicted();
             self.delete_pending = Some(true);
             Step::Retry(e)
         } else {
@@ -426,9 +441,7 @@ impl<T> Run<'_, T> {
         let (result, change, condition) = match current {
             Some(cur) => {
                 let stored = cur.write_id.as_deref();
-                let pace = self
-                    .pacer
-                    .pace_after(stored.and_then(pace_in), self.conflicts);
+                let pace = self.pacer.pace_after(stored.and_then(pace_in));
                 let token = write_token(&id, stored, pace);
                 let result = resource.replace(&value, &cur.etag, &token).await;
                 (result, Change::Replaced, Some(cur.etag))
@@ -453,6 +466,7 @@ impl<T> Run<'_, T> {
         if conflict {
             telemetry::update_conflict(&e);
             self.conflicts += 1;
+            self.pacer.conflicted();
         }
         // A conflict may itself be caused by our write: a retrying layer below repeated a PUT
         // whose response was lost, and the repeat met our first.
