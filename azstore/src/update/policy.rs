@@ -405,9 +405,9 @@ impl<'a> Pacer<'a> {
     }
 
     /// The contention-scaled delay, without counting an attempt; `None` when it would end
-    /// past the time limit. `window` is how long the writes that beat a recent update took to land, when
-    /// the stored write ids counted them; `pace` the item's pace as its stored token carries
-    /// it (see [`Pacer::pace_after`]).
+    /// past the time limit. `window` is how long the writes that beat a recent update took
+    /// to land, when the stored write ids counted them; `pace` the item's pace as its stored
+    /// token carries it (see [`Pacer::pace_after`]).
     ///
     /// With a pace, a step aside lasts a uniform half to one and a half of it, however often
     /// this update lost — what every writer of the item has found lately settles it, and a
