@@ -456,9 +456,14 @@ impl<'a> Pacer<'a> {
             return Duration::MAX;
         }
         window.map_or(Duration::MAX, |window| {
-            let windows = f64::from(WINDOWS) * f64::from(1u32 << (self.steps - 1).min(16));
+            let windows = f64::from(WINDOWS) * self.doubling();
             window.mul_f64(windows).max(round_trip)
         })
+    }
+
+    /// `2^(k−1)` for this update's `k`-th step aside (at most `2^16`).
+    fn doubling(&self) -> f64 {
+        f64::from(1u32 << self.steps.saturating_sub(1).min(16))
     }
 
     /// A step aside when the item carries no pace. Adaptive: full jitter, as a plain retry
@@ -472,9 +477,7 @@ impl<'a> Pacer<'a> {
         let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
         let max = self.policy.max_delay;
         if self.adaptive() {
-            let ceiling = round_trip
-                .mul_f64(scale / 6.0 * f64::from(1u32 << (self.steps - 1).min(16)))
-                .min(max);
+            let ceiling = round_trip.mul_f64(scale / 6.0 * self.doubling()).min(max);
             return ceiling.mul_f64(rand::random::<f64>());
         }
         let unit = round_trip.mul_f64(scale).min(max);
