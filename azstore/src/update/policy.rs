@@ -36,10 +36,12 @@ use crate::http::{Jitter, RetryPolicy};
 ///   closed loop, or updates due faster than they commit) — waits the whole pace: its
 ///   latency is the backlog's, which clears fastest when the service's time goes to commits
 ///   rather than to retries that collide. Without a pace, a step
-///   aside is full jitter, as in a plain loop, in units of the round trip this `update`
-///   observed for one read + write (so the same policy fits Azurite, ~3 ms, and a remote
-///   region, ~50 ms): uniform up to one round trip (times [`scale`](UpdatePolicy::scale)/6),
-///   doubling with each further step aside, at most the max delay.
+///   aside is decorrelated jitter in units of the round trip this `update` observed for one
+///   read + write (so the same policy fits Azurite, ~3 ms, and a remote region, ~50 ms):
+///   uniform from two round trips ([`scale`](UpdatePolicy::scale)/3) to three times the
+///   previous step aside, at most the max delay. Two round trips let the write that beat
+///   it land before its retry reads, and cost each conflicting retry no more than about
+///   the client time of one more attempt.
 ///
 ///   So below saturation a conflicting update costs about what it costs in a plain loop,
 ///   and at saturation losers step aside and the service's time goes to writers that can
@@ -171,9 +173,9 @@ impl UpdatePolicy {
     }
 
     /// Contention-scaled delays, in units of the observed read + write round trip (values
-    /// below 0.1 are raised to 0.1; default 6). Adaptive, on an item without a pace: the
-    /// first step aside is at most `scale`/6 round trips, doubling with each further one.
-    /// Not adaptive: every step aside lasts at least `scale` round trips.
+    /// below 0.1 are raised to 0.1; default 6). Adaptive, on an item without a pace: every
+    /// step aside lasts at least `scale`/3 round trips. Not adaptive: at least `scale`
+    /// round trips.
     ///
     /// ```
     /// // Lower latency for a conflicting update, at some cost in throughput under contention.
@@ -466,21 +468,19 @@ impl<'a> Pacer<'a> {
         f64::from(1u32 << self.steps.saturating_sub(1).min(16))
     }
 
-    /// A step aside when the item carries no pace. Adaptive: full jitter, as a plain retry
-    /// loop would, in units of the observed round trip — uniform in `[0, 2^(k−1) · scale/6 ·
-    /// round trip]` for this update's `k`-th step aside, at most the max delay: an item
-    /// without a pace is contended only now and then, and a retry soon is what serves it.
-    /// Not adaptive (the policy of azstore 0.2): decorrelated jitter, uniform in
-    /// `[u, 3 · max(u, previous delay)]` with `u` = `scale` round trips, at most the max delay.
+    /// A step aside when the item carries no pace: decorrelated jitter, uniform in
+    /// `[u, 3 · max(u, previous delay)]`, at most the max delay. Adaptive, `u` is `scale`/3
+    /// round trips: an item without a pace is contended only now and then, and a retry soon
+    /// serves it — but not sooner than the write that beat it can land, and not so soon
+    /// that retries, each costing the client an attempt, crowd out the commits of writers
+    /// bound by the client's CPU (Redis). Not adaptive (the policy of azstore 0.2), `u` is
+    /// `scale` round trips.
     fn local_delay(&self) -> Duration {
         let scale = self.policy.scale.unwrap_or(6.0);
         let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
         let max = self.policy.max_delay;
-        if self.adaptive() {
-            let ceiling = round_trip.mul_f64(scale / 6.0 * self.doubling()).min(max);
-            return ceiling.mul_f64(rand::random::<f64>());
-        }
-        let unit = round_trip.mul_f64(scale).min(max);
+        let units = if self.adaptive() { scale / 3.0 } else { scale };
+        let unit = round_trip.mul_f64(units).min(max);
         let high = self.previous.max(unit) * 3;
         unit.saturating_add((high - unit).mul_f64(rand::random::<f64>()))
             .min(max)
@@ -513,23 +513,26 @@ mod tests {
     }
 
     #[test]
-    fn without_a_pace_a_step_aside_is_full_jitter_doubling_from_a_round_trip() {
+    fn without_a_pace_a_step_aside_is_decorrelated_jitter_from_two_round_trips() {
         let policy = UpdatePolicy::default();
-        let mut shortest = Duration::MAX;
+        let mut longest_first = Duration::ZERO;
         for _ in 0..200 {
             let mut pacer = observed(&policy);
+            let mut previous = Duration::from_millis(6);
             for k in 0..5u32 {
                 let d = pacer.scaled_delay(None, None).expect("within time");
-                let ceiling = Duration::from_millis(3) * (1 << k);
-                assert!(d <= ceiling, "step {k}: {d:?} > {ceiling:?}");
+                // At least scale/3 = 2 round trips of 3 ms, at most 3x the previous step.
+                assert!(d >= Duration::from_millis(6), "step {k}: {d:?}");
+                assert!(d <= previous * 3, "step {k}: {d:?} > 3 x {previous:?}");
                 if k == 0 {
-                    shortest = shortest.min(d);
+                    longest_first = longest_first.max(d);
                 }
+                previous = d.max(Duration::from_millis(6));
             }
         }
         assert!(
-            shortest < Duration::from_millis(1),
-            "full jitter: {shortest:?}"
+            longest_first > Duration::from_millis(12),
+            "jittered up to 18 ms: {longest_first:?}"
         );
         // Never past the max delay.
         let short = UpdatePolicy::default().max_delay(Duration::from_millis(10));
