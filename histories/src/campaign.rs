@@ -875,8 +875,10 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                     None
                 }
             } else if what < 70 {
-                // Freeze a writer process.
-                let target = pick(&ctx.writers, &mut rng).await;
+                // Freeze a writer process — while another is still writing: once the others
+                // are done, every pause would land on the last one, and the history would run
+                // to its deadline with that writer stopped most of the time.
+                let target = pick(&ctx.writers, &mut rng, 2).await;
                 target.and_then(|(pid, n)| {
                     if !stopped.lock().unwrap().insert(pid) {
                         return None;
@@ -908,7 +910,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
             } else if what < 90 && kills < 2 {
                 // Kill a writer process and start a replacement.
                 kills += 1;
-                let target = pick(&ctx.writers, &mut rng).await;
+                let target = pick(&ctx.writers, &mut rng, 1).await;
                 match target {
                     Some((pid, n)) => {
                         unsafe_signal(pid, libc::SIGKILL);
@@ -944,8 +946,8 @@ async fn nemesis_loop(ctx: NemesisCtx) {
     }
 }
 
-/// A live writer at random: (pid, number).
-async fn pick(writers: &Writers, rng: &mut Rng) -> Option<(i32, u64)> {
+/// A live writer at random, (pid, number), when at least `live_at_least` are live.
+async fn pick(writers: &Writers, rng: &mut Rng, live_at_least: usize) -> Option<(i32, u64)> {
     let mut ws = writers.lock().await;
     let mut live: Vec<(i32, u64)> = Vec::new();
     for w in ws.iter_mut() {
@@ -953,7 +955,7 @@ async fn pick(writers: &Writers, rng: &mut Rng) -> Option<(i32, u64)> {
             live.push((w.pid, w.number));
         }
     }
-    if live.is_empty() {
+    if live.is_empty() || live.len() < live_at_least {
         None
     } else {
         Some(live[rng.below(live.len() as u64) as usize])
