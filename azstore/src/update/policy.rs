@@ -27,7 +27,9 @@ use crate::http::{Jitter, RetryPolicy};
 ///   (conflicts beyond the first) and shortens it when they did not, so it settles where a
 ///   commit meets 0.2 colliding retries on average, and an item that calms down loses it.
 ///   While the token carries a pace, a writer that lost steps aside a uniform half to one
-///   and a half of it, however often it lost — but no longer than two windows the first
+///   and a half of it, however often it lost (up to its eighth step aside; past that each
+///   further one doubles, so that a writer the others keep beating backs off rather than
+///   spend its attempts within a second) — but no longer than two windows the first
 ///   time, doubling with each further step aside of the same update. The writes that beat
 ///   it landed within a window: stepping aside much longer, when the item is busy with
 ///   fresh arrivals rather than with retries, only lets the updates due meanwhile pile up.
@@ -290,6 +292,9 @@ const GAIN: f64 = 0.125;
 /// Conflicts beyond the first counted toward the pace per commit (one unlucky writer does
 /// not set everyone's pace).
 const MOST_COUNTED: u32 = 3;
+/// Steps aside of one update at the item's pace before each further one doubles (see
+/// [`Pacer::losing_streak`]).
+const LOSING_STREAK: u32 = 8;
 
 /// One running delay schedule of an [`update`] call.
 pub(super) struct Pacer<'a> {
@@ -413,7 +418,8 @@ impl<'a> Pacer<'a> {
     ///
     /// With a pace, a step aside lasts a uniform half to one and a half of it, however often
     /// this update lost — what every writer of the item has found lately settles it, and a
-    /// writer that lost several times does not fall further behind the others — but no
+    /// writer that lost several times does not fall further behind the others — up to its
+    /// [`LOSING_STREAK`]th step aside (see [`Pacer::losing_streak`]), but no
     /// longer than the window bound: two windows the first time, doubling with each further
     /// step aside of this update. The writes that beat us landed within a window, so a
     /// step aside of about that long lets each of them through once; a longer one, when the
@@ -429,7 +435,9 @@ impl<'a> Pacer<'a> {
         self.steps += 1;
         let delay = match pace {
             Some(pace) => {
-                let draw = pace.mul_f64(0.5 + rand::random::<f64>());
+                let draw = pace
+                    .mul_f64((0.5 + rand::random::<f64>()) * self.losing_streak())
+                    .min(self.policy.max_delay);
                 let bound = self.window_bound(window);
                 self.capped = bound < draw;
                 draw.min(bound)
@@ -461,6 +469,15 @@ impl<'a> Pacer<'a> {
             let windows = f64::from(WINDOWS) * self.doubling();
             window.mul_f64(windows).max(round_trip)
         })
+    }
+
+    /// `2^(k−LOSING_STREAK)` for this update's `k`-th step aside past its [`LOSING_STREAK`]th,
+    /// else 1: a writer that the others keep beating — descheduled between its read and its
+    /// write on a busy client, say — backs off further with each loss, rather than spend its
+    /// attempts within a second at the item's pace (100 within 1 s, measured with 64
+    /// processes on one Redis key).
+    fn losing_streak(&self) -> f64 {
+        f64::from(1u32 << self.steps.saturating_sub(LOSING_STREAK).min(16))
     }
 
     /// `2^(k−1)` for this update's `k`-th step aside (at most `2^16`).
@@ -510,6 +527,36 @@ mod tests {
         let mut pacer = Pacer::new(policy);
         pacer.observe(Duration::from_millis(3));
         pacer
+    }
+
+    #[test]
+    fn a_losing_streak_at_the_pace_doubles_each_step_past_the_eighth() {
+        let policy = UpdatePolicy::default();
+        let pace = Some(Duration::from_millis(10));
+        for _ in 0..50 {
+            let mut pacer = observed(&policy);
+            pacer.backlogged();
+            for k in 1..=12u32 {
+                let d = pacer.scaled_delay(None, pace).unwrap();
+                let factor = 1u32 << k.saturating_sub(LOSING_STREAK);
+                let (low, high) = (5 * factor, 15 * factor);
+                let (low, high) = (
+                    Duration::from_millis(low.into()),
+                    Duration::from_millis(high.into()),
+                );
+                assert!(
+                    d >= low && d <= high,
+                    "step {k}: {d:?} not in {low:?}..{high:?}"
+                );
+            }
+        }
+        // Never past the max delay.
+        let short = UpdatePolicy::default().max_delay(Duration::from_millis(40));
+        let mut pacer = observed(&short);
+        pacer.backlogged();
+        for _ in 0..20 {
+            assert!(pacer.scaled_delay(None, pace).unwrap() <= Duration::from_millis(40));
+        }
     }
 
     #[test]
