@@ -41,9 +41,9 @@ use crate::http::{Jitter, RetryPolicy};
 ///   aside is decorrelated jitter in units of the round trip this `update` observed for one
 ///   read + write (so the same policy fits Azurite, ~3 ms, and a remote region, ~50 ms):
 ///   uniform from two round trips ([`scale`](UpdatePolicy::scale)/3) to three times the
-///   previous step aside, at most the max delay. Two round trips let the write that beat
-///   it land before its retry reads, and cost each conflicting retry no more than about
-///   the client time of one more attempt.
+///   previous step aside, at most the max delay. Two round trips rather than one keep
+///   retries, each costing the client an attempt, from crowding out commits where the
+///   client's CPU is the limit (Redis with a process per writer).
 ///
 ///   So below saturation a conflicting update costs about what it costs in a plain loop,
 ///   and at saturation losers step aside and the service's time goes to writers that can
