@@ -478,12 +478,17 @@ impl<'a> Pacer<'a> {
     /// attempts within a second at the item's pace (100 within 1 s, measured with 64
     /// processes on one Redis key).
     fn losing_streak(&self) -> f64 {
-        f64::from(1u32 << self.steps.saturating_sub(LOSING_STREAK).min(16))
+        self.doubling_past(LOSING_STREAK)
     }
 
     /// `2^(k−1)` for this update's `k`-th step aside (at most `2^16`).
     fn doubling(&self) -> f64 {
-        f64::from(1u32 << self.steps.saturating_sub(1).min(16))
+        self.doubling_past(1)
+    }
+
+    /// `2^(k−n)` for this update's `k`-th step aside, 1 up to its `n`th (at most `2^16`).
+    fn doubling_past(&self, n: u32) -> f64 {
+        f64::from(1u32 << self.steps.saturating_sub(n).min(16))
     }
 
     /// A step aside when the item carries no pace: decorrelated jitter, uniform in
