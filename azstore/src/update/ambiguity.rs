@@ -102,6 +102,24 @@ pub(super) fn write_token(id: &str, previous: Option<&str>, pace: Option<Duratio
     token
 }
 
+/// Marks `token` as written by an update that was part of a backlog (see [`from_backlog`]).
+pub(super) fn mark_backlog(token: &mut String) {
+    token.push(',');
+    token.push_str(BACKLOG);
+}
+
+/// Whether the write that stored `token` came from an update that was part of a backlog —
+/// one that started right behind another update of its process on the item — rather than
+/// from one that arrived afresh (see [`Pacer::backlogged`]).
+///
+/// [`Pacer::backlogged`]: super::policy::Pacer::backlogged
+pub(super) fn from_backlog(token: &str) -> bool {
+    token.split(',').any(|s| s == BACKLOG)
+}
+
+/// Marks a token written by an update that was part of a backlog.
+const BACKLOG: &str = "b";
+
 /// The write ids of a stored token, newest first (anything else in it is skipped).
 pub(super) fn ids(token: &str) -> impl Iterator<Item = &str> {
     token.split(',').filter(|s| is_write_id(s))
@@ -193,6 +211,31 @@ mod tests {
         let t2 = write_token("00000000000000bb", Some(&t), None);
         assert_eq!(t2, "00000000000000bb,00000000000000aa");
         assert_eq!(pace_in(&t2), None);
+        // The backlog mark is the writer's own: the next write does not carry it on.
+        let mut t3 = write_token(
+            "00000000000000cc",
+            Some(&t2),
+            Some(Duration::from_micros(7)),
+        );
+        assert!(!from_backlog(&t3));
+        mark_backlog(&mut t3);
+        assert_eq!(
+            t3,
+            "00000000000000cc,00000000000000bb,00000000000000aa,p7,b"
+        );
+        assert!(from_backlog(&t3));
+        assert_eq!(pace_in(&t3), Some(Duration::from_micros(7)));
+        assert_eq!(ids(&t3).count(), 3);
+        let t4 = write_token("00000000000000dd", Some(&t3), None);
+        assert_eq!(
+            t4,
+            "00000000000000dd,00000000000000cc,00000000000000bb,00000000000000aa"
+        );
+        assert!(!from_backlog(&t4));
+        assert!(
+            !from_backlog("00000000000000aa,bb,p5"),
+            "only the mark itself counts"
+        );
         assert_eq!(position_in(&t, a), Some(0));
         // Junk is no pace, and a stored pace is bounded.
         for junk in ["p", "px1", "p-3", "p0", "p1234567890123"] {

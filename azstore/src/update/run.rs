@@ -7,8 +7,9 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::ambiguity::{
-    Pending, ids, is_create_conflict, is_replace_conflict, new_write_id, not_stored,
-    outcome_unknown, pace_in, position_in, recognise, recovered, write_token,
+    Pending, from_backlog, ids, is_create_conflict, is_replace_conflict, mark_backlog,
+    new_write_id, not_stored, outcome_unknown, pace_in, position_in, recognise, recovered,
+    write_token,
 };
 use super::gate::Gate;
 use super::memory;
@@ -167,6 +168,14 @@ where
             .and_then(|c| c.write_id.as_deref())
             .and_then(pace_in)
             .filter(|_| run.pacer.adaptive());
+        // Whether the newest write came from an update that arrived afresh rather than from
+        // a backlog (see `Pacer::window_bound`).
+        run.pacer.newest_write_fresh(
+            current
+                .as_ref()
+                .and_then(|c| c.write_id.as_deref())
+                .is_some_and(|t| !from_backlog(t)),
+        );
         if let Some(p) = probe.take() {
             let landed = p.landed(current.as_ref());
             // How long the writes that beat us took to land, when the history counted them.
@@ -442,7 +451,10 @@ impl<T> Run<'_, T> {
             Some(cur) => {
                 let stored = cur.write_id.as_deref();
                 let pace = self.pacer.pace_after(stored.and_then(pace_in));
-                let token = write_token(&id, stored, pace);
+                let mut token = write_token(&id, stored, pace);
+                if self.pacer.is_backlogged() {
+                    mark_backlog(&mut token);
+                }
                 let result = resource.replace(&value, &cur.etag, &token).await;
                 (result, Change::Replaced, Some(cur.etag))
             }
