@@ -52,11 +52,11 @@ use crate::http::{Jitter, RetryPolicy};
 ///   commit. Measured (the `update_contention` benchmark, `benches/README.md`, against a
 ///   plain loop with full-jitter backoff): writers in one process take turns and have a
 ///   shorter tail than the loop at every load; writers in separate processes, at
-///   saturation, have a shorter p99 than the loop and commit 1.4–7.9 times as often on
+///   saturation, have a shorter p99 than the loop and commit 1.4–6.9 times as often on
 ///   Blob, table and Cosmos DB with a fraction of its wasted writes, and below saturation
-///   the loop's tail or one within the run's spread up to 50 % of its capacity on Blob and
-///   table and up to 25 % on Cosmos DB, a longer one beyond that and on Redis from 50 %,
-///   where the client's CPU is the limit. Lower the scale when the latency of a
+///   (10–90 % of its capacity) the loop's tail or one within the run's spread there, but
+///   for a longer p50 on Cosmos DB at 90 %; on Redis a longer one from 50 %, where the
+///   client's CPU is the limit. Lower the scale when the latency of a
 ///   conflicting update matters more than throughput under contention;
 ///   [`adaptive(false)`](UpdatePolicy::adaptive)
 ///   steps aside after every conflict. Writers within one process do not conflict at all:
