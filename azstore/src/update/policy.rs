@@ -489,7 +489,7 @@ impl<'a> Pacer<'a> {
     /// retry within the bound, and waiting the whole pace would leave the updates that are
     /// furthest behind the last to commit. Measured (16 processes on a Cosmos DB item at
     /// 90 % of the plain loop's capacity): with every backlog unbounded, the processes that
-    /// fell behind stayed behind — 72–99 % of their updates backlogged, against 11–32 %
+    /// fell behind stayed behind — 65–99 % of their updates backlogged, against 11–32 %
     /// in the others — and `update()` committed 880–966 of 1,118–1,130 updates/s due.
     fn window_bound(&self, window: Option<Duration>) -> Duration {
         let round_trip = self.round_trip.unwrap_or(Duration::from_millis(5));
