@@ -84,9 +84,15 @@ pub(super) fn new_write_id() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
-/// The token stored with a write: our id followed by the most recent earlier ids, and the
-/// item's pace when there is one (see [`pace_in`]).
-pub(super) fn write_token(id: &str, previous: Option<&str>, pace: Option<Duration>) -> String {
+/// The token stored with a write: our id followed by the most recent earlier ids, the item's
+/// pace when there is one (see [`pace_in`]), and the backlog mark when the write comes from an
+/// update that is part of a backlog (see [`from_backlog`]).
+pub(super) fn write_token(
+    id: &str,
+    previous: Option<&str>,
+    pace: Option<Duration>,
+    backlog: bool,
+) -> String {
     let mut token = id.to_string();
     for earlier in previous
         .into_iter()
@@ -99,13 +105,11 @@ pub(super) fn write_token(id: &str, previous: Option<&str>, pace: Option<Duratio
     if let Some(pace) = pace {
         token.push_str(&format!(",{PACE}{}", pace.as_micros()));
     }
+    if backlog {
+        token.push(',');
+        token.push_str(BACKLOG);
+    }
     token
-}
-
-/// Marks `token` as written by an update that was part of a backlog (see [`from_backlog`]).
-pub(super) fn mark_backlog(token: &mut String) {
-    token.push(',');
-    token.push_str(BACKLOG);
 }
 
 /// Whether the write that stored `token` came from an update that was part of a backlog —
@@ -182,9 +186,9 @@ mod tests {
 
     #[test]
     fn write_tokens_keep_a_bounded_history() {
-        let mut token = write_token("0000000000000000", None, None);
+        let mut token = write_token("0000000000000000", None, None, false);
         for i in 1..20u64 {
-            token = write_token(&format!("{i:016x}"), Some(&token), None);
+            token = write_token(&format!("{i:016x}"), Some(&token), None, false);
         }
         let ids: Vec<_> = token.split(',').collect();
         assert_eq!(ids.len(), WRITE_ID_HISTORY);
@@ -195,7 +199,7 @@ mod tests {
         assert!(token.len() <= 300);
         // Foreign junk in a stored token is dropped, never echoed.
         assert_eq!(
-            write_token("aaaaaaaaaaaaaaaa", Some("x,,bbbbbbbbbbbbbbbb"), None),
+            write_token("aaaaaaaaaaaaaaaa", Some("x,,bbbbbbbbbbbbbbbb"), None, false),
             "aaaaaaaaaaaaaaaa,bbbbbbbbbbbbbbbb"
         );
         assert!(is_write_id(&new_write_id()));
@@ -204,21 +208,27 @@ mod tests {
     #[test]
     fn a_token_carries_the_pace_after_its_ids() {
         let a = "00000000000000aa";
-        let t = write_token(a, None, Some(Duration::from_micros(2500)));
+        let t = write_token(a, None, Some(Duration::from_micros(2500)), false);
         assert_eq!(t, "00000000000000aa,p2500");
         assert_eq!(pace_in(&t), Some(Duration::from_micros(2500)));
         // The next write keeps the ids, not the old pace: it states its own or none.
-        let t2 = write_token("00000000000000bb", Some(&t), None);
+        let t2 = write_token("00000000000000bb", Some(&t), None, false);
         assert_eq!(t2, "00000000000000bb,00000000000000aa");
         assert_eq!(pace_in(&t2), None);
         // The backlog mark is the writer's own: the next write does not carry it on.
-        let mut t3 = write_token(
+        let plain = write_token(
             "00000000000000cc",
             Some(&t2),
             Some(Duration::from_micros(7)),
+            false,
         );
-        assert!(!from_backlog(&t3));
-        mark_backlog(&mut t3);
+        assert!(!from_backlog(&plain));
+        let t3 = write_token(
+            "00000000000000cc",
+            Some(&t2),
+            Some(Duration::from_micros(7)),
+            true,
+        );
         assert_eq!(
             t3,
             "00000000000000cc,00000000000000bb,00000000000000aa,p7,b"
@@ -226,7 +236,7 @@ mod tests {
         assert!(from_backlog(&t3));
         assert_eq!(pace_in(&t3), Some(Duration::from_micros(7)));
         assert_eq!(ids(&t3).count(), 3);
-        let t4 = write_token("00000000000000dd", Some(&t3), None);
+        let t4 = write_token("00000000000000dd", Some(&t3), None, false);
         assert_eq!(
             t4,
             "00000000000000dd,00000000000000cc,00000000000000bb,00000000000000aa"
@@ -267,24 +277,31 @@ mod tests {
         // Recognised: our id is in the stored history.
         let token = write_token(
             "00000000000000bb",
-            Some(&write_token(ours, None, None)),
+            Some(&write_token(ours, None, None, false)),
             None,
+            false,
         );
         let c = cur("\"e3\"", Some(token));
         assert_eq!(recognise(Some(&c), &pending), Some((0, 1)));
         // Not stored: absent, unchanged since the condition, or a history with room for ours.
         assert!(not_stored::<u64, u64>(None, &pending));
         assert!(not_stored(Some(&cur("\"e1\"", None)), &pending));
-        let short = write_token("00000000000000cc", None, Some(Duration::from_millis(3)));
+        let short = write_token(
+            "00000000000000cc",
+            None,
+            Some(Duration::from_millis(3)),
+            false,
+        );
         assert!(not_stored(Some(&cur("\"e2\"", Some(short))), &pending));
         // Unknown: another version without history, or a full history.
         assert!(!not_stored(Some(&cur("\"e2\"", None)), &pending));
-        let mut full = write_token("0000000000000000", None, None);
+        let mut full = write_token("0000000000000000", None, None, false);
         for i in 1..40u64 {
             full = write_token(
                 &format!("{i:016x}"),
                 Some(&full),
                 Some(Duration::from_millis(i)),
+                false,
             );
         }
         assert_eq!(ids(&full).count(), WRITE_ID_HISTORY);

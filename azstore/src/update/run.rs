@@ -7,9 +7,8 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use super::ambiguity::{
-    Pending, from_backlog, ids, is_create_conflict, is_replace_conflict, mark_backlog,
-    new_write_id, not_stored, outcome_unknown, pace_in, position_in, recognise, recovered,
-    write_token,
+    Pending, from_backlog, ids, is_create_conflict, is_replace_conflict, new_write_id, not_stored,
+    outcome_unknown, pace_in, position_in, recognise, recovered, write_token,
 };
 use super::gate::Gate;
 use super::memory;
@@ -451,15 +450,14 @@ impl<T> Run<'_, T> {
             Some(cur) => {
                 let stored = cur.write_id.as_deref();
                 let pace = self.pacer.pace_after(stored.and_then(pace_in));
-                let mut token = write_token(&id, stored, pace);
-                if self.pacer.is_backlogged() {
-                    mark_backlog(&mut token);
-                }
+                let token = write_token(&id, stored, pace, self.pacer.is_backlogged());
                 let result = resource.replace(&value, &cur.etag, &token).await;
                 (result, Change::Replaced, Some(cur.etag))
             }
             None => {
-                let result = resource.create(&value, &write_token(&id, None, None)).await;
+                let result = resource
+                    .create(&value, &write_token(&id, None, None, false))
+                    .await;
                 (result, Change::Created, None)
             }
         };
