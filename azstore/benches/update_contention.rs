@@ -39,6 +39,10 @@
 //! `UPDATE_BENCH_WRITERS`, `UPDATE_BENCH_OFFERED` (empty: no offered rows), `UPDATE_BENCH_REPS`,
 //! `UPDATE_BENCH_SECS`; `UPDATE_BENCH_CAPACITY=N` fixes the capacity instead of measuring it;
 //! `UPDATE_BENCH_POLICY=static` runs `update()` with `UpdatePolicy::default().adaptive(false)`;
+//! `UPDATE_BENCH_RETRY_COLLISIONS=X` with `UpdatePolicy::default().retry_collisions(X)`;
+//! `UPDATE_BENCH_SPLIT=1` adds one `split:` line per row: the share of the updates that started
+//! more than 1 ms after they were due (behind the writer's previous one) and the p50 and p99 of
+//! the calls themselves, from when they started;
 //! `UPDATE_BENCH_SHOW_PACE=1` samples the item's stored pace every 50 ms while `update()` runs
 //! and prints one `pace:` line per repetition (how many samples carried one, p50, p90).
 
@@ -139,8 +143,11 @@ impl Side {
 struct Stats {
     commits: u64,
     wasted: u64,
-    /// Microseconds per increment.
+    /// Microseconds per increment, from when it was due.
     latencies: Vec<u64>,
+    /// Microseconds per increment from when it started (behind the writer's previous one,
+    /// when that ended after this one was due): the call itself.
+    calls: Vec<u64>,
     /// Commits that ended within the measured window (the rate counts these; the updates
     /// in flight at its end are finished, and checked, but not counted).
     in_window: u64,
@@ -151,17 +158,19 @@ impl Stats {
         self.commits += o.commits;
         self.wasted += o.wasted;
         self.latencies.extend(o.latencies);
+        self.calls.extend(o.calls);
         self.in_window += o.in_window;
     }
 
     fn line(&self) -> String {
-        let lat: Vec<String> = self.latencies.iter().map(u64::to_string).collect();
+        let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         format!(
-            "RESULT {} {} {} {}",
+            "RESULT {} {} {} {} {}",
             self.commits,
             self.wasted,
             self.in_window,
-            lat.join(",")
+            list(&self.latencies),
+            list(&self.calls)
         )
     }
 
@@ -170,17 +179,21 @@ impl Stats {
         let commits = it.next()?.parse().ok()?;
         let wasted = it.next()?.parse().ok()?;
         let in_window = it.next()?.parse().ok()?;
-        let latencies = it
-            .next()
-            .unwrap_or("")
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|s| s.parse().ok())
-            .collect::<Option<Vec<u64>>>()?;
+        let mut list = || {
+            it.next()
+                .unwrap_or("")
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().ok())
+                .collect::<Option<Vec<u64>>>()
+        };
+        let latencies = list()?;
+        let calls = list()?;
         Some(Stats {
             commits,
             wasted,
             latencies,
+            calls,
             in_window,
         })
     }
@@ -239,6 +252,12 @@ where
     {
         policy = policy.max_delay(Duration::from_millis(ms));
     }
+    if let Some(x) = std::env::var("UPDATE_BENCH_RETRY_COLLISIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        policy = policy.retry_collisions(x);
+    }
     if let Some(scale) = std::env::var("UPDATE_BENCH_SCALE")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -263,6 +282,7 @@ where
                 at
             }
         };
+        let called = Instant::now();
         let wasted = match side {
             Side::Update => update(&item, &policy, |c| Decision::Write(R::Value::next(c)))
                 .await
@@ -276,6 +296,7 @@ where
         stats.commits += 1;
         stats.wasted += wasted;
         stats.latencies.push(t0.elapsed().as_micros() as u64);
+        stats.calls.push(called.elapsed().as_micros() as u64);
         if Instant::now() <= deadline {
             stats.in_window += 1;
         }
@@ -727,6 +748,11 @@ struct Reps {
     p50: Vec<f64>,
     p99: Vec<f64>,
     server: Vec<f64>,
+    /// Share of the updates that started more than 1 ms after they were due (behind the
+    /// writer's previous one), and the p50 and p99 of the calls themselves.
+    late: Vec<f64>,
+    call_p50: Vec<f64>,
+    call_p99: Vec<f64>,
 }
 
 /// Runs one row (both sides, interleaved), prints its line; returns the loop's median rate.
@@ -744,9 +770,20 @@ async fn row(case: &Case<'_>, reps: usize, label: &str, counter: &mut usize) -> 
             let r = &mut sides[side as usize];
             r.rate.push(rate);
             r.wasted.push(s.wasted as f64 / s.commits.max(1) as f64);
+            // Before the quantiles sort them: the latencies and calls pair up by update.
+            let late = s
+                .latencies
+                .iter()
+                .zip(&s.calls)
+                .filter(|(lat, call)| lat.saturating_sub(**call) > 1000)
+                .count();
+            r.late
+                .push(100.0 * late as f64 / s.calls.len().max(1) as f64);
             r.p50.push(quantile_ms(&mut s.latencies, 0.50));
             r.p99.push(quantile_ms(&mut s.latencies, 0.99));
             r.server.push(server);
+            r.call_p50.push(quantile_ms(&mut s.calls, 0.50));
+            r.call_p99.push(quantile_ms(&mut s.calls, 0.99));
         }
     }
     let show = |r: &Reps| {
@@ -777,6 +814,24 @@ async fn row(case: &Case<'_>, reps: usize, label: &str, counter: &mut usize) -> 
         server(u),
         server(l),
     );
+    if std::env::var_os("UPDATE_BENCH_SPLIT").is_some() {
+        let split = |r: &Reps| {
+            format!(
+                "late {} % call p50 {} ms p99 {} ms",
+                spread(&r.late, 0),
+                spread(&r.call_p50, 1),
+                spread(&r.call_p99, 1)
+            )
+        };
+        println!(
+            "split: {} {} {} {label} update() {} | loop {}",
+            case.backend,
+            case.writers,
+            if case.processes { "procs" } else { "tasks" },
+            split(u),
+            split(l),
+        );
+    }
     let _ = std::io::stdout().flush();
     median(&l.rate)
 }
