@@ -41,8 +41,8 @@
 //! `UPDATE_BENCH_POLICY=static` runs `update()` with `UpdatePolicy::default().adaptive(false)`;
 //! `UPDATE_BENCH_RETRY_COLLISIONS=X` with `UpdatePolicy::default().retry_collisions(X)`;
 //! `UPDATE_BENCH_SPLIT=1` adds one `split:` line per row: the share of the updates that started
-//! more than 1 ms after they were due (behind the writer's previous one) and the p50 and p99 of
-//! the calls themselves, from when they started;
+//! more than 1 ms after they were due (behind the writer's previous one, or woken late) and the
+//! p50 and p99 of the calls themselves, from when they started;
 //! `UPDATE_BENCH_SHOW_PACE=1` samples the item's stored pace every 50 ms while `update()` runs
 //! and prints one `pace:` line per repetition (how many samples carried one, p50, p90).
 
@@ -145,8 +145,8 @@ struct Stats {
     wasted: u64,
     /// Microseconds per increment, from when it was due.
     latencies: Vec<u64>,
-    /// Microseconds per increment from when it started (behind the writer's previous one,
-    /// when that ended after this one was due): the call itself.
+    /// Microseconds per increment from when it started (after the writer's previous one,
+    /// when that ended after this one was due, and after its timer woke it): the call itself.
     calls: Vec<u64>,
     /// Commits that ended within the measured window (the rate counts these; the updates
     /// in flight at its end are finished, and checked, but not counted).
@@ -749,7 +749,7 @@ struct Reps {
     p99: Vec<f64>,
     server: Vec<f64>,
     /// Share of the updates that started more than 1 ms after they were due (behind the
-    /// writer's previous one), and the p50 and p99 of the calls themselves.
+    /// writer's previous one, or woken late), and the p50 and p99 of the calls themselves.
     late: Vec<f64>,
     call_p50: Vec<f64>,
     call_p99: Vec<f64>,
