@@ -57,7 +57,7 @@ use crate::http::{Jitter, RetryPolicy};
 ///   (10–90 % of its capacity) Blob keeps to the loop's tail or one within the run's
 ///   spread, and table up to 50 %; at 90 % table's p99 is longer in most runs; Cosmos DB
 ///   has a p99 about twice the loop's from 50 % and at 90 % commits 89–98 % of the updates
-///   due (the loop 98–99.6 %); Redis has a longer tail from 50 %, where the client's CPU
+///   due (the loop 98–99.7 %); Redis has a longer tail from 50 %, where the client's CPU
 ///   is the limit. Lower the scale when the latency of a
 ///   conflicting update matters more than throughput under contention;
 ///   [`adaptive(false)`](UpdatePolicy::adaptive)
