@@ -268,6 +268,15 @@ impl Versioned for BlobBytes {
     async fn delete(&self, etag: &ETag) -> Result<()> {
         self.target.blob.delete(&Conditions::if_match(etag)).await
     }
+
+    /// The bytes themselves: a read returns the blob's content as written.
+    fn snapshot(&self, value: &Bytes) -> Option<Vec<u8>> {
+        Some(value.to_vec())
+    }
+
+    fn restore(&self, snapshot: &[u8]) -> Option<Bytes> {
+        Some(Bytes::copy_from_slice(snapshot))
+    }
 }
 
 /// A block blob holding one JSON document of type `T`, as a [`Versioned`] resource.
@@ -383,5 +392,14 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Versioned for BlobJson<T> {
 
     async fn delete(&self, etag: &ETag) -> Result<()> {
         self.target.blob.delete(&Conditions::if_match(etag)).await
+    }
+
+    /// The JSON the blob holds: a read parses the content as written.
+    fn snapshot(&self, value: &T) -> Option<Vec<u8>> {
+        serde_json::to_vec(value).ok()
+    }
+
+    fn restore(&self, snapshot: &[u8]) -> Option<T> {
+        serde_json::from_slice(snapshot).ok()
     }
 }

@@ -511,6 +511,26 @@ where
     fn stores_write_ids(&self) -> bool {
         true
     }
+
+    /// The item as written (the value with its id and partition key stamped in, and the
+    /// time to live): a read returns it with the system properties added, which it strips.
+    fn snapshot(&self, value: &T) -> Option<Vec<u8>> {
+        let mut doc = self.encode(value, None).ok()?;
+        self.item
+            .container
+            .stamp(&mut doc, &self.item.id, &self.item.pk)
+            .ok()?;
+        serde_json::to_vec(&doc).ok()
+    }
+
+    fn restore(&self, snapshot: &[u8]) -> Option<T> {
+        let doc = serde_json::from_slice(snapshot).ok()?;
+        let stored = Stored {
+            doc,
+            etag: ETag::new(""),
+        };
+        self.decode(stored).ok().map(|c| c.value)
+    }
 }
 
 #[cfg(test)]

@@ -358,6 +358,15 @@ where
         del.arg(&self.key);
         self.compare_and("delete", etag, del).await
     }
+
+    /// The value's JSON: a read parses the stored document's `value` as written.
+    fn snapshot(&self, value: &T) -> Option<Vec<u8>> {
+        serde_json::to_vec(value).ok()
+    }
+
+    fn restore(&self, snapshot: &[u8]) -> Option<T> {
+        serde_json::from_slice(snapshot).ok()
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use super::ambiguity::{
     Pending, from_backlog, ids, is_create_conflict, is_replace_conflict, new_write_id, not_stored,
     outcome_unknown, pace_in, position_in, recognise, recovered, write_token,
 };
-use super::gate::Gate;
+use super::gate::{Gate, Handoff};
 use super::memory;
 use super::policy::Pacer;
 use super::telemetry;
@@ -121,6 +121,7 @@ where
         delete_pending: None,
         attempts: 0,
         conflicts: 0,
+        written: None,
     };
     let mut last_error: Option<Error> = None;
     // Attempts on the same item from this process take turns (see "In one process").
@@ -136,19 +137,33 @@ where
         let attempt_started = Instant::now();
         let span = telemetry::update_attempt(run.attempts + 1);
         let unknown = run.unknown();
-        let mut current = resource
-            .read()
-            .instrument(span.clone())
-            .await
-            .map_err(|e| {
-                if unknown {
-                    // The read that was to settle our last write failed: it may have applied.
-                    e.context("the last write may have been applied; the read to find out failed")
+        // The state the update before ours in this process wrote, if it handed it over with
+        // the turn and it is fresh: it stands for the read (never to settle a write of ours).
+        let handed = turn
+            .as_mut()
+            .and_then(|t| t.take())
+            .filter(|_| !unknown)
+            .and_then(|h| h.restore(resource));
+        let read = handed.is_none();
+        let mut current = match handed {
+            Some(state) => Some(state),
+            None => resource
+                .read()
+                .instrument(span.clone())
+                .await
+                .map_err(|e| {
+                    if unknown {
+                        // The read that was to settle our last write failed: it may have
+                        // applied.
+                        e.context(
+                            "the last write may have been applied; the read to find out failed",
+                        )
                         .with_sent(RequestSent::Maybe)
-                } else {
-                    e
-                }
-            })?;
+                    } else {
+                        e
+                    }
+                })?,
+        };
         // Did one of our earlier, failed-looking writes apply after all?
         if let Some(done) = run.proven(&mut current) {
             return Ok(done);
@@ -205,10 +220,21 @@ where
         let decision = decide(current.as_ref().map(|c| &c.value));
         let step = run.attempt(resource, decision, current);
         let err = match step.instrument(span).await {
-            Step::Done(result) => return result,
+            Step::Done(result) => {
+                // Another update of the item waits in this process: hand it what we wrote.
+                if let (Some(turn), Some(gate), Ok(done)) = (turn.as_mut(), &gate, &result) {
+                    if gate.others_running() {
+                        **turn = run.handoff(resource, done);
+                    }
+                }
+                return result;
+            }
             Step::Retry(err) => err,
         };
-        run.pacer.observe(attempt_started.elapsed());
+        if read {
+            // A round trip is a read and a write.
+            run.pacer.observe(attempt_started.elapsed());
+        }
         let unanswered = err.request_sent() == RequestSent::Maybe;
         if !unanswered {
             // Our turn ends with the answer; after a write without one, the read that finds
@@ -314,6 +340,8 @@ struct Run<'p, T> {
     delete_pending: Option<bool>,
     attempts: u32,
     conflicts: u32,
+    /// The write-id token of the write that committed, and how long that write took.
+    written: Option<(String, Duration)>,
 }
 
 /// Where one attempt's decision led.
@@ -343,6 +371,18 @@ impl<T> Run<'_, T> {
             attempts: self.attempts,
             conflicts: self.conflicts,
             recovered_ambiguous: 0,
+        }
+    }
+
+    /// The state `done` stored, to hand to the next update of the item in this process (see
+    /// [`Handoff`]): when this run's write committed it, and the adapter offers snapshots.
+    fn handoff<R: Versioned<Value = T>>(&self, resource: &R, done: &Outcome<T>) -> Option<Handoff> {
+        let (token, took) = self.written.as_ref()?;
+        match (done.change, &done.value, &done.etag) {
+            (Change::Replaced | Change::Created, Some(value), Some(etag)) => {
+                Handoff::of(resource, value, etag, token, *took)
+            }
+            _ => None,
         }
     }
 
@@ -446,23 +486,26 @@ impl<T> Run<'_, T> {
         current: Option<Current<T>>,
     ) -> Step<T> {
         let id = new_write_id();
-        let (result, change, condition) = match current {
+        let started = Instant::now();
+        let (result, change, condition, token) = match current {
             Some(cur) => {
                 let stored = cur.write_id.as_deref();
                 let pace = self.pacer.pace_after(stored.and_then(pace_in));
                 let token = write_token(&id, stored, pace, self.pacer.is_backlogged());
                 let result = resource.replace(&value, &cur.etag, &token).await;
-                (result, Change::Replaced, Some(cur.etag))
+                (result, Change::Replaced, Some(cur.etag), token)
             }
             None => {
-                let result = resource
-                    .create(&value, &write_token(&id, None, None, false))
-                    .await;
-                (result, Change::Created, None)
+                let token = write_token(&id, None, None, false);
+                let result = resource.create(&value, &token).await;
+                (result, Change::Created, None, token)
             }
         };
         let e = match result {
-            Ok(etag) => return Step::Done(Ok(self.outcome(Some(value), Some(etag), change))),
+            Ok(etag) => {
+                self.written = Some((token, started.elapsed()));
+                return Step::Done(Ok(self.outcome(Some(value), Some(etag), change)));
+            }
             Err(e) => e,
         };
         let conflict = match change {

@@ -36,9 +36,9 @@ async fn blob_container() -> (StorageAccount, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_blob() {
+async fn contract_versioned_one_process_wastes_no_write_and_hands_over_blob() {
     let (account, c) = blob_container().await;
-    contract::one_process_wastes_no_write(|| blob_at(&account, &c), Counter::PLAIN)
+    contract::turns_hand_over_what_was_written(|| blob_at(&account, &c), Counter::PLAIN, true)
         .await
         .unwrap();
 }
@@ -172,9 +172,10 @@ async fn fresh_table() -> (StorageAccount, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_table() {
+async fn contract_versioned_one_process_wastes_no_write_and_hands_over_table() {
     let (account, t) = fresh_table().await;
-    contract::one_process_wastes_no_write(|| entity_at(&account, &t), TABLE_COUNT)
+    // No snapshots: a read returns the entity's Timestamp, which the service sets.
+    contract::turns_hand_over_what_was_written(|| entity_at(&account, &t), TABLE_COUNT, false)
         .await
         .unwrap();
 }
@@ -275,9 +276,9 @@ mod redis_backend {
 
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_redis() {
+async fn contract_versioned_one_process_wastes_no_write_and_hands_over_redis() {
     let k = redis_backend::key();
-    contract::one_process_wastes_no_write(|| redis_backend::json(&k), Counter::PLAIN)
+    contract::turns_hand_over_what_was_written(|| redis_backend::json(&k), Counter::PLAIN, true)
         .await
         .unwrap();
 }
@@ -406,10 +407,10 @@ pub(crate) mod cosmos_backend {
 
 #[cfg(feature = "cosmos")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_cosmos() {
+async fn contract_versioned_one_process_wastes_no_write_and_hands_over_cosmos() {
     use cosmos_backend::*;
     let db = fresh("contract").await;
-    contract::one_process_wastes_no_write(|| item(&db), COUNT)
+    contract::turns_hand_over_what_was_written(|| item(&db), COUNT, true)
         .await
         .unwrap();
 }

@@ -10,6 +10,8 @@
 //! count (a table entity needs its keys in the value, a Cosmos DB item a JSON object).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use azstore::update::{Change, Current, Decision, Outcome, UpdatePolicy, Versioned, update};
@@ -162,6 +164,139 @@ where
         ));
     }
     Ok(tally)
+}
+
+/// **Turns hand over what was written**: as [`one_process_wastes_no_write`], through a
+/// wrapper that counts reads. An adapter that offers snapshots ([`Versioned::snapshot`],
+/// `offers`) lets the update that commits hand the state it wrote to the next one waiting,
+/// which writes without reading: fewer reads than half the commits, no write refused, every
+/// increment landed once, and a snapshot of the stored value restores to it. One that does
+/// not (`!offers`: its reads carry fields the service sets) reads before every first write.
+pub async fn turns_hand_over_what_was_written<R, F>(
+    new_item: F,
+    counter: Counter<R::Value>,
+    offers: bool,
+) -> Result<Tally, String>
+where
+    R: Versioned + 'static,
+    R::Value: 'static,
+    F: Fn() -> R,
+{
+    let probe = new_item();
+    let snapshot = probe.snapshot(&(counter.value)(7));
+    if snapshot.is_some() != offers {
+        return Err(format!(
+            "the adapter {} snapshots, the suite expects it {}",
+            if snapshot.is_some() {
+                "offers"
+            } else {
+                "offers no"
+            },
+            if offers { "to" } else { "not to" }
+        ));
+    }
+    if let Some(bytes) = snapshot {
+        let back = probe.restore(&bytes).ok_or("a snapshot did not restore")?;
+        if (counter.count)(&back) != 7 {
+            return Err(format!("7 restored as {}", (counter.count)(&back)));
+        }
+    }
+    let reads = Arc::new(AtomicU64::new(0));
+    let tally = increments(
+        || CountReads {
+            item: new_item(),
+            reads: reads.clone(),
+        },
+        counter,
+        TASKS,
+        PER_TASK,
+        policy(),
+    )
+    .await?;
+    all_landed(&tally, (TASKS * PER_TASK) as u64)?;
+    if tally.conflicts != 0 {
+        return Err(format!(
+            "{} writes were refused in one process",
+            tally.conflicts
+        ));
+    }
+    // The final read of `increments` is counted too.
+    let reads = reads.load(Ordering::Relaxed);
+    if offers && reads * 2 >= tally.commits {
+        return Err(format!(
+            "{reads} reads for {} commits: the turns did not hand over what was written",
+            tally.commits
+        ));
+    }
+    if !offers && reads < tally.commits {
+        return Err(format!(
+            "{reads} reads for {} commits without snapshots: an update wrote unread",
+            tally.commits
+        ));
+    }
+    if offers {
+        let stored = probe
+            .read()
+            .await
+            .map_err(|e| format!("the final read failed: {e}"))?
+            .ok_or("the item is gone")?;
+        let bytes = probe.snapshot(&stored.value).ok_or("no snapshot")?;
+        let back = probe
+            .restore(&bytes)
+            .ok_or("the snapshot did not restore")?;
+        if (counter.count)(&back) != (counter.count)(&stored.value) {
+            return Err("a snapshot of the stored value restores to another value".into());
+        }
+    }
+    Ok(tally)
+}
+
+/// `R`, counting its reads; everything else (the turn key, snapshots) is `R`'s.
+struct CountReads<R> {
+    item: R,
+    reads: Arc<AtomicU64>,
+}
+
+impl<R: Versioned> Versioned for CountReads<R> {
+    type Value = R::Value;
+
+    async fn read(&self) -> azstore::Result<Option<Current<R::Value>>> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.item.read().await
+    }
+
+    async fn replace(
+        &self,
+        value: &R::Value,
+        etag: &azstore::ETag,
+        write_id: &str,
+    ) -> azstore::Result<azstore::ETag> {
+        self.item.replace(value, etag, write_id).await
+    }
+
+    async fn create(&self, value: &R::Value, write_id: &str) -> azstore::Result<azstore::ETag> {
+        self.item.create(value, write_id).await
+    }
+
+    async fn delete(&self, etag: &azstore::ETag) -> azstore::Result<()> {
+        self.item.delete(etag).await
+    }
+
+    fn key(&self) -> String {
+        self.item.key()
+    }
+
+    fn stores_write_ids(&self) -> bool {
+        self.item.stores_write_ids()
+    }
+
+    fn snapshot(&self, value: &R::Value) -> Option<Vec<u8>> {
+        self.item.snapshot(value)
+    }
+
+    fn restore(&self, snapshot: &[u8]) -> Option<R::Value> {
+        self.item.restore(snapshot)
+    }
 }
 
 /// **Writers that do not share turns lose no update**: [`TASKS`] writers × [`PER_TASK`]
