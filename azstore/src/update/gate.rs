@@ -56,7 +56,8 @@ impl Handoff {
         Some(Current {
             value: resource.restore(&self.bytes)?,
             etag: self.etag,
-            write_id: Some(self.token),
+            // As a read returns it: an adapter that stores no write ids returns none.
+            write_id: resource.stores_write_ids().then_some(self.token),
         })
     }
 }
