@@ -202,24 +202,14 @@ where
         }
     }
     let reads = Arc::new(AtomicU64::new(0));
-    let tally = increments(
+    let tally = one_process_wastes_no_write(
         || CountReads {
             item: new_item(),
             reads: reads.clone(),
         },
         counter,
-        TASKS,
-        PER_TASK,
-        policy(),
     )
     .await?;
-    all_landed(&tally, (TASKS * PER_TASK) as u64)?;
-    if tally.conflicts != 0 {
-        return Err(format!(
-            "{} writes were refused in one process",
-            tally.conflicts
-        ));
-    }
     // The final read of `increments` is counted too.
     let reads = reads.load(Ordering::Relaxed);
     if offers && reads * 2 >= tally.commits {
