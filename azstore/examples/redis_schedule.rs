@@ -3,8 +3,8 @@
 //! many update services change different competitions at the same time. The code is the
 //! blob example's with one line changed (`RedisJson` for `BlobJson`): `update` works on any
 //! `Versioned` resource, and none of the changes is lost — including the race to create the
-//! key when it does not exist yet (`SET NX`), and writes that collide between `WATCH` and
-//! `EXEC`.
+//! key when it does not exist yet (`SET NX`), and writes that find the etag they read
+//! already replaced (a compare-and-set script).
 //!
 //! Run against the local redis-server that the emulator script starts:
 //!

@@ -6,11 +6,11 @@
 //! and can:
 //!
 //! * **lose a reply** ([`RedisProxy::lose_next_reply_to`]): the next command with a given name
-//!   (e.g. `EXEC`) is forwarded — so the server executes it — and as soon as the server
+//!   (e.g. `EVAL`) is forwarded — so the server executes it — and as soon as the server
 //!   answers, the client's connection is closed without the answer: an ambiguous write;
 //! * **hold a command** ([`RedisProxy::hold_next`]): the next command with a given name waits
-//!   in the proxy until released, so a test can change the data in between (e.g. between
-//!   `WATCH` and `EXEC`);
+//!   in the proxy until released, so a test can change the data in between (e.g. between a
+//!   read and the conditional write);
 //! * **stall** ([`RedisProxy::stall`]): nothing passes in either direction, as when a network
 //!   partition cuts a lease holder off.
 #![allow(dead_code)]
@@ -156,7 +156,7 @@ impl RedisProxy {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
-    /// Loses the reply to the next command named `name` (e.g. `"EXEC"`), closing the client's
+    /// Loses the reply to the next command named `name` (e.g. `"EVAL"`), closing the client's
     /// connection once the server answered it.
     pub fn lose_next_reply_to(&self, name: &str) {
         *self.state.armed.lock().unwrap() = Some(name.to_ascii_uppercase());

@@ -3,7 +3,6 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use ::redis::aio::MultiplexedConnection;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -43,9 +42,9 @@ struct Stored<T> {
 /// | [`Versioned`] | Redis |
 /// |---|---|
 /// | `read` | `GET` |
-/// | `replace(etag)` | `WATCH key`, `GET key` (its etag must still be `etag`, else 412-like `PreconditionFailed`; absent: `NotFound`), then `MULTI`, `SET key … KEEPTTL`, `EXEC`; a nil `EXEC` (the key changed after `WATCH`) is `PreconditionFailed` |
+/// | `replace(etag)` | one `EVAL` of a compare-and-set script: the stored etag must still be `etag` (else 412-like `PreconditionFailed`; absent: `NotFound`), then `SET key … KEEPTTL` — atomic on the server, one round trip |
 /// | `create` | `SET key … NX`; nil (the key exists) is `Conflict` / `ResourceAlreadyExists`, the 409 create race of a blob |
-/// | `delete(etag)` | `WATCH`, `GET`, compare, `MULTI`, `DEL`, `EXEC` |
+/// | `delete(etag)` | the same script, with `DEL` |
 ///
 /// Writes are never repeated after a lost reply; the error says
 /// [`RequestSent::Maybe`](crate::RequestSent::Maybe) and `update` re-reads to find out.
@@ -172,96 +171,126 @@ fn not_found(key: &str) -> Error {
     .with_code(ErrorCode::ResourceNotFound)
 }
 
-/// What the `WATCH` + `GET` step found.
-enum Watched {
-    /// The etag matched; the connection is watching the key.
-    Matches,
-    /// It did not (or the key is absent); `UNWATCH` was sent.
-    Stale(Option<String>),
+/// The conditional write, atomic on the server: compares the stored etag and, when it is the
+/// expected one, sets or deletes the key, in one round trip.
+///
+/// `KEYS[1]`: the key. `ARGV[1]`: how a document that azstore wrote with the expected etag
+/// starts (`{"etag":"…",`); `ARGV[2]`: the expected etag; `ARGV[3]`: `SET` or `DEL`;
+/// `ARGV[4]`: the new document (`SET`). Returns 1 when written, 0 when the key is absent, the
+/// stored etag when it is another, and -1 when the stored value holds no readable etag. A
+/// document whose fields another writer ordered differently is still compared, by decoding
+/// it (`cjson`).
+const COMPARE_AND_WRITE: &str = r#"
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local found
+if string.sub(v, 1, #ARGV[1]) == ARGV[1] then
+  found = ARGV[2]
+else
+  found = string.match(v, '^{"etag":"([^"\\]*)",')
+  if not found then
+    local ok, doc = pcall(cjson.decode, v)
+    if ok and type(doc) == 'table' and type(doc.etag) == 'string' then found = doc.etag end
+  end
+end
+if not found or found == '' then return -1 end
+if found ~= ARGV[2] then return found end
+if ARGV[3] == 'DEL' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], ARGV[4], 'KEEPTTL')
+end
+return 1
+"#;
+
+/// How a document written by azstore with `etag` starts (see [`COMPARE_AND_WRITE`]).
+fn etag_prefix(etag: &str) -> String {
+    let quoted = serde_json::to_string(etag).unwrap_or_default();
+    format!("{{\"etag\":{quoted},")
 }
 
-/// `WATCH key` + `GET key` in one round trip; compares the stored etag with `etag`.
-async fn watch_and_compare(
-    con: &mut MultiplexedConnection,
-    key: &str,
-    etag: &str,
-) -> ::redis::RedisResult<Watched> {
-    let (raw,): (Option<Vec<u8>>,) = ::redis::pipe()
-        .cmd("WATCH")
-        .arg(key)
-        .ignore()
-        .cmd("GET")
-        .arg(key)
-        .query_async(con)
-        .await?;
-    let current = raw.map(|raw| stored_etag(&raw));
-    if let Some(Some(stored)) = &current {
-        if stored == etag {
-            return Ok(Watched::Matches);
-        }
-    }
-    ::redis::cmd("UNWATCH").query_async::<()>(con).await?;
-    Ok(Watched::Stale(current.map(|e| e.unwrap_or_default())))
-}
-
-/// The etag of a stored document, without decoding the value.
-fn stored_etag(raw: &[u8]) -> Option<String> {
-    #[derive(Deserialize)]
-    struct EtagOnly {
-        etag: String,
-    }
-    serde_json::from_slice::<EtagOnly>(raw).ok().map(|e| e.etag)
-}
-
-/// How a conditional write ended, before mapping to errors.
-enum Cas {
-    Done,
-    /// The etag no longer matched, or the key is absent (`None`).
-    Stale(Option<String>),
-    /// `EXEC` answered nil: the key changed between `WATCH` and `EXEC`.
-    Aborted,
+/// What [`COMPARE_AND_WRITE`] does after the comparison.
+enum Then {
+    Set(Vec<u8>),
+    Delete,
 }
 
 impl<T> RedisJson<T> {
-    /// WATCH/compare, then `MULTI`, `cmd`, `EXEC`, on one connection of its own.
-    async fn compare_and(&self, what: &str, etag: &ETag, cmd: ::redis::Cmd) -> Result<()> {
+    /// Sets or deletes the key if its stored etag is still `etag`, atomically, in one
+    /// round trip ([`COMPARE_AND_WRITE`]). Never repeated after a lost reply.
+    async fn compare_and(&self, what: &str, etag: &ETag, then: Then) -> Result<()> {
+        if etag.as_str().is_empty() {
+            return Err(Error::invalid_input(format!(
+                "Redis key {}: a conditional {what} needs a non-empty etag",
+                self.key
+            )));
+        }
         let key = self.key.clone();
-        let etag_s = etag.as_str().to_string();
-        let outcome = self
+        let args = [
+            etag_prefix(etag.as_str()).into_bytes(),
+            etag.as_str().as_bytes().to_vec(),
+            match &then {
+                Then::Set(_) => b"SET".to_vec(),
+                Then::Delete => b"DEL".to_vec(),
+            },
+            match then {
+                Then::Set(body) => body,
+                Then::Delete => Vec::new(),
+            },
+        ];
+        let reply: ::redis::Value = self
             .client
             .run(what, Idempotent::No, move |mut con| {
-                let key = key.clone();
-                let etag_s = etag_s.clone();
-                let cmd = cmd.clone();
+                let (key, args) = (key.clone(), args.clone());
                 async move {
-                    match watch_and_compare(&mut con, &key, &etag_s).await? {
-                        Watched::Stale(found) => return Ok(Cas::Stale(found)),
-                        Watched::Matches => {}
-                    }
-                    let exec: Option<Vec<::redis::Value>> = ::redis::pipe()
-                        .atomic()
-                        .add_command(cmd)
+                    ::redis::cmd("EVAL")
+                        .arg(COMPARE_AND_WRITE)
+                        .arg(1)
+                        .arg(key)
+                        .arg(&args[..])
                         .query_async(&mut con)
-                        .await?;
-                    Ok(match exec {
-                        Some(_) => Cas::Done,
-                        None => Cas::Aborted,
-                    })
+                        .await
                 }
             })
             .await?;
-        match outcome {
-            Cas::Done => Ok(()),
-            Cas::Stale(None) => Err(not_found(&self.key)),
-            Cas::Stale(Some(found)) => Err(condition_not_met(
+        match reply {
+            ::redis::Value::Int(1) => Ok(()),
+            ::redis::Value::Int(0) => Err(not_found(&self.key)),
+            ::redis::Value::Int(-1) => Err(condition_not_met(
                 &self.key,
-                &format!("etag is {found:?}, not {:?}", etag.as_str()),
+                &format!(
+                    "it holds no azstore JSON value with an etag, not etag {:?}",
+                    etag.as_str()
+                ),
             )),
-            Cas::Aborted => Err(condition_not_met(
+            ::redis::Value::BulkString(found) => Err(condition_not_met(
                 &self.key,
-                "changed by another client during the transaction (EXEC aborted by WATCH)",
+                &format!(
+                    "etag is {:?}, not {:?}",
+                    String::from_utf8_lossy(&found),
+                    etag.as_str()
+                ),
+            )),
+            other => Err(Error::new(
+                ErrorKind::Service,
+                format!(
+                    "Redis key {}: unexpected reply to the conditional {what}: {}",
+                    self.key,
+                    reply_kind(&other)
+                ),
             )),
         }
+    }
+}
+
+/// A short name for a reply's kind, for errors (never its content).
+fn reply_kind(v: &::redis::Value) -> &'static str {
+    match v {
+        ::redis::Value::Nil => "nil",
+        ::redis::Value::Int(_) => "an integer",
+        ::redis::Value::BulkString(_) | ::redis::Value::SimpleString(_) => "a string",
+        ::redis::Value::Array(_) => "an array",
+        _ => "another kind of reply",
     }
 }
 
@@ -333,9 +362,7 @@ where
     async fn replace(&self, value: &T, etag: &ETag, write_id: &str) -> Result<ETag> {
         let new_etag = random_hex();
         let body = encode(value, &new_etag, Some(write_id))?;
-        let mut set = ::redis::cmd("SET");
-        set.arg(&self.key).arg(body).arg("KEEPTTL");
-        self.compare_and("replace", etag, set).await?;
+        self.compare_and("replace", etag, Then::Set(body)).await?;
         Ok(ETag::new(new_etag))
     }
 
@@ -354,9 +381,7 @@ where
     }
 
     async fn delete(&self, etag: &ETag) -> Result<()> {
-        let mut del = ::redis::cmd("DEL");
-        del.arg(&self.key);
-        self.compare_and("delete", etag, del).await
+        self.compare_and("delete", etag, Then::Delete).await
     }
 
     /// The value's JSON: a read parses the stored document's `value` as written.
@@ -380,9 +405,11 @@ mod tests {
         assert_eq!(cur.value, vec![1, 2]);
         assert_eq!(cur.etag.as_str(), "e1");
         assert_eq!(cur.write_id.as_deref(), Some("aaaaaaaaaaaaaaaa"));
-        assert_eq!(stored_etag(&raw).as_deref(), Some("e1"));
+        assert!(raw.starts_with(etag_prefix("e1").as_bytes()));
+        assert!(!raw.starts_with(etag_prefix("e").as_bytes()));
         let raw = encode(&"x", "e2", None).unwrap();
         assert_eq!(decode::<String>("k", &raw).unwrap().write_id, None);
+        assert!(raw.starts_with(etag_prefix("e2").as_bytes()));
         for junk in [
             &b"not json"[..],
             b"{}",
@@ -392,6 +419,7 @@ mod tests {
             let e = decode::<u32>("k", junk).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Service, "{junk:?}");
         }
-        assert_eq!(stored_etag(b"[1]"), None);
+        // The prefix quotes the etag as JSON does, whatever it holds.
+        assert_eq!(etag_prefix("a\"b"), "{\"etag\":\"a\\\"b\",");
     }
 }

@@ -5,9 +5,10 @@
 //!
 //! * **Optimistic** — [`RedisJson`] is a [`Versioned`](crate::update::Versioned) resource, so
 //!   [`update`](crate::update::update) runs its read-modify-write loop on a Redis key exactly
-//!   as on a blob: a conditional write is `WATCH` + `MULTI`/`EXEC`, a nil `EXEC` is the
-//!   conflict that `update` retries, create-if-absent is `SET NX`, and a write whose reply was
-//!   lost is recognised by its write id instead of being applied twice.
+//!   as on a blob: a conditional write is one compare-and-set script (`EVAL`, atomic on the
+//!   server, one round trip), a stale etag is the conflict that `update` retries,
+//!   create-if-absent is `SET NX`, and a write whose reply was lost is recognised by its write
+//!   id instead of being applied twice.
 //! * **Pessimistic** — [`RedisLease`] is [`Leasable`](crate::lease::Leasable): a key set with
 //!   `SET key id NX PX ms`, renewed and released only by its holder (compare-and-set
 //!   scripts), so the same [`LeaseGuard`](crate::lease::LeaseGuard) renews it and signals its
@@ -18,7 +19,7 @@
 //!
 //! # Connecting
 //! [`RedisConfig`] describes the server; [`RedisClient`] is a cheap-to-clone handle with a
-//! small pool of connections (each operation that needs `WATCH` has a connection to itself).
+//! small pool of connections (each operation has a connection to itself while it runs).
 //! Nothing is sent until the first operation.
 //!
 //! ```no_run
@@ -93,7 +94,7 @@ struct Idle {
 struct Inner {
     config: RedisConfig,
     /// Connections not in use. A connection is taken out for the whole of one operation
-    /// (so that `WATCH` … `EXEC` is not interleaved with anyone else's commands) and put
+    /// (so that its commands are not interleaved with anyone else's) and put
     /// back only when the operation succeeded or failed cleanly; a connection that saw a
     /// transport error or a timeout is dropped, since its state is unknown.
     idle: Mutex<Vec<Idle>>,
@@ -381,8 +382,8 @@ impl RedisClient {
                 self.checkin(conn);
                 Ok(v)
             }
-            // An error reply leaves the connection usable, but it may be inside WATCH or
-            // MULTI: close it rather than hand that state to the next operation.
+            // An error reply leaves the connection usable, but an operation that failed
+            // midway may have left state on it: close it rather than hand that on.
             Ok(Err(e)) => Err(self.map_error(what, e)),
             Err(_) => Err(Error::new(
                 ErrorKind::Timeout,

@@ -1,6 +1,7 @@
 //! Azure Cache for Redis support, against a real redis-server (started by `scripts/azurite run`,
 //! URL in `AZSTORE_REDIS_URL`): the same tests as for blobs — contention loses nothing, a
-//! lost `EXEC` reply applies once, a nil `EXEC` is a retried conflict, the create race; the
+//! lost reply to the compare-and-set script applies once, a write that lands between the read
+//! and the script is a retried conflict, the create race; the
 //! Redis lease under `LeaseGuard`; loss signalled before another client can acquire. What
 //! every lock guarantees is checked by the lock contract suite (`contract_lock.rs`). Faults go through `testkit::redis::RedisProxy`,
 //! a TCP proxy in front of the real server. Independent checks use the `redis` crate directly.
@@ -61,7 +62,7 @@ fn increment(cur: Option<&u64>) -> Decision<u64> {
 }
 
 #[tokio::test]
-async fn lost_exec_reply_then_another_write_on_top_is_still_recognised() {
+async fn lost_compare_and_set_reply_then_another_write_on_top_is_still_recognised() {
     let k = key("lostover");
     client()
         .json::<u64>(&k)
@@ -71,23 +72,21 @@ async fn lost_exec_reply_then_another_write_on_top_is_still_recognised() {
         .unwrap();
     let proxy = RedisProxy::start(&redis_url()).await;
     let ours = client_at(&proxy.url()).json::<u64>(&k).unwrap();
-    proxy.lose_next_reply_to("EXEC");
-    // Our update sends GET (read), WATCH + GET (compare), MULTI + SET + EXEC (reply lost),
-    // then GET again (the re-read). Let the first two GETs pass, and hold the re-read until
-    // another writer has written on top of our applied write.
-    let mut held = proxy.hold_next("GET");
+    proxy.lose_next_reply_to("EVAL");
+    // Our update sends GET (read), EVAL (the compare-and-set script; reply lost), then GET
+    // again (the re-read). Let the first GET pass, and hold the re-read until another writer
+    // has written on top of our applied write.
+    let held = proxy.hold_next("GET");
     let ours_task = tokio::spawn(async move { update(&ours, &policy(), increment).await.unwrap() });
-    for _ in 0..2 {
-        held.arrived().await;
-        let next = proxy.hold_next("GET");
-        held.release();
-        held = next;
-    }
     held.arrived().await;
+    let reread = proxy.hold_next("GET");
+    held.release();
+    reread.arrived().await;
+    let held = reread;
     assert_eq!(
         proxy.lost(),
         1,
-        "the EXEC reply was lost before the re-read"
+        "the script's reply was lost before the re-read"
     );
     let other = client().json::<u64>(&k).unwrap();
     update(&other, &policy(), increment).await.unwrap();
@@ -103,16 +102,16 @@ async fn lost_exec_reply_then_another_write_on_top_is_still_recognised() {
 }
 
 #[tokio::test]
-async fn nil_exec_is_a_conflict_and_update_retries_it() {
-    let k = key("nilexec");
+async fn a_write_between_read_and_replace_is_a_conflict_and_update_retries_it() {
+    let k = key("between");
     let direct = client().json::<u64>(&k).unwrap();
     direct.overwrite(&0).await.unwrap();
     let proxy = RedisProxy::start(&redis_url()).await;
     let via = client_at(&proxy.url()).json::<u64>(&k).unwrap();
 
-    // A replace whose etag still matches at WATCH, but the key changes before EXEC.
+    // A replace whose etag matched when read, but the key changes before the script runs.
     let etag = via.read().await.unwrap().unwrap().etag;
-    let held = proxy.hold_next("MULTI");
+    let held = proxy.hold_next("EVAL");
     let replace = {
         let via = via.clone();
         let etag = etag.clone();
@@ -124,11 +123,11 @@ async fn nil_exec_is_a_conflict_and_update_retries_it() {
     let err = replace.await.unwrap().unwrap_err();
     assert!(err.is_precondition_failed(), "{err}");
     assert_eq!(err.error_code(), Some(&ErrorCode::ConditionNotMet));
-    assert!(err.message().contains("EXEC"), "{err}");
+    assert!(err.message().contains("etag is"), "{err}");
     assert_eq!(raw_value(&k).await, Some(serde_json::json!(7)));
 
-    // The same race inside update: the nil EXEC is counted as a conflict and retried.
-    let held = proxy.hold_next("MULTI");
+    // The same race inside update: counted as a conflict and retried.
+    let held = proxy.hold_next("EVAL");
     let task = {
         let via = via.clone();
         tokio::spawn(async move { update(&via, &policy(), increment).await.unwrap() })
@@ -232,6 +231,35 @@ async fn foreign_or_malformed_values_are_errors_not_panics() {
     assert_eq!(e.kind(), ErrorKind::Service, "{e}");
     let left: String = con.get(&k).await.unwrap();
     assert_eq!(left, "not json", "nothing was written");
+    // A conditional write over it is refused, whatever the etag, and changes nothing.
+    let e = json
+        .replace(&1, &"x".into(), "aaaaaaaaaaaaaaaa")
+        .await
+        .unwrap_err();
+    assert!(e.is_precondition_failed(), "{e}");
+    assert!(e.message().contains("no azstore JSON value"), "{e}");
+    let left: String = con.get(&k).await.unwrap();
+    assert_eq!(left, "not json", "nothing was written");
+    // An empty etag is refused before anything is sent.
+    let e = json.delete(&"".into()).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert_eq!(e.request_sent(), RequestSent::No);
+
+    // A document that another writer wrote with its fields in another order is compared by
+    // its etag all the same.
+    let _: () = con.set(&k, r#"{"value":5,"etag":"e9"}"#).await.unwrap();
+    let e = json
+        .replace(&6, &"e8".into(), "aaaaaaaaaaaaaaaa")
+        .await
+        .unwrap_err();
+    assert!(e.message().contains(r#"etag is "e9""#), "{e}");
+    assert_eq!(raw_value(&k).await, Some(serde_json::json!(5)));
+    let cur = json.read().await.unwrap().unwrap();
+    assert_eq!(cur.etag.as_str(), "e9");
+    json.replace(&6, &cur.etag, "aaaaaaaaaaaaaaaa")
+        .await
+        .unwrap();
+    assert_eq!(raw_value(&k).await, Some(serde_json::json!(6)));
 
     // The right shape but the wrong value type.
     let _: () = con.set(&k, r#"{"etag":"e","value":"text"}"#).await.unwrap();

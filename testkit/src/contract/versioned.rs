@@ -358,7 +358,7 @@ where
 /// Which write of an update a fault hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Write {
-    /// The conditional replace (If-Match, EXEC, …).
+    /// The conditional replace (If-Match, the Redis compare-and-set script, …).
     Replace,
     /// The create-if-absent.
     Create,
@@ -410,7 +410,7 @@ impl LoseReply for HttpWrites {
     }
 }
 
-/// Redis: a replace is a `MULTI … EXEC`, a create a `SET … NX`.
+/// Redis: a replace is one `EVAL` of the compare-and-set script, a create a `SET … NX`.
 impl LoseReply for crate::redis::RedisProxy {
     fn lose_next(&self, write: Write) {
         self.lose_next_reply_to(redis_command(write));
@@ -424,7 +424,7 @@ impl LoseReply for crate::redis::RedisProxy {
 /// The Redis command that carries `write`.
 fn redis_command(write: Write) -> &'static str {
     match write {
-        Write::Replace => "EXEC",
+        Write::Replace => "EVAL",
         Write::Create => "SET",
     }
 }
