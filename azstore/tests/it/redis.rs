@@ -76,13 +76,12 @@ async fn lost_compare_and_set_reply_then_another_write_on_top_is_still_recognise
     // Our update sends GET (read), EVAL (the compare-and-set script; reply lost), then GET
     // again (the re-read). Let the first GET pass, and hold the re-read until another writer
     // has written on top of our applied write.
-    let held = proxy.hold_next("GET");
+    let read = proxy.hold_next("GET");
     let ours_task = tokio::spawn(async move { update(&ours, &policy(), increment).await.unwrap() });
+    read.arrived().await;
+    let held = proxy.hold_next("GET");
+    read.release();
     held.arrived().await;
-    let reread = proxy.hold_next("GET");
-    held.release();
-    reread.arrived().await;
-    let held = reread;
     assert_eq!(
         proxy.lost(),
         1,
