@@ -24,9 +24,39 @@ pub(crate) fn validate_dns_name(kind: &str, name: &str) -> Result<()> {
     }
 }
 
+/// Refuses a caller value that holds a `.` or `..` path segment (segments separated by `/` or
+/// `\\`): a URL resolves such a segment against the ones before it, so `"../other/x"` below a
+/// container would name a resource in another container. `kind` names the value in the error
+/// ("blob name", "message id", ...).
+pub(crate) fn refuse_dot_segments(kind: &str, value: &str) -> Result<()> {
+    if value
+        .split(['/', '\\'])
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return Err(Error::invalid_input(format!(
+            "{kind} {:?} has a `.` or `..` path segment: in a URL it would name another \
+             resource (e.g. one in another container), so it is refused",
+            crate::redact::printable(value)
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dot_segments_are_refused_wherever_they_are() {
+        for bad in [".", "..", "../x", "a/../b", "a/./b", "a/..", "..\\x", "a\\.\\b", "a/.."] {
+            let e = refuse_dot_segments("blob name", bad).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{bad}");
+            assert!(e.message().contains("blob name"), "{e}");
+        }
+        for ok in ["a..b", "..a", "a..", ".hidden/x", "x/.y", "...", "a/.../b", "%2e%2e"] {
+            assert!(refuse_dot_segments("blob name", ok).is_ok(), "{ok}");
+        }
+    }
 
     #[test]
     fn dns_names() {
@@ -53,8 +83,13 @@ mod tests {
     }
 }
 
-/// Checks metadata names: each must be a valid C# identifier (ASCII letters, digits and `_`,
-/// not starting with a digit), and names must be unique ignoring case.
+/// The most bytes of metadata (names and values together) Azure Storage accepts on one
+/// blob, container, share, file, directory or queue.
+pub(crate) const METADATA_MAX_BYTES: usize = 8 * 1024;
+
+/// Checks metadata: at most 8 KiB of names and values together (what the service accepts);
+/// each name a valid C# identifier (ASCII letters, digits and `_`, not starting with a
+/// digit), unique ignoring case; values printable ASCII.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -63,9 +98,18 @@ mod tests {
 /// assert!(validate_metadata(&ok).is_ok());
 /// let bad = BTreeMap::from([("not-an-identifier".to_string(), "a".to_string())]);
 /// assert!(validate_metadata(&bad).is_err());
+/// let huge = BTreeMap::from([("blob".to_string(), "x".repeat(1 << 20))]);
+/// assert!(validate_metadata(&huge).is_err()); // 1 MiB: refused before sending
 /// ```
 pub fn validate_metadata(meta: &std::collections::BTreeMap<String, String>) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
+    let size: usize = meta.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if size > METADATA_MAX_BYTES {
+        return Err(Error::invalid_input(format!(
+            "metadata is {size} bytes (names and values together); the service allows at most \
+             {METADATA_MAX_BYTES} (8 KiB): keep larger data in the object itself"
+        )));
+    }
     for (k, v) in meta {
         let b = k.as_bytes();
         let ok = !b.is_empty()

@@ -1,35 +1,84 @@
 //! Redaction of SAS signatures in text that may be shown (Debug, Display, error messages).
 //! A leaf: no other azstore module, so credentials and errors can both use it.
 
-/// Replaces the value of every `sig=` parameter in `s` with `<redacted>`.
+/// Replaces the value of every `sig=` parameter in `s` with `<redacted>`, also where the
+/// parameter is percent-encoded inside another URL's query value (`%26sig%3D…`, as a copy
+/// source's SAS URL appears in a query string).
 pub(crate) fn redact(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
-    while let Some(pos) = find_sig(rest) {
-        let start = pos + 4;
+    while let Some((pos, len, encoded)) = find_sig(rest) {
+        let start = pos + len;
         out.push_str(&rest[..start]);
         out.push_str("<redacted>");
-        let end = rest[start..]
+        let tail = &rest[start..];
+        let mut end = tail
             .find(|c: char| c == '&' || c == ';' || c.is_whitespace() || c == '"' || c == '\'')
-            .map(|i| start + i)
-            .unwrap_or(rest.len());
-        rest = &rest[end..];
+            .unwrap_or(tail.len());
+        if encoded {
+            // An encoded parameter ends at the encoded `&` too.
+            if let Some(i) = tail[..end].to_ascii_lowercase().find("%26") {
+                end = i;
+            }
+        }
+        rest = &tail[end..];
     }
     out.push_str(rest);
     out
 }
 
-fn find_sig(s: &str) -> Option<usize> {
+/// The first signature parameter in `s`: where its name starts, the name's length with its
+/// `=`, and whether it is percent-encoded (`sig%3D`).
+fn find_sig(s: &str) -> Option<(usize, usize, bool)> {
     let lower = s.to_ascii_lowercase();
+    let b = lower.as_bytes();
     let mut from = 0;
-    while let Some(i) = lower[from..].find("sig=") {
-        let at = from + i;
-        if at == 0 || matches!(lower.as_bytes()[at - 1], b'?' | b'&' | b';' | b' ') {
-            return Some(at);
+    loop {
+        let plain = lower[from..].find("sig=").map(|i| (from + i, 4, false));
+        let encoded = lower[from..].find("sig%3d").map(|i| (from + i, 6, true));
+        let (at, len, enc) = match (plain, encoded) {
+            (Some(p), Some(e)) => {
+                if p.0 < e.0 {
+                    p
+                } else {
+                    e
+                }
+            }
+            (Some(p), None) => p,
+            (None, Some(e)) => e,
+            (None, None) => return None,
+        };
+        let after_separator = at == 0
+            || matches!(b[at - 1], b'?' | b'&' | b';' | b' ')
+            || (at >= 3 && matches!(&lower[at - 3..at], "%26" | "%3f"));
+        if after_separator {
+            return Some((at, len, enc));
         }
-        from = at + 4;
+        from = at + len;
     }
-    None
+}
+
+/// `s` made safe to show in one line of a message or a terminal: control characters
+/// (terminal escape sequences among them) escaped, cut to `max` characters.
+pub(crate) fn printable_cut(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max));
+    for (i, c) in s.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`printable_cut`] at 256 characters: for a caller's name or id quoted in an error.
+pub(crate) fn printable(s: &str) -> String {
+    printable_cut(s, 256)
 }
 
 #[cfg(test)]
@@ -43,5 +92,21 @@ mod tests {
             "https://x/c?sig=<redacted>&a=1 and SIG=<redacted>"
         );
         assert_eq!(redact("design=1"), "design=1");
+    }
+
+    #[test]
+    fn encoded_signatures_are_redacted() {
+        assert_eq!(
+            redact("https://x/c?copy=https%3A%2F%2Fy%2Fb%3Fsv%3D1%26sig%3DSECRET%26se%3D2&a=1"),
+            "https://x/c?copy=https%3A%2F%2Fy%2Fb%3Fsv%3D1%26sig%3D<redacted>%26se%3D2&a=1"
+        );
+        assert_eq!(redact("x%3FSIG%3DS2"), "x%3FSIG%3D<redacted>");
+        assert_eq!(redact("design%3D1"), "design%3D1");
+    }
+
+    #[test]
+    fn printable_escapes_control_characters_and_cuts() {
+        assert_eq!(printable_cut("a\u{1b}[31mb\n", 64), "a\\u{1b}[31mb\\n");
+        assert_eq!(printable_cut("abcdef", 3), "abc…");
     }
 }

@@ -20,17 +20,24 @@ pub fn validate_container_name(name: &str) -> Result<()> {
 }
 
 /// Checks a blob name: 1–1024 characters, no control characters other than tab, not ending
-/// with `.` or `/`.
+/// with `.` or `/`, no `.` or `..` segment (`/` or `\\` separated).
 ///
 /// The last rule is azstore's, after Azure's naming guide ("avoid blob names that end with a
 /// dot or a forward slash"): the service itself stores such names (live Azure answered 201 to
 /// `.a.a.` and `/a/a/` in `test_common_blob.test_create_blob_with_special_chars`), but tools
 /// and file systems mishandle them.
 ///
+/// A `..` segment would leave the container: URLs resolve it, so
+/// `container("uploads").blob("../secrets/config.json")` would name `secrets/config.json`.
+/// Names that merely contain dots (`a..b`, `.env`, `v1.2/..x`) are fine.
+///
 /// ```
 /// use azstore::blob::validate_blob_name;
 /// assert!(validate_blob_name("2026/11/report.pdf").is_ok());
 /// assert!(validate_blob_name("").is_err());
+/// assert!(validate_blob_name("../secrets/config.json").is_err());
+/// assert!(validate_blob_name("a/./b").is_err());
+/// assert!(validate_blob_name(".env").is_ok());
 /// ```
 pub fn validate_blob_name(name: &str) -> Result<()> {
     let chars = name.chars().count();
@@ -49,7 +56,7 @@ pub fn validate_blob_name(name: &str) -> Result<()> {
             "blob name must not end with '.' or '/'",
         ));
     }
-    Ok(())
+    crate::names::refuse_dot_segments("blob name", name)
 }
 
 #[cfg(test)]
@@ -75,5 +82,8 @@ mod tests {
         assert!(validate_blob_name("x/").is_err());
         assert!(validate_blob_name(&"a".repeat(1025)).is_err());
         assert!(validate_blob_name("a\nb").is_err());
+        for escape in ["../other/x", "a/../../b", "./a", "a/./b", "..\\x", ".."] {
+            assert!(validate_blob_name(escape).is_err(), "{escape}");
+        }
     }
 }

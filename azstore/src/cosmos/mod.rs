@@ -168,7 +168,8 @@ impl From<bool> for PartitionKey {
 }
 
 /// Checks a database, container or item id: 1–255 characters, none of `/ \ ? #`, no
-/// control characters, no trailing space (what Cosmos DB refuses or mangles).
+/// control characters, no trailing space (what Cosmos DB refuses or mangles), not `.` or `..`
+/// (a URL would resolve it to the resource above).
 pub(crate) fn validate_id(what: &str, id: &str) -> Result<()> {
     if id.is_empty() {
         return Err(Error::invalid_input(format!(
@@ -186,6 +187,12 @@ pub(crate) fn validate_id(what: &str, id: &str) -> Result<()> {
     {
         return Err(Error::invalid_input(format!(
             "a Cosmos DB {what} id must not contain '/', '\\', '?', '#' or control characters: {id:?}"
+        )));
+    }
+    if id == "." || id == ".." {
+        return Err(Error::invalid_input(format!(
+            "a Cosmos DB {what} id must not be `.` or `..`: in a URL it would name another \
+             resource (the collection or database above it)"
         )));
     }
     if id.ends_with(' ') {
@@ -370,7 +377,10 @@ impl CosmosClient {
     pub(crate) async fn send(&self, req: Request) -> Result<Response> {
         self.inner
             .pipeline
-            .send(req.header("x-ms-version", COSMOS_API_VERSION))
+            .send(
+                req.header("x-ms-version", COSMOS_API_VERSION)
+                    .response_limit(crate::http::request::ResponseLimit::COSMOS),
+            )
             .await
     }
 }

@@ -263,5 +263,10 @@ mod tests {
         let r = Request::new(Method::Get, "c/b").query("sig", "SECRET");
         let url = url_full(&origin, "/c/b", &r);
         assert_eq!(url, "https://acct.blob.core.windows.net/c/b?sig=<redacted>");
+        // A SAS URL inside a query value arrives percent-encoded: redacted all the same.
+        let r = Request::new(Method::Get, "c/b").query("src", "https://y/b?sv=1&sig=SECRET&se=2");
+        let url = url_full(&origin, "/c/b", &r);
+        assert!(!url.contains("SECRET"), "{url}");
+        assert!(url.contains("%26sig%3D<redacted>%26se%3D2"), "{url}");
     }
 }

@@ -123,12 +123,13 @@ impl QueueClient {
     }
 
     fn message_path(&self, id: &MessageId) -> Result<String> {
-        if id.as_str().is_empty() || id.as_str().contains('/') {
+        if id.as_str().is_empty() || id.as_str().contains(['/', '\\']) {
             return Err(Error::invalid_input(format!(
-                "invalid message id {:?}",
-                id.as_str()
+                "invalid message id {:?}: a message id is one path segment",
+                crate::redact::printable(id.as_str())
             )));
         }
+        crate::names::refuse_dot_segments("message id", id.as_str())?;
         Ok(format!("{}/messages/{}", self.name, id.as_str()))
     }
 
@@ -302,7 +303,8 @@ impl QueueClient {
         let req = Request::new(Method::Get, &self.messages_path())
             .query("numofmessages", count.to_string())
             .query("visibilitytimeout", vis.to_string())
-            .intent(crate::http::Intent::NonIdempotent);
+            .intent(crate::http::Intent::NonIdempotent)
+            .response_limit(crate::http::request::ResponseLimit::QUEUE_BATCH);
         let sent_at = tokio::time::Instant::now();
         let resp = self.pipeline.send(req).await?;
         let root = xml::parse_document(&resp.body, "QueueMessagesList", "Get Messages")?;
@@ -351,7 +353,8 @@ impl QueueClient {
         let count = check_count(count)?;
         let req = Request::new(Method::Get, &self.messages_path())
             .query("peekonly", "true")
-            .query("numofmessages", count.to_string());
+            .query("numofmessages", count.to_string())
+            .response_limit(crate::http::request::ResponseLimit::QUEUE_BATCH);
         let resp = self.pipeline.send(req).await?;
         let root = xml::parse_document(&resp.body, "QueueMessagesList", "Peek Messages")?;
         root.children_named("QueueMessage")
