@@ -565,7 +565,7 @@ impl BlobClient {
     ) -> Result<Response> {
         check_read(conditions, operation)?;
         self.pipeline
-            .send(self.request(method).conditions(conditions))
+            .send(self.request(method).conditions(conditions).content_read())
             .await
     }
 

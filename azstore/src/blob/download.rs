@@ -231,7 +231,8 @@ impl BlobClient {
             .send(
                 self.request(Method::Get)
                     .header("x-ms-range", crate::http::range_header(&range))
-                    .conditions(conditions),
+                    .conditions(conditions)
+                    .content_read(),
             )
             .await?;
         Download::from_response(resp)
@@ -256,7 +257,8 @@ impl BlobClient {
             .send(
                 self.request(Method::Get)
                     .header("x-ms-range", crate::http::range_from_header(start))
-                    .conditions(conditions),
+                    .conditions(conditions)
+                    .content_read(),
             )
             .await?;
         Download::from_response(resp)

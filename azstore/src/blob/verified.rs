@@ -79,7 +79,8 @@ impl BlobClient {
             .request(Method::Get)
             .header("x-ms-range", crate::http::range_header(&range))
             .header(ask, "true")
-            .conditions(conditions);
+            .conditions(conditions)
+            .content_read();
         let resp = self.pipeline.send(req).await?;
         let expected = resp.headers.get(answer).ok_or_else(|| {
             Error::decode(format!(

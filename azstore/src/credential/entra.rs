@@ -21,6 +21,9 @@
 //! HTTP client: a credential you build yourself with default options needs
 //! `azure_core`'s `reqwest` feature, or [`http_transport`] in its `client_options`.)
 
+/// The most bytes of a token endpoint's answer read into memory.
+const TOKEN_RESPONSE_LIMIT: u64 = 1 << 20;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -347,10 +350,18 @@ impl HttpClient for ReqwestClient {
                 );
             }
         }
-        let body = resp
-            .bytes()
-            .await
-            .map_err(|e| azure_core::Error::new(K::Io, e.without_url()))?;
+        // A token answer is a few KiB: a larger body (a misbehaving endpoint) is not read.
+        let mut resp = resp;
+        let body = match crate::http::checks::read_within(&mut resp, TOKEN_RESPONSE_LIMIT).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(_)) => {
+                return Err(azure_core::Error::with_message(
+                    K::Io,
+                    "the token endpoint's answer is larger than 1 MiB: not read",
+                ));
+            }
+            Err(e) => return Err(azure_core::Error::new(K::Io, e.without_url())),
+        };
         Ok(AsyncRawResponse::from_bytes(status, headers, body))
     }
 }

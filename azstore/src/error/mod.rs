@@ -67,6 +67,11 @@ pub enum ErrorKind {
     /// `Md5Mismatch` / `Crc64Mismatch`), or a verified read received other bytes than the
     /// service sent. The error code says which checksum; retrying the transfer may succeed.
     Integrity,
+    /// A success response's body was larger than the cap of its operation (a misbehaving
+    /// server or proxy, or a page larger than the operation expects): it was not read further.
+    /// The message names the cap; [`Request::response_limit`](crate::http::Request::response_limit)
+    /// sets another for a request of your own. Not retried. For a write, the write applied.
+    ResponseTooLarge,
 }
 
 /// Whether a failed request may have reached the server — the question that matters for an
@@ -642,7 +647,8 @@ impl fmt::Display for Error {
         if let Some(s) = self.inner.status {
             write!(f, " ({s}")?;
             if let Some(c) = &self.inner.code {
-                write!(f, " {c}")?;
+                f.write_str(" ")?;
+                write_escaped(f, &c.to_string())?;
             }
             write!(f, ")")?;
         }
@@ -661,15 +667,34 @@ pub(crate) fn write_one_line(
 ) -> fmt::Result {
     let mut lines = message.lines().map(str::trim).filter(|l| !l.is_empty());
     if let Some(first) = lines.next() {
-        f.write_str(first)?;
+        write_escaped(f, first)?;
     }
     for l in lines {
         if !l.starts_with("RequestId:") && !l.starts_with("Time:") {
-            write!(f, " {l}")?;
+            f.write_str(" ")?;
+            write_escaped(f, l)?;
         }
     }
     if let Some(r) = request_id {
-        write!(f, " [request id {r}]")?;
+        f.write_str(" [request id ")?;
+        write_escaped(f, r)?;
+        f.write_str("]")?;
+    }
+    Ok(())
+}
+
+/// Writes `s` with its control characters escaped (`\u{1b}`, `\t`): a service's text (or a
+/// hostile server's) can never move a terminal's cursor, change its colours or forge a line.
+fn write_escaped(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    if !s.chars().any(char::is_control) {
+        return f.write_str(s);
+    }
+    for c in s.chars() {
+        if c.is_control() {
+            write!(f, "{}", c.escape_default())?;
+        } else {
+            write!(f, "{c}")?;
+        }
     }
     Ok(())
 }

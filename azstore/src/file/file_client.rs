@@ -303,7 +303,10 @@ impl FileClient {
         note = "use `download(&TransferOptions::default())` (every service reads content with `download*`)"
     )]
     pub async fn get(&self) -> Result<FileDownload> {
-        let resp = self.pipeline.send(self.request(Method::Get)).await?;
+        let resp = self
+            .pipeline
+            .send(self.request(Method::Get).content_read())
+            .await?;
         Ok(FileDownload {
             properties: FileProperties::from_headers(&resp.headers)?,
             body: resp.body,
@@ -322,7 +325,8 @@ impl FileClient {
     pub async fn download_range(&self, range: Range<u64>) -> Result<FileDownload> {
         let req = self
             .request(Method::Get)
-            .header("x-ms-range", range_header(&range)?);
+            .header("x-ms-range", range_header(&range)?)
+            .content_read();
         let resp = self.pipeline.send(req).await?;
         Ok(FileDownload {
             properties: FileProperties::from_headers(&resp.headers)?,
@@ -342,7 +346,8 @@ impl FileClient {
     pub async fn download_from(&self, start: u64) -> Result<FileDownload> {
         let req = self
             .request(Method::Get)
-            .header("x-ms-range", crate::http::range_from_header(start));
+            .header("x-ms-range", crate::http::range_from_header(start))
+            .content_read();
         let resp = self.pipeline.send(req).await?;
         Ok(FileDownload {
             properties: FileProperties::from_headers(&resp.headers)?,

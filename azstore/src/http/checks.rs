@@ -28,7 +28,36 @@ const ETAG_CONDITIONS: [&str; 4] = [
 /// condition. The error is `InvalidInput` with `RequestSent::No`, and names the header,
 /// never its value (a value may be a secret).
 pub(crate) fn validate_request(req: &Request) -> Result<()> {
+    validate_path(&req.path)?;
+    let mut metadata = 0;
     for (name, value) in &req.headers {
+        validate_header(name, value)?;
+        if let Some(key) = name.strip_prefix("x-ms-meta-") {
+            metadata += key.len() + value.len();
+        }
+    }
+    if metadata > crate::names::METADATA_MAX_BYTES {
+        return Err(Error::invalid_input(format!(
+            "the request's metadata is {metadata} bytes (names and values together); the \
+             service allows at most 8 KiB: keep larger data in the object itself"
+        )));
+    }
+    Ok(())
+}
+
+/// The checks of [`validate_request`] for one header (also for the headers of a table batch's
+/// sub-requests, which travel inside the body). `name` is lower-case.
+pub(crate) fn validate_header(name: &str, value: &str) -> Result<()> {
+    {
+        if !value.is_ascii() {
+            // HTTP/1.1 header values are ASCII; bytes above it reach the service as whatever
+            // it decodes them as (Azure Storage refuses or mangles them).
+            return Err(Error::invalid_input(format!(
+                "the value of header {} has a non-ASCII character: encode it first (e.g. \
+                 percent-encode a metadata value and decode it when reading)",
+                printable(name)
+            )));
+        }
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
             return Err(Error::invalid_input(format!(
                 "header name {} is not a valid HTTP header name",
@@ -41,10 +70,36 @@ pub(crate) fn validate_request(req: &Request) -> Result<()> {
                  HTTP header (CR, LF, NUL or another control character)"
             )));
         }
-        if ETAG_CONDITIONS.contains(&name.as_str()) && value.trim().is_empty() {
+        if ETAG_CONDITIONS.contains(&name) && value.trim().is_empty() {
             return Err(Error::invalid_input(format!(
                 "{name}: an empty ETag cannot be sent (the service would ignore the condition \
                  and the request would be unconditional)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a request path that a URL would normalise into another one: a `.` or `..`
+/// segment, also percent-encoded (`%2e`), which the URL would resolve against the segments
+/// before it (`container/../other/blob` is `other/blob`). Every caller value that becomes a
+/// path segment is checked where it is named (blob names, message ids, Cosmos DB ids, file
+/// paths); this is the pipeline's own check, for any path that reaches it.
+fn validate_path(path: &str) -> Result<()> {
+    let is_dot = |s: &str| s == "." || s.eq_ignore_ascii_case("%2e");
+    for segment in path.split('/') {
+        let dots = match segment.len() {
+            1 | 3 => is_dot(segment),
+            2 | 4 | 6 => (1..segment.len())
+                .filter(|&i| segment.is_char_boundary(i))
+                .any(|i| is_dot(&segment[..i]) && is_dot(&segment[i..])),
+            _ => false,
+        };
+        if dots {
+            return Err(Error::invalid_input(format!(
+                "the request path has a {:?} segment, which the URL would resolve into another \
+                 resource's path: refused before sending",
+                printable(segment)
             )));
         }
     }
@@ -97,6 +152,57 @@ pub(crate) async fn read_capped(
         }
     }
     Ok((out.freeze(), false))
+}
+
+/// Reads a success body whole, at most `limit` bytes of it: `Ok(Err(read))` when the body is
+/// longer (it declares more, or more arrives; `read` is what had been read by then, the rest is
+/// never read). Memory stays within `limit` plus one chunk. A body of one chunk is returned
+/// without a copy.
+pub(crate) async fn read_within(
+    resp: &mut reqwest::Response,
+    limit: u64,
+) -> std::result::Result<std::result::Result<Bytes, u64>, reqwest::Error> {
+    let declared = resp.content_length();
+    if declared.is_some_and(|n| n > limit) {
+        return Ok(Err(0));
+    }
+    let Some(first) = resp.chunk().await? else {
+        return Ok(Ok(Bytes::new()));
+    };
+    let mut read = first.len() as u64;
+    if read > limit {
+        return Ok(Err(read));
+    }
+    let Some(second) = resp.chunk().await? else {
+        return Ok(Ok(first));
+    };
+    read += second.len() as u64;
+    if read > limit {
+        return Ok(Err(read));
+    }
+    let capacity = declared.unwrap_or(read).clamp(read, limit);
+    let mut out = BytesMut::with_capacity(usize::try_from(capacity).unwrap_or(usize::MAX));
+    out.extend_from_slice(&first);
+    out.extend_from_slice(&second);
+    while let Some(chunk) = resp.chunk().await? {
+        read += chunk.len() as u64;
+        if read > limit {
+            return Ok(Err(read));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(Ok(out.freeze()))
+}
+
+/// `bytes` for a message: in MiB or KiB when it is a whole number of them.
+pub(crate) fn describe_bytes(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// Deserializes an XML success body (a leading BOM is accepted), turning any failure into a
@@ -153,6 +259,22 @@ fn printable_bare(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::http::Method;
+
+    #[test]
+    fn dot_segments_in_a_path_are_refused() {
+        for bad in ["c/../other/b", "c/./b", "..", "c/%2e%2E/b", "c/.%2e", "c/%2E", "c/b/.."] {
+            let mut req = Request::new(Method::Get, "");
+            req.path = bad.to_string();
+            let e = validate_request(&req).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{bad}");
+            assert_eq!(e.request_sent(), crate::RequestSent::No, "{bad}");
+        }
+        for ok in ["c/a..b", "c/...", "c/.env", "c/%2e%2e%2e", "c/b.", ""] {
+            let mut req = Request::new(Method::Get, "");
+            req.path = ok.to_string();
+            assert!(validate_request(&req).is_ok(), "{ok}");
+        }
+    }
 
     #[test]
     fn headers_that_cannot_be_sent_are_refused_by_name() {

@@ -32,7 +32,7 @@ use crate::credential::{AccessToken, Credential};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::checks;
 use crate::http::options::ClientOptions;
-use crate::http::request::{Method, Request};
+use crate::http::request::{Method, Request, ResponseLimit};
 use crate::http::response::{Headers, Response, error_from_parts, with_auth_hint};
 use crate::http::telemetry::{Call, Labels};
 
@@ -469,10 +469,34 @@ impl Pipeline {
                     idle: self.inner.options.timeout,
                 }));
             }
-            let body = match tokio::time::timeout_at(limit.until, resp.bytes()).await {
+            let cap = match req.response_limit {
+                ResponseLimit::Bytes(n) => n,
+                ResponseLimit::Declared => match resp.content_length() {
+                    Some(n) => n,
+                    None => match ResponseLimit::DEFAULT {
+                        ResponseLimit::Bytes(n) => n,
+                        ResponseLimit::Declared => u64::MAX,
+                    },
+                },
+            };
+            let body = match tokio::time::timeout_at(limit.until, checks::read_within(&mut resp, cap))
+                .await
+            {
                 Err(_) => return Err((limit.timed_out("response body not read"), None)),
                 Ok(Err(e)) => return Err((transport_error(e, true), None)),
-                Ok(Ok(b)) => b,
+                Ok(Ok(Ok(b))) => b,
+                Ok(Ok(Err(read))) => {
+                    let e = Error::new(
+                        ErrorKind::ResponseTooLarge,
+                        format!(
+                            "the {status} response's body is larger than this operation reads \
+                             into memory ({}; {read} bytes read before stopping): a misbehaving \
+                             server or proxy, or a larger page than expected",
+                            crate::http::checks::describe_bytes(cap)
+                        ),
+                    );
+                    return Err((e, None));
+                }
             };
             return Ok(Attempt::Read(Response {
                 status,

@@ -72,6 +72,36 @@ pub struct Request {
     pub(crate) intent: Intent,
     /// The operation's name in traces and metrics; derived from the request when `None`.
     pub(crate) operation: Option<&'static str>,
+    /// The most bytes of a success body [`Pipeline::send`](crate::http::Pipeline::send) reads
+    /// into memory.
+    pub(crate) response_limit: ResponseLimit,
+}
+
+/// How much of a success body is read into memory: every response read whole has a cap, so
+/// that a misbehaving server or proxy (an endless or huge body) cannot exhaust the client's
+/// memory. Streamed bodies ([`Pipeline::send_streaming`](crate::http::Pipeline::send_streaming))
+/// hold one chunk at a time and have none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResponseLimit {
+    /// At most this many bytes.
+    Bytes(u64),
+    /// Content the caller asked for whole (Get Blob, Get File into memory): the length the
+    /// response declares, which the connection enforces; without a declared length, the
+    /// default cap.
+    Declared,
+}
+
+impl ResponseLimit {
+    /// The cap of an operation that declares none: 64 MiB, above any document Azure Storage
+    /// or Cosmos DB returns (a 5,000-item listing page with metadata, a 100,000-block list).
+    pub(crate) const DEFAULT: ResponseLimit = ResponseLimit::Bytes(64 << 20);
+    /// A Get/Peek Messages batch: 32 messages of at most 64 KiB (base64 in XML) need ~3 MiB.
+    pub(crate) const QUEUE_BATCH: u64 = 8 << 20;
+    /// A Cosmos DB answer: an item is at most 2 MiB, a query page at most 4 MB.
+    pub(crate) const COSMOS: u64 = 16 << 20;
+    /// A Query Entities page: up to 1,000 entities of up to 1 MiB each, so larger than any
+    /// other document; ask for fewer per page (`$top`) when entities are large.
+    pub(crate) const TABLE_PAGE: u64 = 256 << 20;
 }
 
 /// What an operation does to the resource, declared on its [`Request`]: the pipeline decides
@@ -176,6 +206,7 @@ impl Request {
             body: Bytes::new(),
             intent: Intent::of(method),
             operation: None,
+            response_limit: ResponseLimit::DEFAULT,
         }
     }
 
@@ -309,6 +340,29 @@ impl Request {
     /// ```
     pub fn intent(mut self, v: Intent) -> Self {
         self.intent = v;
+        self
+    }
+
+    /// The most bytes of a success body [`Pipeline::send`](crate::http::Pipeline::send) reads
+    /// into memory (default 64 MiB, above any document the services return). A larger body is
+    /// not read further: the call fails with
+    /// [`ErrorKind::ResponseTooLarge`](crate::ErrorKind::ResponseTooLarge), naming the cap.
+    /// Content reads (Get Blob, Get File) read the length the response declares instead.
+    ///
+    /// ```
+    /// use azstore::http::{Method, Request};
+    /// // A small JSON document: anything above 1 MiB is a misbehaving server.
+    /// let req = Request::new(Method::Get, "config/settings.json").response_limit(1 << 20);
+    /// # let _ = req;
+    /// ```
+    pub fn response_limit(mut self, bytes: u64) -> Request {
+        self.response_limit = ResponseLimit::Bytes(bytes);
+        self
+    }
+
+    /// Reads a content body whole (Get Blob, Get File): up to the length it declares.
+    pub(crate) fn content_read(mut self) -> Request {
+        self.response_limit = ResponseLimit::Declared;
         self
     }
 

@@ -241,6 +241,12 @@ impl Batch {
         let mut rows = HashSet::new();
         for (i, op) in self.ops.iter().enumerate() {
             let ctx = |e: Error| e.context(format!("batch operation {i}"));
+            if let Some(m) = &op.if_match {
+                // The sub-request's If-Match travels inside the body: the same checks as a
+                // header of a single request (no CR/LF that would inject a line, no empty
+                // ETag that would make the operation unconditional).
+                crate::http::checks::validate_header("if-match", &m.header_value()).map_err(ctx)?;
+            }
             if op.kind == Kind::Delete {
                 validate_key("PartitionKey", &op.entity.partition_key).map_err(ctx)?;
                 validate_key("RowKey", &op.entity.row_key).map_err(ctx)?;

@@ -457,7 +457,9 @@ impl TableClient {
         continuation: Option<&Continuation>,
     ) -> Result<Page<Stored<T>, Continuation>> {
         query.validate()?;
-        let mut req = raw_request(Method::Get, format!("{}()", self.name)).header("accept", ACCEPT);
+        let mut req = raw_request(Method::Get, format!("{}()", self.name))
+            .header("accept", ACCEPT)
+            .response_limit(crate::http::request::ResponseLimit::TABLE_PAGE);
         for (k, v) in query.params() {
             req = req.query(k, v);
         }
