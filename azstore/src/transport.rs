@@ -82,6 +82,7 @@ pub struct TransportOptions {
     connect_timeout: Option<Duration>,
     client: Option<reqwest::Client>,
     bearer_over_http_to_loopback: bool,
+    sas_over_http: bool,
 }
 
 impl Default for TransportOptions {
@@ -93,6 +94,7 @@ impl Default for TransportOptions {
             connect_timeout: Some(Duration::from_secs(10)),
             client: None,
             bearer_over_http_to_loopback: false,
+            sas_over_http: false,
         }
     }
 }
@@ -104,6 +106,9 @@ pub const TLS_ROOTS_ENV: &str = "AZSTORE_TLS_ROOTS";
 /// Environment variable that, set to `loopback`, allows bearer tokens over plain HTTP to
 /// a loopback emulator ([`TransportOptions::allow_bearer_over_http_to_loopback`]).
 pub const BEARER_OVER_HTTP_ENV: &str = "AZSTORE_ALLOW_BEARER_OVER_HTTP";
+/// Environment variable that, set to `any`, allows SAS tokens over plain HTTP to hosts other
+/// than this machine ([`TransportOptions::allow_sas_over_http`]).
+pub const SAS_OVER_HTTP_ENV: &str = "AZSTORE_ALLOW_SAS_OVER_HTTP";
 
 impl TransportOptions {
     /// The defaults, adjusted by the environment: `AZSTORE_CA_FILE` (a PEM file of extra roots),
@@ -152,6 +157,17 @@ impl TransportOptions {
                 _ => {
                     return Err(Error::invalid_input(format!(
                         "{BEARER_OVER_HTTP_ENV} accepts only `loopback`"
+                    )));
+                }
+            }
+        }
+        if let Some(v) = get(SAS_OVER_HTTP_ENV) {
+            match v.trim() {
+                "any" => t.sas_over_http = true,
+                "" | "no" | "false" => {}
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "{SAS_OVER_HTTP_ENV} accepts only `any`"
                     )));
                 }
             }
@@ -284,6 +300,28 @@ impl TransportOptions {
         self.bearer_over_http_to_loopback
     }
 
+    /// Allows sending a SAS token (the account's SAS credential, or a SAS in a copy source's
+    /// URL) over plain `http://` to a host other than this machine — an emulator in another
+    /// container of a test network, say. Without it (the default) such a request is refused
+    /// before sending: whoever sees the connection could use the SAS until it expires. A SAS
+    /// goes to a loopback endpoint (`127.0.0.0/8`, `::1`, `localhost`) over HTTP without it.
+    /// The environment variable `AZSTORE_ALLOW_SAS_OVER_HTTP=any` sets it in
+    /// [`from_env`](Self::from_env).
+    ///
+    /// ```
+    /// // Azurite at http://azurite:10000 in a compose network, with a SAS.
+    /// let transport = azstore::http::TransportOptions::default().allow_sas_over_http(true);
+    /// # let _ = transport;
+    /// ```
+    pub fn allow_sas_over_http(mut self, v: bool) -> Self {
+        self.sas_over_http = v;
+        self
+    }
+
+    pub(crate) fn sas_over_http_allowed(&self) -> bool {
+        self.sas_over_http
+    }
+
     /// The reqwest client for one pipeline.
     pub(crate) fn build(&self, pool_idle_timeout: Duration) -> Result<reqwest::Client> {
         if let Some(c) = &self.client {
@@ -293,6 +331,11 @@ impl TransportOptions {
             .pool_idle_timeout(pool_idle_timeout)
             .tcp_nodelay(true)
             .http1_only()
+            // Azure Storage and Cosmos DB never redirect; following one would send the
+            // request's SAS, bearer token or copy source to another host. Nor is a `Referer`
+            // (the full URL, SAS signature included) ever sent.
+            .redirect(reqwest::redirect::Policy::none())
+            .referer(false)
             .tls_backend_preconfigured(self.tls_config()?);
         if let Some(t) = self.connect_timeout {
             b = b.connect_timeout(t);
@@ -374,6 +417,7 @@ impl fmt::Debug for TransportOptions {
                 "bearer_over_http_to_loopback",
                 &self.bearer_over_http_to_loopback,
             )
+            .field("sas_over_http", &self.sas_over_http)
             .finish()
     }
 }

@@ -73,8 +73,8 @@ pub(crate) struct Authorizer {
     account: String,
     /// The storage service (it picks the SharedKey dialect); `None` with a custom signer.
     service: Option<Service>,
-    /// Set when the credential is a bearer token the endpoint may not receive.
-    bearer_refusal: Option<String>,
+    /// Which secrets the endpoint may not receive (it is plain `http://`).
+    cleartext: Cleartext,
     /// A backend's own signer, used instead of the credential.
     signer: Option<Arc<dyn Sign>>,
 }
@@ -88,7 +88,7 @@ impl Authorizer {
         transport: &TransportOptions,
     ) -> Authorizer {
         Authorizer {
-            bearer_refusal: bearer_refusal(&credential, origin, transport),
+            cleartext: Cleartext::of(origin, transport),
             credential,
             account: account.to_string(),
             service: Some(service),
@@ -105,7 +105,7 @@ impl Authorizer {
             credential: Credential::Anonymous,
             account: String::new(),
             service: None,
-            bearer_refusal: None,
+            cleartext: Cleartext::default(),
             signer: Some(signer),
         }
     }
@@ -117,6 +117,7 @@ impl Authorizer {
     /// Authorizes one attempt (called again for every attempt: signatures carry the date,
     /// tokens expire).
     pub(crate) async fn authorize(&self, req: Unsigned<'_>) -> Result<Authorization> {
+        self.cleartext.check_copy_source(req.headers)?;
         if let Some(signer) = &self.signer {
             return signer.sign(&req).await.map(Authorization::Header);
         }
@@ -141,9 +142,14 @@ impl Authorizer {
                 value.push_str(&signature);
                 Ok(Authorization::Header(sensitive(value)?))
             }
-            Credential::Sas(sas) => Ok(Authorization::Query(sas.pairs())),
+            Credential::Sas(sas) => {
+                if let Some(why) = &self.cleartext.sas {
+                    return Err(Error::invalid_input(why.clone()));
+                }
+                Ok(Authorization::Query(sas.pairs()))
+            }
             Credential::Bearer(provider) => {
-                if let Some(why) = &self.bearer_refusal {
+                if let Some(why) = &self.cleartext.bearer {
                     return Err(Error::invalid_input(why.clone()));
                 }
                 if self.service == Some(Service::File)
@@ -185,27 +191,76 @@ pub(crate) fn sensitive(value: String) -> Result<HeaderValue> {
     Ok(value)
 }
 
-/// Why a bearer token may not be sent to `origin`, if it may not: tokens travel only over
-/// TLS, except to a loopback emulator when the caller allowed it.
-fn bearer_refusal(
-    credential: &Credential,
-    origin: &reqwest::Url,
-    t: &TransportOptions,
-) -> Option<String> {
-    use crate::http::transport::is_loopback_host;
-    if !matches!(credential, Credential::Bearer(_)) || origin.scheme() == "https" {
-        return None;
-    }
-    let host = origin.host_str().unwrap_or_default();
-    if t.bearer_over_http_to_loopback_allowed() && is_loopback_host(host) {
-        return None;
-    }
-    Some(format!(
-        "refusing to send a bearer token over plain HTTP to {host}: use an https:// endpoint{}",
-        if is_loopback_host(host) {
-            " (for a local emulator: TransportOptions::allow_bearer_over_http_to_loopback)"
-        } else {
-            ""
+/// What may not travel to an endpoint over plain `http://`, and why: set only for an `http://`
+/// origin. A bearer token goes only over TLS, except to a loopback emulator when the caller
+/// allowed it; a SAS goes over TLS or to a loopback host, or anywhere when the caller allowed
+/// it. The same rules hold for the copy source's token and SAS a request carries.
+#[derive(Default)]
+struct Cleartext {
+    bearer: Option<String>,
+    sas: Option<String>,
+}
+
+/// The request headers that carry a source URL (which may hold a SAS).
+const SOURCE_URL_HEADERS: [&str; 2] = ["x-ms-copy-source", "x-ms-previous-snapshot-url"];
+
+impl Cleartext {
+    fn of(origin: &reqwest::Url, t: &TransportOptions) -> Cleartext {
+        use crate::http::transport::is_loopback_host;
+        if origin.scheme() == "https" {
+            return Cleartext::default();
         }
-    ))
+        let host = origin.host_str().unwrap_or_default();
+        let loopback = is_loopback_host(host);
+        let bearer = (!(loopback && t.bearer_over_http_to_loopback_allowed())).then(|| {
+            format!(
+                "refusing to send a bearer token over plain HTTP to {host}: use an https:// \
+                 endpoint{}",
+                if loopback {
+                    " (for a local emulator: TransportOptions::allow_bearer_over_http_to_loopback)"
+                } else {
+                    ""
+                }
+            )
+        });
+        let sas = (!(loopback || t.sas_over_http_allowed())).then(|| {
+            format!(
+                "refusing to send a SAS over plain HTTP to {host}: anyone who sees the \
+                 connection could use it until it expires. Use an https:// endpoint, or \
+                 TransportOptions::allow_sas_over_http(true) for a test network"
+            )
+        });
+        Cleartext { bearer, sas }
+    }
+
+    /// Refuses a request that would carry a copy source's bearer token or SAS over a
+    /// connection that may not carry it.
+    fn check_copy_source(&self, headers: &[(String, String)]) -> Result<()> {
+        if self.bearer.is_none() && self.sas.is_none() {
+            return Ok(());
+        }
+        for (name, value) in headers {
+            let refusal = if name == "x-ms-copy-source-authorization" {
+                self.bearer.as_ref()
+            } else if SOURCE_URL_HEADERS.contains(&name.as_str()) && carries_sas(value) {
+                self.sas.as_ref()
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                return Err(Error::invalid_input(format!("{name}: {why}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a URL's query holds a SAS signature.
+fn carries_sas(url: &str) -> bool {
+    let Some((_, query)) = url.split_once('?') else {
+        return false;
+    };
+    query
+        .split('&')
+        .any(|pair| pair.len() > 4 && pair[..4].eq_ignore_ascii_case("sig="))
 }

@@ -111,6 +111,8 @@ pub struct RedisConfig {
     pub(super) operation_timeout: Duration,
     pub(super) max_idle: usize,
     pub(super) max_connection_age: Duration,
+    /// Whether an Entra ID token may go over plain TCP to a loopback server.
+    pub(super) token_without_tls_to_loopback: bool,
 }
 
 impl RedisConfig {
@@ -132,6 +134,7 @@ impl RedisConfig {
             operation_timeout: Duration::from_secs(5),
             max_idle: 16,
             max_connection_age: Duration::from_secs(10 * 60),
+            token_without_tls_to_loopback: false,
         }
     }
 
@@ -290,6 +293,24 @@ impl RedisConfig {
         self
     }
 
+    /// Allows an Entra ID token ([`entra_id`](Self::entra_id)) over plain TCP when the server
+    /// is on this machine (`127.0.0.0/8`, `::1`, `localhost`): for local test servers only.
+    /// Without it (the default) a token goes only over TLS; to any other host, always.
+    ///
+    /// ```no_run
+    /// # fn demo(tokens: std::sync::Arc<dyn azstore::credential::TokenProvider>) -> azstore::Result<()> {
+    /// use azstore::redis::{RedisClient, RedisConfig};
+    /// let local = RedisConfig::new("127.0.0.1", 6379)
+    ///     .entra_id("00000000-0000-0000-0000-000000000000", tokens)
+    ///     .allow_token_without_tls_to_loopback(true);
+    /// let client = RedisClient::new(local)?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn allow_token_without_tls_to_loopback(mut self, v: bool) -> RedisConfig {
+        self.token_without_tls_to_loopback = v;
+        self
+    }
+
     /// Time allowed to connect and authenticate (default 5 s).
     ///
     /// ```
@@ -366,6 +387,20 @@ impl RedisConfig {
                 return Err(Error::invalid_input(
                     "Entra ID authentication needs the object id of the identity as user name",
                 ));
+            }
+            let loopback = crate::http::transport::is_loopback_host(&self.host);
+            if !self.tls && !(loopback && self.token_without_tls_to_loopback) {
+                return Err(Error::invalid_input(format!(
+                    "refusing to send an Entra ID token to Redis at {} over plain TCP: turn TLS \
+                     on (RedisConfig::tls(true), or a rediss:// URL){}",
+                    self.endpoint(),
+                    if loopback {
+                        "; for a local server in tests: \
+                         RedisConfig::allow_token_without_tls_to_loopback(true)"
+                    } else {
+                        ""
+                    }
+                )));
             }
         }
         Ok(())
