@@ -133,9 +133,10 @@ impl BlockSink for BlockStager {
 impl BlobClient {
     /// Downloads the blob into the file `path` with `options.max_concurrency` ranged GETs in
     /// flight, each range written at its offset (memory: about `max_concurrency ×
-    /// chunk_size`), every range pinned to the first response's ETag. The data goes to `path`
-    /// plus a `.partial` suffix first and is renamed into place only when complete, so `path`
-    /// never holds a torn or partial copy. With [`OnChange::Restart`](crate::transfer::OnChange::Restart) a concurrent change
+    /// chunk_size`), every range pinned to the first response's ETag. The data goes to a new file
+    /// beside `path` first (`path` plus a random suffix and `.partial`, created only if no file
+    /// or link is there, so none is followed) and is renamed into place only when complete, so
+    /// `path` never holds a torn or partial copy. With [`OnChange::Restart`](crate::transfer::OnChange::Restart) a concurrent change
     /// starts the download over on the new version. Returns the properties of the version
     /// written.
     ///

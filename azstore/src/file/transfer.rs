@@ -149,7 +149,8 @@ impl FileClient {
     }
 
     /// Downloads the whole file to `path` with parallel ranges written at their offsets
-    /// (memory: about `max_concurrency × range_size`). The data goes to `path` plus `.partial`
+    /// (memory: about `max_concurrency × range_size`). The data goes to a new file beside `path`
+    /// (`path` plus a random suffix and `.partial`, created only if no file or link is there)
     /// first and is renamed into place only when complete, so `path` never holds a torn or
     /// partial copy; a change of the file fails or starts over as `options.on_change` says.
     ///

@@ -330,9 +330,14 @@ mod tests {
         let h = Headers::from_pairs(vec![("content-range".into(), "bytes 0-3/77".into())]);
         assert_eq!(total_of(&h), Some(77));
         assert_eq!(total_of(&Headers::default()), None);
-        assert_eq!(
-            crate::transfer::to_file::partial_path(std::path::Path::new("/tmp/x.bin")),
-            std::path::Path::new("/tmp/x.bin.partial")
+        let partial = crate::transfer::to_file::partial_path(std::path::Path::new("/tmp/x.bin"));
+        let name = partial.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("x.bin.") && name.ends_with(".partial"), "{name}");
+        assert_eq!(name.len(), "x.bin.".len() + 16 + ".partial".len(), "{name}");
+        assert_eq!(partial.parent(), Some(std::path::Path::new("/tmp")));
+        assert_ne!(
+            partial,
+            crate::transfer::to_file::partial_path(std::path::Path::new("/tmp/x.bin"))
         );
     }
 }

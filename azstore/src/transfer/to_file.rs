@@ -154,19 +154,20 @@ impl Pieces for ToWriter {
     }
 }
 
-/// One attempt of a download to `partial`.
+/// One attempt of a download into `partial` (a file this download created; emptied first, so a
+/// restart begins afresh).
 async fn file_attempt<S: RangeSource>(
     src: &S,
     plan: &Plan,
-    partial: &Path,
+    partial: &std::fs::File,
 ) -> Result<S::Props, Failure> {
     let (props, version, first) = src.open(plan.chunk).await?;
     let total = version.total;
-    let path = partial.to_path_buf();
+    let partial = partial.try_clone().map_err(write_error)?;
     let file = tokio::task::spawn_blocking(move || {
-        let f = std::fs::File::create(&path)?;
-        reserve(&f, total)?;
-        Ok(f)
+        partial.set_len(0)?;
+        reserve(&partial, total)?;
+        Ok(partial)
     })
     .await
     .map_err(task_error)?
@@ -199,26 +200,51 @@ async fn file_attempt<S: RangeSource>(
     fetched.map(|()| props)
 }
 
-/// `path` with `.partial` appended.
+/// `path` with a random suffix and `.partial` appended: `report.pdf.1f3a…9c.partial`, beside
+/// it in the same directory (so the final rename stays on one file system).
 pub(crate) fn partial_path(path: &Path) -> PathBuf {
     let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
+    partial.push(format!(".{:016x}.partial", rand::random::<u64>()));
     PathBuf::from(partial)
 }
 
-/// Downloads into `path` + `.partial` with positioned writes, renamed into place when
-/// complete; on failure the partial file is removed, so `path` never holds a torn or partial
-/// copy.
+/// Creates the partial file: a new file only (`O_CREAT | O_EXCL`), so an existing file or a
+/// symbolic link planted at that name is never followed or overwritten. Its permissions are
+/// those `File::create` gives (0666 less the umask on Unix), kept by the rename.
+fn create_partial(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Downloads into a new partial file beside `path` with positioned writes, renamed into place
+/// when complete; on failure the partial file is removed, so `path` never holds a torn or
+/// partial copy.
 pub(crate) async fn to_file<S: RangeSource>(src: &S, plan: &Plan, path: &Path) -> Result<S::Props> {
     plan.check()?;
     let partial = partial_path(path);
+    let created = partial.clone();
+    let file = tokio::task::spawn_blocking(move || create_partial(&created))
+        .await
+        .map_err(task_error)?
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Service,
+                format!("cannot create the download's partial file {}", partial.display()),
+            )
+            .with_source(e)
+            .with_sent(RequestSent::No)
+        })?;
     let mut restarts = 0;
     let result = loop {
-        let attempt = file_attempt(src, plan, &partial).await;
+        let attempt = file_attempt(src, plan, &file).await;
         if let Some(r) = plan.settle(attempt, &mut restarts) {
             break r;
         }
     };
+    drop(file);
     match result {
         Ok(p) => {
             tokio::fs::rename(&partial, path)
@@ -236,6 +262,26 @@ pub(crate) async fn to_file<S: RangeSource>(src: &S, plan: &Plan, path: &Path) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_partial_file_is_always_new_and_never_follows_a_link() {
+        let dir = std::env::temp_dir().join(format!("azstore-partial-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("target");
+        std::fs::write(&target, b"precious").unwrap();
+        let planted = dir.join("planted.partial");
+        let _ = std::fs::remove_file(&planted);
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        let e = create_partial(&planted).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+        let fresh = dir.join("fresh.partial");
+        let _ = std::fs::remove_file(&fresh);
+        create_partial(&fresh).unwrap();
+        assert!(create_partial(&fresh).is_err(), "never reopened");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn pieces_land_at_their_offsets() {

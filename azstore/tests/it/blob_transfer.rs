@@ -115,7 +115,6 @@ async fn chunked_read_under_concurrent_writes_returns_one_version() {
     let dir = std::env::temp_dir().join(support::unique("dl"));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("blob.bin");
-    let partial = dir.join("blob.bin.partial");
     let mut failures = 0;
     let mut reads = 0;
     while !writer.is_finished() {
@@ -150,7 +149,7 @@ async fn chunked_read_under_concurrent_writes_returns_one_version() {
             "torn file written"
         );
         assert_eq!(p.content_length, on_disk.len() as u64);
-        assert!(!partial.exists());
+        assert_eq!(crate::partial_files(&dir), Vec::<String>::new());
     }
     writer.await.unwrap();
     println!("fail-mode reads: {reads} complete, {failures} refused");
@@ -162,7 +161,8 @@ async fn chunked_read_under_concurrent_writes_returns_one_version() {
         .await
         .unwrap_err();
     assert!(e.is_precondition_failed(), "{e}");
-    assert!(!dir.join("never.bin").exists() && !dir.join("never.bin.partial").exists());
+    assert!(!dir.join("never.bin").exists());
+    assert_eq!(crate::partial_files(&dir), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
     c.delete(&Conditions::none()).await.unwrap();
 }
