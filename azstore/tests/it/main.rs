@@ -6,6 +6,15 @@
 /// azstore builds reqwest with `rustls-no-provider` and hands every client it builds its own
 /// ring-based TLS configuration; a client built outside azstore gets one the same way, since
 /// `reqwest::Client::new()` would look for a process-wide crypto provider that nothing installs.
+/// The `.partial` files a download to a file left in `dir` (none, once it has ended).
+pub fn partial_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".partial"))
+        .collect()
+}
+
 pub fn bare_http() -> reqwest::Client {
     let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
@@ -68,6 +77,7 @@ mod queue_worker;
 mod recorded_ops;
 #[cfg(feature = "redis")]
 mod redis;
+mod security;
 mod service_conformance;
 mod table_batch;
 mod table_concurrency;
