@@ -48,12 +48,23 @@ mod tests {
 
     #[test]
     fn dot_segments_are_refused_wherever_they_are() {
-        for bad in [".", "..", "../x", "a/../b", "a/./b", "a/..", "..\\x", "a\\.\\b", "a/.."] {
+        for bad in [
+            ".", "..", "../x", "a/../b", "a/./b", "a/..", "..\\x", "a\\.\\b", "a/..",
+        ] {
             let e = refuse_dot_segments("blob name", bad).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{bad}");
             assert!(e.message().contains("blob name"), "{e}");
         }
-        for ok in ["a..b", "..a", "a..", ".hidden/x", "x/.y", "...", "a/.../b", "%2e%2e"] {
+        for ok in [
+            "a..b",
+            "..a",
+            "a..",
+            ".hidden/x",
+            "x/.y",
+            "...",
+            "a/.../b",
+            "%2e%2e",
+        ] {
             assert!(refuse_dot_segments("blob name", ok).is_ok(), "{ok}");
         }
     }

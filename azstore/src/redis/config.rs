@@ -389,7 +389,7 @@ impl RedisConfig {
                 ));
             }
             let loopback = crate::http::transport::is_loopback_host(&self.host);
-            if !self.tls && !(loopback && self.token_without_tls_to_loopback) {
+            if !(self.tls || (loopback && self.token_without_tls_to_loopback)) {
                 return Err(Error::invalid_input(format!(
                     "refusing to send an Entra ID token to Redis at {} over plain TCP: turn TLS \
                      on (RedisConfig::tls(true), or a rediss:// URL){}",

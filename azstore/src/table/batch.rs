@@ -245,7 +245,7 @@ impl Batch {
                 // The sub-request's If-Match travels inside the body: the same checks as a
                 // header of a single request (no CR/LF that would inject a line, no empty
                 // ETag that would make the operation unconditional).
-                crate::http::checks::validate_header("if-match", &m.header_value()).map_err(ctx)?;
+                crate::http::checks::validate_header("if-match", m.header_value()).map_err(ctx)?;
             }
             if op.kind == Kind::Delete {
                 validate_key("PartitionKey", &op.entity.partition_key).map_err(ctx)?;

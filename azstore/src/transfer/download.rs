@@ -332,7 +332,10 @@ mod tests {
         assert_eq!(total_of(&Headers::default()), None);
         let partial = crate::transfer::to_file::partial_path(std::path::Path::new("/tmp/x.bin"));
         let name = partial.file_name().unwrap().to_str().unwrap();
-        assert!(name.starts_with("x.bin.") && name.ends_with(".partial"), "{name}");
+        assert!(
+            name.starts_with("x.bin.") && name.ends_with(".partial"),
+            "{name}"
+        );
         assert_eq!(name.len(), "x.bin.".len() + 16 + ".partial".len(), "{name}");
         assert_eq!(partial.parent(), Some(std::path::Path::new("/tmp")));
         assert_ne!(

@@ -232,7 +232,10 @@ pub(crate) async fn to_file<S: RangeSource>(src: &S, plan: &Plan, path: &Path) -
         .map_err(|e| {
             Error::new(
                 ErrorKind::Service,
-                format!("cannot create the download's partial file {}", partial.display()),
+                format!(
+                    "cannot create the download's partial file {}",
+                    partial.display()
+                ),
             )
             .with_source(e)
             .with_sent(RequestSent::No)

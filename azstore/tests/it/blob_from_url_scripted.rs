@@ -40,7 +40,12 @@ fn created(extra: &[(&str, &str)]) -> Reply {
 }
 
 async fn blob(server: &Scripted) -> BlobClient {
-    BlobServiceClient::new(&server.account())
+    // The scripted server is plain HTTP on loopback: a copy source's bearer token goes there
+    // only when the caller allows bearer tokens over HTTP to loopback (as for an emulator).
+    let options = azstore::http::ClientOptions::default().transport(
+        azstore::http::TransportOptions::default().allow_bearer_over_http_to_loopback(true),
+    );
+    BlobServiceClient::with_options(&server.account(), options)
         .unwrap()
         .container("scripted")
         .unwrap()

@@ -393,7 +393,10 @@ async fn entra_token_and_password_auth_work_and_never_leak() {
     // A token over plain TCP is refused unless the server is local and the test says so.
     let e = RedisClient::new(base.clone().entra_id(&user, provider.clone())).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
-    assert!(e.message().contains("allow_token_without_tls_to_loopback"), "{e}");
+    assert!(
+        e.message().contains("allow_token_without_tls_to_loopback"),
+        "{e}"
+    );
     let e = RedisClient::new(
         RedisConfig::new("redis.example.com", 6379)
             .entra_id(&user, provider.clone())
@@ -401,7 +404,11 @@ async fn entra_token_and_password_auth_work_and_never_leak() {
     )
     .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
-    assert_eq!(provider.calls.load(Ordering::SeqCst), 0, "no token was asked for");
+    assert_eq!(
+        provider.calls.load(Ordering::SeqCst),
+        0,
+        "no token was asked for"
+    );
     let base = base.allow_token_without_tls_to_loopback(true);
     let entra = RedisClient::new(base.clone().entra_id(&user, provider.clone())).unwrap();
     let counter = entra.json::<u64>(&key("entra")).unwrap();

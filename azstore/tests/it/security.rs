@@ -87,7 +87,10 @@ async fn with_an_account_sas_a_dot_dot_name_cannot_read_or_overwrite_another_con
     let secret = blobs.container(&secrets).unwrap();
     secret.create().await.unwrap();
     let config = secret.blob("config.json").unwrap();
-    config.upload("the secret", &Conditions::none()).await.unwrap();
+    config
+        .upload("the secret", &Conditions::none())
+        .await
+        .unwrap();
 
     let expiry = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
     let sas = SasBuilder::new("rwdlc", expiry)
@@ -97,9 +100,7 @@ async fn with_an_account_sas_a_dot_dot_name_cannot_read_or_overwrite_another_con
         .unwrap()
         .container(&uploads)
         .unwrap();
-    let e = user
-        .blob(&format!("../{secrets}/config.json"))
-        .unwrap_err();
+    let e = user.blob(&format!("../{secrets}/config.json")).unwrap_err();
     assert_refused_before_sending(&e, "blob");
     // The SAS itself works inside the container (the refusal is the name's, not the SAS's).
     user.blob("mine.txt")
@@ -108,7 +109,12 @@ async fn with_an_account_sas_a_dot_dot_name_cannot_read_or_overwrite_another_con
         .await
         .unwrap();
     assert_eq!(&config.download().await.unwrap().body[..], b"the secret");
-    blobs.container(&uploads).unwrap().delete(&Conditions::none()).await.unwrap();
+    blobs
+        .container(&uploads)
+        .unwrap()
+        .delete(&Conditions::none())
+        .await
+        .unwrap();
     secret.delete(&Conditions::none()).await.unwrap();
 }
 
@@ -184,7 +190,11 @@ async fn a_cosmos_id_cannot_name_the_collection_above_it() {
         CosmosKey::new("a2V5").unwrap(),
     )
     .unwrap();
-    let container = client.database("db").unwrap().container("c", "/pk").unwrap();
+    let container = client
+        .database("db")
+        .unwrap()
+        .container("c", "/pk")
+        .unwrap();
     for bad in ["..", "."] {
         let e = container
             .item::<u64>(bad, PartitionKey::from("p"))
@@ -192,12 +202,18 @@ async fn a_cosmos_id_cannot_name_the_collection_above_it() {
         assert_refused_before_sending(&e, bad);
         assert_refused_before_sending(&client.database(bad).unwrap_err(), bad);
         assert_refused_before_sending(
-            &client.database("db").unwrap().container(bad, "/pk").unwrap_err(),
+            &client
+                .database("db")
+                .unwrap()
+                .container(bad, "/pk")
+                .unwrap_err(),
             bad,
         );
     }
     assert_eq!(server.count(), 0);
-    let item = container.item::<u64>("..a.", PartitionKey::from("p")).unwrap();
+    let item = container
+        .item::<u64>("..a.", PartitionKey::from("p"))
+        .unwrap();
     let _ = item.read().await;
     let sent = server.requests();
     assert_eq!(sent[0].target, "/dbs/db/colls/c/docs/..a.");
@@ -316,15 +332,18 @@ async fn an_endless_success_body_never_takes_more_than_the_operations_cap() {
 async fn a_sas_or_a_copy_source_token_never_goes_over_cleartext_to_another_host() {
     let expiry = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
     let key = azstore::credential::SharedKeyCredential::new("devstoreaccount1", "a2V5").unwrap();
-    let sas = SasBuilder::new("r", expiry).account(&key, "b", "sco").unwrap();
+    let sas = SasBuilder::new("r", expiry)
+        .account(&key, "b", "sco")
+        .unwrap();
     // `.invalid` never resolves: the refusal must come before any lookup.
     let remote = account_at("http://storage.azstore.invalid/devstoreaccount1");
-    let blob = BlobServiceClient::new(&remote.clone().with_credential(Credential::Sas(sas.clone())))
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let blob =
+        BlobServiceClient::new(&remote.clone().with_credential(Credential::Sas(sas.clone())))
+            .unwrap()
+            .container("ctr")
+            .unwrap()
+            .blob("b")
+            .unwrap();
     let e = blob.download().await.unwrap_err();
     assert_refused_before_sending(&e, "SAS over http");
     assert!(e.to_string().contains("allow_sas_over_http"), "{e}");
@@ -357,7 +376,10 @@ async fn a_sas_or_a_copy_source_token_never_goes_over_cleartext_to_another_host(
         .unwrap()
         .bearer(SourceAuthorization::bearer("eyJ0-token").unwrap());
     let e = local
-        .put_blob_from_url(&from, &azstore::blob::PutFromUrlOptions::new(Conditions::none()))
+        .put_blob_from_url(
+            &from,
+            &azstore::blob::PutFromUrlOptions::new(Conditions::none()),
+        )
         .await
         .unwrap_err();
     assert_refused_before_sending(&e, "copy source bearer over http");
@@ -376,7 +398,9 @@ async fn a_redirect_is_never_followed_and_no_referer_is_sent() {
     .await;
     let expiry = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
     let key = azstore::credential::SharedKeyCredential::new("devstoreaccount1", "a2V5").unwrap();
-    let sas = SasBuilder::new("r", expiry).account(&key, "b", "sco").unwrap();
+    let sas = SasBuilder::new("r", expiry)
+        .account(&key, "b", "sco")
+        .unwrap();
     let blob = BlobServiceClient::new(&server.account().with_credential(Credential::Sas(sas)))
         .unwrap()
         .container("ctr")
@@ -386,7 +410,12 @@ async fn a_redirect_is_never_followed_and_no_referer_is_sent() {
     let e = blob.download().await.unwrap_err();
     assert_eq!(e.status(), Some(307), "{e}");
     assert_eq!(elsewhere.count(), 0, "the redirect was not followed");
-    assert!(server.requests().iter().all(|r| r.header("referer").is_none()));
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.header("referer").is_none())
+    );
 }
 
 #[tokio::test]
@@ -397,7 +426,7 @@ async fn a_table_batch_refuses_an_etag_that_would_forge_a_header() {
         .table("tbl")
         .unwrap();
     for bad in ["\"x\"\r\nIf-Match: *", "", "  ", "\"ü\""] {
-        let batch = Batch::new().replace(&Entity::new("p", "r").with("N", 1_i64), &ETag::new(bad));
+        let batch = Batch::new().replace(&Entity::new("p", "r").with("N", 1_i64), ETag::new(bad));
         let e = table.submit(&batch).await.unwrap_err();
         assert_refused_before_sending(&e, bad);
     }
@@ -448,8 +477,10 @@ async fn metadata_and_header_values_the_service_would_mangle_are_refused() {
     let e = azstore::http::Pipeline::new(&server.account(), Service::Blob, Default::default())
         .unwrap()
         .send(
-            azstore::http::Request::new(azstore::http::Method::Put, "ctr/b")
-                .header("x-ms-blob-content-disposition", "attachment; filename=\"résumé.pdf\""),
+            azstore::http::Request::new(azstore::http::Method::Put, "ctr/b").header(
+                "x-ms-blob-content-disposition",
+                "attachment; filename=\"résumé.pdf\"",
+            ),
         )
         .await
         .unwrap_err();

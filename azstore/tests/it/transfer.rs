@@ -189,7 +189,11 @@ async fn parallel_downloads_under_concurrent_writes_return_one_version() {
             Ok(_) => assert!(one_version(&std::fs::read(&file).unwrap())),
             Err(e) => assert!(e.is_precondition_failed(), "{e}"),
         }
-        assert_eq!(crate::partial_files(&dir), Vec::<String>::new(), "no partial file left");
+        assert_eq!(
+            crate::partial_files(&dir),
+            Vec::<String>::new(),
+            "no partial file left"
+        );
 
         let d = b.download_chunked(&restart).await.unwrap();
         assert!(one_version(&d.body), "torn read returned");
