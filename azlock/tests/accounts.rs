@@ -144,7 +144,7 @@ fn the_connection_string_option_comes_first() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
-/// The ways in to an account that both the usage error and `azlock --help` name.
+/// The ways in to an account that both the configuration error and `azlock --help` name.
 const WAYS_IN: [&str; 6] = [
     "AZURE_STORAGE_CONNECTION_STRING",
     "AZURE_STORAGE_ACCOUNT_NAME",
@@ -155,9 +155,10 @@ const WAYS_IN: [&str; 6] = [
 ];
 
 #[test]
-fn no_account_is_a_usage_error_naming_every_way_in() {
+fn no_account_is_a_configuration_error_naming_every_way_in() {
     let o = azlock(&["status", "--container", "c1c", "--blob", "l"], &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // 78 (EX_CONFIG): the environment is wrong, not the command line (2).
+    assert_eq!(o.status.code(), Some(78), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     for v in WAYS_IN {
         assert!(err.contains(v), "{v} missing from: {err}");

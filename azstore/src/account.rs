@@ -164,6 +164,24 @@ impl StorageAccount {
         env::resolve(&|k| std::env::var(k).ok())
     }
 
+    /// As [`StorageAccount::from_env`], reading each variable through `lookup` instead of the
+    /// process environment: to take the connection string from a file or a secret store while
+    /// the rest comes from the environment, or to resolve a fixed set of values in a test.
+    ///
+    /// ```
+    /// use azstore::StorageAccount;
+    /// let from_file = "UseDevelopmentStorage=true".to_string(); // e.g. read from a file
+    /// let account = StorageAccount::from_env_with(|var| match var {
+    ///     "AZURE_STORAGE_CONNECTION_STRING" => Some(from_file.clone()),
+    ///     other => std::env::var(other).ok(),
+    /// })?;
+    /// assert_eq!(account.name(), "devstoreaccount1");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn from_env_with(lookup: impl Fn(&str) -> Option<String>) -> Result<StorageAccount> {
+        env::resolve(&lookup)
+    }
+
     /// Parses an Azure Storage connection string.
     ///
     /// Supported keys: `DefaultEndpointsProtocol`, `AccountName`, `AccountKey`,
