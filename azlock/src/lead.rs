@@ -18,6 +18,7 @@ ENVIRONMENT (of the command):
                          with every write and have the resource refuse smaller ones
   AZLOCK_FENCING_TOKEN   the same number (the lock's fencing token)
   AZLOCK_LEASE_ID        the lease id of the lock blob
+  and no credential variable unless --pass-credentials (`azlock --help`: CREDENTIALS)
 
 BEHAVIOUR:
   azlock campaigns (waits to lead), runs the command while leading, and when the command exits

@@ -31,15 +31,11 @@ macro_rules! account_help {
     () => {
         "\
 STORAGE ACCOUNT (the first that applies):
-  --connection-string-file PATH     a connection string (Azure portal: Storage account >
-                                    Access keys, or a SAS connection string with endpoints
-                                    only), read from PATH (- : standard input)
-  AZURE_STORAGE_CONNECTION_STRING   the same, from the environment; UseDevelopmentStorage=true
-                                    for Azurite. With endpoints but no key or SAS, the
-                                    credential (and the account, if no endpoint names it)
-                                    comes from the variables below
-  --connection-string CS            the same on the command line: any local user can read it
-                                    (ps); azlock warns
+  --connection-string-file PATH     a connection string (portal: Access keys, or a SAS
+                                    connection string) read from PATH (-: standard input)
+  AZURE_STORAGE_CONNECTION_STRING   the same; UseDevelopmentStorage=true for Azurite. With
+                                    endpoints only, the credential comes from those below
+  --connection-string CS            the same in argv, which local users can read (warned)
   AZURE_STORAGE_ACCOUNT_NAME (or AZURE_STORAGE_ACCOUNT)  the account, with one of:
     AZURE_STORAGE_KEY (or AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_ACCESS_KEY)  its key
     AZURE_STORAGE_SAS_TOKEN (or AZURE_STORAGE_SAS_KEY)                          a SAS
@@ -48,7 +44,14 @@ STORAGE ACCOUNT (the first that applies):
       AZURE_CLIENT_SECRET, workload identity, managed identity, or `az login`); the
       identity needs a data role on the account, e.g. Storage Blob Data Contributor
   AZURE_STORAGE_AUTH_MODE=login     Entra ID even when a key is set (=key: insist on a key)
+"
+    };
+}
 
+/// What the command and the sentinel see: only on `azlock --help`.
+macro_rules! credentials_help {
+    () => {
+        "\
 CREDENTIALS (what the command and the sentinel see):
   The command's environment has no credential variable (AZURE_STORAGE_CONNECTION_STRING,
   AZURE_STORAGE_KEY/_ACCOUNT_KEY/_ACCESS_KEY, AZURE_STORAGE_SAS_TOKEN/_SAS_KEY,
@@ -78,6 +81,7 @@ The command runs with:
   AZLOCK_LEASE_ID        the lease id of the lock blob (writes to it must carry it)
   AZLOCK_FENCING_TOKEN   a number larger than every earlier holder's: pass it to what you
                          protect and have it refuse smaller ones
+  and no credential variable unless --pass-credentials (`azlock --help`: CREDENTIALS)
 
 EXIT STATUS:
   the command's own exit status (128+N if it was killed by signal N)
@@ -140,12 +144,19 @@ EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is ru
 #[command(
     name = "azlock",
     version,
-    after_help = concat!(account_help!(), "\n", exit_help!()),
-    after_long_help = concat!(account_help!(), "\n", exit_help!(), "\n", essay_help!())
+    after_help = concat!(account_help!(), "\n", credentials_help!(), "\n", exit_help!()),
+    after_long_help = concat!(
+        account_help!(),
+        "\n",
+        credentials_help!(),
+        "\n",
+        exit_help!(),
+        "\n",
+        essay_help!()
+    )
 )]
 struct Cli {
-    /// Storage account connection string. Visible to every local user in the process list:
-    /// prefer --connection-string-file or AZURE_STORAGE_CONNECTION_STRING.
+    /// Connection string (local users can read argv: prefer --connection-string-file).
     #[arg(
         long,
         global = true,
@@ -158,8 +169,7 @@ struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     connection_string_file: Option<std::path::PathBuf>,
 
-    /// Leave the credential variables (AZURE_STORAGE_KEY, AZURE_STORAGE_CONNECTION_STRING, ...)
-    /// in the command's environment; by default azlock removes them.
+    /// Keep the credential variables in the command's environment (removed by default).
     #[arg(long, global = true)]
     pass_credentials: bool,
 
