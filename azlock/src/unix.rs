@@ -110,6 +110,7 @@ PAUSES (what is guaranteed, and what still needs the fencing token):
   the command's process group at that loss deadline and SIGKILL --duration/12 later, still
   before the lease can expire on the service; if azlock dies, it does so at once. So the
   command does not outlive the lease as long as the sentinel runs.
+  azlock lead starts one for each term of leadership: the same guarantee.
   Not covered: the whole machine frozen (the sentinel is frozen too), processes that leave the
   command's process group, and any write that was already under way (a check then a write can
   always be split by a pause). For those, have the resource refuse AZLOCK_FENCING_TOKEN values
