@@ -34,10 +34,20 @@ impl CommandArgs {
     /// azlock and its sentinel can stop everything it started. When it cannot start, says why
     /// on stderr and gives the exit status to end with: 127 not found, 126 not executable, 1
     /// otherwise.
-    pub(crate) fn spawn(&self, env: &[(&str, &str)]) -> Result<tokio::process::Child, u8> {
+    /// Credential variables are removed from its environment unless `env` passes them.
+    pub(crate) fn spawn(
+        &self,
+        vars: &[(&str, &str)],
+        env: &CommandEnv,
+    ) -> Result<tokio::process::Child, u8> {
         let mut cmd = tokio::process::Command::new(&self.command[0]);
         cmd.args(&self.command[1..]).process_group(0);
-        for (k, v) in env {
+        if !env.pass_credentials {
+            for k in CREDENTIAL_VARS {
+                cmd.env_remove(k);
+            }
+        }
+        for (k, v) in vars {
             cmd.env(k, v);
         }
         cmd.spawn().map_err(|e| {
@@ -49,6 +59,33 @@ impl CommandArgs {
             }
         })
     }
+}
+
+/// The variables that carry a secret (a key, a SAS, a token, a client secret or password):
+/// azlock removes them from the command's environment unless `--pass-credentials`. Names that
+/// identify without granting (AZURE_STORAGE_ACCOUNT, AZURE_CLIENT_ID, AZURE_TENANT_ID) and
+/// paths to files the same user can read anyway (AZURE_FEDERATED_TOKEN_FILE,
+/// AZURE_CLIENT_CERTIFICATE_PATH) stay.
+pub(crate) const CREDENTIAL_VARS: &[&str] = &[
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_STORAGE_KEY",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_ACCESS_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_SAS_KEY",
+    "AZURE_STORAGE_TOKEN",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+    "AZURE_PASSWORD",
+    "IDENTITY_HEADER",
+    "MSI_SECRET",
+];
+
+/// What of azlock's own environment the command gets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CommandEnv {
+    /// Keep the credential variables (`--pass-credentials`).
+    pub(crate) pass_credentials: bool,
 }
 
 /// The program's file name (`/usr/local/bin/backup.sh` -> `backup.sh`), printable ASCII only.

@@ -1,11 +1,12 @@
 //! The sentinel: a small process that stops the command when `azlock` itself stalls.
 //!
-//! `azlock run` renews the lease from its own process. If that process stops running — a
+//! `azlock run` and `azlock lead` renew the lease from their own process. If that process stops running — a
 //! SIGSTOP, a debugger, a cgroup freeze, a swap storm — the lease runs out on the service while
 //! the command keeps going: another host can take the lock while this one still writes. The
 //! command's own process group cannot be trusted to notice (it does not know about the lease),
-//! so `azlock` starts a sentinel (itself, re-executed as `azlock __sentinel`) in a process
-//! group of its own, before the command:
+//! so `azlock` starts a sentinel (itself, re-executed as `azlock __azlock_sentinel`, with an
+//! empty environment) in a process group of its own, before the command (`lead`: one for
+//! each term of leadership):
 //!
 //! * `azlock` sends it, over a pipe, the command's process group and once a second a
 //!   heartbeat carrying two readings of the system clock (`CLOCK_BOOTTIME` on Linux, shared by
@@ -185,12 +186,14 @@ pub(crate) struct Sentinel {
 
 impl Sentinel {
     /// Starts `azlock` itself as the sentinel, in a process group of its own (so that stopping
-    /// azlock's group, or the command's, does not stop it). It gets no credentials.
+    /// azlock's group, or the command's, does not stop it). It gets an empty environment (it
+    /// needs none: no credential, no account) and the hidden argument alone, so neither its
+    /// `/proc/PID/environ` nor its `cmdline` shows a secret.
     pub(crate) fn start() -> std::io::Result<Sentinel> {
         use std::os::unix::process::CommandExt;
         let mut process = std::process::Command::new(std::env::current_exe()?)
             .arg(crate::SENTINEL_ARG)
-            .env_remove("AZURE_STORAGE_CONNECTION_STRING")
+            .env_clear()
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .process_group(0)
@@ -217,6 +220,19 @@ impl Sentinel {
             term_at.as_nanos(),
             kill_at.as_nanos()
         ))
+    }
+
+    /// A heartbeat from the lease's loss deadline (`None`: nothing to tell yet): SIGTERM at
+    /// it, SIGKILL `kill_delay` later.
+    pub(crate) fn beat_from(
+        &mut self,
+        deadline: Option<Duration>,
+        kill_delay: Duration,
+    ) -> std::io::Result<()> {
+        match deadline {
+            Some(term_at) => self.beat(term_at, term_at + kill_delay),
+            None => Ok(()),
+        }
     }
 
     /// The command's process group.

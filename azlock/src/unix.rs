@@ -8,7 +8,7 @@ use azstore::lock::{BlobLock, HeldLock, LockOptions};
 use azstore::{ErrorKind, StorageAccount, blob::BlobServiceClient};
 use clap::{Args, Parser, Subcommand};
 
-use crate::process::{CommandArgs, describe, io_error, kill_group, stop};
+use crate::process::{CommandArgs, CommandEnv, describe, io_error, kill_group, stop};
 use crate::sentinel::Sentinel;
 
 /// How often azlock tells its sentinel the lease's current deadlines.
@@ -22,16 +22,20 @@ const EXIT_LOST: u8 = 70;
 const EXIT_ERROR: u8 = 1;
 /// Exit code for invalid arguments (as clap uses).
 const EXIT_USAGE: u8 = 2;
+/// Exit code for missing or invalid storage account settings: the environment, a connection
+/// string file or `--connection-string` (EX_CONFIG).
+pub(crate) const EXIT_CONFIG: u8 = 78;
 
 /// How azlock finds the storage account: the top command's and every subcommand's help.
 macro_rules! account_help {
     () => {
         "\
 STORAGE ACCOUNT (the first that applies):
-  --connection-string CS            a connection string (Azure portal: Storage account >
-                                    Access keys), or UseDevelopmentStorage=true for Azurite
-  AZURE_STORAGE_CONNECTION_STRING   the same, from the environment; with endpoints but no
-                                    key or SAS, the credential comes from the variables below
+  --connection-string-file PATH     a connection string (portal: Access keys, or a SAS
+                                    connection string) read from PATH (-: standard input)
+  AZURE_STORAGE_CONNECTION_STRING   the same; UseDevelopmentStorage=true for Azurite. With
+                                    endpoints only, the credential comes from those below
+  --connection-string CS            the same in argv, which local users can read (warned)
   AZURE_STORAGE_ACCOUNT_NAME (or AZURE_STORAGE_ACCOUNT)  the account, with one of:
     AZURE_STORAGE_KEY (or AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_ACCESS_KEY)  its key
     AZURE_STORAGE_SAS_TOKEN (or AZURE_STORAGE_SAS_KEY)                          a SAS
@@ -44,6 +48,31 @@ STORAGE ACCOUNT (the first that applies):
     };
 }
 
+/// What the command and the sentinel see: only on `azlock --help`.
+macro_rules! credentials_help {
+    () => {
+        "\
+CREDENTIALS (what the command and the sentinel see):
+  The command's environment has no credential variable (AZURE_STORAGE_CONNECTION_STRING,
+  AZURE_STORAGE_KEY/_ACCOUNT_KEY/_ACCESS_KEY, AZURE_STORAGE_SAS_TOKEN/_SAS_KEY,
+  AZURE_STORAGE_TOKEN, AZURE_CLIENT_SECRET, AZURE_CLIENT_CERTIFICATE_PASSWORD, AZURE_PASSWORD,
+  IDENTITY_HEADER, MSI_SECRET) unless --pass-credentials; account names, client and tenant
+  ids and file paths stay. The sentinel process gets an empty environment.
+"
+    };
+}
+
+/// The exit status block of `status` and `break`.
+macro_rules! exit_help {
+    () => {
+        "\
+EXIT STATUS:
+  0    done;  1  storage error;  2  invalid arguments
+  78   the storage account settings are missing or invalid (environment, connection string)
+"
+    };
+}
+
 /// What the command sees and what `azlock run` exits with.
 macro_rules! run_help {
     () => {
@@ -52,6 +81,7 @@ The command runs with:
   AZLOCK_LEASE_ID        the lease id of the lock blob (writes to it must carry it)
   AZLOCK_FENCING_TOKEN   a number larger than every earlier holder's: pass it to what you
                          protect and have it refuse smaller ones
+  and no credential variable unless --pass-credentials (`azlock --help`: CREDENTIALS)
 
 EXIT STATUS:
   the command's own exit status (128+N if it was killed by signal N)
@@ -60,6 +90,7 @@ EXIT STATUS:
        after --grace), or the sentinel had stopped it (`azlock --help` explains)
   130/143  azlock was interrupted (Ctrl-C / SIGTERM); the command was stopped, the lock released
   1    storage or start-up error;  2  invalid arguments
+  78   the storage account settings are missing or invalid (environment, connection string)
 "
     };
 }
@@ -79,6 +110,7 @@ PAUSES (what is guaranteed, and what still needs the fencing token):
   the command's process group at that loss deadline and SIGKILL --duration/12 later, still
   before the lease can expire on the service; if azlock dies, it does so at once. So the
   command does not outlive the lease as long as the sentinel runs.
+  azlock lead starts one for each term of leadership: the same guarantee.
   Not covered: the whole machine frozen (the sentinel is frozen too), processes that leave the
   command's process group, and any write that was already under way (a check then a write can
   always be split by a pause). For those, have the resource refuse AZLOCK_FENCING_TOKEN values
@@ -113,13 +145,34 @@ EXAMPLE (crontab: at most one nightly backup across all hosts, skip if one is ru
 #[command(
     name = "azlock",
     version,
-    after_help = account_help!(),
-    after_long_help = concat!(account_help!(), "\n", essay_help!())
+    after_help = concat!(account_help!(), "\n", credentials_help!(), "\n", exit_help!()),
+    after_long_help = concat!(
+        account_help!(),
+        "\n",
+        credentials_help!(),
+        "\n",
+        exit_help!(),
+        "\n",
+        essay_help!()
+    )
 )]
 struct Cli {
-    /// Storage account connection string (default: the environment, see STORAGE ACCOUNT).
-    #[arg(long, global = true, value_name = "CS")]
+    /// Connection string (local users can read argv: prefer --connection-string-file).
+    #[arg(
+        long,
+        global = true,
+        value_name = "CS",
+        conflicts_with = "connection_string_file"
+    )]
     connection_string: Option<String>,
+
+    /// Read the storage account connection string from PATH (`-`: standard input).
+    #[arg(long, global = true, value_name = "PATH")]
+    connection_string_file: Option<std::path::PathBuf>,
+
+    /// Keep the credential variables in the command's environment (removed by default).
+    #[arg(long, global = true)]
+    pass_credentials: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -131,12 +184,12 @@ enum Command {
     #[command(after_help = concat!(run_help!(), "\n", account_help!()))]
     Run(RunArgs),
     /// Show the lock's lease state, fencing token and (last) holder.
-    #[command(after_help = account_help!())]
+    #[command(after_help = concat!(exit_help!(), "\n", account_help!()))]
     Status(Target),
     /// Break the lock's lease (administrative). By default the lock is free only when the
     /// holder's lease would have expired; the holder's azlock stops its command before that,
     /// at its next renew.
-    #[command(after_help = account_help!())]
+    #[command(after_help = concat!(exit_help!(), "\n", account_help!()))]
     Break(BreakArgs),
     /// Run COMMAND only while leading an election on the lock blob; campaign again when it
     /// exits or the leadership is lost (epoch in AZLOCK_EPOCH).
@@ -203,7 +256,11 @@ pub(crate) fn main() -> ExitCode {
     };
     match runtime.block_on(real_main(cli)) {
         Ok(code) => ExitCode::from(code),
-        Err(e) => {
+        Err(Fail::Config(e)) => {
+            eprintln!("azlock: {e}");
+            ExitCode::from(EXIT_CONFIG)
+        }
+        Err(Fail::Other(e)) => {
             eprintln!("azlock: {e}");
             ExitCode::from(if e.kind() == ErrorKind::InvalidInput {
                 EXIT_USAGE
@@ -214,25 +271,117 @@ pub(crate) fn main() -> ExitCode {
     }
 }
 
-async fn real_main(cli: Cli) -> azstore::Result<u8> {
-    // Validate every argument before anything is sent.
-    let account = match cli.connection_string.as_deref() {
-        Some(cs) => StorageAccount::from_connection_string(cs)?,
-        // Everything the library reads: a connection string, an account name with a key, SAS
-        // or token, or Microsoft Entra ID (see account_help!).
-        None => StorageAccount::from_env()?,
+/// Why azlock ends without a command's status: the account settings (exit 78), or anything
+/// else (2 for invalid arguments, 1 otherwise).
+enum Fail {
+    Config(azstore::Error),
+    Other(azstore::Error),
+}
+
+impl From<azstore::Error> for Fail {
+    fn from(e: azstore::Error) -> Fail {
+        Fail::Other(e)
+    }
+}
+
+/// Checked here, before the account: the library's own message offers an infinite lease,
+/// which azlock never takes (a holder that dies would keep the lock for ever).
+fn check_duration(duration: u64) -> azstore::Result<()> {
+    if (15..=60).contains(&duration) {
+        Ok(())
+    } else {
+        Err(azstore::Error::invalid_input(format!(
+            "--duration must be 15 to 60 seconds (got {duration})"
+        )))
+    }
+}
+
+/// The storage account: a connection string from `--connection-string`,
+/// `--connection-string-file` or the environment, and everything else
+/// `StorageAccount::from_env` reads (see account_help!).
+fn account(cli: &Cli) -> azstore::Result<StorageAccount> {
+    let (cs, from) = if let Some(cs) = &cli.connection_string {
+        eprintln!(
+            "azlock: warning: --connection-string puts the connection string (and its key or \
+             SAS) on azlock's command line, which every local user can read (ps, \
+             /proc/PID/cmdline); use --connection-string-file PATH or \
+             AZURE_STORAGE_CONNECTION_STRING instead"
+        );
+        (cs.clone(), "--connection-string")
+    } else if let Some(path) = &cli.connection_string_file {
+        (read_connection_string(path)?, "--connection-string-file")
+    } else {
+        return StorageAccount::from_env();
+    };
+    let cs = cs.trim().to_string();
+    StorageAccount::from_env_with(|k| {
+        if k == azstore::CONNECTION_STRING_ENV {
+            Some(cs.clone())
+        } else {
+            std::env::var(k).ok()
+        }
+    })
+    .map_err(|e| {
+        // The library names the variable; here the string came from elsewhere.
+        let prefix = format!("{}: ", azstore::CONNECTION_STRING_ENV);
+        let msg = e.message();
+        azstore::Error::invalid_input(format!(
+            "{from}: {}",
+            msg.strip_prefix(&prefix).unwrap_or(msg)
+        ))
+    })
+}
+
+/// A connection string from a file (`-`: standard input), warning when other users can read
+/// the file.
+fn read_connection_string(path: &std::path::Path) -> azstore::Result<String> {
+    use std::io::Read;
+    let shown = path.display();
+    let text = if path.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| {
+            azstore::Error::invalid_input(format!(
+                "--connection-string-file -: cannot read standard input: {e}"
+            ))
+        })?;
+        s
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            azstore::Error::invalid_input(format!(
+                "--connection-string-file {shown}: cannot read it: {e}"
+            ))
+        })?;
+        if std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o004 != 0) {
+            eprintln!(
+                "azlock: warning: {shown} can be read by every local user (chmod o-r {shown})"
+            );
+        }
+        text
+    };
+    if text.trim().is_empty() {
+        return Err(azstore::Error::invalid_input(format!(
+            "--connection-string-file {shown}: empty"
+        )));
+    }
+    Ok(text)
+}
+
+async fn real_main(cli: Cli) -> Result<u8, Fail> {
+    // Validate every argument before anything is sent: the command line first (exit 2), then
+    // the account settings (exit 78).
+    match &cli.command {
+        Command::Run(args) => check_duration(args.duration)?,
+        Command::Lead(args) => check_duration(args.duration())?,
+        Command::Status(_) | Command::Break(_) => {}
+    }
+    let account = account(&cli).map_err(Fail::Config)?;
+    let env = CommandEnv {
+        pass_credentials: cli.pass_credentials,
     };
     let blobs = BlobServiceClient::new(&account)?;
     match cli.command {
         Command::Run(args) => {
-            // Checked here: the library's own message offers an infinite lease, which azlock
-            // never takes (a holder that dies would keep the lock for ever).
-            if !(15..=60).contains(&args.duration) {
-                return Err(azstore::Error::invalid_input(format!(
-                    "--duration must be 15 to 60 seconds (got {})",
-                    args.duration
-                )));
-            }
             let duration = LeaseDuration::seconds(args.duration)?;
             let wait = Duration::try_from_secs_f64(args.wait).map_err(|_| {
                 azstore::Error::invalid_input("--wait must be a non-negative number of seconds")
@@ -246,9 +395,9 @@ async fn real_main(cli: Cli) -> azstore::Result<u8> {
                 &args.target.blob,
                 LockOptions::default().duration(duration).label(label),
             )?;
-            run(lock, &args, wait).await
+            Ok(run(lock, &args, wait, &env).await?)
         }
-        Command::Lead(args) => crate::lead::lead(blobs, args).await,
+        Command::Lead(args) => Ok(crate::lead::lead(blobs, args, &env).await?),
         Command::Status(target) => {
             let lock = BlobLock::new(blobs.container(&target.container)?, &target.blob)?;
             let status = lock.status().await?;
@@ -353,13 +502,15 @@ fn heartbeat(
     held: &HeldLock,
     kill_delay: Duration,
 ) -> std::io::Result<()> {
-    match held.deadline() {
-        Some(term_at) => sentinel.beat(term_at, term_at + kill_delay),
-        None => Ok(()),
-    }
+    sentinel.beat_from(held.deadline(), kill_delay)
 }
 
-async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<u8> {
+async fn run(
+    lock: BlobLock,
+    args: &RunArgs,
+    wait: Duration,
+    env: &CommandEnv,
+) -> azstore::Result<u8> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut sigint = signal(SignalKind::interrupt()).map_err(io_error)?;
     let mut sigterm = signal(SignalKind::terminate()).map_err(io_error)?;
@@ -403,11 +554,11 @@ async fn run(lock: BlobLock, args: &RunArgs, wait: Duration) -> azstore::Result<
 
     let lease_id = held.lease_id().as_str().to_string();
     let token = held.fencing_token().to_string();
-    let env = [
+    let vars = [
         ("AZLOCK_LEASE_ID", lease_id.as_str()),
         ("AZLOCK_FENCING_TOKEN", token.as_str()),
     ];
-    let mut child = match args.command.spawn(&env) {
+    let mut child = match args.command.spawn(&vars, env) {
         Ok(c) => c,
         Err(code) => {
             sentinel.done();

@@ -144,7 +144,7 @@ fn the_connection_string_option_comes_first() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
-/// The ways in to an account that both the usage error and `azlock --help` name.
+/// The ways in to an account that both the configuration error and `azlock --help` name.
 const WAYS_IN: [&str; 6] = [
     "AZURE_STORAGE_CONNECTION_STRING",
     "AZURE_STORAGE_ACCOUNT_NAME",
@@ -155,9 +155,10 @@ const WAYS_IN: [&str; 6] = [
 ];
 
 #[test]
-fn no_account_is_a_usage_error_naming_every_way_in() {
+fn no_account_is_a_configuration_error_naming_every_way_in() {
     let o = azlock(&["status", "--container", "c1c", "--blob", "l"], &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // 78 (EX_CONFIG): the environment is wrong, not the command line (2).
+    assert_eq!(o.status.code(), Some(78), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     for v in WAYS_IN {
         assert!(err.contains(v), "{v} missing from: {err}");
@@ -212,5 +213,271 @@ fn help_lists_the_ways_in_and_only_the_top_command_has_the_essay() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("15 to 60"), "{err}");
         assert!(!err.contains("infinite"), "{err}");
+    }
+}
+
+/// An account SAS for Blob with what `azlock run` needs (create the container and blob, lease).
+fn blob_sas(name: &str, key: &str) -> String {
+    SasBuilder::new(
+        "racwdlup",
+        azstore::OffsetDateTime::now_utc() + std::time::Duration::from_secs(600),
+    )
+    .account(&SharedKeyCredential::new(name, key).unwrap(), "b", "sco")
+    .unwrap()
+    .expose_secret()
+    .to_string()
+}
+
+/// `azlock run` then `azlock status` with `vars`: the lock is taken, released and shown.
+fn run_and_status(vars: &[(&str, &str)], what: &str) {
+    let container = testkit::unique("azlform");
+    let o = azlock(
+        &[
+            "run",
+            "--container",
+            &container,
+            "--blob",
+            "l",
+            "--",
+            "true",
+        ],
+        vars,
+    );
+    assert_eq!(o.status.code(), Some(0), "{what}: {}", text(&o));
+    let o = azlock(&["status", "--container", &container, "--blob", "l"], vars);
+    assert_eq!(o.status.code(), Some(0), "{what}: {}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("fencing token:"),
+        "{what}: {}",
+        text(&o)
+    );
+}
+
+#[test]
+fn every_connection_string_form_from_the_environment() {
+    let (name, key, blob) = azurite();
+    let sas = blob_sas(&name, &key);
+    let cs = "AZURE_STORAGE_CONNECTION_STRING";
+    // The portal's SAS connection string: no AccountName, the account read off the endpoint.
+    run_and_status(
+        &[(
+            cs,
+            &format!("BlobEndpoint={blob};SharedAccessSignature={sas}"),
+        )],
+        "SAS connection string",
+    );
+    // Endpoints only; the key (and optionally the account) from the variables.
+    let endpoints = format!("BlobEndpoint={blob}");
+    run_and_status(
+        &[(cs, &endpoints), ("AZURE_STORAGE_KEY", &key)],
+        "endpoints + AZURE_STORAGE_KEY",
+    );
+    run_and_status(
+        &[
+            (cs, &endpoints),
+            ("AZURE_STORAGE_ACCOUNT", &name),
+            ("AZURE_STORAGE_ACCOUNT_KEY", &key),
+        ],
+        "endpoints + AZURE_STORAGE_ACCOUNT + AZURE_STORAGE_ACCOUNT_KEY",
+    );
+    // Endpoints only with a SAS from its variable.
+    run_and_status(
+        &[(cs, &endpoints), ("AZURE_STORAGE_SAS_TOKEN", &sas)],
+        "endpoints + AZURE_STORAGE_SAS_TOKEN",
+    );
+    // A key and endpoints without AccountName.
+    run_and_status(
+        &[(cs, &format!("AccountKey={key};BlobEndpoint={blob}"))],
+        "AccountKey + BlobEndpoint",
+    );
+}
+
+#[test]
+fn the_connection_string_from_a_file_or_standard_input() {
+    let (name, key, blob) = azurite();
+    let dir = std::env::temp_dir().join(testkit::unique("azlcsfile"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cs");
+    // Endpoints and a SAS, with a trailing newline as `echo` writes it.
+    let cs = format!(
+        "BlobEndpoint={blob};SharedAccessSignature={}\n",
+        blob_sas(&name, &key)
+    );
+    std::fs::write(&file, &cs).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let container = testkit::unique("azlfile");
+    let path = file.to_str().unwrap();
+    let o = azlock(
+        &[
+            "run",
+            "--connection-string-file",
+            path,
+            "--container",
+            &container,
+            "--blob",
+            "l",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("warning"), "{}", text(&o));
+    // Standard input: the endpoints with the key from its variable.
+    let mut child = Command::new(AZLOCK);
+    for v in ACCOUNT_VARS {
+        child.env_remove(v);
+    }
+    let mut child = child
+        .args([
+            "status",
+            "--connection-string-file",
+            "-",
+            "--container",
+            &container,
+            "--blob",
+            "l",
+        ])
+        .env("AZURE_STORAGE_KEY", &key)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "BlobEndpoint={blob}").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("fencing token: "));
+    // A file other users can read is used, with a warning.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = azlock(
+        &[
+            "status",
+            "--connection-string-file",
+            path,
+            "--container",
+            &container,
+            "--blob",
+            "l",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("every local user"), "{}", text(&o));
+    // A missing file is an account-settings error (78), naming the option.
+    let o = azlock(
+        &[
+            "status",
+            "--connection-string-file",
+            dir.join("nope").to_str().unwrap(),
+            "--container",
+            &container,
+            "--blob",
+            "l",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(78), "{}", text(&o));
+    assert!(
+        text(&o).contains("--connection-string-file"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn the_connection_string_option_warns_that_argv_is_public() {
+    let container = testkit::unique("azlwarn");
+    make_lock(&container);
+    let (name, key, blob) = azurite();
+    let cs = format!("AccountName={name};AccountKey={key};BlobEndpoint={blob}");
+    let o = azlock(
+        &[
+            "status",
+            "--connection-string",
+            &cs,
+            "--container",
+            &container,
+            "--blob",
+            "l",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning") && err.contains("--connection-string-file"),
+        "{err}"
+    );
+    assert!(!err.contains(&key[..12]), "the key is never printed: {err}");
+}
+
+#[test]
+fn bad_account_settings_exit_78_and_a_bad_command_line_2() {
+    for (vars, what) in [
+        (
+            vec![(
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "AccountName=acct;Bogus=1",
+            )],
+            "unknown key",
+        ),
+        (
+            // A key, and no account name anywhere (a custom domain names none).
+            vec![
+                (
+                    "AZURE_STORAGE_CONNECTION_STRING",
+                    "BlobEndpoint=https://files.example.com",
+                ),
+                ("AZURE_STORAGE_KEY", "a2V5"),
+            ],
+            "key without an account",
+        ),
+        (
+            vec![(
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "BlobEndpoint=https://user:pw@acct.blob.core.windows.net;SharedAccessSignature=sv=1&sig=c2ln",
+            )],
+            "userinfo",
+        ),
+        (vec![("AZURE_STORAGE_AUTH_MODE", "magic")], "auth mode"),
+    ] {
+        let o = azlock(&["status", "--container", "c1c", "--blob", "l"], &vars);
+        assert_eq!(o.status.code(), Some(78), "{what}: {}", text(&o));
+        assert!(!text(&o).contains("pw@"), "{}", text(&o));
+    }
+    // The command line is checked first: a bad one is 2 even when the account is bad too.
+    let o = azlock(
+        &[
+            "run",
+            "--container",
+            "c1c",
+            "--blob",
+            "l",
+            "--duration",
+            "5",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = azlock(&["status", "--container", "c1c"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // Every subcommand's help names both codes.
+    for sub in ["run", "lead", "status", "break"] {
+        let o = azlock(&[sub, "--help"], &[]);
+        let help = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            help.contains("EXIT STATUS")
+                && help.contains("78")
+                && help.contains("invalid arguments"),
+            "azlock {sub} --help:\n{help}"
+        );
     }
 }

@@ -38,6 +38,9 @@ pub struct StorageAccount {
     queue: Option<Endpoint>,
     table: Option<Endpoint>,
     file: Option<Endpoint>,
+    /// Whether the name was given (`AccountName`, a constructor) rather than read off an
+    /// endpoint or absent: `from_env` may then take it from `AZURE_STORAGE_ACCOUNT`.
+    name_explicit: bool,
 }
 
 impl StorageAccount {
@@ -109,6 +112,7 @@ impl StorageAccount {
             queue: None,
             table: None,
             file: None,
+            name_explicit: true,
         }
     }
 
@@ -160,12 +164,49 @@ impl StorageAccount {
         env::resolve(&|k| std::env::var(k).ok())
     }
 
+    /// As [`StorageAccount::from_env`], reading each variable through `lookup` instead of the
+    /// process environment: to take the connection string from a file or a secret store while
+    /// the rest comes from the environment, or to resolve a fixed set of values in a test.
+    ///
+    /// ```
+    /// use azstore::StorageAccount;
+    /// let from_file = "UseDevelopmentStorage=true".to_string(); // e.g. read from a file
+    /// let account = StorageAccount::from_env_with(|var| match var {
+    ///     "AZURE_STORAGE_CONNECTION_STRING" => Some(from_file.clone()),
+    ///     other => std::env::var(other).ok(),
+    /// })?;
+    /// assert_eq!(account.name(), "devstoreaccount1");
+    /// # Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn from_env_with(lookup: impl Fn(&str) -> Option<String>) -> Result<StorageAccount> {
+        env::resolve(&lookup)
+    }
+
     /// Parses an Azure Storage connection string.
     ///
     /// Supported keys: `DefaultEndpointsProtocol`, `AccountName`, `AccountKey`,
     /// `EndpointSuffix`, `BlobEndpoint`, `QueueEndpoint`, `TableEndpoint`, `FileEndpoint`,
     /// `SharedAccessSignature`, `UseDevelopmentStorage=true` (with optional
     /// `DevelopmentStorageProxyUri`). Errors name the offending key, never a value.
+    ///
+    /// The forms the official SDKs accept:
+    ///
+    /// * `AccountName` with `AccountKey` or `SharedAccessSignature` (or neither: anonymous),
+    ///   optionally `DefaultEndpointsProtocol` and `EndpointSuffix` (default `https` and
+    ///   `core.windows.net`) and explicit endpoints, which win over the derived ones;
+    /// * explicit endpoints (one service or several) with a `SharedAccessSignature`, or with
+    ///   no credential, and no `AccountName` — the form the Azure portal's SAS page and Storage
+    ///   Explorer hand out. The account name is read off the endpoints
+    ///   (`contoso.blob.core.windows.net`; the first path segment of a path-style endpoint on
+    ///   an IP address, `localhost`, a one-label host or an emulator port); with a custom
+    ///   domain it stays empty, which a SAS does not need. With `AccountKey` the name is
+    ///   required: from `AccountName` or the endpoints;
+    /// * `UseDevelopmentStorage=true`, optionally with `DevelopmentStorageProxyUri` (its
+    ///   scheme and host, the emulator's ports).
+    ///
+    /// An endpoint with user information (`https://user:pass@host`) is refused. A real
+    /// account reached over `http` is accepted with a warning (`tracing`, once per process):
+    /// its requests and signatures are not encrypted.
     ///
     /// ```
     /// use azstore::{Service, StorageAccount};
@@ -175,6 +216,12 @@ impl StorageAccount {
     /// assert_eq!(a.endpoint(Service::Blob).unwrap().url(), "https://acct.blob.core.windows.net");
     /// let dev = StorageAccount::from_connection_string("UseDevelopmentStorage=true").unwrap();
     /// assert_eq!(dev.endpoint(Service::Queue).unwrap().url(), "http://127.0.0.1:10001/devstoreaccount1");
+    /// // The portal's SAS connection string: no AccountName, one endpoint.
+    /// let sas = StorageAccount::from_connection_string(
+    ///     "BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature=sv=2025-11-05&ss=b&sig=c2ln",
+    /// ).unwrap();
+    /// assert_eq!(sas.name(), "acct");
+    /// assert!(sas.endpoint(Service::Queue).is_err());
     /// ```
     pub fn from_connection_string(cs: &str) -> Result<StorageAccount> {
         let mut protocol = None;
@@ -246,37 +293,63 @@ impl StorageAccount {
                 _ => {} // the *SecondaryEndpoint keys (see `is_known_key`)
             }
         }
+        let explicit_name = name.is_some();
         let mut acct = if dev {
             let mut a = StorageAccount::development();
             if let Some(p) = proxy {
+                // As the official SDKs: the proxy's scheme and host, the emulator's ports and
+                // path-style account.
                 let base = Endpoint::parse(&p).map_err(|_| {
                     Error::invalid_input(
-                        "connection string key DevelopmentStorageProxyUri: not a URL",
+                        "connection string key DevelopmentStorageProxyUri: not an http(s) URL",
                     )
                 })?;
-                let host = base
-                    .origin()
-                    .rsplit_once(':')
-                    .map_or(base.origin(), |(h, _)| h);
+                let (scheme, host) = base.scheme_and_host();
                 for (svc, port) in [
                     (Service::Blob, 10000),
                     (Service::Queue, 10001),
                     (Service::Table, 10002),
                     (Service::File, 10004),
                 ] {
-                    *a.slot(svc) = Some(Endpoint::parse(&format!("{host}:{port}/{DEV_ACCOUNT}"))?);
+                    *a.slot(svc) = Some(Endpoint::parse(&format!(
+                        "{scheme}://{host}:{port}/{DEV_ACCOUNT}"
+                    ))?);
                 }
             }
             a
         } else {
-            let name = name
-                .ok_or_else(|| Error::invalid_input("connection string is missing AccountName"))?;
-            validate_account_name(&name).map_err(|_| {
-                Error::invalid_input("connection string key AccountName: invalid account name")
-            })?;
+            // Every explicit endpoint is parsed first: the account name may come from them.
+            let mut endpoints = Vec::with_capacity(explicit.len());
+            for (svc, url) in explicit.drain(..) {
+                let ep = Endpoint::parse(&url).map_err(|e| {
+                    Error::invalid_input(format!(
+                        "connection string key {}: {}",
+                        endpoint_key(svc),
+                        e.message()
+                    ))
+                })?;
+                endpoints.push((svc, ep));
+            }
+            let name = match name {
+                Some(n) => {
+                    validate_account_name(&n).map_err(|_| {
+                        Error::invalid_input(
+                            "connection string key AccountName: invalid account name",
+                        )
+                    })?;
+                    Some(n)
+                }
+                None => account_from_endpoints(&endpoints)?,
+            };
             let credential = match (key, sas) {
                 (Some(k), _) => {
-                    Credential::SharedKey(SharedKeyCredential::new(&name, &k).map_err(|e| {
+                    let Some(name) = name.as_deref() else {
+                        return Err(Error::invalid_input(
+                            "connection string has an AccountKey but no AccountName, and its \
+                             endpoints do not name the account: add AccountName=<account>",
+                        ));
+                    };
+                    Credential::SharedKey(SharedKeyCredential::new(name, &k).map_err(|e| {
                         Error::invalid_input(format!(
                             "connection string key AccountKey: {}",
                             e.message()
@@ -286,33 +359,72 @@ impl StorageAccount {
                 (None, Some(s)) => Credential::Sas(s),
                 (None, None) => Credential::Anonymous,
             };
+            let Some(name) = name else {
+                // A SAS (or no credential) with explicit endpoints needs no account name.
+                if endpoints.is_empty() {
+                    return Err(Error::invalid_input(
+                        "connection string names no account: it needs AccountName (with \
+                         AccountKey or SharedAccessSignature) or at least one of BlobEndpoint, \
+                         QueueEndpoint, TableEndpoint, FileEndpoint",
+                    ));
+                }
+                let mut a = StorageAccount::bare("", credential);
+                a.name_explicit = false;
+                for (svc, ep) in endpoints {
+                    *a.slot(svc) = Some(ep);
+                }
+                a.warn_if_cleartext();
+                return Ok(a);
+            };
             let mut a = StorageAccount::bare(&name, credential);
-            // The emulator account lives only where its endpoints say: a service without an
-            // explicit endpoint has none (never a guessed public host).
-            if name != DEV_ACCOUNT || explicit.is_empty() {
+            a.name_explicit = explicit_name;
+            // The emulator account lives only where its endpoints say, and an account named
+            // only by its endpoints gets no guessed public host for a service it lacks.
+            if (name != DEV_ACCOUNT && explicit_name) || endpoints.is_empty() {
                 a.set_default_endpoints(
                     protocol.as_deref().unwrap_or("https"),
                     suffix.as_deref().unwrap_or("core.windows.net"),
                 )?;
             }
+            for (svc, ep) in endpoints {
+                *a.slot(svc) = Some(ep);
+            }
             a
         };
         for (svc, url) in explicit {
+            // Explicit endpoints next to UseDevelopmentStorage=true.
             let ep = Endpoint::parse(&url).map_err(|e| {
                 Error::invalid_input(format!(
-                    "connection string key {}Endpoint: {}",
-                    match svc {
-                        Service::Blob => "Blob",
-                        Service::Queue => "Queue",
-                        Service::Table => "Table",
-                        Service::File => "File",
-                    },
+                    "connection string key {}: {}",
+                    endpoint_key(svc),
                     e.message()
                 ))
             })?;
             *acct.slot(svc) = Some(ep);
         }
+        acct.warn_if_cleartext();
         Ok(acct)
+    }
+
+    /// Warns (once per process) when a real account is reached over plain `http://`: its
+    /// requests, and any SAS or key signature on them, travel unencrypted. The emulator
+    /// account and loopback hosts are the usual, local exceptions.
+    fn warn_if_cleartext(&self) {
+        static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if let Some(ep) = self.cleartext_endpoint() {
+            warn_cleartext_once(&WARNED, ep);
+        }
+    }
+
+    /// The first `http://` endpoint of a real account on a host that is not loopback.
+    fn cleartext_endpoint(&self) -> Option<&Endpoint> {
+        if self.name == DEV_ACCOUNT {
+            return None;
+        }
+        [&self.blob, &self.queue, &self.table, &self.file]
+            .into_iter()
+            .flatten()
+            .find(|ep| ep.origin.starts_with("http://") && !ep.is_loopback())
     }
 
     /// Replaces the credential (e.g. to use a SAS or a bearer token with the same endpoints).
@@ -343,6 +455,7 @@ impl StorageAccount {
     /// ```
     pub fn with_endpoint(mut self, service: Service, url: &str) -> Result<StorageAccount> {
         *self.slot(service) = Some(Endpoint::parse(url)?);
+        self.warn_if_cleartext();
         Ok(self)
     }
 
@@ -392,7 +505,10 @@ impl StorageAccount {
         Ok(out)
     }
 
-    /// The account name.
+    /// The account name: `AccountName`, or the account the endpoints name
+    /// (`contoso.blob.core.windows.net`, or the first path segment of a path-style endpoint
+    /// such as Azurite's). Empty when neither names one: a connection string with a SAS and
+    /// endpoints on a custom domain needs no name.
     ///
     /// ```
     /// let account = azstore::StorageAccount::from_connection_string("AccountName=contoso")?;
@@ -497,6 +613,54 @@ fn validate_account_name(name: &str) -> Result<()> {
     }
 }
 
+/// The connection-string key of a service's endpoint.
+fn endpoint_key(svc: Service) -> &'static str {
+    match svc {
+        Service::Blob => "BlobEndpoint",
+        Service::Queue => "QueueEndpoint",
+        Service::Table => "TableEndpoint",
+        Service::File => "FileEndpoint",
+    }
+}
+
+/// The account the explicit endpoints name, as the official SDKs read it: the first label of
+/// a host-style endpoint (`contoso.blob.core.windows.net`), or the first path segment of a
+/// path-style one (an IP address, `localhost`, a single-label host such as a container's
+/// `azurite`, or an emulator port). `None` when no endpoint names one (a custom domain); an
+/// error when two endpoints name different accounts.
+fn account_from_endpoints(endpoints: &[(Service, Endpoint)]) -> Result<Option<String>> {
+    let mut found: Option<(Service, String)> = None;
+    for (svc, ep) in endpoints {
+        let Some(name) = ep.account_name() else {
+            continue;
+        };
+        match &found {
+            Some((first, n)) if *n != name => {
+                return Err(Error::invalid_input(format!(
+                    "connection string keys {} and {} name different accounts: add \
+                     AccountName=<account>",
+                    endpoint_key(*first),
+                    endpoint_key(*svc)
+                )));
+            }
+            Some(_) => {}
+            None => found = Some((*svc, name)),
+        }
+    }
+    Ok(found.map(|(_, n)| n))
+}
+
+/// The cleartext warning, at most once per `latch`.
+fn warn_cleartext_once(latch: &std::sync::atomic::AtomicBool, ep: &Endpoint) {
+    if !latch.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            endpoint = %ep,
+            "a storage account is reached over plain http: its requests, and the signatures \
+             or SAS on them, travel unencrypted; use https (DefaultEndpointsProtocol=https)"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,5 +762,244 @@ mod tests {
         )
         .unwrap();
         assert!(custom.secondary().is_err());
+    }
+    #[test]
+    fn every_sdk_form_without_account_name_reads_the_endpoints() {
+        const SAS: &str = "sv=2025-11-05&ss=bqtf&srt=sco&sp=rl&sig=TOPSECRET";
+        // Host style: the account is the first label.
+        let a = StorageAccount::from_connection_string(&format!(
+            "BlobEndpoint=https://contoso.blob.core.windows.net/;SharedAccessSignature={SAS}"
+        ))
+        .unwrap();
+        assert_eq!(a.name(), "contoso");
+        assert!(matches!(a.credential(), Credential::Sas(_)));
+        assert_eq!(
+            a.endpoint(Service::Blob).unwrap().url(),
+            "https://contoso.blob.core.windows.net"
+        );
+        // Only the services the string names: never a guessed host.
+        for svc in [Service::Queue, Service::Table, Service::File] {
+            assert!(a.endpoint(svc).is_err(), "{svc:?}");
+        }
+        // Each service alone, host style and path style (an IP, localhost, a container name,
+        // an emulator port on a dotted host).
+        for (key, svc, url, name) in [
+            (
+                "QueueEndpoint",
+                Service::Queue,
+                "https://contoso.queue.core.windows.net",
+                "contoso",
+            ),
+            (
+                "TableEndpoint",
+                Service::Table,
+                "https://contoso.table.core.windows.net",
+                "contoso",
+            ),
+            (
+                "FileEndpoint",
+                Service::File,
+                "https://contoso.file.core.windows.net",
+                "contoso",
+            ),
+            (
+                "BlobEndpoint",
+                Service::Blob,
+                "https://contoso.z42.blob.storage.azure.net",
+                "contoso",
+            ),
+            (
+                "BlobEndpoint",
+                Service::Blob,
+                "http://127.0.0.1:10000/devstoreaccount1",
+                DEV_ACCOUNT,
+            ),
+            (
+                "QueueEndpoint",
+                Service::Queue,
+                "http://[::1]:41001/acct2",
+                "acct2",
+            ),
+            (
+                "TableEndpoint",
+                Service::Table,
+                "http://localhost:41002/acct3",
+                "acct3",
+            ),
+            (
+                "BlobEndpoint",
+                Service::Blob,
+                "http://azurite:10000/devstoreaccount1",
+                DEV_ACCOUNT,
+            ),
+            (
+                "BlobEndpoint",
+                Service::Blob,
+                "http://emu.internal:10000/acct4",
+                "acct4",
+            ),
+        ] {
+            let a = StorageAccount::from_connection_string(&format!(
+                "{key}={url};SharedAccessSignature={SAS}"
+            ))
+            .unwrap();
+            assert_eq!(a.name(), name, "{url}");
+            assert_eq!(a.endpoint(svc).unwrap().url(), url);
+        }
+        // A custom domain names no account: fine for a SAS, not for a key.
+        let a = StorageAccount::from_connection_string(&format!(
+            "BlobEndpoint=https://files.example.com;SharedAccessSignature={SAS}"
+        ))
+        .unwrap();
+        assert_eq!(a.name(), "");
+        let e = StorageAccount::from_connection_string(
+            "BlobEndpoint=https://files.example.com;AccountKey=a2V5",
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidInput);
+        assert!(e.message().contains("AccountName"), "{e}");
+        // A key with endpoints that name the account signs as that account.
+        let a = StorageAccount::from_connection_string(
+            "BlobEndpoint=http://127.0.0.1:1/devstoreaccount1;AccountKey=a2V5",
+        )
+        .unwrap();
+        assert_eq!(a.name(), DEV_ACCOUNT);
+        assert!(matches!(a.credential(), Credential::SharedKey(_)));
+        // Endpoints only, no credential: anonymous (public containers).
+        let a = StorageAccount::from_connection_string(
+            "BlobEndpoint=https://contoso.blob.core.windows.net",
+        )
+        .unwrap();
+        assert!(matches!(a.credential(), Credential::Anonymous));
+        // Two endpoints naming different accounts.
+        let e = StorageAccount::from_connection_string(&format!(
+            "BlobEndpoint=https://one.blob.core.windows.net;QueueEndpoint=https://two.queue.core.windows.net;SharedAccessSignature={SAS}"
+        ))
+        .unwrap_err();
+        assert!(e.message().contains("QueueEndpoint"), "{e}");
+        // Nothing that names an account or a place.
+        let e = StorageAccount::from_connection_string(&format!("SharedAccessSignature={SAS}"))
+            .unwrap_err();
+        assert!(e.message().contains("BlobEndpoint"), "{e}");
+        assert!(!format!("{e} {e:?}").contains("TOPSECRET"));
+    }
+
+    #[test]
+    fn endpoint_suffix_protocol_and_sas_with_a_name() {
+        let a = StorageAccount::from_connection_string(
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.chinacloudapi.cn",
+        )
+        .unwrap();
+        assert_eq!(
+            a.endpoint(Service::Table).unwrap().url(),
+            "https://acct.table.core.chinacloudapi.cn"
+        );
+        let a = StorageAccount::from_connection_string(
+            "AccountName=acct;SharedAccessSignature=sv=2025-11-05&sig=c2ln;EndpointSuffix=core.usgovcloudapi.net",
+        )
+        .unwrap();
+        assert!(matches!(a.credential(), Credential::Sas(_)));
+        assert_eq!(
+            a.endpoint(Service::File).unwrap().url(),
+            "https://acct.file.core.usgovcloudapi.net"
+        );
+    }
+
+    #[test]
+    fn development_storage_proxy_uri_keeps_scheme_and_host_and_uses_the_emulator_ports() {
+        for (proxy, origin) in [
+            ("http://ipv4.fiddler", "http://ipv4.fiddler"),
+            ("http://127.0.0.1:8888/", "http://127.0.0.1"),
+            ("http://[::1]", "http://[::1]"),
+        ] {
+            let a = StorageAccount::from_connection_string(&format!(
+                "UseDevelopmentStorage=true;DevelopmentStorageProxyUri={proxy}"
+            ))
+            .unwrap();
+            assert_eq!(a.name(), DEV_ACCOUNT);
+            assert_eq!(
+                a.endpoint(Service::Blob).unwrap().url(),
+                format!("{origin}:10000/{DEV_ACCOUNT}")
+            );
+            assert_eq!(
+                a.endpoint(Service::Table).unwrap().url(),
+                format!("{origin}:10002/{DEV_ACCOUNT}")
+            );
+        }
+        let e = StorageAccount::from_connection_string(
+            "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=ftp://x",
+        )
+        .unwrap_err();
+        assert!(e.message().contains("DevelopmentStorageProxyUri"), "{e}");
+    }
+
+    #[test]
+    fn userinfo_in_an_endpoint_is_refused_and_never_shown() {
+        for cs in [
+            "AccountName=acct;AccountKey=a2V5;BlobEndpoint=https://user:hunter2@acct.blob.core.windows.net",
+            "BlobEndpoint=https://hunter2@acct.blob.core.windows.net;SharedAccessSignature=sv=1&sig=c2ln",
+            "UseDevelopmentStorage=true;DevelopmentStorageProxyUri=http://u:hunter2@proxy",
+        ] {
+            let e = StorageAccount::from_connection_string(cs).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidInput, "{cs}");
+            assert!(!format!("{e} {e:?}").contains("hunter2"), "{e:?}");
+        }
+        let e = Endpoint::parse("https://user:hunter2@acct.blob.core.windows.net").unwrap_err();
+        assert!(e.message().contains("user information"), "{e}");
+        assert!(!format!("{e:?}").contains("hunter2"));
+        assert!(
+            StorageAccount::development()
+                .with_endpoint(Service::Blob, "http://a:hunter2@127.0.0.1:1/x")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn cleartext_to_a_real_account_is_found_and_warned_about_once() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use tracing_subscriber::layer::SubscriberExt;
+
+        let real = StorageAccount::from_connection_string(
+            "DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=a2V5",
+        )
+        .unwrap();
+        assert_eq!(
+            real.cleartext_endpoint().unwrap().url(),
+            "http://acct.blob.core.windows.net"
+        );
+        let quiet = [
+            "UseDevelopmentStorage=true",
+            "AccountName=acct;AccountKey=a2V5;BlobEndpoint=https://acct.blob.core.windows.net",
+            "AccountName=other;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10000/other;QueueEndpoint=http://localhost:1/other;TableEndpoint=http://[::1]:2/other;FileEndpoint=http://127.0.0.2:3/other",
+            "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5",
+        ];
+        for cs in quiet {
+            let a = StorageAccount::from_connection_string(cs).unwrap();
+            assert!(a.cleartext_endpoint().is_none(), "{cs}");
+        }
+
+        struct Warnings(Arc<AtomicUsize>);
+        impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+            fn on_event(
+                &self,
+                e: &tracing::Event<'_>,
+                _: tracing_subscriber::layer::Context<'_, S>,
+            ) {
+                if *e.metadata().level() == tracing::Level::WARN {
+                    self.0.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }
+        let n = Arc::new(AtomicUsize::new(0));
+        let latch = AtomicBool::new(false);
+        let subscriber = tracing_subscriber::registry().with(Warnings(n.clone()));
+        tracing::subscriber::with_default(subscriber, || {
+            let ep = real.cleartext_endpoint().unwrap();
+            for _ in 0..3 {
+                warn_cleartext_once(&latch, ep);
+            }
+        });
+        assert_eq!(n.load(Ordering::SeqCst), 1);
     }
 }

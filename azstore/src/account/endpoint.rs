@@ -115,10 +115,90 @@ impl Endpoint {
         if host.is_empty() {
             return Err(Error::invalid_input("endpoint has no host"));
         }
+        // `user:password@host`: credentials in a URL would be sent to the host and shown
+        // wherever the endpoint is (Debug, logs). The error does not repeat them.
+        if host.contains('@') {
+            return Err(Error::invalid_input(
+                "endpoint must not contain user information (`user:password@`): give the \
+                 credential as AccountKey, SharedAccessSignature or a token instead",
+            ));
+        }
         Ok(Endpoint {
             origin: format!("{}://{}", scheme.to_ascii_lowercase(), host),
             prefix: path.trim_end_matches('/').to_string(),
         })
+    }
+
+    /// The scheme (lowercase) and the host without its port (an IPv6 address keeps its
+    /// brackets).
+    pub(crate) fn scheme_and_host(&self) -> (&str, &str) {
+        let (scheme, authority) = self
+            .origin
+            .split_once("://")
+            .unwrap_or(("https", &self.origin));
+        (scheme, host_of(authority))
+    }
+
+    /// The port, when the endpoint names one.
+    fn port(&self) -> Option<u16> {
+        let authority = self.origin.split_once("://").map_or("", |(_, a)| a);
+        let after_host = &authority[host_of(authority).len()..];
+        after_host.strip_prefix(':')?.parse().ok()
+    }
+
+    /// Whether the host is a loopback address or `localhost`.
+    pub(crate) fn is_loopback(&self) -> bool {
+        let host = self.scheme_and_host().1;
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        host.eq_ignore_ascii_case("localhost")
+            || host.to_ascii_lowercase().ends_with(".localhost")
+            || bare
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+
+    /// Whether the account is the first path segment (path style), as the official SDKs
+    /// decide: an IP address, `localhost`, a host name of one label (a container's
+    /// `azurite`) or a port the storage emulators use.
+    fn is_path_style(&self) -> bool {
+        let host = self.scheme_and_host().1;
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        bare.parse::<std::net::IpAddr>().is_ok()
+            || !host.contains('.')
+            || self.port().is_some_and(|p| {
+                (10000..=10009).contains(&p)
+                    || (11000..=11009).contains(&p)
+                    || (11100..=11109).contains(&p)
+            })
+    }
+
+    /// The account this endpoint names, if it names one: the first path segment of a
+    /// path-style endpoint, or the first label of a host-style one whose following labels
+    /// include the service (`contoso.blob.core.windows.net`,
+    /// `contoso.z12.blob.storage.azure.net`). `None` for a custom domain.
+    pub(crate) fn account_name(&self) -> Option<String> {
+        let valid = |n: &str| {
+            (3..=24).contains(&n.len())
+                && n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        };
+        let name = if self.is_path_style() {
+            self.prefix
+                .trim_start_matches('/')
+                .split('/')
+                .next()?
+                .to_string()
+        } else {
+            let host = self.scheme_and_host().1.to_ascii_lowercase();
+            let mut labels = host.split('.');
+            let first = labels.next()?.to_string();
+            let services = ["blob", "queue", "table", "file", "dfs"];
+            if !labels.any(|l| services.contains(&l)) {
+                return None;
+            }
+            first
+        };
+        valid(&name).then_some(name)
     }
 
     /// `scheme://host[:port]`
@@ -153,6 +233,14 @@ impl Endpoint {
     pub fn url(&self) -> String {
         format!("{}{}", self.origin, self.prefix)
     }
+}
+
+/// The host of `host[:port]` (`[v6]` keeps its brackets).
+fn host_of(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority.find(']').map_or(authority, |i| &authority[..=i]);
+    }
+    authority.rsplit_once(':').map_or(authority, |(h, _)| h)
 }
 
 impl fmt::Display for Endpoint {

@@ -66,8 +66,27 @@ pub(crate) fn resolve(get: Lookup<'_>) -> Result<StorageAccount> {
     let key_mode = mode.as_deref() == Some("key");
 
     let account = if let Some(cs) = get(CONNECTION_STRING).filter(|v| !v.trim().is_empty()) {
-        let account = StorageAccount::from_connection_string(&cs)
+        let mut account = StorageAccount::from_connection_string(&cs)
             .map_err(|e| Error::invalid_input(format!("{CONNECTION_STRING}: {}", e.message())))?;
+        // Without AccountName in the string, the account variable names it; it must agree with
+        // the account the endpoints name, if they name one.
+        if !account.name_explicit {
+            if let Some((var, env_name)) = first(get, &ACCOUNT_NAME) {
+                let env_name = env_name.trim();
+                super::validate_account_name(env_name)
+                    .map_err(|e| Error::invalid_input(format!("{var}: {}", e.message())))?;
+                if !account.name.is_empty() && account.name != env_name {
+                    return Err(Error::invalid_input(format!(
+                        "{var} names the account {env_name}, but the endpoints of \
+                         {CONNECTION_STRING} name {}: unset one, or add AccountName to the \
+                         connection string",
+                        account.name
+                    )));
+                }
+                account.name = env_name.to_string();
+                account.name_explicit = true;
+            }
+        }
         if login {
             return with_entra(account);
         }
@@ -76,6 +95,13 @@ pub(crate) fn resolve(get: Lookup<'_>) -> Result<StorageAccount> {
         }
         // A connection string with endpoints only: take the credential from the variables.
         if let Some((var, key)) = first(get, &ACCOUNT_KEY) {
+            if account.name().is_empty() {
+                return Err(Error::invalid_input(format!(
+                    "{var} needs the account's name, and neither {CONNECTION_STRING} (no \
+                     AccountName, endpoints that do not name one) nor {} gives it",
+                    ACCOUNT_NAME.join(" / ")
+                )));
+            }
             let key = crate::credential::SharedKeyCredential::new(account.name(), &key)
                 .map_err(|e| Error::invalid_input(format!("{var}: {}", e.message())))?;
             return Ok(account.with_credential(Credential::SharedKey(key)));
@@ -301,5 +327,81 @@ mod tests {
         assert!(e.message().contains("identity"), "{e}");
         let e = resolve_map(&[("AZURE_STORAGE_ACCOUNT", "acct1")]).unwrap_err();
         assert!(e.message().contains("identity"), "{e}");
+    }
+    #[test]
+    fn endpoints_only_string_name_from_the_endpoint_or_the_account_variable() {
+        // No AccountName: the endpoint names the account, the key comes from its variable.
+        let a = resolve_map(&[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "BlobEndpoint=http://127.0.0.1:1234/devstoreaccount1",
+            ),
+            ("AZURE_STORAGE_KEY", "c2VjcmV0a2V5"),
+        ])
+        .unwrap();
+        assert_eq!(a.name(), "devstoreaccount1");
+        assert!(matches!(a.credential(), Credential::SharedKey(_)));
+        // The account variable agrees: fine; names another account: an error naming both.
+        let agree = resolve_map(&[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "BlobEndpoint=https://contoso.blob.core.windows.net",
+            ),
+            ("AZURE_STORAGE_ACCOUNT", "contoso"),
+            ("AZURE_STORAGE_KEY", "c2VjcmV0a2V5"),
+        ])
+        .unwrap();
+        assert_eq!(agree.name(), "contoso");
+        let e = resolve_map(&[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "BlobEndpoint=https://contoso.blob.core.windows.net",
+            ),
+            ("AZURE_STORAGE_ACCOUNT", "fabrikam"),
+            ("AZURE_STORAGE_KEY", "c2VjcmV0a2V5"),
+        ])
+        .unwrap_err();
+        assert!(
+            e.message().contains("fabrikam") && e.message().contains("contoso"),
+            "{e}"
+        );
+        // A custom domain: the account variable gives the name the key signs with.
+        let a = resolve_map(&[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "BlobEndpoint=https://files.example.com",
+            ),
+            ("AZURE_STORAGE_ACCOUNT_NAME", "contoso"),
+            ("AZURE_STORAGE_ACCOUNT_KEY", "c2VjcmV0a2V5"),
+        ])
+        .unwrap();
+        assert_eq!(a.name(), "contoso");
+        assert!(matches!(a.credential(), Credential::SharedKey(_)));
+        assert_eq!(
+            a.endpoint(Service::Blob).unwrap().url(),
+            "https://files.example.com"
+        );
+        // ... and without it, the error says where the name can come from.
+        let e = resolve_map(&[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "BlobEndpoint=https://files.example.com",
+            ),
+            ("AZURE_STORAGE_KEY", "c2VjcmV0a2V5"),
+        ])
+        .unwrap_err();
+        assert!(e.message().contains("AZURE_STORAGE_ACCOUNT"), "{e}");
+        assert!(!e.to_string().contains("c2VjcmV0a2V5"));
+        // A SAS from its variable needs no name.
+        let a = resolve_map(&[
+            (
+                "AZURE_STORAGE_CONNECTION_STRING",
+                "QueueEndpoint=https://files.example.com",
+            ),
+            ("AZURE_STORAGE_SAS_TOKEN", "sv=2025-11-05&sig=c2ln"),
+        ])
+        .unwrap();
+        assert!(matches!(a.credential(), Credential::Sas(_)));
+        assert_eq!(a.name(), "");
     }
 }

@@ -41,6 +41,7 @@ mod blob_transfer;
 mod blob_user_delegation;
 mod blob_versions_service;
 mod blob_write_options;
+mod connection_strings;
 mod contract_lease;
 mod contract_lock;
 mod contract_versioned;
