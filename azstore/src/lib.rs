@@ -252,6 +252,5 @@ struct LeaderExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/locks.md")]
 struct LocksExamples;
-#[cfg(doctest)]
-#[doc = include_str!("../../docs/observability.md")]
-struct ObservabilityExamples;
+// docs/observability.md's examples need the OpenTelemetry crates: the examples package compiles
+// them (examples/lib.rs, feature `otel`).

@@ -8,7 +8,7 @@
 
 use crate::blob::{BlobClient, ContainerClient};
 use crate::conditions::{Allowed, Conditions, LeaseId};
-use crate::error::Result;
+use crate::error::{ErrorCode, Result};
 use crate::http::{Method, Pipeline, Request};
 use crate::lease::{
     self, BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseOp,
@@ -44,7 +44,10 @@ impl Target<'_> {
     /// is `InvalidInput` before anything is sent).
     async fn send<R: LeaseReply>(self, op: LeaseOp<'_>, conditions: &Conditions) -> Result<R> {
         conditions.check(self.allowed, self.operation)?;
-        lease::send(self.pipeline, self.base.conditions(conditions), op).await
+        let operation = self.operation;
+        lease::send(self.pipeline, self.base.conditions(conditions), op)
+            .await
+            .map_err(|e| missing_target_hint(e, operation))
     }
 
     /// Acquire, proposing `proposed` or a random id.
@@ -58,6 +61,28 @@ impl Target<'_> {
         let proposed = proposed.unwrap_or(&random);
         self.send(LeaseOp::Acquire { duration, proposed }, conditions)
             .await
+    }
+}
+
+/// A lease is taken on something that exists: a 404 for the blob (or its container) says so
+/// and how to create it, since a lease request never creates anything.
+fn missing_target_hint(e: crate::Error, operation: &str) -> crate::Error {
+    match e.error_code() {
+        Some(ErrorCode::BlobNotFound) => e.hint(
+            "a lease needs an existing blob (leasing never creates it): create the blob \
+             first, e.g. `blob.upload_if_not_exists(\"\")`, or use `BlobLock`, which creates \
+             its lock blob",
+        ),
+        Some(ErrorCode::ContainerNotFound) if operation == "Lease Blob" => e.hint(
+            "a lease needs an existing blob in an existing container: create the container \
+             (`container.create_if_not_exists()`) and the blob first, or use `BlobLock`, \
+             which creates both",
+        ),
+        Some(ErrorCode::ContainerNotFound) => e.hint(
+            "a container lease needs an existing container: create it first \
+             (`container.create_if_not_exists()`)",
+        ),
+        _ => e,
     }
 }
 

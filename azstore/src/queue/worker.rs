@@ -2,10 +2,13 @@
 //! visibility keep-alive, poison messages, graceful shutdown, and fatal errors returned to the
 //! caller.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
 
 use tokio::sync::{OnceCell, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
@@ -66,7 +69,8 @@ pub struct WorkerOptions {
     /// without success (default 5): after a failure on the last attempt, or when it is
     /// received again past the threshold (a handler that crashed or lost it).
     pub max_dequeue_count: u32,
-    /// Name of the poison queue; default `<queue>-poison`. Created on first use. Poison
+    /// Name of the poison queue; default `<queue>-poison`. Created when the worker starts
+    /// (once its first receive shows that the queue exists). Poison
     /// messages are copied verbatim and never expire; each move is logged at WARN with the
     /// handler's last error, and the poison queue's metadata [`POISON_METADATA`] records the
     /// last one.
@@ -76,6 +80,12 @@ pub struct WorkerOptions {
     /// After a handler failure, make the message visible again after this delay; `None`
     /// (default) leaves it hidden until its visibility timeout ends.
     pub retry_delay: Option<Duration>,
+    /// How long [`process_until_empty`], once the queue looks empty, waits for a message this
+    /// run failed to become visible again. `None` (default): as long as it takes — at most
+    /// `visibility` (or `retry_delay`) per failed attempt — so every failed message is retried
+    /// until it succeeds or is poisoned. A message due later than this is left and counted in
+    /// [`WorkerStats::reappearing`].
+    pub retry_wait: Option<Duration>,
 }
 
 impl Default for WorkerOptions {
@@ -87,6 +97,7 @@ impl Default for WorkerOptions {
             poison_queue: None,
             idle_poll: Duration::from_secs(1),
             retry_delay: None,
+            retry_wait: None,
         }
     }
 }
@@ -120,8 +131,8 @@ impl WorkerOptions {
         /// # let _ = options;
         /// ```
         max_dequeue_count => set max_dequeue_count: u32;
-        /// The queue that poison messages are moved to (default `<queue>-poison`; created on
-        /// first use). Messages are copied verbatim and never expire there.
+        /// The queue that poison messages are moved to (default `<queue>-poison`; created when
+        /// the worker starts). Messages are copied verbatim and never expire there.
         ///
         /// ```
         /// let options = azstore::queue::WorkerOptions::default().poison_queue("orders-failed");
@@ -149,6 +160,20 @@ impl WorkerOptions {
         /// # let _ = options;
         /// ```
         retry_delay => some retry_delay: Duration;
+        /// How long [`process_until_empty`] waits, once the queue looks empty, for a message
+        /// it failed to become visible again (default: no limit but the message's own
+        /// visibility timeout or `retry_delay`, so a failing message is retried until it is
+        /// poisoned). `Duration::ZERO` returns as soon as no message is visible; the result
+        /// then says how many will reappear and when ([`WorkerStats::reappearing`],
+        /// [`WorkerStats::reappear_within`]).
+        ///
+        /// ```
+        /// use std::time::Duration;
+        /// // Wait at most 10 s for a failed message to come back, then return.
+        /// let options = azstore::queue::WorkerOptions::default().retry_wait(Duration::from_secs(10));
+        /// assert_eq!(options.retry_wait, Some(Duration::from_secs(10)));
+        /// ```
+        retry_wait => some retry_wait: Duration;
     }
 }
 
@@ -242,7 +267,8 @@ impl Delivery {
 pub struct WorkerStats {
     /// Handled successfully and deleted.
     pub completed: u64,
-    /// Handler returned an error or panicked (the message will be delivered again).
+    /// Handler returned an error or panicked: the message is delivered again, or, after its
+    /// last allowed attempt, moved to the poison queue (and counted in `poisoned` too).
     pub failed: u64,
     /// Moved to the poison queue.
     pub poisoned: u64,
@@ -253,6 +279,14 @@ pub struct WorkerStats {
     /// after `idle_poll`). A fatal failure (the queue does not exist, authorization refused)
     /// stops the worker and is returned as an error instead.
     pub receive_errors: u64,
+    /// [`process_until_empty`] only: messages this run failed that are still hidden and will
+    /// be delivered again (not waited for because of
+    /// [`retry_wait`](WorkerOptions::retry_wait)). 0 with the default options.
+    pub reappearing: u64,
+    /// [`process_until_empty`] only: when `reappearing` is not 0, the time (from the return)
+    /// within which all of them are visible again — an upper bound computed from the
+    /// visibility timeout or `retry_delay` they were left with.
+    pub reappear_within: Option<Duration>,
 }
 
 #[derive(Debug, Default)]
@@ -272,7 +306,48 @@ impl Counters {
             poisoned: self.poisoned.load(Ordering::Relaxed),
             lost: self.lost.load(Ordering::Relaxed),
             receive_errors: self.receive_errors.load(Ordering::Relaxed),
+            reappearing: 0,
+            reappear_within: None,
         }
+    }
+}
+
+/// The messages a run failed that will become visible again, by id, each with the moment by
+/// which it is visible again (local clock: the visibility timeout or retry delay it was left
+/// with, counted from after the answer, so never earlier than the service's own time).
+#[derive(Debug, Default)]
+struct Retries {
+    due: HashMap<String, Instant>,
+}
+
+impl Retries {
+    /// A message that reappears by `at` is not seen by an empty receive started `GRACE` after
+    /// it: another consumer took it (or it was deleted). The service keeps whole seconds.
+    const GRACE: Duration = Duration::from_secs(1);
+
+    fn failed(&mut self, id: &str, at: Instant) {
+        self.due.insert(id.to_string(), at);
+    }
+
+    fn received(&mut self, id: &str) {
+        self.due.remove(id);
+    }
+
+    /// An empty receive started at `t`: forgets the messages that were visible by then.
+    fn empty_receive(&mut self, t: Instant) {
+        self.due.retain(|_, at| *at + Self::GRACE > t);
+    }
+
+    fn len(&self) -> usize {
+        self.due.len()
+    }
+
+    fn earliest(&self) -> Option<Instant> {
+        self.due.values().min().copied()
+    }
+
+    fn latest(&self) -> Option<Instant> {
+        self.due.values().max().copied()
     }
 }
 
@@ -361,8 +436,11 @@ struct Shared<H> {
     poison: QueueClient,
     poison_ready: OnceCell<()>,
     counters: Arc<Counters>,
-    /// Return once a receive finds no visible message and no handler runs.
+    /// Return once a receive finds no visible message, no handler runs and no message this
+    /// run failed is due back (within `retry_wait`).
     until_empty: bool,
+    /// The messages this run failed that will reappear (kept by `process_until_empty` only).
+    retries: Mutex<Retries>,
 }
 
 /// Runs `handler` over the messages of `queue` until shut down (or a fatal error).
@@ -372,7 +450,8 @@ struct Shared<H> {
 /// * While a handler runs, a [`MessageGuard`] keeps its message hidden. On `Ok` the message
 ///   is deleted; on `Err` (or a panic) it is left to reappear.
 /// * A message dequeued `max_dequeue_count` times without success is copied to the poison
-///   queue (`<queue>-poison` by default) and deleted from `queue`.
+///   queue (`<queue>-poison` by default, created when the worker starts) and deleted from
+///   `queue`.
 /// * **Fatal errors reach the caller.** When a receive is refused in a way retrying cannot
 ///   fix — the queue does not exist (404), authorization refused (401/403, e.g. a wrong key
 ///   or an expired SAS), any other 4xx — the worker stops receiving, lets its in-flight
@@ -438,12 +517,19 @@ where
 /// counters: for batch jobs and tests, without a polling loop of your own.
 ///
 /// Works like [`process`] (concurrency, visibility keep-alive, poison queue) and returns once
-/// a receive finds no visible message while none of its handlers runs. Messages that are in
-/// the queue but hidden at that moment — received by another consumer, put with a delay, or
-/// left hidden after a failed attempt — are not waited for; with
-/// [`retry_delay`](WorkerOptions::retry_delay)`(Duration::ZERO)` a failed message becomes
-/// visible at once and is retried in the same run, until it succeeds or goes to the poison
-/// queue.
+/// a receive finds no visible message, none of its handlers runs, and no message that this run
+/// failed is still to come back. A failed message stays hidden until its visibility timeout
+/// ends (or for [`retry_delay`](WorkerOptions::retry_delay)): the run waits for it, receives it
+/// again and retries it, until it succeeds or goes to the poison queue. So with the default
+/// options a message whose handler always fails is poisoned before this returns: its
+/// `max_dequeue_count` (5) deliveries are `visibility` (30 s) apart, about 2 minutes in all;
+/// in general the wait is at most (`max_dequeue_count` − 1) × (`visibility` or `retry_delay`,
+/// plus `idle_poll`) after its first failure. [`retry_wait`](WorkerOptions::retry_wait) bounds
+/// the wait: a message due back later is left, and the result says how many
+/// ([`WorkerStats::reappearing`]) and by when ([`WorkerStats::reappear_within`]).
+///
+/// Messages hidden for other reasons — received by another consumer, put with a delay — are
+/// not waited for; nor is a failed message that another consumer received meanwhile.
 ///
 /// Errors: `InvalidInput` on bad options (nothing sent); a fatal receive failure — the queue
 /// does not exist, authorization refused, any other 4xx — after the in-flight handlers
@@ -480,11 +566,16 @@ where
     Fut: Future<Output = std::result::Result<(), HandlerError>> + Send + 'static,
 {
     let shared = prepare(queue, handler, options, true)?;
-    let counters = shared.counters.clone();
     // Never sent: this run ends when the queue is empty (or the future is dropped).
     let (_stop, stop_rx) = watch::channel(false);
-    run(shared, stop_rx).await?;
-    Ok(counters.snapshot())
+    run(shared.clone(), stop_rx).await?;
+    let mut stats = shared.counters.snapshot();
+    let retries = shared.retries.lock().unwrap_or_else(|e| e.into_inner());
+    stats.reappearing = retries.len() as u64;
+    stats.reappear_within = retries
+        .latest()
+        .map(|at| at.saturating_duration_since(Instant::now()));
+    Ok(stats)
 }
 
 /// Validates the options (nothing is sent) and builds the worker's shared state.
@@ -523,6 +614,7 @@ where
         poison_ready: OnceCell::new(),
         counters: Arc::new(Counters::default()),
         until_empty,
+        retries: Mutex::new(Retries::default()),
     }))
 }
 
@@ -547,6 +639,7 @@ where
     let batch = opts.concurrency.min(MAX_MESSAGES_PER_CALL as usize);
     let mut tasks = JoinSet::new();
     let mut fatal: Option<Error> = None;
+    let mut poison_checked = false;
     'outer: loop {
         while let Some(done) = tasks.try_join_next() {
             record_join(&shared.counters, done);
@@ -570,12 +663,20 @@ where
             }
         }
         // Not cancelled by shutdown: a receive cut short would hide messages for nothing.
+        let receive_started = Instant::now();
         let received = shared
             .queue
             .receive_messages(permits.len() as u8, opts.visibility)
             .await;
         let messages = match received {
-            Ok(m) => m,
+            Ok(m) => {
+                if !std::mem::replace(&mut poison_checked, true) {
+                    // The queue exists: make sure its poison queue does too, before any
+                    // handler runs, so that readers of the poison queue never get a 404.
+                    ensure_poison_queue(&shared).await;
+                }
+                m
+            }
             Err(e) if is_fatal(&e) => {
                 tracing::error!(queue = %shared.queue.name(), error = %e, "receive refused; the worker stops");
                 fatal = Some(e);
@@ -597,9 +698,32 @@ where
         if messages.is_empty() {
             drop(permits);
             if shared.until_empty {
-                // Empty, and nothing in flight that could make a message visible again.
                 if tasks.is_empty() {
-                    break 'outer;
+                    // Empty, and nothing in flight: wait for the messages this run failed
+                    // that will reappear (within retry_wait), else the run is over.
+                    let next = {
+                        let mut retries = shared.retries.lock().unwrap_or_else(|e| e.into_inner());
+                        retries.empty_receive(receive_started);
+                        let now = Instant::now();
+                        let waited_for =
+                            |at: &Instant| opts.retry_wait.is_none_or(|limit| *at <= now + limit);
+                        if retries.due.values().any(waited_for) {
+                            retries.earliest()
+                        } else {
+                            None
+                        }
+                    };
+                    let Some(next) = next else { break 'outer };
+                    // Until the earliest is due (polling no more often than idle_poll).
+                    let pause = next
+                        .saturating_duration_since(Instant::now())
+                        .max(opts.idle_poll);
+                    tracing::debug!(queue = %shared.queue.name(), wait_ms = pause.as_millis() as u64,
+                        "queue empty; waiting for failed messages to reappear");
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => continue 'outer,
+                        _ = stop.changed() => break 'outer,
+                    }
                 }
                 tokio::select! {
                     Some(done) = tasks.join_next() => {
@@ -613,6 +737,12 @@ where
             tokio::select! {
                 _ = tokio::time::sleep(opts.idle_poll) => continue 'outer,
                 _ = stop.changed() => break 'outer,
+            }
+        }
+        if shared.until_empty {
+            let mut retries = shared.retries.lock().unwrap_or_else(|e| e.into_inner());
+            for msg in &messages {
+                retries.received(msg.id.as_str());
             }
         }
         for (msg, permit) in messages.into_iter().zip(permits) {
@@ -650,12 +780,15 @@ where
 {
     let opts = &shared.options;
     let counters = &shared.counters;
+    let id = msg.id.as_str().to_string();
     if msg.dequeue_count > opts.max_dequeue_count {
         let reason = format!(
             "received {} times, more than max_dequeue_count {}: earlier handlers crashed or lost it",
             msg.dequeue_count, opts.max_dequeue_count
         );
-        poison(shared, msg, &reason).await;
+        if !poison(shared, msg, &reason).await {
+            will_reappear(shared, &id, opts.visibility);
+        }
         return;
     }
     let guard = match MessageGuard::start(
@@ -668,6 +801,7 @@ where
             tracing::error!(error = %e, "cannot guard message");
             counters.failed.fetch_add(1, Ordering::Relaxed);
             telemetry::queue_outcome(shared.queue.name(), "failed");
+            will_reappear(shared, &id, opts.visibility);
             return;
         }
     };
@@ -676,7 +810,24 @@ where
         lost: guard.lost_signal(),
     };
     let dequeue_count = delivery.message.dequeue_count;
-    match (shared.handler)(delivery).await {
+    // A panicking handler is a failed attempt like an error: the guard still settles the
+    // message (released, or poisoned on the last attempt).
+    let outcome =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (shared.handler)(delivery)))
+        {
+            Ok(fut) => std::panic::AssertUnwindSafe(fut).catch_unwind().await,
+            Err(panic) => Err(panic),
+        }
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-text panic payload".to_string());
+            tracing::error!(panic = %what, dequeue_count, "queue handler panicked");
+            Err(format!("handler panicked: {what}").into())
+        });
+    match outcome {
         Ok(()) => match guard.complete().await {
             Ok(()) => {
                 counters.completed.fetch_add(1, Ordering::Relaxed);
@@ -690,33 +841,76 @@ where
         },
         Err(e) => {
             counters.failed.fetch_add(1, Ordering::Relaxed);
-            telemetry::queue_outcome(shared.queue.name(), "failed");
             tracing::debug!(error = %e, dequeue_count, "handler failed");
             if dequeue_count >= opts.max_dequeue_count {
                 // The last attempt failed: move it now rather than after another timeout
-                // (poison() deletes it with the newest receipt the guard holds).
-                match guard.into_received().await {
+                // (poison() deletes it with the newest receipt the guard holds). Its outcome
+                // is `poisoned`, or `failed` when the move did not happen (it reappears).
+                let moved = match guard.into_received().await {
                     Ok(msg) => poison(shared, msg, &e.to_string()).await,
-                    Err(e) => tracing::warn!(error = %e, "could not stop message guard"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not stop message guard");
+                        false
+                    }
+                };
+                if !moved {
+                    telemetry::queue_outcome(shared.queue.name(), "failed");
+                    will_reappear(shared, &id, opts.visibility);
                 }
                 return;
             }
-            let settled = match opts.retry_delay {
-                Some(d) => guard.retry_after(d).await,
-                None => guard.abandon().await,
+            telemetry::queue_outcome(shared.queue.name(), "failed");
+            let (settled, hidden_for) = match opts.retry_delay {
+                Some(d) => (guard.retry_after(d).await, d),
+                None => (guard.abandon().await, opts.visibility),
             };
-            if let Err(e) = settled {
+            if let Err(e) = &settled {
                 tracing::debug!(error = %e, "could not release failed message");
             }
+            will_reappear(
+                shared,
+                &id,
+                if settled.is_ok() {
+                    hidden_for
+                } else {
+                    opts.visibility
+                },
+            );
         }
+    }
+}
+
+/// Notes (for `process_until_empty`) that the message `id` failed in this run and is visible
+/// again within `hidden_for` from now.
+fn will_reappear<H>(shared: &Shared<H>, id: &str, hidden_for: Duration) {
+    if shared.until_empty {
+        shared
+            .retries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .failed(id, Instant::now() + hidden_for);
+    }
+}
+
+/// Creates the poison queue if it does not exist (once per worker). A failure is logged and
+/// not fatal: the worker can still handle messages, and the first move to the poison queue
+/// tries again.
+async fn ensure_poison_queue<H>(shared: &Shared<H>) {
+    let created = shared
+        .poison_ready
+        .get_or_try_init(|| async { shared.poison.create_if_not_exists().await.map(drop) })
+        .await;
+    if let Err(e) = created {
+        tracing::warn!(poison_queue = %shared.poison.name(), error = %e,
+            "could not create the poison queue; trying again at the first poison message");
     }
 }
 
 /// Copies the message verbatim to the poison queue, then deletes it (in that order: a
 /// failure in between leaves a duplicate, never a loss). The move is logged at WARN with
 /// `reason` (the handler's last error), and recorded in the poison queue's metadata
-/// ([`POISON_METADATA`]).
-async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage, reason: &str) {
+/// ([`POISON_METADATA`]). Returns whether the message was moved.
+async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage, reason: &str) -> bool {
     let id = msg.id.as_str().to_string();
     let dequeue_count = msg.dequeue_count;
     let result: Result<String> = async {
@@ -750,8 +944,12 @@ async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage, reason: &str) {
             if let Err(e) = record_poison(&shared.poison, record).await {
                 tracing::warn!(error = %e, "could not record the poison reason in the poison queue's metadata");
             }
+            true
         }
-        Err(e) => tracing::warn!(error = %e, "could not move poison message"),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not move poison message");
+            false
+        }
     }
 }
 

@@ -163,3 +163,66 @@ async fn a_blob_changed_during_a_chunked_read_says_how_to_restart() {
     assert_eq!(d.body.len(), 3 * 4096);
     c.delete(&Conditions::none()).await.unwrap();
 }
+
+/// A lease on a blob that does not exist is a 404 `BlobNotFound` that says a lease needs an
+/// existing blob and how to make one (a lease request never creates the blob); in a missing
+/// container, `ContainerNotFound` says to create both. The codes are unchanged.
+#[tokio::test]
+async fn a_lease_on_a_missing_blob_says_the_blob_must_exist() {
+    use azstore::ErrorCode;
+    use azstore::lease::{LeaseDuration, LeaseGuard};
+    let c = blob_support::container("leasemissing").await;
+    let blob = c.blob("not-there").unwrap();
+    let direct = blob
+        .acquire_lease(
+            LeaseDuration::seconds(15).unwrap(),
+            None,
+            &Conditions::none(),
+        )
+        .await
+        .unwrap_err();
+    let guarded = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15).unwrap())
+        .await
+        .unwrap_err();
+    for e in [direct, guarded] {
+        assert!(e.is_not_found(), "{e}");
+        assert_eq!(e.status(), Some(404), "{e}");
+        assert_eq!(e.error_code(), Some(&ErrorCode::BlobNotFound), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("a lease needs an existing blob"), "{text}");
+        assert!(text.contains("upload_if_not_exists"), "{text}");
+    }
+    // Nothing was created by the attempts.
+    assert!(blob.get_properties().await.unwrap_err().is_not_found());
+
+    let in_missing_container = BlobServiceClient::new(&support::account())
+        .unwrap()
+        .container(&testkit::unique("nocontainer"))
+        .unwrap()
+        .blob("b")
+        .unwrap();
+    let e = in_missing_container
+        .acquire_lease(
+            LeaseDuration::seconds(15).unwrap(),
+            None,
+            &Conditions::none(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.error_code(), Some(&ErrorCode::ContainerNotFound), "{e}");
+    assert!(e.to_string().contains("create the container"), "{e}");
+    // Once the blob exists, the same acquire succeeds.
+    blob.upload_if_not_exists("").await.unwrap();
+    let lease = blob
+        .acquire_lease(
+            LeaseDuration::seconds(15).unwrap(),
+            None,
+            &Conditions::none(),
+        )
+        .await
+        .unwrap();
+    blob.release_lease(&lease.lease_id, &Conditions::none())
+        .await
+        .unwrap();
+    c.delete(&Conditions::none()).await.unwrap();
+}

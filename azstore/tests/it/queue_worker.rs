@@ -1,6 +1,7 @@
 //! The worker helper against Azurite: 500 messages, 3 concurrent workers, 10 % random
 //! failures, always-failing poison messages; graceful shutdown; a missing queue and a refused
-//! key returned to the caller; processing until the queue is empty.
+//! key returned to the caller; processing until the queue is empty (waiting for the messages a
+//! run failed, or saying when they come back); the poison queue created at start.
 
 use testkit::queue as queue_support;
 
@@ -175,6 +176,7 @@ async fn graceful_shutdown_finishes_in_flight_and_takes_no_more() {
     assert_eq!(rest.len(), 4);
     assert!(rest.iter().all(|m| m.dequeue_count == 0));
     q.delete().await.unwrap();
+    let _ = poison_of(&q).delete().await; // created when the worker started, if it did
 }
 
 #[tokio::test]
@@ -215,6 +217,7 @@ async fn a_panicking_handler_loses_nothing() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert!(q.peek_messages(1).await.unwrap().is_empty());
     q.delete().await.unwrap();
+    poison_of(&q).delete().await.unwrap();
 }
 
 /// A handler that must never run (the tests below have no message to give it).
@@ -285,6 +288,7 @@ async fn refused_authorization_stops_the_worker_and_reaches_the_caller() {
     // The message is untouched.
     assert_eq!(q.peek_messages(32).await.unwrap().len(), 1);
     q.delete().await.unwrap();
+    let _ = poison_of(&q).delete().await; // created when the worker started, if it did
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -351,4 +355,196 @@ async fn process_until_empty_handles_every_message_then_returns() {
     );
     q.delete().await.unwrap();
     poison_q.delete().await.unwrap();
+}
+
+/// The poison queue of `q` (the default name).
+fn poison_of(q: &QueueClient) -> QueueClient {
+    q.sibling(&format!("{}-poison", q.name())).unwrap()
+}
+
+/// Default options but a 1 s visibility timeout (the default 30 s would make this test last
+/// two minutes; the waits scale with it): a message whose handler always fails is delivered
+/// `max_dequeue_count` (5) times, `process_until_empty` waits for each redelivery, and it
+/// returns only once the message is in the poison queue — nothing left to reappear.
+#[tokio::test]
+async fn process_until_empty_with_default_options_ends_with_a_failing_message_poisoned() {
+    let q = fresh_queue("qwdefault").await;
+    q.put_message("always fails").await.unwrap();
+    let calls = Arc::new(AtomicU32::new(0));
+    let handler = {
+        let calls = calls.clone();
+        move |_d: Delivery| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>("this one always fails".into()) }
+        }
+    };
+    let defaults = WorkerOptions::default();
+    assert_eq!(
+        (
+            defaults.max_dequeue_count,
+            defaults.retry_delay,
+            defaults.retry_wait
+        ),
+        (5, None, None)
+    );
+    // A guard against a hang, far above the documented bound (4 × (1 s + idle_poll 1 s)).
+    let stats = tokio::time::timeout(
+        Duration::from_secs(120),
+        process_until_empty(
+            q.clone(),
+            handler,
+            defaults.visibility(Duration::from_secs(1)),
+        ),
+    )
+    .await
+    .expect("process_until_empty returns")
+    .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 5, "{stats:?}");
+    assert_eq!((stats.failed, stats.poisoned), (5, 1), "{stats:?}");
+    assert_eq!((stats.reappearing, stats.reappear_within), (0, None));
+    // Gone from the queue, visible or hidden; in the poison queue, unchanged.
+    assert_eq!(
+        q.get_properties().await.unwrap().approximate_message_count,
+        0
+    );
+    let poison_q = poison_of(&q);
+    assert_eq!(drain_texts(&poison_q).await, ["always fails"]);
+    q.delete().await.unwrap();
+    poison_q.delete().await.unwrap();
+}
+
+/// With `retry_wait(ZERO)` the run does not wait for a failed message: the result says how
+/// many will reappear and by when, and the message is indeed visible again by then.
+#[tokio::test]
+async fn process_until_empty_says_how_many_will_reappear_and_when() {
+    let q = fresh_queue("qwreappear").await;
+    q.put_message("fails once").await.unwrap();
+    let visibility = Duration::from_secs(3);
+    let stats = process_until_empty(
+        q.clone(),
+        |_d: Delivery| async { Err("not yet".into()) },
+        WorkerOptions::default()
+            .visibility(visibility)
+            .retry_wait(Duration::ZERO),
+    )
+    .await
+    .unwrap();
+    assert_eq!((stats.failed, stats.poisoned), (1, 0), "{stats:?}");
+    assert_eq!(stats.reappearing, 1, "{stats:?}");
+    let within = stats
+        .reappear_within
+        .expect("a time for the reappearing message");
+    assert!(within <= visibility, "{stats:?}");
+    // Hidden now (a failed message is left hidden: no retry_delay) ...
+    assert!(q.peek_messages(32).await.unwrap().is_empty());
+    // ... and visible again by the time the result gave (the service counts whole seconds).
+    tokio::time::sleep(within + Duration::from_millis(1100)).await;
+    let back = q.peek_messages(32).await.unwrap();
+    assert_eq!(back.len(), 1, "visible again within {within:?}");
+    assert_eq!(back[0].dequeue_count, 1);
+    // A second run with a bounded wait that covers the visibility timeout handles it.
+    let stats = process_until_empty(
+        q.clone(),
+        |_d: Delivery| async { Ok(()) },
+        WorkerOptions::default().retry_wait(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap();
+    assert_eq!((stats.completed, stats.reappearing), (1, 0), "{stats:?}");
+    q.delete().await.unwrap();
+    poison_of(&q).delete().await.unwrap();
+}
+
+/// A handler that fails on its first delivery and succeeds on its second: the run waits for
+/// the redelivery (the visibility timeout) and completes it, rather than returning with the
+/// message hidden.
+#[tokio::test]
+async fn process_until_empty_waits_for_a_failed_message_and_retries_it() {
+    let q = fresh_queue("qwwait").await;
+    q.put_message("flaky").await.unwrap();
+    let stats = tokio::time::timeout(
+        Duration::from_secs(60),
+        process_until_empty(
+            q.clone(),
+            |d: Delivery| async move {
+                if d.message().dequeue_count == 1 {
+                    return Err("first delivery fails".into());
+                }
+                Ok(())
+            },
+            WorkerOptions::default()
+                .visibility(Duration::from_secs(2))
+                .idle_poll(Duration::from_millis(200)),
+        ),
+    )
+    .await
+    .expect("returns")
+    .unwrap();
+    assert_eq!(
+        (
+            stats.failed,
+            stats.completed,
+            stats.poisoned,
+            stats.reappearing
+        ),
+        (1, 1, 0, 0),
+        "{stats:?}"
+    );
+    assert_eq!(
+        q.get_properties().await.unwrap().approximate_message_count,
+        0
+    );
+    q.delete().await.unwrap();
+    poison_of(&q).delete().await.unwrap();
+}
+
+/// The poison queue exists as soon as a worker has started on an existing queue, even when
+/// nothing was poisoned: reading it after a first run never answers 404.
+#[tokio::test]
+async fn the_poison_queue_exists_from_the_first_run() {
+    // process_until_empty on an empty queue.
+    let q = fresh_queue("qwpq").await;
+    let poison_q = poison_of(&q);
+    let stats = process_until_empty(q.clone(), never_called, WorkerOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(stats, azstore::queue::WorkerStats::default());
+    assert!(poison_q.peek_messages(32).await.unwrap().is_empty());
+
+    // process: the poison queue (here a named one) appears without any message.
+    let named = q.sibling(&testkit::unique("qwpqnamed")).unwrap();
+    let worker = process(
+        q.clone(),
+        never_called,
+        WorkerOptions::default()
+            .poison_queue(named.name())
+            .idle_poll(Duration::from_millis(50)),
+    )
+    .unwrap();
+    let start = Instant::now();
+    let props = loop {
+        match named.get_properties().await {
+            Ok(p) => break p,
+            Err(e) if e.is_not_found() => {
+                assert!(start.elapsed() < Duration::from_secs(20), "never created");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(props.approximate_message_count, 0);
+    assert_eq!(worker.shutdown().await.unwrap().completed, 0);
+    // The missing-queue case creates no poison queue (see the test above it): the worker
+    // creates it only once a receive has shown that the queue exists.
+    let missing = queue_support::service()
+        .queue(&testkit::unique("qwpqmissing"))
+        .unwrap();
+    process_until_empty(missing.clone(), never_called, WorkerOptions::default())
+        .await
+        .unwrap_err();
+    let err = poison_of(&missing).get_properties().await.unwrap_err();
+    assert_eq!(err.error_code(), Some(&ErrorCode::QueueNotFound), "{err}");
+    for queue in [q, poison_q, named] {
+        queue.delete().await.unwrap();
+    }
 }

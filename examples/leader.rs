@@ -6,7 +6,7 @@
 //! ```text
 //! scripts/demo leader
 //! ```
-//! (or `scripts/azurite run --only azurite -- cargo run -p azstore --example leader`).
+//! (or `scripts/azurite run --only azurite -- cargo run -p azstore-examples --example leader`).
 
 use std::time::Duration;
 

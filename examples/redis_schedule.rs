@@ -9,7 +9,7 @@
 //! Run against the local redis-server that the emulator script starts:
 //!
 //! ```text
-//! scripts/azurite run --only redis -- cargo run -p azstore --features redis --example redis_schedule
+//! scripts/azurite run --only redis -- cargo run -p azstore-examples --features redis --example redis_schedule
 //! ```
 //!
 //! (or set `AZSTORE_REDIS_URL`, e.g. `rediss://:<access key>@<name>.redis.cache.windows.net:6380`

@@ -66,8 +66,9 @@ async fn main() -> azstore::Result<()> {
             }
         }
     };
-    // Work through the queue and return once it is empty. `retry_delay(ZERO)` makes a failed
-    // ("crashed") message visible again at once, so it is retried within this run.
+    // Work through the queue and return once it is empty. A failed ("crashed") message is
+    // waited for and retried within this run; `retry_delay(ZERO)` makes it visible again at
+    // once instead of after its 5 s visibility timeout.
     let stats = process_until_empty(
         queue.clone(),
         handler,
@@ -86,6 +87,11 @@ async fn main() -> azstore::Result<()> {
     assert_eq!(applied.load(Ordering::SeqCst), 20);
     assert_eq!(stats.completed, 20);
     queue.delete().await?;
+    // The worker created the poison queue when it started (nothing was poisoned).
+    queue
+        .sibling(&format!("{}-poison", queue.name()))?
+        .delete()
+        .await?;
     results.delete(&Conditions::none()).await?;
     Ok(())
 }

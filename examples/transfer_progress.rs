@@ -1,10 +1,11 @@
 //! Large transfers with a progress bar: a file uploaded in parallel blocks, downloaded back in
 //! parallel ranges pinned to one version, both watched through `Progress` (a callback for the
 //! upload, a `watch` channel for the download). The bar is drawn by `indicatif`, a
-//! dev-dependency of the example only: the library reports numbers, the caller draws.
+//! dependency of the example only (feature `progress`): the library reports numbers, the
+//! caller draws.
 //!
 //! Run against the local emulator:
-//! `scripts/azurite run -- cargo run -p azstore --example transfer_progress [MiB]`
+//! `scripts/azurite run -- cargo run -p azstore-examples --features progress --example transfer_progress [MiB]`
 use std::time::Duration;
 
 use azstore::blob::{DownloadOptions, OnChange, UploadOptions};

@@ -6,7 +6,7 @@
 //! ```text
 //! scripts/demo shard_workers
 //! ```
-//! (or `scripts/azurite run --only azurite -- cargo run -p azstore --example shard_workers`).
+//! (or `scripts/azurite run --only azurite -- cargo run -p azstore-examples --example shard_workers`).
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -10,7 +10,7 @@
 //! Run against the local Cosmos DB server the emulator script starts:
 //!
 //! ```text
-//! scripts/cosmos run -- cargo run -p azstore --features cosmos --example cosmos_schedule
+//! scripts/cosmos run -- cargo run -p azstore-examples --features cosmos --example cosmos_schedule
 //! ```
 //!
 //! (or set `AZSTORE_COSMOS_ENDPOINT` and `AZSTORE_COSMOS_KEY` for an Azure account).

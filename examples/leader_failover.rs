@@ -12,7 +12,7 @@
 //!
 //! ```text
 //! scripts/cosmos run -- scripts/azurite run --only azurite,redis -- \
-//!   cargo run -p azstore --all-features --example leader_failover -- blob redis cosmos
+//!   cargo run -p azstore-examples --features redis,cosmos --example leader_failover -- blob redis cosmos
 //! ```
 //!
 //! Environment: `LEADER_KILL_TRIALS` (default 3), `LEADER_GRACEFUL_TRIALS` (default 5),

@@ -4,9 +4,9 @@
 //!
 //! ```text
 //! # the same environment as StorageAccount::from_env(), e.g. Entra ID after `az login`:
-//! AZURE_STORAGE_ACCOUNT=myaccount cargo run -p azstore --features identity --example live_check
+//! AZURE_STORAGE_ACCOUNT=myaccount cargo run -p azstore-examples --features identity --example live_check
 //! # or a connection string / key / SAS:
-//! AZURE_STORAGE_CONNECTION_STRING='...' cargo run -p azstore --example live_check
+//! AZURE_STORAGE_CONNECTION_STRING='...' cargo run -p azstore-examples --example live_check
 //! ```
 //!
 //! Network options come from `TransportOptions::from_env()` (`AZSTORE_CA_FILE`,
