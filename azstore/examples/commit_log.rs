@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode};
+use object_store::{ObjectStore, PutMode};
 
 /// Commits `change` as the next entry of the log under `table`, starting the search at
 /// `next` (the writer's last known version + 1). Returns the version it was committed as.
@@ -52,7 +52,9 @@ async fn writers(store: Arc<dyn ObjectStore>, table: Path) -> object_store::Resu
     for t in tasks {
         t.await.expect("writer task")?;
     }
-    let log = store.list_with_delimiter(Some(&table.join("_log"))).await?;
+    let log = store
+        .list_with_delimiter(Some(&table.clone().join("_log")))
+        .await?;
     println!("{} commits in {table}/_log", log.objects.len());
     Ok(())
 }

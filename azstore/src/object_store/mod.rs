@@ -1,4 +1,4 @@
-//! azstore behind [`object_store`](::object_store)'s `ObjectStore` trait (cargo feature
+//! azstore behind the `object_store` crate's `ObjectStore` trait (cargo feature
 //! `object_store`): the interface DataFusion, delta-rs, Lance, Polars and SlateDB write through.
 //!
 //! * [`BlobStore`]: `ObjectStore`, `MultipartStore` and `PaginatedListStore` over a blob
@@ -53,6 +53,7 @@ mod list;
 mod multipart;
 mod recognise;
 mod store;
+mod store_impl;
 mod url;
 mod versioned;
 

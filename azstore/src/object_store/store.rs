@@ -5,19 +5,16 @@ use std::time::Duration;
 
 use ::object_store::path::Path;
 use ::object_store::{
-    CopyMode, CopyOptions as OsCopyOptions, GetOptions, GetRange, GetResult, GetResultPayload,
-    ListResult, MultipartUpload, ObjectMeta, ObjectStore, PutMode, PutMultipartOptions,
-    PutOptions as OsPutOptions, PutPayload, PutResult, RenameOptions, RenameTargetMode,
-    Result as OsResult,
+    GetOptions, GetRange, GetResult, GetResultPayload, MultipartUpload, ObjectStore, PutMode,
+    PutMultipartOptions, PutOptions as OsPutOptions, PutResult, Result as OsResult,
 };
-use async_trait::async_trait;
 use bytes::Bytes;
-use futures_util::stream::{BoxStream, StreamExt};
+use futures_util::stream::StreamExt;
 
+use super::PUT_ID_METADATA;
 use super::convert;
 use super::errors::{Op, to_object_store};
 use super::recognise::{Expect, Written, conditional, new_put_id};
-use super::{PUT_ID_METADATA, multipart};
 use crate::StorageAccount;
 use crate::blob::{BlobClient, ContainerClient, CopyOptions, CopyStatus, PutOptions, VersionId};
 use crate::conditions::{Conditions, ETag, MatchCondition};
@@ -298,7 +295,11 @@ impl BlobStore {
         Ok(put_result(written))
     }
 
-    async fn get_blob(&self, location: &Path, options: GetOptions) -> Result<GetResult, Fail> {
+    pub(crate) async fn get_blob(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> Result<GetResult, Fail> {
         let mut blob = self.blob(location).map_err(Fail::Os)?;
         if let Some(v) = &options.version {
             blob = blob.at_version(&VersionId::new(v.clone()));
@@ -373,7 +374,7 @@ impl BlobStore {
     /// Copy Blob from `from` to `to`. `create`: only if `to` does not exist, recognised after
     /// a lost reply. `source_etag`: copy only that version of the source. Returns the source
     /// version copied.
-    async fn copy_blob(
+    pub(crate) async fn copy_blob(
         &self,
         from: &Path,
         to: &Path,
@@ -472,7 +473,7 @@ impl BlobStore {
 }
 
 /// A get's failure: azstore's, or already object_store's.
-enum Fail {
+pub(crate) enum Fail {
     Az(Error),
     Os(::object_store::Error),
 }
@@ -548,81 +549,4 @@ fn read_conditions(options: &GetOptions) -> Result<Conditions> {
         .map(convert::to_time)
         .transpose()?;
     Ok(c)
-}
-
-#[async_trait]
-impl ObjectStore for BlobStore {
-    async fn put_opts(
-        &self,
-        location: &Path,
-        payload: PutPayload,
-        opts: OsPutOptions,
-    ) -> OsResult<PutResult> {
-        self.put_blob(location, Bytes::from(payload), opts).await
-    }
-
-    async fn put_multipart_opts(
-        &self,
-        location: &Path,
-        opts: PutMultipartOptions,
-    ) -> OsResult<Box<dyn MultipartUpload>> {
-        Ok(Box::new(multipart::Upload::start(self, location, &opts)?))
-    }
-
-    async fn get_opts(&self, location: &Path, options: GetOptions) -> OsResult<GetResult> {
-        self.get_blob(location, options).await.map_err(|f| match f {
-            Fail::Az(e) => fail(e, location, Op::Plain),
-            Fail::Os(e) => e,
-        })
-    }
-
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, OsResult<Path>>,
-    ) -> BoxStream<'static, OsResult<Path>> {
-        let store = self.clone();
-        locations
-            .map(move |location| {
-                let store = store.clone();
-                async move {
-                    let location = location?;
-                    store.delete_one(&location).await?;
-                    Ok(location)
-                }
-            })
-            .buffered(10)
-            .boxed()
-    }
-
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, OsResult<ObjectMeta>> {
-        super::list::list(self, prefix)
-    }
-
-    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> OsResult<ListResult> {
-        super::list::list_with_delimiter(self, prefix).await
-    }
-
-    async fn copy_opts(&self, from: &Path, to: &Path, options: OsCopyOptions) -> OsResult<()> {
-        self.copy_blob(from, to, options.mode == CopyMode::Create, false)
-            .await
-            .map(drop)
-    }
-
-    /// Copy Blob, then Delete Blob of the source under `If-Match` of the version copied: a
-    /// source rewritten meanwhile is kept, and the call returns `Precondition`.
-    async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> OsResult<()> {
-        let create = options.target_mode == RenameTargetMode::Create;
-        let copied = self
-            .copy_blob(from, to, create, true)
-            .await?
-            .expect("a pinned copy reports the version it copied");
-        let src = self.blob(from)?;
-        match src.delete(&Conditions::if_match(&copied)).await {
-            Ok(()) => Ok(()),
-            // A delete whose reply was lost and that is then refused or finds nothing: ours
-            // applied if the source is gone.
-            Err(e) if e.is_not_found() => Ok(()),
-            Err(e) => Err(fail(e, from, Op::Plain)),
-        }
-    }
 }

@@ -7,6 +7,7 @@
 //! Not run here (see docs/object_store.md): none of the suite's public functions is left out.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use azstore::object_store::{BlobStore, Object};
 use azstore::{Service, StorageAccount};
@@ -14,6 +15,7 @@ use bytes::Bytes;
 use object_store::integration;
 use object_store::memory::InMemory;
 use object_store::path::Path;
+use object_store::throttle::{ThrottleConfig, ThrottledStore};
 use object_store::{
     CopyMode, CopyOptions, ObjectStore, ObjectStoreExt, PutMode, PutMultipartOptions, UpdateVersion,
 };
@@ -298,8 +300,17 @@ fn counter_bytes() -> Counter<Bytes> {
     }
 }
 
+/// `InMemory` behind object_store's `ThrottledStore`, 1 ms per get and put: InMemory answers
+/// without ever yielding, so concurrent updates in one process would almost never queue for
+/// their turn (and turns would have nothing to hand over); with the delay of a round trip they
+/// meet as they do on a real store.
 fn in_memory() -> Arc<dyn ObjectStore> {
-    Arc::new(InMemory::new())
+    let config = ThrottleConfig {
+        wait_get_per_call: Duration::from_millis(1),
+        wait_put_per_call: Duration::from_millis(1),
+        ..ThrottleConfig::default()
+    };
+    Arc::new(ThrottledStore::new(InMemory::new(), config))
 }
 
 async fn blob_store() -> Arc<dyn ObjectStore> {
