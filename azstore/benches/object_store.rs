@@ -15,6 +15,10 @@
 //!   answered `Ok` that are not in the log).
 //!
 //! Run: `scripts/azurite run -- cargo bench -p azstore --features object_store --bench object_store`
+//!
+//! `object_store instr OP STORE COUNT` (OP `get-1k` or `put-1k`, 16 in flight; STORE
+//! `BlobStore` or `MicrosoftAzure`) runs COUNT operations and nothing else:
+//! `scripts/bench-instructions` counts its instructions under callgrind.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -242,12 +246,61 @@ async fn audit(
 fn main() {
     // MicrosoftAzure builds a reqwest client that looks for a process-wide rustls provider.
     let _ = rustls::crypto::ring::default_provider().install_default();
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("instr") && args.len() == 5 {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(instr(&args[2], &args[3], args[4].parse().expect("COUNT")));
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(run());
+}
+
+/// `count` operations `op` through `store`, 16 in flight, after a warm-up of 32 (for
+/// `scripts/bench-instructions`, which subtracts two runs of different counts).
+async fn instr(op: &str, store: &str, count: usize) {
+    let container = std::env::var("AZSTORE_INSTRUCTIONS_CONTAINER").unwrap_or("instrobj".into());
+    let c = StorageAccount::from_env()
+        .unwrap()
+        .container(&container)
+        .unwrap();
+    c.create_if_not_exists().await.unwrap();
+    let s: Store = match store {
+        "BlobStore" => Arc::new(BlobStore::new(c)),
+        "MicrosoftAzure" => microsoft_azure(&container, None),
+        other => panic!("unknown store {other}"),
+    };
+    let body = Bytes::from(vec![7u8; SMALL]);
+    let one = |i: usize| {
+        let (s, body) = (s.clone(), body.clone());
+        async move {
+            let p = Path::from(format!("instr/{}", i % 16));
+            if op == "put-1k" {
+                s.put(&p, body.into()).await.unwrap();
+            } else {
+                s.get(&p).await.unwrap().bytes().await.unwrap();
+            }
+        }
+    };
+    for i in 0..16 {
+        s.put(&Path::from(format!("instr/{i}")), body.clone().into())
+            .await
+            .unwrap();
+    }
+    for n in [32, count] {
+        futures_util::stream::iter(0..n)
+            .map(one)
+            .buffer_unordered(16)
+            .collect::<Vec<()>>()
+            .await;
+    }
 }
 
 async fn run() {

@@ -316,8 +316,8 @@ impl BlobStore {
                 extensions: Default::default(),
             });
         }
-        let d = match &options.range {
-            None => blob.download_if(&conditions).await?,
+        let range = match &options.range {
+            None => None,
             Some(GetRange::Bounded(r)) => {
                 if r.start >= r.end {
                     return Err(Fail::Az(Error::invalid_input(format!(
@@ -325,9 +325,9 @@ impl BlobStore {
                         r.start, r.end
                     ))));
                 }
-                blob.download_range_if(r.clone(), &conditions).await?
+                Some((r.start, Some(r.end)))
             }
-            Some(GetRange::Offset(start)) => blob.download_from(*start, &conditions).await?,
+            Some(GetRange::Offset(start)) => Some((*start, None)),
             Some(GetRange::Suffix(n)) => {
                 // Azure takes no suffix range: read the size, then the range of exactly that
                 // version.
@@ -343,22 +343,47 @@ impl BlobStore {
                         extensions: Default::default(),
                     });
                 }
-                blob.download_range_if(start..p.content_length, &Conditions::if_match(&p.etag))
-                    .await?
+                let pinned = Conditions::if_match(&p.etag);
+                return self
+                    .streamed(
+                        &blob,
+                        location,
+                        Some((start, Some(p.content_length))),
+                        &pinned,
+                    )
+                    .await;
             }
         };
-        let start = match &options.range {
-            None => 0,
-            Some(GetRange::Bounded(r)) => r.start,
-            Some(GetRange::Offset(s)) => *s,
-            Some(GetRange::Suffix(n)) => d.properties.content_length.saturating_sub(*n),
+        self.streamed(&blob, location, range, &conditions).await
+    }
+
+    /// One Get Blob of `range` whose body streams to the caller as it arrives.
+    async fn streamed(
+        &self,
+        blob: &BlobClient,
+        location: &Path,
+        range: Option<(u64, Option<u64>)>,
+        conditions: &Conditions,
+    ) -> Result<GetResult, Fail> {
+        let (p, resp) = blob.get_streaming(range, conditions).await?;
+        let size = p.content_length;
+        let (start, end) = match range {
+            None => (0, size),
+            Some((start, end)) => (start, end.unwrap_or(size).min(size)),
         };
-        let meta = convert::meta(location.clone(), &d.properties)?;
+        let meta = convert::meta(location.clone(), &p)?;
+        let path = location.clone();
+        let body = resp
+            .into_stream()
+            .map(move |chunk| chunk.map_err(|e| fail(e, &path, Op::Plain)))
+            // Callers (object_store's collect_bytes) may poll again after the end.
+            .fuse()
+            .boxed();
         Ok(GetResult {
-            range: start..start + d.body.len() as u64,
+            range: start..end,
             meta,
-            attributes: convert::attributes(&d.properties),
-            payload: one_chunk(d.body),
+            attributes: convert::attributes(&p),
+            payload: GetResultPayload::Stream(body),
             extensions: Default::default(),
         })
     }
