@@ -16,7 +16,8 @@
 //!
 //! Run: `scripts/azurite run -- cargo bench -p azstore --features object_store --bench object_store`
 //!
-//! `object_store instr OP STORE COUNT` (OP `get-1k` or `put-1k`, 16 in flight; STORE
+//! `object_store instr OP STORE COUNT` (OP `get-1k` or `put-1k`, 16 in flight, or
+//! `list-1000`, a list of 1,000 objects; STORE
 //! `BlobStore` or `MicrosoftAzure`) runs COUNT operations and nothing else:
 //! `scripts/bench-instructions` counts its instructions under callgrind.
 
@@ -284,6 +285,13 @@ async fn instr(op: &str, store: &str, count: usize) {
             let p = Path::from(format!("instr/{}", i % 16));
             if op == "put-1k" {
                 s.put(&p, body.into()).await.unwrap();
+            } else if op == "list-1000" {
+                let n = s
+                    .list(Some(&Path::from("many")))
+                    .try_collect::<Vec<_>>()
+                    .await
+                    .unwrap();
+                assert_eq!(n.len(), 1000);
             } else {
                 s.get(&p).await.unwrap().bytes().await.unwrap();
             }
@@ -294,7 +302,24 @@ async fn instr(op: &str, store: &str, count: usize) {
             .await
             .unwrap();
     }
-    for n in [32, count] {
+    let warm_up = if op == "list-1000" {
+        futures_util::stream::iter(0..1000)
+            .map(|i| {
+                let s = s.clone();
+                async move {
+                    s.put(&Path::from(format!("many/{i:04}")), "x".into())
+                        .await
+                        .unwrap()
+                }
+            })
+            .buffer_unordered(32)
+            .collect::<Vec<_>>()
+            .await;
+        1
+    } else {
+        32
+    };
+    for n in [warm_up, count] {
         futures_util::stream::iter(0..n)
             .map(one)
             .buffer_unordered(16)
