@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `NotFound` (404) | `NotFound` |
 //! | 409 `BlobAlreadyExists`; a 412 of a create (`If-None-Match: *`) | `AlreadyExists` |
-//! | `PreconditionFailed` (412), a lease refusal answered 412 | `Precondition` |
+//! | `PreconditionFailed` (412), a lease refusal answered 412; a 404 of an `If-Match` write | `Precondition` |
 //! | `NotModified` (304) | `NotModified` |
 //! | `Auth` 401 / 403 | `Unauthenticated` / `PermissionDenied` |
 //! | everything else (bad input, transport, timeouts, 5xx, other 4xx) | `Generic` |
@@ -26,6 +26,8 @@ pub(crate) enum Op {
     Plain,
     /// A create-only write: a refused condition means "already exists".
     Create,
+    /// A write conditioned on an ETag: an absent blob is a refused condition too.
+    Update,
 }
 
 /// `e`, from an operation on `path`, as an object_store error.
@@ -40,6 +42,14 @@ pub(crate) fn to_object_store(e: Error, path: &str, op: Op) -> OsError {
         };
     }
     match (e.kind(), e.status()) {
+        (ErrorKind::NotFound, _)
+            if op == Op::Update && e.error_code() != Some(&ErrorCode::ContainerNotFound) =>
+        {
+            OsError::Precondition {
+                path,
+                source: Box::new(e),
+            }
+        }
         (ErrorKind::NotFound, _) => OsError::NotFound {
             path,
             source: Box::new(e),
@@ -198,6 +208,16 @@ mod tests {
                 "Precondition",
             ),
             (status(304, None), Op::Plain, "NotModified"),
+            (
+                status(404, Some(ErrorCode::BlobNotFound)),
+                Op::Update,
+                "Precondition",
+            ),
+            (
+                status(404, Some(ErrorCode::ContainerNotFound)),
+                Op::Update,
+                "NotFound",
+            ),
             (
                 status(403, Some(ErrorCode::AuthenticationFailed)),
                 Op::Plain,

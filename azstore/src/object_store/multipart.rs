@@ -101,15 +101,14 @@ async fn commit(
     mut write: BlobWriteOptions,
     mode: &PutMode,
 ) -> OsResult<PutResult> {
-    if let PutMode::Overwrite = mode {
+    let Some((expect, op)) = expect_of(mode, location)? else {
         let options = CommitOptions::new(Conditions::none()).write_options(write);
         let w = blob
             .put_block_list(&blocks, &options)
             .await
             .map_err(|e| fail(e, location, Op::Plain))?;
         return Ok(put_result(Written::from(w)));
-    }
-    let (expect, op) = expect_of(mode, location)?;
+    };
     let id = new_put_id();
     write.metadata.insert(PUT_ID_METADATA.into(), id.clone());
     let options = CommitOptions::new(conditions_of(&expect)).write_options(write);

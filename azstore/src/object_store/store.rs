@@ -263,8 +263,8 @@ impl BlobStore {
             .extensions
             .get::<super::versioned::SettledAbove>()
             .is_some();
-        let written = match opts.mode {
-            PutMode::Overwrite => {
+        let written = match expect_of(&opts.mode, location)? {
+            None => {
                 let options = PutOptions::new(Conditions::none()).write_options(write);
                 Written::from(
                     blob.put(body, &options)
@@ -272,8 +272,7 @@ impl BlobStore {
                         .map_err(|e| fail(e, location, Op::Plain))?,
                 )
             }
-            mode => {
-                let (expect, op) = expect_of(&mode, location)?;
+            Some((expect, op)) => {
                 let conditions = conditions_of(&expect);
                 if settled_above {
                     let options = PutOptions::new(conditions).write_options(write);
@@ -514,13 +513,14 @@ pub(crate) fn fail(e: Error, location: &Path, op: Op) -> ::object_store::Error {
     to_object_store(e, location.as_ref(), op)
 }
 
-/// The requirement of a conditional `mode`, and how its refusal is reported.
-pub(crate) fn expect_of(mode: &PutMode, location: &Path) -> OsResult<(Expect, Op)> {
+/// The requirement of a conditional `mode` (`None` for an overwrite), and how its refusal is
+/// reported.
+pub(crate) fn expect_of(mode: &PutMode, location: &Path) -> OsResult<Option<(Expect, Op)>> {
     match mode {
-        PutMode::Overwrite => unreachable!("an overwrite has no requirement"),
-        PutMode::Create => Ok((Expect::Create, Op::Create)),
+        PutMode::Overwrite => Ok(None),
+        PutMode::Create => Ok(Some((Expect::Create, Op::Create))),
         PutMode::Update(v) => match &v.e_tag {
-            Some(etag) => Ok((Expect::Update(ETag::new(etag.clone())), Op::Plain)),
+            Some(etag) => Ok(Some((Expect::Update(ETag::new(etag.clone())), Op::Update))),
             None => Err(::object_store::Error::Generic {
                 store: super::errors::STORE,
                 source: format!(
