@@ -442,3 +442,57 @@ async fn object_store_from_env_and_urls_reach_the_container() {
     let other = StorageAccount::new("someoneelse", "a2V5").unwrap();
     assert!(BlobStore::from_url_with(&url, &other).is_err());
 }
+
+/// Tags and attributes reach the blob: index tags from `PutOptions::tags` (put and multipart),
+/// HTTP headers and metadata from the attributes, and the write id stays out of the
+/// attributes a get reports.
+#[tokio::test]
+async fn object_store_tags_and_attributes_are_stored() {
+    let container = testkit::blob::container("objstore").await;
+    let s = BlobStore::new(container.clone());
+    let mut tags = object_store::TagSet::default();
+    tags.push("project", "apollo 11");
+    let attributes = object_store::Attributes::from_iter([
+        (object_store::Attribute::ContentType, "text/csv"),
+        (object_store::Attribute::Metadata("owner".into()), "team-a"),
+    ]);
+    let opts = object_store::PutOptions {
+        mode: PutMode::Create,
+        tags: tags.clone(),
+        attributes: attributes.clone(),
+        ..Default::default()
+    };
+    s.put_opts(&Path::from("t/a.csv"), "id\n1\n".into(), opts)
+        .await
+        .unwrap();
+    let blob = container.blob("t/a.csv").unwrap();
+    let stored = blob.get_tags().await.unwrap();
+    assert_eq!(stored.get("project").map(String::as_str), Some("apollo 11"));
+    let got = s.get(&Path::from("t/a.csv")).await.unwrap();
+    assert_eq!(
+        got.attributes, attributes,
+        "no write id among the attributes"
+    );
+    assert!(
+        blob.get_properties()
+            .await
+            .unwrap()
+            .metadata
+            .contains_key(azstore::object_store::PUT_ID_METADATA),
+        "the create stored its write id"
+    );
+    let mut upload = s
+        .put_multipart_opts(
+            &Path::from("t/b.csv"),
+            PutMultipartOptions {
+                tags,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    upload.put_part("id\n2\n".into()).await.unwrap();
+    upload.complete().await.unwrap();
+    let stored = container.blob("t/b.csv").unwrap().get_tags().await.unwrap();
+    assert_eq!(stored.get("project").map(String::as_str), Some("apollo 11"));
+}
