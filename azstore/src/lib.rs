@@ -27,6 +27,7 @@
 //! | `identity` | Microsoft Entra ID (managed identity, workload identity, service principal, Azure CLI) through `azure_identity`; `from_env` uses it when no key, SAS or token is set. Rust 1.88 |
 //! | `redis` | Azure Cache for Redis: `update()` on a key, `RedisLease`, `RedisLock` (module `redis`) |
 //! | `cosmos` | Azure Cosmos DB: `update()` on an item, `CosmosLease`, `CosmosLock` (module `cosmos`); no extra crate |
+//! | `object_store` | `object_store`'s `ObjectStore` over a blob container, with lost replies of conditional writes recognised (`object_store::BlobStore`), and `update()` over any `ObjectStore` (`object_store::Object`) |
 //! | `metrics` | metrics of every call and of what the toolkit decides, through the `metrics` facade ([`telemetry`]; spans and events are always there through `tracing`) |
 //!
 //! A request's path: a typed client validates its input and builds a pure request (headers
@@ -203,6 +204,9 @@ pub mod lock {
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod transfer;
+// A face over the blob backend and the update engine: object_store's ObjectStore.
+#[cfg(feature = "object_store")]
+pub mod object_store;
 // The update engine (update/) knows no backend; the public module adds the blob adapters,
 // which live with the blob backend, so that `azstore::update::BlobJson` stays where users
 // find it.

@@ -170,6 +170,8 @@ pub struct Rule {
     /// Matching requests to let through before the fault starts playing.
     skip: usize,
     remaining: usize,
+    /// Of the matching requests, the share (per 10,000) the fault plays on; the others pass.
+    per_10k: u32,
 }
 
 impl Rule {
@@ -181,6 +183,7 @@ impl Rule {
             contains: None,
             skip: 0,
             remaining: 1,
+            per_10k: 10_000,
         }
     }
 
@@ -212,6 +215,13 @@ impl Rule {
     /// Plays on every matching request.
     pub fn always(self) -> Rule {
         self.times(usize::MAX)
+    }
+
+    /// Plays on each matching request with probability `p` (0.0-1.0), drawn independently;
+    /// the others pass unchanged (e.g. `.always().chance(0.05)`: 5 % of replies lost).
+    pub fn chance(mut self, p: f64) -> Rule {
+        self.per_10k = (p.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+        self
     }
 
     fn matches(&self, method: &str, target: &str) -> bool {
@@ -249,6 +259,10 @@ impl State {
         let rule = rules.iter_mut().find(|r| r.matches(method, target))?;
         if rule.skip > 0 {
             rule.skip -= 1;
+            return None;
+        }
+        if rule.per_10k < 10_000 && (uuid::Uuid::new_v4().as_u128() % 10_000) as u32 >= rule.per_10k
+        {
             return None;
         }
         if rule.remaining != usize::MAX {

@@ -264,6 +264,34 @@ impl BlobClient {
         Download::from_response(resp)
     }
 
+    /// Get Blob of the whole blob (`None`), of `start..end`, or from `start` on (`end`
+    /// `None`), under `conditions`, whose body is read as it arrives: the properties (of the
+    /// whole blob) and the response to stream. One request; for `BlobStore`'s gets.
+    #[cfg(feature = "object_store")]
+    pub(crate) async fn get_streaming(
+        &self,
+        range: Option<(u64, Option<u64>)>,
+        conditions: &Conditions,
+    ) -> Result<(BlobProperties, crate::http::StreamingResponse)> {
+        let mut req = self.request(Method::Get);
+        match range {
+            None => crate::blob::client::check_read(conditions, "Get Blob")?,
+            Some((start, Some(end))) => {
+                crate::blob::client::check_range_read(&(start..end), conditions)?;
+                req = req.header("x-ms-range", crate::http::range_header(&(start..end)));
+            }
+            Some((start, None)) => {
+                crate::blob::client::check_read(conditions, "Get Blob")?;
+                req = req.header("x-ms-range", crate::http::range_from_header(start));
+            }
+        }
+        let resp = self
+            .pipeline
+            .send_streaming(req.conditions(conditions))
+            .await?;
+        Ok((BlobProperties::from_headers(&resp.headers)?, resp))
+    }
+
     /// Streams the blob in chunks of `chunk_size` bytes, one ranged GET each, pinning the
     /// first response's ETag with `If-Match` on every later range. The first chunk is read
     /// before this returns (so the properties are known); the next chunk is read ahead while

@@ -98,6 +98,7 @@ impl ResponseLimit {
     /// A Get/Peek Messages batch: 32 messages of at most 64 KiB (base64 in XML) need ~3 MiB.
     pub(crate) const QUEUE_BATCH: u64 = 8 << 20;
     /// A Cosmos DB answer: an item is at most 2 MiB, a query page at most 4 MB.
+    #[cfg_attr(not(feature = "cosmos"), allow(dead_code))]
     pub(crate) const COSMOS: u64 = 16 << 20;
     /// A Query Entities page: up to 1,000 entities of up to 1 MiB each, so larger than any
     /// other document; ask for fewer per page (`$top`) when entities are large.

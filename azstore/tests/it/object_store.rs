@@ -1,0 +1,498 @@
+//! `BlobStore` (feature `object_store`) on Azurite: object_store's own reusable suite
+//! (`object_store::integration`), one test per function that applies to Azure Blob Storage,
+//! each in a container of its own; lost replies of conditional writes recognised through the
+//! fault proxy; and `update()` over `Object` joining the versioned contract suite, backed by
+//! `InMemory` and by `BlobStore`.
+//!
+//! Not run here (see docs/object_store.md): none of the suite's public functions is left out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use azstore::object_store::{BlobStore, Object};
+use azstore::{Service, StorageAccount};
+use bytes::Bytes;
+use object_store::integration;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::throttle::{ThrottleConfig, ThrottledStore};
+use object_store::{
+    CopyMode, CopyOptions, ObjectStore, ObjectStoreExt, PutMode, PutMultipartOptions, UpdateVersion,
+};
+use testkit::contract::versioned::{self as contract, Counter, HttpWrites};
+use testkit::fault::{Fault, FaultProxy, Rule};
+
+/// A store over a fresh container of the Azurite account.
+async fn store() -> BlobStore {
+    BlobStore::new(testkit::blob::container("objstore").await)
+}
+
+macro_rules! suite {
+    ($($name:ident => |$s:ident| $call:expr;)*) => {$(
+        #[tokio::test]
+        async fn $name() {
+            let $s = store().await;
+            $call.await;
+        }
+    )*};
+}
+
+suite! {
+    object_store_suite_put_get_delete_list => |s| integration::put_get_delete_list(&s);
+    object_store_suite_put_get_attributes => |s| integration::put_get_attributes(&s);
+    object_store_suite_get_opts => |s| integration::get_opts(&s);
+    object_store_suite_put_opts => |s| integration::put_opts(&s, true);
+    object_store_suite_stream_get => |s| integration::stream_get(&s);
+    object_store_suite_list_uses_directories_correctly => |s| integration::list_uses_directories_correctly(&s);
+    object_store_suite_list_with_delimiter => |s| integration::list_with_delimiter(&s);
+    object_store_suite_rename_and_copy => |s| integration::rename_and_copy(&s);
+    object_store_suite_copy_if_not_exists => |s| integration::copy_if_not_exists(&s);
+    object_store_suite_copy_rename_nonexistent_object => |s| integration::copy_rename_nonexistent_object(&s);
+    object_store_suite_multipart => |s| integration::multipart(&s, &s);
+    object_store_suite_multipart_with_opts => |s| integration::multipart_with_opts(&s, &s);
+    object_store_suite_multipart_put_part_out_of_order => |s| integration::multipart_put_part_out_of_order(&s, &s);
+    // Two uploads to one blob: the first completion commits its blocks and discards the
+    // other's, whose completion then fails (Put Block List 400 InvalidBlockList).
+    object_store_suite_multipart_race_condition => |s| integration::multipart_race_condition(&s, false);
+    object_store_suite_multipart_out_of_order => |s| integration::multipart_out_of_order(&s);
+    object_store_suite_list_paginated => |s| integration::list_paginated(&s, &s);
+    object_store_suite_list_with_offset_exclusivity => |s| integration::list_with_offset_exclusivity(&s);
+}
+
+#[tokio::test]
+async fn object_store_suite_get_nonexistent_object() {
+    let s = store().await;
+    let err = integration::get_nonexistent_object(&s, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, object_store::Error::NotFound { .. }), "{err}");
+}
+
+/// The same suite under a prefix: every path lives under it, and listings report paths
+/// relative to it.
+#[tokio::test]
+async fn object_store_suite_put_get_delete_list_under_a_prefix() {
+    let container = testkit::blob::container("objstore").await;
+    let s = BlobStore::new(container.clone()).with_prefix("tenant/a");
+    integration::put_get_delete_list(&s).await;
+    s.put(&Path::from("x/y"), "z".into()).await.unwrap();
+    assert!(
+        container
+            .blob("tenant/a/x/y")
+            .unwrap()
+            .exists()
+            .await
+            .unwrap()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lost replies of conditional writes, through the fault proxy.
+
+/// A store through a fault proxy, the same container reached directly, and the proxy.
+async fn proxied() -> (BlobStore, BlobStore, FaultProxy) {
+    let direct = store().await;
+    let account = testkit::account();
+    let proxy = FaultProxy::start(&account, Service::Blob).await;
+    let via = proxy
+        .account(&account)
+        .container(direct.container().name())
+        .unwrap();
+    (BlobStore::new(via), direct, proxy)
+}
+
+fn etag_of(put: &object_store::PutResult) -> String {
+    put.e_tag.clone().expect("an ETag")
+}
+
+#[tokio::test]
+async fn object_store_lost_reply_of_a_create_is_recognised() {
+    let (store, direct, proxy) = proxied().await;
+    let path = Path::from("log/00000000000000000001.json");
+    proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
+    let put = store
+        .put_opts(&path, "commit 1".into(), PutMode::Create.into())
+        .await
+        .expect("an applied create whose reply was lost is Ok, not AlreadyExists");
+    assert_eq!(proxy.count("PUT"), 1, "the create was sent once");
+    let head = direct.head(&path).await.unwrap();
+    assert_eq!(head.e_tag.as_deref(), Some(etag_of(&put).as_str()));
+    // A second writer's create of the same number stays refused.
+    let err = store
+        .put_opts(&path, "commit 1 again".into(), PutMode::Create.into())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, object_store::Error::AlreadyExists { .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn object_store_lost_reply_of_an_update_is_recognised() {
+    let (store, direct, proxy) = proxied().await;
+    let path = Path::from("_last_checkpoint");
+    let v1 = direct.put(&path, "v1".into()).await.unwrap();
+    proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
+    let v2 = store
+        .put_opts(
+            &path,
+            "v2".into(),
+            PutMode::Update(v1.clone().into()).into(),
+        )
+        .await
+        .expect("an applied update whose reply was lost is Ok, not Precondition");
+    assert_eq!(proxy.count("PUT"), 1);
+    let got = direct.get(&path).await.unwrap();
+    assert_eq!(got.meta.e_tag.as_deref(), Some(etag_of(&v2).as_str()));
+    assert_ne!(v1.e_tag, v2.e_tag);
+    assert_eq!(got.bytes().await.unwrap(), Bytes::from("v2"));
+}
+
+#[tokio::test]
+async fn object_store_lost_reply_of_a_multipart_completion_is_recognised() {
+    let (store, direct, proxy) = proxied().await;
+    let path = Path::from("big/part-00000.parquet");
+    let mut upload = store
+        .put_multipart_mode(&path, PutMultipartOptions::default(), PutMode::Create)
+        .await
+        .unwrap();
+    upload.put_part(vec![1u8; 1024].into()).await.unwrap();
+    upload.put_part(vec![2u8; 512].into()).await.unwrap();
+    proxy.inject(
+        Rule::new(Fault::LoseResponse)
+            .method("PUT")
+            .target_contains("comp=blocklist"),
+    );
+    let put = upload
+        .complete()
+        .await
+        .expect("an applied completion whose reply was lost is Ok");
+    assert_eq!(proxy.count_matching("PUT", "comp=blocklist"), 1);
+    let got = direct.get(&path).await.unwrap();
+    assert_eq!(got.meta.e_tag.as_deref(), Some(etag_of(&put).as_str()));
+    assert_eq!(got.meta.size, 1536);
+    // The same conditional completion through MultipartStore, against an existing blob:
+    // refused, whatever happens to its reply.
+    let mut opts = PutMultipartOptions::default();
+    opts.extensions.insert(PutMode::Create);
+    let mut again = store.put_multipart_opts(&path, opts).await.unwrap();
+    again.put_part(vec![3u8; 10].into()).await.unwrap();
+    let err = again.complete().await.unwrap_err();
+    assert!(
+        matches!(err, object_store::Error::AlreadyExists { .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn object_store_lost_reply_of_copy_if_not_exists_is_recognised() {
+    let (store, direct, proxy) = proxied().await;
+    let (from, to) = (Path::from("staging/a"), Path::from("final/a"));
+    direct
+        .put_opts(
+            &from,
+            "data".into(),
+            object_store::Attributes::from_iter([(
+                object_store::Attribute::Metadata("origin".into()),
+                "import",
+            )])
+            .into(),
+        )
+        .await
+        .unwrap();
+    proxy.inject(
+        Rule::new(Fault::LoseResponse)
+            .method("PUT")
+            .target_contains("final/a"),
+    );
+    store
+        .copy_opts(&from, &to, CopyOptions::new().with_mode(CopyMode::Create))
+        .await
+        .expect("an applied copy whose reply was lost is Ok, not AlreadyExists");
+    assert_eq!(proxy.count_matching("PUT", "final/a"), 1);
+    let got = direct.get(&to).await.unwrap();
+    // The copy keeps the source's metadata; the write id is not reported.
+    assert_eq!(
+        got.attributes
+            .get(&object_store::Attribute::Metadata("origin".into()))
+            .map(|v| v.as_ref()),
+        Some("import")
+    );
+    assert_eq!(got.attributes.len(), 2, "{:?}", got.attributes); // + the content type
+    assert_eq!(got.bytes().await.unwrap(), Bytes::from("data"));
+    let err = store.copy_if_not_exists(&from, &to).await.unwrap_err();
+    assert!(
+        matches!(err, object_store::Error::AlreadyExists { .. }),
+        "{err}"
+    );
+}
+
+/// A create whose outcome is unknown (a 500 `OperationTimedOut`, which the proxy answers
+/// without forwarding) while another writer's object is there: the refusal stays.
+#[tokio::test]
+async fn object_store_unknown_outcome_with_a_rival_keeps_the_refusal() {
+    let (store, direct, proxy) = proxied().await;
+    let path = Path::from("log/7.json");
+    direct
+        .put_opts(&path, "theirs".into(), PutMode::Create.into())
+        .await
+        .unwrap();
+    proxy.inject(Rule::new(Fault::status(500, "OperationTimedOut")).method("PUT"));
+    let err = store
+        .put_opts(&path, "ours".into(), PutMode::Create.into())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, object_store::Error::AlreadyExists { .. }),
+        "{err}"
+    );
+    assert_eq!(
+        direct.get(&path).await.unwrap().bytes().await.unwrap(),
+        Bytes::from("theirs")
+    );
+    // An update conditioned on a stale version, outcome unknown: Precondition.
+    let stale = UpdateVersion {
+        e_tag: Some("\"0x1\"".into()),
+        version: None,
+    };
+    proxy.inject(Rule::new(Fault::status(500, "OperationTimedOut")).method("PUT"));
+    let err = store
+        .put_opts(&path, "ours".into(), PutMode::Update(stale).into())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, object_store::Error::Precondition { .. }),
+        "{err}"
+    );
+}
+
+/// A create whose outcome is unknown and that did not apply (the 500 was answered without
+/// forwarding): the read shows nothing, the create is sent again with the same write id.
+#[tokio::test]
+async fn object_store_unknown_outcome_not_applied_is_sent_again() {
+    let (store, direct, proxy) = proxied().await;
+    let path = Path::from("log/8.json");
+    proxy.inject(Rule::new(Fault::status(500, "OperationTimedOut")).method("PUT"));
+    store
+        .put_opts(&path, "ours".into(), PutMode::Create.into())
+        .await
+        .unwrap();
+    assert_eq!(
+        proxy.count("PUT"),
+        2,
+        "refused once without applying, then sent again"
+    );
+    assert_eq!(proxy.forwarded("PUT"), 1);
+    assert_eq!(
+        direct.get(&path).await.unwrap().bytes().await.unwrap(),
+        Bytes::from("ours")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// update() over Object: the versioned contract, backed by InMemory and by BlobStore.
+
+fn counter_bytes() -> Counter<Bytes> {
+    Counter {
+        value: |n| Bytes::from(n.to_string()),
+        count: |b| std::str::from_utf8(b).unwrap().parse().unwrap(),
+    }
+}
+
+/// `InMemory` behind object_store's `ThrottledStore`, 1 ms per get and put: InMemory answers
+/// without ever yielding, so concurrent updates in one process would almost never queue for
+/// their turn (and turns would have nothing to hand over); with the delay of a round trip they
+/// meet as they do on a real store.
+fn in_memory() -> Arc<dyn ObjectStore> {
+    let config = ThrottleConfig {
+        wait_get_per_call: Duration::from_millis(1),
+        wait_put_per_call: Duration::from_millis(1),
+        ..ThrottleConfig::default()
+    };
+    Arc::new(ThrottledStore::new(InMemory::new(), config))
+}
+
+async fn blob_store() -> Arc<dyn ObjectStore> {
+    Arc::new(store().await)
+}
+
+fn item(store: &Arc<dyn ObjectStore>) -> Object {
+    Object::new(store.clone(), Path::from("counter"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contract_versioned_one_process_wastes_no_write_and_hands_over_object_in_memory() {
+    let s = in_memory();
+    contract::turns_hand_over_what_was_written(|| item(&s), counter_bytes(), true)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contract_versioned_separate_writers_lose_no_update_object_in_memory() {
+    let s = in_memory();
+    contract::separate_writers_lose_no_update(|| item(&s), counter_bytes())
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contract_versioned_create_race_one_wins_object_in_memory() {
+    let s = in_memory();
+    contract::create_race_one_wins(|| item(&s), counter_bytes())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn contract_versioned_the_pace_passes_between_writers_object_in_memory() {
+    let s = in_memory();
+    contract::the_pace_passes_between_writers(|| item(&s), counter_bytes())
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contract_versioned_one_process_wastes_no_write_and_hands_over_object_blob_store() {
+    let s = blob_store().await;
+    contract::turns_hand_over_what_was_written(|| item(&s), counter_bytes(), true)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contract_versioned_separate_writers_lose_no_update_object_blob_store() {
+    let s = blob_store().await;
+    contract::separate_writers_lose_no_update(|| item(&s), counter_bytes())
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contract_versioned_create_race_one_wins_object_blob_store() {
+    let s = blob_store().await;
+    contract::create_race_one_wins(|| item(&s), counter_bytes())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn contract_versioned_the_pace_passes_between_writers_object_blob_store() {
+    let s = blob_store().await;
+    contract::the_pace_passes_between_writers(|| item(&s), counter_bytes())
+        .await
+        .unwrap();
+}
+
+/// The counter through a proxied `BlobStore`, the same counter reached directly, the proxy.
+async fn object_faults() -> (Object, Object, HttpWrites) {
+    let (via, direct, proxy) = proxied().await;
+    let faults = HttpWrites {
+        proxy,
+        replace: ("PUT", "/counter"),
+        create: ("PUT", "/counter"),
+    };
+    let via: Arc<dyn ObjectStore> = Arc::new(via);
+    let direct: Arc<dyn ObjectStore> = Arc::new(direct);
+    (item(&via), item(&direct), faults)
+}
+
+#[tokio::test]
+async fn contract_versioned_ambiguous_replace_is_applied_once_object_blob_store() {
+    let (item, direct, faults) = object_faults().await;
+    contract::ambiguous_replace_is_applied_once(&item, &direct, &faults, counter_bytes())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn contract_versioned_ambiguous_create_is_applied_once_object_blob_store() {
+    let (item, direct, faults) = object_faults().await;
+    contract::ambiguous_create_is_applied_once(&item, &direct, &faults, counter_bytes())
+        .await
+        .unwrap();
+}
+
+/// Constructors: from the environment and from URLs in object_store's forms.
+#[tokio::test]
+async fn object_store_from_env_and_urls_reach_the_container() {
+    let container = testkit::blob::container("objstore").await;
+    let account = testkit::account();
+    let by_env = BlobStore::from_env(container.name()).unwrap();
+    by_env.put(&Path::from("k"), "v".into()).await.unwrap();
+    let url = format!(
+        "{}/{}/sub",
+        account.endpoint(Service::Blob).unwrap().url(),
+        container.name()
+    );
+    let by_url = BlobStore::from_url(&url).unwrap();
+    by_url.put(&Path::from("k"), "w".into()).await.unwrap();
+    assert!(container.blob("sub/k").unwrap().exists().await.unwrap());
+    let az = BlobStore::from_url_with(&format!("az://{}", container.name()), &account).unwrap();
+    assert_eq!(
+        az.get(&Path::from("k"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap(),
+        Bytes::from("v")
+    );
+    let other = StorageAccount::new("someoneelse", "a2V5").unwrap();
+    assert!(BlobStore::from_url_with(&url, &other).is_err());
+}
+
+/// Tags and attributes reach the blob: index tags from `PutOptions::tags` (put and multipart),
+/// HTTP headers and metadata from the attributes, and the write id stays out of the
+/// attributes a get reports.
+#[tokio::test]
+async fn object_store_tags_and_attributes_are_stored() {
+    let container = testkit::blob::container("objstore").await;
+    let s = BlobStore::new(container.clone());
+    let mut tags = object_store::TagSet::default();
+    tags.push("project", "apollo 11");
+    let attributes = object_store::Attributes::from_iter([
+        (object_store::Attribute::ContentType, "text/csv"),
+        (object_store::Attribute::Metadata("owner".into()), "team-a"),
+    ]);
+    let opts = object_store::PutOptions {
+        mode: PutMode::Create,
+        tags: tags.clone(),
+        attributes: attributes.clone(),
+        ..Default::default()
+    };
+    s.put_opts(&Path::from("t/a.csv"), "id\n1\n".into(), opts)
+        .await
+        .unwrap();
+    let blob = container.blob("t/a.csv").unwrap();
+    let stored = blob.get_tags().await.unwrap();
+    assert_eq!(stored.get("project").map(String::as_str), Some("apollo 11"));
+    let got = s.get(&Path::from("t/a.csv")).await.unwrap();
+    assert_eq!(
+        got.attributes, attributes,
+        "no write id among the attributes"
+    );
+    assert!(
+        blob.get_properties()
+            .await
+            .unwrap()
+            .metadata
+            .contains_key(azstore::object_store::PUT_ID_METADATA),
+        "the create stored its write id"
+    );
+    let mut upload = s
+        .put_multipart_opts(
+            &Path::from("t/b.csv"),
+            PutMultipartOptions {
+                tags,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    upload.put_part("id\n2\n".into()).await.unwrap();
+    upload.complete().await.unwrap();
+    let stored = container.blob("t/b.csv").unwrap().get_tags().await.unwrap();
+    assert_eq!(stored.get("project").map(String::as_str), Some("apollo 11"));
+}
