@@ -343,6 +343,32 @@ impl<L: Leasable> WriteGuard<L> {
         self.fencing_token
     }
 
+    /// The writer lock's lease id.
+    ///
+    /// ```no_run
+    /// # fn demo(w: azstore::lock::WriteGuard<azstore::blob::BlobClient>) {
+    /// println!("{}", w.lease_id());
+    /// # }
+    /// ```
+    pub fn lease_id(&self) -> &crate::conditions::LeaseId {
+        self.inner
+            .as_ref()
+            .expect("present until release")
+            .0
+            .lease_id()
+    }
+
+    /// The earliest loss deadline of the hold's leases; see [`Held::deadline`].
+    ///
+    /// ```no_run
+    /// # fn demo(w: azstore::lock::WriteGuard<azstore::blob::BlobClient>) {
+    /// println!("{:?}", w.deadline());
+    /// # }
+    /// ```
+    pub fn deadline(&self) -> Option<Duration> {
+        self.holds().iter().filter_map(|h| h.deadline()).min()
+    }
+
     /// True while every lease of the hold is (certainly) held; see [`Held::is_held`].
     ///
     /// ```no_run
