@@ -3,8 +3,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use azstore::blob::{BlobClient, BlobLockTarget, BlobLocks};
+use azstore::lease::LeaseLoss;
 use azstore::lease::{BreakPeriod, GuardState, LeaseDuration, ReleaseOutcome};
-use azstore::lock::{BlobLock, HeldLock, LockOptions};
+use azstore::lock::{BlobLock, HeldLock, LockOptions, Permit, RwLock, Semaphore, WriteGuard};
 use azstore::{ErrorKind, StorageAccount, blob::BlobServiceClient};
 use clap::{Args, Parser, Subcommand};
 
@@ -81,6 +83,7 @@ The command runs with:
   AZLOCK_LEASE_ID        the lease id of the lock blob (writes to it must carry it)
   AZLOCK_FENCING_TOKEN   a number larger than every earlier holder's: pass it to what you
                          protect and have it refuse smaller ones
+  AZLOCK_PERMIT_SLOT     --permits, --read: the slot held (0 to N-1), whose lease id it is
   and no credential variable unless --pass-credentials (`azlock --help`: CREDENTIALS)
 
 EXIT STATUS:
@@ -183,9 +186,10 @@ enum Command {
     /// Acquire the lock, run COMMAND while renewing it, release it when COMMAND exits.
     #[command(after_help = concat!(run_help!(), "\n", account_help!()))]
     Run(RunArgs),
-    /// Show the lock's lease state, fencing token and (last) holder.
+    /// Show the lock's lease state, fencing token and (last) holder; with --permits or --rw,
+    /// the holders of a semaphore or reader-writer lock.
     #[command(after_help = concat!(exit_help!(), "\n", account_help!()))]
-    Status(Target),
+    Status(StatusArgs),
     /// Break the lock's lease (administrative). By default the lock is free only when the
     /// holder's lease would have expired; the holder's azlock stops its command before that,
     /// at its next renew.
@@ -207,10 +211,48 @@ struct Target {
     blob: String,
 }
 
+/// Which primitive the blob name stands for.
+#[derive(Args, Debug, Clone)]
+struct Kind {
+    /// A semaphore of N permits named by --blob: up to N commands run at once (slots
+    /// `<blob>/permits/<k>`, fencing tokens from `<blob>/fence`). Every process must pass the
+    /// same N.
+    #[arg(long, value_name = "N", conflicts_with_all = ["read", "write"])]
+    permits: Option<u32>,
+    /// A read hold of the reader-writer lock named by --blob: any number of readers (up to
+    /// --max-readers at once) or one writer.
+    #[arg(long, conflicts_with = "write")]
+    read: bool,
+    /// The write hold of the reader-writer lock named by --blob: no reader and no other
+    /// writer; new readers wait from the moment a writer waits.
+    #[arg(long)]
+    write: bool,
+    /// Readers admitted at once by the reader-writer lock (every process must pass the same).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    max_readers: u32,
+}
+
+#[derive(Args, Debug)]
+struct StatusArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Show the holders of the semaphore of N permits named by --blob.
+    #[arg(long, value_name = "N", conflicts_with = "rw")]
+    permits: Option<u32>,
+    /// Show the readers and the writer of the reader-writer lock named by --blob.
+    #[arg(long)]
+    rw: bool,
+    /// Readers of the reader-writer lock (as passed to run).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    max_readers: u32,
+}
+
 #[derive(Args, Debug)]
 struct RunArgs {
     #[command(flatten)]
     target: Target,
+    #[command(flatten)]
+    kind: Kind,
     /// Lease duration in seconds, 15 to 60. A holder
     /// that dies keeps the lock at most this long; one that exits releases it at once.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
@@ -390,15 +432,74 @@ async fn real_main(cli: Cli) -> Result<u8, Fail> {
                 .label
                 .clone()
                 .unwrap_or_else(|| args.command.default_label());
-            let lock = BlobLock::with_options(
-                blobs.container(&args.target.container)?,
-                &args.target.blob,
-                LockOptions::default().duration(duration).label(label),
-            )?;
-            Ok(run(lock, &args, wait, &env).await?)
+            let container = blobs.container(&args.target.container)?;
+            let options = LockOptions::default()
+                .duration(duration)
+                .label(label.clone());
+            let locks = BlobLocks::new(container.clone(), options.clone());
+            let name = &args.target.blob;
+            let k = &args.kind;
+            let guarded = match (k.permits, k.read, k.write) {
+                (Some(n), _, _) => Guarded::Permits(Semaphore::new(&locks, name, n, &label)?),
+                (None, true, _) => Guarded::Read(RwLock::new(&locks, name, k.max_readers, &label)?),
+                (None, _, true) => {
+                    Guarded::Write(RwLock::new(&locks, name, k.max_readers, &label)?)
+                }
+                _ => Guarded::Lock(BlobLock::with_options(container, name, options)?),
+            };
+            let display = format!("{}/{}", args.target.container, args.target.blob);
+            Ok(run(guarded, display, &args, wait, &env).await?)
         }
         Command::Lead(args) => Ok(crate::lead::lead(blobs, args, &env).await?),
-        Command::Status(target) => {
+        Command::Status(args) if args.permits.is_some() || args.rw => {
+            let locks = BlobLocks::new(
+                blobs.container(&args.target.container)?,
+                LockOptions::default(),
+            );
+            let name = &args.target.blob;
+            println!("lock:          {}/{}", args.target.container, name);
+            let (holders, token) = match args.permits {
+                Some(n) => {
+                    let s = Semaphore::new(&locks, name, n, "status")?.status().await?;
+                    println!("permits:       {} ({} held)", s.permits, s.holders.len());
+                    if !s.closed.is_empty() {
+                        println!("closed slots:  {:?}", s.closed);
+                    }
+                    (s.holders, s.fencing_token)
+                }
+                None => {
+                    let s = RwLock::new(&locks, name, args.max_readers, "status")?
+                        .status()
+                        .await?;
+                    match (&s.writer.owner, s.writer.locked) {
+                        (Some(w), true) => println!("writer:        {w}"),
+                        _ => println!("writer:        none"),
+                    }
+                    println!("readers:       {}", s.readers.len());
+                    (s.readers, s.fencing_token)
+                }
+            };
+            match token {
+                Some(t) => println!("fencing token: {t}"),
+                None => println!("fencing token: none (never acquired)"),
+            }
+            for h in holders {
+                let who = h
+                    .owner
+                    .as_ref()
+                    .map_or_else(|| "unknown".to_string(), ToString::to_string);
+                let since = h
+                    .owner
+                    .as_ref()
+                    .and_then(|o| o.acquired_at)
+                    .map(|t| format!(" since {}", rfc3339(t)))
+                    .unwrap_or_default();
+                let breaking = if h.breaking { " (breaking)" } else { "" };
+                println!("slot {:<8} {who}{since}{breaking}", format!("{}:", h.slot));
+            }
+            Ok(0)
+        }
+        Command::Status(StatusArgs { target, .. }) => {
             let lock = BlobLock::new(blobs.container(&target.container)?, &target.blob)?;
             let status = lock.status().await?;
             println!("lock:          {}/{}", target.container, target.blob);
@@ -497,16 +598,148 @@ enum Outcome {
 
 /// Tells the sentinel the lease's deadlines: SIGTERM at the guard's loss deadline, SIGKILL
 /// `kill_delay` later (half the safety margin: still before the lease can expire).
-fn heartbeat(
-    sentinel: &mut Sentinel,
-    held: &HeldLock,
-    kill_delay: Duration,
-) -> std::io::Result<()> {
+fn heartbeat(sentinel: &mut Sentinel, held: &Hold, kill_delay: Duration) -> std::io::Result<()> {
     sentinel.beat_from(held.deadline(), kill_delay)
 }
 
+/// What `azlock run` takes: a lock, a semaphore's permit, or a hold of a reader-writer lock.
+enum Guarded {
+    Lock(BlobLock),
+    Permits(Semaphore<BlobLockTarget>),
+    Read(RwLock<BlobLockTarget>),
+    Write(RwLock<BlobLockTarget>),
+}
+
+impl Guarded {
+    /// One attempt for a zero wait, else a wait of `wait`.
+    async fn take(&self, wait: Duration) -> azstore::Result<Option<Hold>> {
+        let once = wait.is_zero();
+        Ok(match self {
+            Guarded::Lock(l) if once => l.try_acquire().await?.map(Hold::Lock),
+            Guarded::Lock(l) => l.acquire_within(wait).await?.map(Hold::Lock),
+            Guarded::Permits(s) if once => s.try_acquire().await?.map(Hold::Permit),
+            Guarded::Permits(s) => s.acquire_within(wait).await?.map(Hold::Permit),
+            // A zero wait still makes one round (the deadline cuts off what is in flight).
+            Guarded::Read(rw) => rw
+                .read_within(wait.max(Duration::from_secs(1)))
+                .await?
+                .map(Hold::Permit),
+            Guarded::Write(rw) => rw
+                .write_within(wait.max(Duration::from_secs(1)))
+                .await?
+                .map(Hold::Write),
+        })
+    }
+
+    /// Who holds it, for the "busy" message.
+    async fn holders(&self) -> String {
+        let owners: Vec<String> = match self {
+            Guarded::Lock(l) => l
+                .status()
+                .await
+                .ok()
+                .and_then(|s| s.owner)
+                .map(|o| o.to_string())
+                .into_iter()
+                .collect(),
+            Guarded::Permits(s) => s
+                .status()
+                .await
+                .map(|s| s.holders)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|h| h.owner.map(|o| o.to_string()))
+                .collect(),
+            Guarded::Read(rw) | Guarded::Write(rw) => match rw.status().await {
+                Ok(s) if s.writer.locked => s
+                    .writer
+                    .owner
+                    .map(|o| format!("writer {o}"))
+                    .into_iter()
+                    .collect(),
+                Ok(s) => s
+                    .readers
+                    .into_iter()
+                    .filter_map(|h| h.owner.map(|o| format!("reader {o}")))
+                    .collect(),
+                Err(_) => Vec::new(),
+            },
+        };
+        if owners.is_empty() {
+            String::new()
+        } else {
+            format!(" (held by {})", owners.join(", "))
+        }
+    }
+}
+
+/// What `azlock run` holds while the command runs.
+enum Hold {
+    Lock(HeldLock),
+    Permit(Permit<BlobClient>),
+    Write(WriteGuard<BlobClient>),
+}
+
+impl Hold {
+    fn deadline(&self) -> Option<Duration> {
+        match self {
+            Hold::Lock(h) => h.deadline(),
+            Hold::Permit(p) => p.deadline(),
+            Hold::Write(w) => w.deadline(),
+        }
+    }
+
+    fn lease_id(&self) -> String {
+        match self {
+            Hold::Lock(h) => h.lease_id().as_str().to_string(),
+            Hold::Permit(p) => p.lease_id().as_str().to_string(),
+            Hold::Write(w) => w.lease_id().as_str().to_string(),
+        }
+    }
+
+    fn fencing_token(&self) -> u64 {
+        match self {
+            Hold::Lock(h) => h.fencing_token(),
+            Hold::Permit(p) => p.fencing_token(),
+            Hold::Write(w) => w.fencing_token(),
+        }
+    }
+
+    fn slot(&self) -> Option<u32> {
+        match self {
+            Hold::Permit(p) => Some(p.slot()),
+            _ => None,
+        }
+    }
+
+    fn state(&self) -> GuardState {
+        match self {
+            Hold::Lock(h) => h.state(),
+            Hold::Permit(p) => p.state(),
+            Hold::Write(w) => w.state(),
+        }
+    }
+
+    fn lost(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = LeaseLoss> + Send>> {
+        match self {
+            Hold::Lock(h) => Box::pin(h.lost()),
+            Hold::Permit(p) => Box::pin(p.lost()),
+            Hold::Write(w) => Box::pin(w.lost()),
+        }
+    }
+
+    async fn release(self) -> azstore::Result<ReleaseOutcome> {
+        match self {
+            Hold::Lock(h) => h.release().await,
+            Hold::Permit(p) => p.release().await,
+            Hold::Write(w) => w.release().await,
+        }
+    }
+}
+
 async fn run(
-    lock: BlobLock,
+    lock: Guarded,
+    name: String,
     args: &RunArgs,
     wait: Duration,
     env: &CommandEnv,
@@ -516,25 +749,13 @@ async fn run(
     let mut sigterm = signal(SignalKind::terminate()).map_err(io_error)?;
 
     let acquired = tokio::select! {
-        r = async {
-            if wait.is_zero() { lock.try_acquire().await } else { lock.acquire_within(wait).await }
-        } => r?,
+        r = lock.take(wait) => r?,
         _ = sigint.recv() => return Ok(128 + libc::SIGINT as u8),
         _ = sigterm.recv() => return Ok(128 + libc::SIGTERM as u8),
     };
     let Some(held) = acquired else {
-        let holder = match lock.status().await {
-            Ok(s) => s
-                .owner
-                .map(|o| format!(" (held by {o})"))
-                .unwrap_or_default(),
-            Err(_) => String::new(),
-        };
-        eprintln!(
-            "azlock: lock {}/{} is busy{holder}; not running the command",
-            lock.blob().container_name(),
-            lock.blob().name()
-        );
+        let holder = lock.holders().await;
+        eprintln!("azlock: lock {name} is busy{holder}; not running the command");
         return Ok(EXIT_BUSY);
     };
 
@@ -552,12 +773,16 @@ async fn run(
         }
     };
 
-    let lease_id = held.lease_id().as_str().to_string();
+    let lease_id = held.lease_id();
     let token = held.fencing_token().to_string();
-    let vars = [
+    let slot = held.slot().map(|k| k.to_string());
+    let mut vars = vec![
         ("AZLOCK_LEASE_ID", lease_id.as_str()),
         ("AZLOCK_FENCING_TOKEN", token.as_str()),
     ];
+    if let Some(k) = &slot {
+        vars.push(("AZLOCK_PERMIT_SLOT", k.as_str()));
+    }
     let mut child = match args.command.spawn(&vars, env) {
         Ok(c) => c,
         Err(code) => {
@@ -616,9 +841,7 @@ async fn run(
         Outcome::Exited(st) => match held.state() {
             GuardState::Lost(loss) => {
                 eprintln!(
-                    "azlock: lost the lock {}/{}: {loss}; the command had ended ({})",
-                    lock.blob().container_name(),
-                    lock.blob().name(),
+                    "azlock: lost the lock {name}: {loss}; the command had ended ({})",
                     describe(st)
                 );
                 // Whatever it left running in its group goes too.
@@ -634,9 +857,7 @@ async fn run(
         }
         Outcome::Lost(loss) => {
             eprintln!(
-                "azlock: lost the lock {}/{}: {loss}; stopping the command (SIGTERM, SIGKILL after {} s)",
-                lock.blob().container_name(),
-                lock.blob().name(),
+                "azlock: lost the lock {name}: {loss}; stopping the command (SIGTERM, SIGKILL after {} s)",
                 grace.as_secs()
             );
             stop(&mut child, grace).await;
@@ -653,7 +874,7 @@ async fn run(
     Ok(code)
 }
 
-async fn release(held: HeldLock) {
+async fn release(held: Hold) {
     match held.release().await {
         Ok(ReleaseOutcome::Released) | Ok(ReleaseOutcome::AlreadyGone { .. }) => {}
         Ok(_) => {}

@@ -687,3 +687,163 @@ fn an_explicit_period_warns_only_when_it_can_end_before_the_lease() {
         drop(held);
     }
 }
+
+/// (enter ns, exit ns, fencing token, slot) from the commands' own log lines.
+fn sections_from(logs: &[PathBuf]) -> Vec<(u128, u128, u64, String)> {
+    let mut sections = Vec::new();
+    for log in logs {
+        let log = std::fs::read_to_string(log).unwrap();
+        let lines: Vec<Vec<&str>> = log.lines().map(|l| l.split(' ').collect()).collect();
+        for pair in lines.chunks(2) {
+            assert_eq!((pair[0][1], pair[1][1]), ("enter", "exit"), "{log}");
+            sections.push((
+                pair[0][0].parse().unwrap(),
+                pair[1][0].parse().unwrap(),
+                pair[0][2].parse().unwrap(),
+                pair[0][3].to_string(),
+            ));
+        }
+    }
+    sections
+}
+
+#[test]
+fn six_processes_with_two_permits_run_at_most_two_at_once_and_all_run() {
+    let c = support::unique("azlsem");
+    let dir = tmpdir("azlsem");
+    let script = "echo \"$(date +%s%N) enter $AZLOCK_FENCING_TOKEN $AZLOCK_PERMIT_SLOT\" >> \"$LOG\"; \
+                  sleep 0.5; \
+                  echo \"$(date +%s%N) exit $AZLOCK_FENCING_TOKEN $AZLOCK_PERMIT_SLOT\" >> \"$LOG\"";
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let c = c.clone();
+            let log = dir.join(format!("p{i}.log"));
+            std::thread::spawn(move || {
+                let out = azlock()
+                    .args(["run", "--container", &c, "--blob", "jobs", "--permits", "2"])
+                    .args(["--duration", "15", "--wait", "60", "--", "sh", "-c", script])
+                    .env("LOG", &log)
+                    .output()
+                    .unwrap();
+                assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+                log
+            })
+        })
+        .collect();
+    let logs: Vec<PathBuf> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let sections = sections_from(&logs);
+    assert_eq!(sections.len(), 6, "all 6 commands ran once");
+    let mut events: Vec<(u128, i32)> = sections
+        .iter()
+        .flat_map(|s| [(s.0, 1), (s.1, -1)])
+        .collect();
+    events.sort();
+    let (mut now, mut most) = (0, 0);
+    for (_, d) in events {
+        now += d;
+        most = most.max(now);
+    }
+    assert!(
+        most <= 2,
+        "{most} commands ran at once with 2 permits: {sections:?}"
+    );
+    assert!(
+        most == 2,
+        "two permits let two commands run at once: {sections:?}"
+    );
+    for a in &sections {
+        assert!(a.3 == "0" || a.3 == "1", "AZLOCK_PERMIT_SLOT: {a:?}");
+        for b in &sections {
+            if a.1 <= b.0 {
+                assert!(a.2 < b.2, "tokens follow grant order: {a:?} then {b:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn status_shows_the_permit_holders_and_a_writer_waits_for_a_reader() {
+    use azstore::blob::BlobLocks;
+    use azstore::lock::{RwLock, Semaphore};
+    let c = support::unique("azlsst");
+    let rt = rt();
+    let container = BlobServiceClient::new(&support::account())
+        .unwrap()
+        .container(&c)
+        .unwrap();
+    let locks = BlobLocks::new(
+        container,
+        LockOptions::default().duration(LeaseDuration::seconds(15).unwrap()),
+    );
+    let sem = Semaphore::new(&locks, "pool", 3, "holder-x").unwrap();
+    let permit = rt.block_on(sem.try_acquire()).unwrap().unwrap();
+    let out = azlock()
+        .args([
+            "status",
+            "--container",
+            &c,
+            "--blob",
+            "pool",
+            "--permits",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(text.contains("permits:       3 (1 held)"), "{text}");
+    assert!(text.contains("label=\"holder-x\""), "{text}");
+    assert!(text.contains(&format!("slot {}:", permit.slot())), "{text}");
+    rt.block_on(permit.release()).unwrap();
+
+    let rw = RwLock::new(&locks, "catalog", 4, "reader-y").unwrap();
+    let read = rt
+        .block_on(rw.read_within(Duration::from_secs(10)))
+        .unwrap()
+        .unwrap();
+    let marker = tmpdir("azlrw").join("ran");
+    let out = azlock()
+        .args([
+            "run",
+            "--container",
+            &c,
+            "--blob",
+            "catalog",
+            "--write",
+            "--max-readers",
+            "4",
+        ])
+        .args(["--duration", "15", "--wait", "1", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+    assert!(
+        !marker.exists(),
+        "the writer must not run while a reader reads"
+    );
+    assert!(stderr(&out).contains("reader-y"), "{}", stderr(&out));
+    let out = azlock()
+        .args([
+            "run",
+            "--container",
+            &c,
+            "--blob",
+            "catalog",
+            "--read",
+            "--max-readers",
+            "4",
+        ])
+        .args(["--duration", "15", "--wait", "10", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "readers share: {}",
+        stderr(&out)
+    );
+    assert!(marker.exists());
+    rt.block_on(read.release()).unwrap();
+}

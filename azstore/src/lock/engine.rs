@@ -101,6 +101,16 @@ impl<T: LockTarget> Lock<T> {
     /// one wait makes a retry safe: if an earlier attempt's response was lost but it did
     /// acquire, the next attempt with the same id succeeds instead of conflicting.
     async fn attempt(&self, proposed: &LeaseId) -> Result<Option<Held<T::Lease>>> {
+        self.attempt_waking(proposed, self.wakeup()).await
+    }
+
+    /// [`attempt`](Self::attempt), with the held lock waking `wake` on release instead of
+    /// this lock's own wake-up (a semaphore's slots wake the semaphore's waiters).
+    pub(crate) async fn attempt_waking(
+        &self,
+        proposed: &LeaseId,
+        wake: Option<Arc<Notify>>,
+    ) -> Result<Option<Held<T::Lease>>> {
         let claim = LockClaim::new(
             proposed.clone(),
             self.options.duration,
@@ -126,7 +136,7 @@ impl<T: LockTarget> Lock<T> {
                         return Err(e);
                     }
                 };
-                Ok(Some(Held::new(guard, fencing_token, self.wakeup())))
+                Ok(Some(Held::new(guard, fencing_token, wake)))
             }
         }
     }
@@ -256,7 +266,19 @@ impl<T: LockTarget> Lock<T> {
         deadline: Option<Instant>,
         proposed: &LeaseId,
     ) -> Option<Result<Option<Held<T::Lease>>>> {
-        let answer = by_deadline(deadline, self.attempt(proposed)).await;
+        self.attempt_waking_by_deadline(deadline, proposed, self.wakeup())
+            .await
+    }
+
+    /// [`attempt_by_deadline`](Self::attempt_by_deadline) with the wake-up of
+    /// [`attempt_waking`](Self::attempt_waking).
+    pub(crate) async fn attempt_waking_by_deadline(
+        &self,
+        deadline: Option<Instant>,
+        proposed: &LeaseId,
+        wake: Option<Arc<Notify>>,
+    ) -> Option<Result<Option<Held<T::Lease>>>> {
+        let answer = by_deadline(deadline, self.attempt_waking(proposed, wake)).await;
         if answer.is_none() {
             let target = self.target.clone();
             let id = proposed.clone();
@@ -311,14 +333,17 @@ impl<T: LockTarget> Lock<T> {
 }
 
 /// `fut`, cut off at `deadline` (`None` then).
-async fn by_deadline<R>(deadline: Option<Instant>, fut: impl Future<Output = R>) -> Option<R> {
+pub(crate) async fn by_deadline<R>(
+    deadline: Option<Instant>,
+    fut: impl Future<Output = R>,
+) -> Option<R> {
     match deadline {
         None => Some(fut.await),
         Some(d) => tokio::time::timeout_at(d, fut).await.ok(),
     }
 }
 
-fn deadline_error(wait: Duration) -> Error {
+pub(crate) fn deadline_error(wait: Duration) -> Error {
     Error::new(
         ErrorKind::Timeout,
         format!("the lock's storage did not answer within the lock wait of {wait:?}"),

@@ -10,6 +10,8 @@ use crate::lease::keepalive::Kept;
 mod engine;
 mod held;
 mod owner;
+mod rwlock;
+mod semaphore;
 mod target;
 mod telemetry;
 mod wake;
@@ -18,6 +20,10 @@ pub use engine::Lock;
 pub use held::Held;
 pub use owner::{LockOwner, LockStatus};
 pub(crate) use owner::{hostname, parse_rfc3339, validate_label};
+pub use rwlock::{RwLock, RwLockStatus, WriteGuard};
+pub use semaphore::{
+    CLOSED_SLOT_LABEL, MAX_PERMITS, Permit, PermitHolder, Semaphore, SemaphoreStatus,
+};
 pub(crate) use target::wall_clock_ms;
 pub use target::{Attempt, LockClaim, LockTarget, Probe, next_fencing_token};
 pub(crate) use wake::{PollSleep, wakeup_for};

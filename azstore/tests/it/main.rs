@@ -44,6 +44,7 @@ mod blob_write_options;
 mod connection_strings;
 mod contract_lease;
 mod contract_lock;
+mod contract_semaphore;
 mod contract_versioned;
 #[cfg(feature = "cosmos")]
 mod cosmos;

@@ -7,7 +7,10 @@
 //! * [`versioned`]: `update()` over any `Versioned` (turns, no lost update, ambiguous writes).
 //! * [`leasable`]: `LeaseGuard` over any `Leasable` (renewal, loss before expiry, release).
 //! * [`lock`]: the distributed lock (`azstore::lock::Lock<T>` over any `LockTarget`).
+//! * [`semaphore`]: the semaphore and the reader-writer lock (`azstore::lock::Semaphore<T>`,
+//!   `azstore::lock::RwLock<T>`) over any `LockTarget`.
 
 pub mod leasable;
 pub mod lock;
+pub mod semaphore;
 pub mod versioned;
