@@ -422,6 +422,46 @@ impl fmt::Debug for TransportOptions {
     }
 }
 
+/// Reads a success body whole, at most `limit` bytes of it: `Ok(Err(read))` when the body is
+/// longer (it declares more, or more arrives; `read` is what had been read by then, the rest is
+/// never read). Memory stays within `limit` plus one chunk. A body of one chunk is returned
+/// without a copy.
+pub(crate) async fn read_within(
+    resp: &mut reqwest::Response,
+    limit: u64,
+) -> std::result::Result<std::result::Result<bytes::Bytes, u64>, reqwest::Error> {
+    let declared = resp.content_length();
+    if declared.is_some_and(|n| n > limit) {
+        return Ok(Err(0));
+    }
+    let Some(first) = resp.chunk().await? else {
+        return Ok(Ok(bytes::Bytes::new()));
+    };
+    let mut read = first.len() as u64;
+    if read > limit {
+        return Ok(Err(read));
+    }
+    let Some(second) = resp.chunk().await? else {
+        return Ok(Ok(first));
+    };
+    read += second.len() as u64;
+    if read > limit {
+        return Ok(Err(read));
+    }
+    let capacity = declared.unwrap_or(read).clamp(read, limit);
+    let mut out = bytes::BytesMut::with_capacity(usize::try_from(capacity).unwrap_or(usize::MAX));
+    out.extend_from_slice(&first);
+    out.extend_from_slice(&second);
+    while let Some(chunk) = resp.chunk().await? {
+        read += chunk.len() as u64;
+        if read > limit {
+            return Ok(Err(read));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(Ok(out.freeze()))
+}
+
 /// Whether `host` (a URL's host, IPv6 in brackets) names this machine.
 pub(crate) fn is_loopback_host(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');

@@ -352,7 +352,7 @@ impl HttpClient for ReqwestClient {
         }
         // A token answer is a few KiB: a larger body (a misbehaving endpoint) is not read.
         let mut resp = resp;
-        let body = match crate::http::checks::read_within(&mut resp, TOKEN_RESPONSE_LIMIT).await {
+        let body = match crate::transport::read_within(&mut resp, TOKEN_RESPONSE_LIMIT).await {
             Ok(Ok(body)) => body,
             Ok(Err(_)) => {
                 return Err(azure_core::Error::with_message(

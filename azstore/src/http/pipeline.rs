@@ -479,26 +479,28 @@ impl Pipeline {
                     },
                 },
             };
-            let body =
-                match tokio::time::timeout_at(limit.until, checks::read_within(&mut resp, cap))
-                    .await
-                {
-                    Err(_) => return Err((limit.timed_out("response body not read"), None)),
-                    Ok(Err(e)) => return Err((transport_error(e, true), None)),
-                    Ok(Ok(Ok(b))) => b,
-                    Ok(Ok(Err(read))) => {
-                        let e = Error::new(
-                            ErrorKind::ResponseTooLarge,
-                            format!(
-                                "the {status} response's body is larger than this operation reads \
+            let body = match tokio::time::timeout_at(
+                limit.until,
+                crate::transport::read_within(&mut resp, cap),
+            )
+            .await
+            {
+                Err(_) => return Err((limit.timed_out("response body not read"), None)),
+                Ok(Err(e)) => return Err((transport_error(e, true), None)),
+                Ok(Ok(Ok(b))) => b,
+                Ok(Ok(Err(read))) => {
+                    let e = Error::new(
+                        ErrorKind::ResponseTooLarge,
+                        format!(
+                            "the {status} response's body is larger than this operation reads \
                              into memory ({}; {read} bytes read before stopping): a misbehaving \
                              server or proxy, or a larger page than expected",
-                                crate::http::checks::describe_bytes(cap)
-                            ),
-                        );
-                        return Err((e, None));
-                    }
-                };
+                            crate::http::checks::describe_bytes(cap)
+                        ),
+                    );
+                    return Err((e, None));
+                }
+            };
             return Ok(Attempt::Read(Response {
                 status,
                 headers,
