@@ -197,20 +197,12 @@ impl<T: LockTarget> Lock<T> {
         let proposed = LeaseId::random();
         let wake = self.wakeup();
         let mut poll = PollSleep::new(&self.options);
-        // What the last answered request said: `None` someone else holds it, `Some` the last
-        // transient failure. A request cut off at the deadline answers nothing and leaves it
-        // as it was; with no answer at all, the wait ends with the deadline error.
-        let mut failure: Option<Error> = None;
-        let mut answered = false;
+        let mut waiting = Waiting::default();
         let mut first = true;
         loop {
             if !first {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
-                    return match failure {
-                        Some(e) => Err(e),
-                        None if answered => Ok(None),
-                        None => Err(deadline_error(wait)),
-                    };
+                    return waiting.give_up(wait);
                 }
                 let woken = poll.sleep(deadline, wake.as_deref()).await;
                 if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
@@ -226,35 +218,23 @@ impl<T: LockTarget> Lock<T> {
                     // Cut off at the deadline: no answer.
                     None => continue,
                     Some(Ok(Probe::Busy)) => {
-                        answered = true;
-                        failure = None;
+                        waiting.busy();
                         continue;
                     }
                     Some(Ok(_)) => {}
-                    Some(Err(e)) if e.is_retryable() => {
-                        tracing::debug!(error = %e, "transient failure while waiting for a lock");
-                        answered = true;
-                        failure = Some(e);
+                    Some(Err(e)) => {
+                        waiting.failed(e, "a lock")?;
                         continue;
                     }
-                    Some(Err(e)) => return Err(e),
                 }
             }
             first = false;
             match self.attempt_by_deadline(deadline, &proposed).await {
                 None => {}
                 Some(Ok(Some(held))) => return Ok(Some(held)),
-                Some(Ok(None)) => {
-                    answered = true;
-                    failure = None;
-                }
+                Some(Ok(None)) => waiting.busy(),
                 // Keep waiting through transient failures; the deadline still holds.
-                Some(Err(e)) if e.is_retryable() => {
-                    tracing::debug!(error = %e, "transient failure while waiting for a lock");
-                    answered = true;
-                    failure = Some(e);
-                }
-                Some(Err(e)) => return Err(e),
+                Some(Err(e)) => waiting.failed(e, "a lock")?,
             }
         }
     }
@@ -340,6 +320,45 @@ pub(crate) async fn by_deadline<R>(
     match deadline {
         None => Some(fut.await),
         Some(d) => tokio::time::timeout_at(d, fut).await.ok(),
+    }
+}
+
+/// What a wait loop has heard so far, and how it ends at its deadline.
+#[derive(Default)]
+pub(crate) struct Waiting {
+    /// The last answered request's transient failure (`None`: it said someone holds it). A
+    /// request cut off at the deadline answers nothing and leaves it as it was.
+    failure: Option<Error>,
+    /// Whether any request was answered.
+    answered: bool,
+}
+
+impl Waiting {
+    /// Someone else holds it.
+    pub(crate) fn busy(&mut self) {
+        self.answered = true;
+        self.failure = None;
+    }
+
+    /// A request failed: a transient failure is kept (the wait goes on), any other ends it.
+    pub(crate) fn failed(&mut self, e: Error, waiting_for: &str) -> Result<()> {
+        if !e.is_retryable() {
+            return Err(e);
+        }
+        tracing::debug!(error = %e, "transient failure while waiting for {waiting_for}");
+        self.answered = true;
+        self.failure = Some(e);
+        Ok(())
+    }
+
+    /// The end of a wait of `wait` at its deadline: the last transient failure, `None` when
+    /// the last answer was "held", the deadline error when nothing was answered at all.
+    pub(crate) fn give_up<H>(self, wait: Duration) -> Result<Option<H>> {
+        match self.failure {
+            Some(e) => Err(e),
+            None if self.answered => Ok(None),
+            None => Err(deadline_error(wait)),
+        }
     }
 }
 

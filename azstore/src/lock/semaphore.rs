@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use super::engine::{by_deadline, deadline_error};
+use super::engine::{Waiting, by_deadline};
 use super::{
     Attempt, Held, Lock, LockClaim, LockOptions, LockOwner, LockStatus, LockTarget, PollSleep,
     wakeup_for,
@@ -263,17 +263,12 @@ impl<T: LockTarget> Semaphore<T> {
         let proposed: Vec<LeaseId> = self.slots.iter().map(|_| LeaseId::random()).collect();
         let wake = self.wakeup();
         let mut poll = PollSleep::new(&self.options);
-        let mut failure: Option<Error> = None;
-        let mut answered = false;
+        let mut waiting = Waiting::default();
         let mut first = true;
         loop {
             if !first {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
-                    return match failure {
-                        Some(e) => Err(e),
-                        None if answered => Ok(None),
-                        None => Err(deadline_error(wait)),
-                    };
+                    return waiting.give_up(wait);
                 }
                 let woken = poll.sleep(deadline, wake.as_deref()).await;
                 if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
@@ -284,16 +279,8 @@ impl<T: LockTarget> Semaphore<T> {
             match self.round(deadline, &proposed, gate).await {
                 Round::Got(p) => return Ok(Some(*p)),
                 Round::Cut => {}
-                Round::Busy => {
-                    answered = true;
-                    failure = None;
-                }
-                Round::Failed(e) if e.is_retryable() => {
-                    tracing::debug!(error = %e, "transient failure while waiting for a permit");
-                    answered = true;
-                    failure = Some(e);
-                }
-                Round::Failed(e) => return Err(e),
+                Round::Busy => waiting.busy(),
+                Round::Failed(e) => waiting.failed(e, "a permit")?,
             }
         }
     }

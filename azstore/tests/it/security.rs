@@ -272,60 +272,56 @@ async fn endless_server(declared: Option<u64>, bound: u64) -> (u16, Arc<AtomicU6
     (port, written)
 }
 
+/// Runs `call` against an endless (or `declared`-length) body and returns the body bytes the
+/// server managed to write before the client stopped reading, after checking the call failed
+/// with `ResponseTooLarge` naming `cap` (when given).
+async fn bytes_taken<F, Fut, T>(declared: Option<u64>, cap: Option<&str>, call: F) -> u64
+where
+    F: FnOnce(StorageAccount) -> Fut,
+    Fut: std::future::Future<Output = azstore::Result<T>>,
+    T: std::fmt::Debug,
+{
+    let (port, written) = endless_server(declared, 1 << 30).await;
+    let account = account_at(&format!("http://127.0.0.1:{port}/devstoreaccount1"));
+    let e = call(account).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ResponseTooLarge, "{e}");
+    if let Some(cap) = cap {
+        assert!(e.to_string().contains(cap), "{e}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    written.load(Ordering::Relaxed)
+}
+
 #[tokio::test]
 async fn an_endless_success_body_never_takes_more_than_the_operations_cap() {
     // The socket buffers on both sides hold a few MiB the client never read: the bound
     // allows 16 MiB for them.
     const SLACK: u64 = 16 << 20;
+    let list = |account: StorageAccount| async move {
+        BlobServiceClient::new(&account)
+            .unwrap()
+            .list_containers_page(&Default::default(), None)
+            .await
+    };
     // List Containers: the default cap, 64 MiB.
-    let (port, written) = endless_server(None, 1 << 30).await;
-    let blobs = BlobServiceClient::new(&account_at(&format!(
-        "http://127.0.0.1:{port}/devstoreaccount1"
-    )))
-    .unwrap();
-    let e = blobs
-        .list_containers_page(&Default::default(), None)
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::ResponseTooLarge, "{e}");
-    assert!(e.to_string().contains("64 MiB"), "{e}");
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let sent = written.load(Ordering::Relaxed);
+    let sent = bytes_taken(None, Some("64 MiB"), list).await;
     println!("list containers: the server wrote {sent} bytes before the client stopped");
     assert!(sent <= (64 << 20) + SLACK, "{sent}");
-
     // Get Messages: 8 MiB.
-    let (port, written) = endless_server(None, 1 << 30).await;
-    let queue = QueueServiceClient::new(&account_at(&format!(
-        "http://127.0.0.1:{port}/devstoreaccount1"
-    )))
-    .unwrap()
-    .queue("jobs")
-    .unwrap();
-    let e = queue
-        .receive_messages(32, std::time::Duration::from_secs(30))
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::ResponseTooLarge, "{e}");
-    assert!(e.to_string().contains("8 MiB"), "{e}");
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let sent = written.load(Ordering::Relaxed);
+    let sent = bytes_taken(None, Some("8 MiB"), |account| async move {
+        QueueServiceClient::new(&account)
+            .unwrap()
+            .queue("jobs")
+            .unwrap()
+            .receive_messages(32, std::time::Duration::from_secs(30))
+            .await
+    })
+    .await;
     println!("get messages: the server wrote {sent} bytes before the client stopped");
     assert!(sent <= (8 << 20) + SLACK, "{sent}");
-
     // A declared 2 GiB document is refused before its body is read.
-    let (port, written) = endless_server(Some(2 << 30), 1 << 30).await;
-    let blobs = BlobServiceClient::new(&account_at(&format!(
-        "http://127.0.0.1:{port}/devstoreaccount1"
-    )))
-    .unwrap();
-    let e = blobs
-        .list_containers_page(&Default::default(), None)
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::ResponseTooLarge, "{e}");
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert!(written.load(Ordering::Relaxed) <= SLACK);
+    let sent = bytes_taken(Some(2 << 30), None, list).await;
+    assert!(sent <= SLACK, "{sent}");
 }
 
 #[tokio::test]
