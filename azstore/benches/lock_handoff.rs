@@ -44,7 +44,7 @@ impl<S: tracing::Subscriber> Layer<S> for CountRequests {
         _: &tracing::span::Id,
         _: Context<'_, S>,
     ) {
-        if attrs.metadata().name() == "azstore.request" && WAITING.try_with(|_| ()).is_ok() {
+        if attrs.metadata().name() == "azstore.attempt" && WAITING.try_with(|_| ()).is_ok() {
             WAITER_REQUESTS.fetch_add(1, Ordering::Relaxed);
         }
     }
