@@ -18,8 +18,10 @@ pub use engine::Lock;
 pub use held::Held;
 pub use owner::{LockOwner, LockStatus};
 pub(crate) use owner::{hostname, parse_rfc3339, validate_label};
-pub(crate) use target::wall_clock_ms;
-pub use target::{Attempt, LockClaim, LockTarget, Probe, next_fencing_token};
+pub use target::{
+    Attempt, LockClaim, LockTarget, Probe, StatusMany, next_fencing_token, status_each,
+};
+pub(crate) use target::{common_prefix, wall_clock_ms};
 pub(crate) use wake::{PollSleep, wakeup_for};
 
 /// Options of a [`Lock`] on any backend.
