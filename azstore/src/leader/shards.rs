@@ -490,10 +490,11 @@ impl<C: Campaign> Worker<C> {
                     }
                 }
                 _ = tokio::time::sleep_until(next) => {
+                    let started = Instant::now();
                     if let Err(e) = self.tick().await {
                         tracing::debug!(error = %e, worker = %self.me, "shard balancing round failed");
                     }
-                    next = self.next_round();
+                    next = self.next_round(started);
                 }
             }
         }
@@ -512,13 +513,14 @@ impl<C: Campaign> Worker<C> {
         }
     }
 
-    /// When the next round starts: one interval from now, or sooner when a silent holder (a
-    /// record whose version has not changed, the Cosmos DB takeover rule) counts as gone
-    /// before then — so its shards are taken a lease after its last renewal was seen, not up
-    /// to an interval later.
-    fn next_round(&self) -> Instant {
+    /// When the next round starts: one interval after the start of the round that `started`
+    /// (so a slow round does not stretch the interval; at least a quarter interval after it
+    /// ended), or sooner when a silent holder (a record whose version has not changed, the
+    /// Cosmos DB takeover rule) counts as gone before then — so its shards are taken a lease
+    /// after its last renewal was seen, not up to an interval later.
+    fn next_round(&self, started: Instant) -> Instant {
         let now = Instant::now();
-        let every = now + self.interval;
+        let every = (started + self.interval).max(now + self.interval / 4);
         self.slot_live
             .values()
             .chain(self.shard_live.values())
@@ -596,9 +598,9 @@ impl<C: Campaign> Worker<C> {
                     break;
                 }
             }
-            if self.slot.is_none() {
-                return Ok(()); // every slot taken: wait for one
-            }
+            // Every slot taken: wait for one. Just taken: claim from the next round on, so
+            // that workers starting together count one another before taking shares.
+            return Ok(());
         }
         members.insert(self.me.clone());
         // 3. Who owns what.
