@@ -107,9 +107,10 @@ impl ShardOptions {
 /// status read) and moves toward its fair share: ⌊N/M⌋ or ⌈N/M⌉ shards (the ⌈N/M⌉ go to the
 /// workers already holding most, then by identity, so a balanced group stays still):
 /// - below its share, it claims up to its share at once among the free shards: never owned,
-///   released by a member above its share, or whose owner left the group or died (once its
-///   lease ended); a shard that a live member *below* its own share let go (a lost renewal,
-///   say) is a **steal**, and it takes at most one of those per interval — no steal storms;
+///   released by a member above its share, or whose owner left the group, died or holds
+///   nothing live (once its lease ended); a shard that a live member *below* its own share
+///   let go (a lost renewal, say) is a **steal**, and it takes at most one of those per
+///   interval — no steal storms;
 /// - above its share, it **releases** its whole surplus in one interval (cooperatively:
 ///   nobody breaks another's lease);
 /// - [`leave`](ShardWorker::leave) (or drop) releases every shard at once; a crashed worker's
@@ -688,8 +689,10 @@ impl<C: Campaign> Worker<C> {
                             load.get(l.as_str()).copied().unwrap_or(0),
                             targets.get(l.as_str()).copied().unwrap_or(0),
                         );
-                        if has >= owed {
-                            free.push(i); // released as surplus
+                        // Released as surplus, or by a member holding nothing live (a
+                        // crashed worker whose member slot has not run out yet).
+                        if has >= owed || has == 0 {
+                            free.push(i);
                         } else {
                             steals.push(i);
                         }
