@@ -304,8 +304,11 @@ struct Owners {
     owner: BTreeMap<String, String>,
     epochs: HashMap<String, u64>,
     changes: usize,
-    /// (worker, interval bucket) -> acquisitions of shards a live worker had released.
+    /// (worker, interval bucket) -> steals: acquisitions of shards that a live worker had
+    /// let go while holding no more than ⌊N/M⌋ (not a release of its surplus).
     steals: HashMap<(String, u64), usize>,
+    /// Shards whose last release was of the releaser's surplus (it held more than ⌊N/M⌋).
+    surplus: BTreeSet<String>,
     last_owner: HashMap<String, String>,
     requests: HashMap<String, (u64, u64, usize)>,
 }
@@ -322,9 +325,11 @@ impl Owners {
                 if let Some(prev) = self.epochs.insert(shard.to_string(), epoch) {
                     assert!(epoch > prev, "{shard}: epoch {epoch} after {prev}");
                 }
+                let surplus = self.surplus.remove(*shard);
                 if let Some(prev) = self.last_owner.get(*shard)
                     && prev != who
                     && alive.contains(prev)
+                    && !surplus
                 {
                     *self.steals.entry((who.to_string(), bucket)).or_default() += 1;
                 }
@@ -333,6 +338,12 @@ impl Owners {
                 self.changes += 1;
             }
             ["LOST", shard] => {
+                let held = self.owner.values().filter(|o| o.as_str() == who).count();
+                if held > SHARDS / alive.len().max(1) {
+                    self.surplus.insert(shard.to_string());
+                } else {
+                    self.surplus.remove(*shard);
+                }
                 if self.owner.get(*shard).map(String::as_str) == Some(who) {
                     self.owner.remove(*shard);
                 }

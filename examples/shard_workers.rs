@@ -1,7 +1,7 @@
 //! Shard ownership: a fleet of worker processes shares 12 shards (one lock blob each). Three
-//! workers start, two more join (each takes at most one released shard per interval), one
-//! leaves gracefully (its shards are free at once) and one is killed with SIGKILL (its shards
-//! are taken once its 15 s lease ends). The balance is printed every two seconds.
+//! workers start, two more join (each takes its share of the shards the others release as
+//! surplus, at once), one leaves gracefully (its shards are free at once) and one is killed
+//! with SIGKILL (its shards are taken once its 15 s lease ends). The balance is printed every two seconds.
 //!
 //! ```text
 //! scripts/demo shard_workers

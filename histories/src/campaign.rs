@@ -30,7 +30,7 @@ use crate::check::Verdict;
 use crate::history::{Event, Kind, Recorder, now_ns};
 use crate::model::{Backend, Model, Variant};
 use crate::rng::Rng;
-use crate::writer::{EFFECT_SHARDS, Fenced, Reg, SHARDS, TableReg, WriterArgs};
+use crate::writer::{EFFECT_SHARDS, Fenced, Reg, TableReg, WriterArgs};
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -58,6 +58,10 @@ pub struct Plan {
     pub keep_dir: PathBuf,
     /// The `histories` binary to re-execute for writers and the checker.
     pub exe: PathBuf,
+    /// Shard models: the shards in the group ([`SHARDS`](crate::writer::SHARDS) by default).
+    pub shards: usize,
+    /// Shard models: the shard workers each writer process runs at once (1 by default).
+    pub workers_per_writer: u64,
 }
 
 /// What a campaign found.
@@ -364,14 +368,14 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
     }
     // Give the stdout readers a moment to drain.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    final_state(plan.model, &setup, &sink).await;
+    final_state(plan.model, plan.shards, &setup, &sink).await;
     sink.lock().unwrap().flush();
     cleanup(plan.model, &setup.resource).await;
     decide(plan, path).await
 }
 
 /// Reads the final state directly (no proxy) into the history.
-async fn final_state(model: Model, setup: &Setup, sink: &Sink) {
+async fn final_state(model: Model, shard_count: usize, setup: &Setup, sink: &Sink) {
     let account = testkit::account();
     let container = BlobServiceClient::new(&account)
         .expect("blob client")
@@ -455,7 +459,7 @@ async fn final_state(model: Model, setup: &Setup, sink: &Sink) {
         }
         Model::Shards(_) => {
             let mut shards = serde_json::Map::new();
-            for shard in 0..SHARDS {
+            for shard in 0..shard_count {
                 let blob = container.blob(&format!("fenced-{shard}")).expect("blob");
                 let fenced: Fenced = BlobJson::<Fenced>::new(blob)
                     .read()
@@ -602,6 +606,8 @@ fn spawn(
             .map_or_else(|| "redis://127.0.0.1:1".to_string(), |r| r.url()),
         cosmos_port: setup.cosmos.as_ref().map_or(0, FaultProxy::port),
         resource: setup.resource.clone(),
+        shards: plan.shards,
+        workers: plan.workers_per_writer,
     };
     let stderr = std::fs::OpenOptions::new()
         .create(true)

@@ -3,6 +3,7 @@
 //! ```text
 //! histories campaign --model=MODEL|all [--histories=N] [--writers=W] [--ops=N] [--seed=S]
 //!                    [--variant=correct|broken] [--keep=DIR]
+//!                    [--shards=N] [--workers-per-writer=K]   # shard models
 //! histories check --model=MODEL FILE      # decide a kept history (prints JSON)
 //! histories writer ...                    # started by the campaign
 //! ```
@@ -34,7 +35,8 @@ fn main() {
 fn usage(msg: &str) -> ! {
     eprintln!(
         "histories: {msg}\nusage: histories campaign --model=MODEL|all [--histories=N] \
-         [--writers=W] [--ops=N] [--seed=S] [--variant=correct|broken] [--keep=DIR]\n       \
+         [--writers=W] [--ops=N] [--seed=S] [--variant=correct|broken] [--keep=DIR] \
+         [--shards=N] [--workers-per-writer=K]\n       \
          histories check [--model=MODEL] FILE"
     );
     std::process::exit(2);
@@ -109,6 +111,8 @@ fn campaign(args: &[String]) {
             keep_all: std::env::var_os("HISTORIES_KEEP_ALL").is_some(),
             keep_dir: keep.clone(),
             exe: exe.clone(),
+            shards: num("shards", histories::writer::SHARDS as u64) as usize,
+            workers_per_writer: num("workers-per-writer", 1).max(1),
         };
         let report = rt.block_on(run(&plan));
         anomalies += report.anomalies;

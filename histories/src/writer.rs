@@ -55,6 +55,10 @@ pub struct WriterArgs {
     pub cosmos_port: u16,
     /// The resource names (container, table, queue or key prefix).
     pub resource: String,
+    /// Shard models: the shards in the group.
+    pub shards: usize,
+    /// Shard models: the shard workers this writer process runs at once.
+    pub workers: u64,
 }
 
 impl WriterArgs {
@@ -72,6 +76,8 @@ impl WriterArgs {
             format!("--redis={}", self.redis_url),
             format!("--cosmos-port={}", self.cosmos_port),
             format!("--resource={}", self.resource),
+            format!("--shards={}", self.shards),
+            format!("--workers={}", self.workers),
         ]
     }
 
@@ -101,6 +107,8 @@ impl WriterArgs {
             redis_url: get("redis")?,
             cosmos_port: num("cosmos-port")? as u16,
             resource: get("resource")?,
+            shards: num("shards")? as usize,
+            workers: num("workers")?.max(1),
         })
     }
 }
@@ -936,18 +944,20 @@ async fn queue_worker(
     let _ = tokio::time::timeout(Duration::from_secs(30), worker.shutdown()).await;
 }
 
-/// Shards of the shard models' group (`0` … `SHARDS - 1`), each with a fenced resource, the
-/// blob `fenced-<shard>`.
+/// Shards of the shard models' group by default (`0` … `SHARDS - 1`), each with a fenced
+/// resource, the blob `fenced-<shard>`; `--shards` sets another count.
 pub const SHARDS: usize = 8;
 
 /// The shard group's balancing interval in the shard models (ms): short, so that a history
-/// holds many ownership transfers. On Cosmos DB, 1 s: every worker reads every shard lock and
-/// member slot each interval, more than the local Cosmos DB server answers at 250 ms.
-pub fn shard_interval_ms(backend: Backend) -> u64 {
-    match backend {
+/// holds many ownership transfers. On Cosmos DB, 1 s (the local Cosmos DB server answers a
+/// group's reads more slowly). A group of more than 64 shards gets four times as long: each
+/// worker then moves tens of shards per change.
+pub fn shard_interval_ms(backend: Backend, shards: usize) -> u64 {
+    let base = match backend {
         Backend::Cosmos => 1000,
         _ => 250,
-    }
+    };
+    if shards > 64 { base * 4 } else { base }
 }
 
 /// The shard locks' lease in the shard models (the shortest the library allows).
@@ -983,16 +993,18 @@ async fn shards_on(
     }
 }
 
-/// The shard model: the writer joins the group in sessions of 0.3–2 s (each a worker of its
-/// own identity, logical process `child * 1000 + session`), leaving at the end of each and
-/// staying away 0.2–1.2 s (both four times as long on Cosmos DB, whose interval is four times
-/// as long), so that shards change hands all the time (freed by a leave, and
-/// released to a joiner). While in a session it records every `Acquired`
-/// (`acquired`, with shard and epoch) and `Lost` (`lost`) the moment it receives them, and
-/// writes, every 40–120 ms, one shard it owns to that shard's fenced resource with the
-/// shard's epoch (`write`): `update()` refuses (aborts) when the resource holds a larger
-/// epoch, and otherwise appends `[epoch, process, op]`. The broken variant ignores `Lost`: it
-/// keeps writing the shard as its owner (also for a moment after it began to leave).
+/// The shard model: the writer runs `--workers` shard workers at once (one by default), each
+/// joining the group in sessions of 0.3–2 s (each a worker of its own identity, logical
+/// process `child * 1000 + session`, sessions numbered across the writer's workers), leaving
+/// at the end of each and staying away 0.2–1.2 s (both stretched as the interval is: four
+/// times as long on Cosmos DB, and again for a group of more than 64 shards), so that shards
+/// change hands all the time (freed by a leave, and released to a joiner). While in a session
+/// a worker records every `Acquired` (`acquired`, with shard and epoch) and `Lost` (`lost`)
+/// the moment it receives them, and writes, every 40–120 ms, one shard it owns to that
+/// shard's fenced resource with the shard's epoch (`write`): `update()` refuses (aborts) when
+/// the resource holds a larger epoch, and otherwise appends `[epoch, process, op]`. The
+/// broken variant ignores `Lost`: it keeps writing the shard as its owner (also for a moment
+/// after it began to leave). The writer's `--ops` writes are split among its workers.
 async fn shard_loop<F: LockFactory>(
     backend: Backend,
     factory: F,
@@ -1003,11 +1015,14 @@ async fn shard_loop<F: LockFactory>(
     stop: Arc<tokio::sync::Notify>,
 ) {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let interval = shard_interval_ms(backend, args.shards);
+    // Room for every writer's workers (a history has at most 8 writers, restarts included).
+    let slots = (args.workers as usize * 8 + 4).max(12);
     let options = ShardOptions::default()
-        .interval(Duration::from_millis(shard_interval_ms(backend)))
-        .member_slots(12);
-    let group = ShardGroup::with_count(factory, &args.resource, SHARDS, options).expect("group");
-    let stretch = shard_interval_ms(backend) / shard_interval_ms(Backend::Blob);
+        .interval(Duration::from_millis(interval))
+        .member_slots(slots);
+    let group =
+        ShardGroup::with_count(factory, &args.resource, args.shards, options).expect("group");
     let stopping = Arc::new(AtomicBool::new(false));
     {
         let stopping = stopping.clone();
@@ -1021,113 +1036,159 @@ async fn shard_loop<F: LockFactory>(
         let ops = ops.clone();
         move || ops.fetch_add(1, Ordering::SeqCst) + 1
     };
-    let policy = update_policy();
-    let broken = args.variant == Variant::Broken;
-    let mut writes = 0;
-    let mut session = 0;
-    while writes < args.ops && !stopping.load(Ordering::SeqCst) {
-        session += 1;
-        let p = args.child * 1000 + session;
-        let identity = format!("c{}s{session}", args.child);
-        let op = next_op();
-        record(rec, p, op, Kind::Invoke, "join", json!(identity), None);
-        let mut worker = match group.join(&identity) {
-            Ok(w) => w,
-            Err(e) => {
-                record(
-                    rec,
-                    p,
-                    op,
-                    Kind::Fail,
-                    "join",
-                    Value::Null,
-                    Some(e.to_string()),
-                );
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                continue;
+    let sessions = AtomicU64::new(0);
+    let each = args.ops.div_ceil(args.workers);
+    let shared = Sessions {
+        group: &group,
+        stretch: interval / shard_interval_ms(Backend::Blob, SHARDS),
+        container,
+        args,
+        rec,
+        stopping: &stopping,
+        sessions: &sessions,
+        policy: update_policy(),
+    };
+    let workers = (0..args.workers).map(|_| {
+        let mut rng = Rng::new(rng.next_u64());
+        let next_op = next_op.clone();
+        let shared = &shared;
+        async move { shared.run(each, &mut rng, &next_op).await }
+    });
+    futures_util::future::join_all(workers.collect::<Vec<_>>()).await;
+}
+
+/// What the shard workers of one writer process share.
+struct Sessions<'a, F: LockFactory> {
+    group: &'a ShardGroup<F>,
+    stretch: u64,
+    container: &'a ContainerClient,
+    args: &'a WriterArgs,
+    rec: &'a Rec,
+    stopping: &'a std::sync::atomic::AtomicBool,
+    sessions: &'a std::sync::atomic::AtomicU64,
+    policy: UpdatePolicy,
+}
+
+impl<F: LockFactory> Sessions<'_, F> {
+    /// One worker's sessions, until it made `ops` writes or the history stops.
+    async fn run<N: Fn() -> u64 + Clone + Send + 'static>(
+        &self,
+        ops: u64,
+        rng: &mut Rng,
+        next_op: &N,
+    ) {
+        use std::sync::atomic::Ordering;
+        let (args, rec, stretch) = (self.args, self.rec, self.stretch);
+        let broken = args.variant == Variant::Broken;
+        let mut writes = 0;
+        while writes < ops && !self.stopping.load(Ordering::SeqCst) {
+            let session = self.sessions.fetch_add(1, Ordering::SeqCst) + 1;
+            if session >= 1000 {
+                break; // logical processes are child * 1000 + session
             }
-        };
-        record(rec, p, op, Kind::Ok, "join", json!(identity), None);
-        // Shard -> epoch of what this worker believes it owns.
-        let owned: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
-        let (leave_tx, mut leave_rx) = tokio::sync::oneshot::channel::<()>();
-        let events = {
-            let owned = owned.clone();
-            let rec = rec.clone();
-            let next_op = next_op.clone();
-            tokio::spawn(async move {
-                let mut leaving = false;
-                loop {
-                    tokio::select! {
-                        biased;
-                        e = worker.recv() => match e {
-                            Some(ShardEvent::Acquired { shard, epoch }) => {
-                                let mut o = owned.lock().unwrap_or_else(|e| e.into_inner());
-                                o.insert(shard.clone(), epoch);
-                                let v = json!({"shard": shard, "epoch": epoch});
-                                record(&rec, p, next_op(), Kind::Ok, "acquired", v, None);
+            let p = args.child * 1000 + session;
+            let identity = format!("c{}s{session}", args.child);
+            let op = next_op();
+            record(rec, p, op, Kind::Invoke, "join", json!(identity), None);
+            let mut worker = match self.group.join(&identity) {
+                Ok(w) => w,
+                Err(e) => {
+                    record(
+                        rec,
+                        p,
+                        op,
+                        Kind::Fail,
+                        "join",
+                        Value::Null,
+                        Some(e.to_string()),
+                    );
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+            record(rec, p, op, Kind::Ok, "join", json!(identity), None);
+            // Shard -> epoch of what this worker believes it owns.
+            let owned: Arc<Mutex<BTreeMap<String, u64>>> = Arc::default();
+            let (leave_tx, mut leave_rx) = tokio::sync::oneshot::channel::<()>();
+            let events = {
+                let owned = owned.clone();
+                let rec = rec.clone();
+                let next_op = next_op.clone();
+                tokio::spawn(async move {
+                    let mut leaving = false;
+                    loop {
+                        tokio::select! {
+                            biased;
+                            e = worker.recv() => match e {
+                                Some(ShardEvent::Acquired { shard, epoch }) => {
+                                    let mut o = owned.lock().unwrap_or_else(|e| e.into_inner());
+                                    o.insert(shard.clone(), epoch);
+                                    let v = json!({"shard": shard, "epoch": epoch});
+                                    record(&rec, p, next_op(), Kind::Ok, "acquired", v, None);
+                                }
+                                Some(ShardEvent::Lost { shard }) => {
+                                    let mut o = owned.lock().unwrap_or_else(|e| e.into_inner());
+                                    // The broken worker hears the loss and keeps the shard.
+                                    let epoch = if broken {
+                                        o.get(&shard).copied()
+                                    } else {
+                                        o.remove(&shard)
+                                    };
+                                    let v = json!({"shard": shard, "epoch": epoch});
+                                    record(&rec, p, next_op(), Kind::Ok, "lost", v, None);
+                                }
+                                Some(_) => {}
+                                None => break,
+                            },
+                            _ = &mut leave_rx, if !leaving => {
+                                leaving = true;
+                                worker.stop();
                             }
-                            Some(ShardEvent::Lost { shard }) => {
-                                let mut o = owned.lock().unwrap_or_else(|e| e.into_inner());
-                                // The broken worker hears the loss and keeps the shard.
-                                let epoch = if broken {
-                                    o.get(&shard).copied()
-                                } else {
-                                    o.remove(&shard)
-                                };
-                                let v = json!({"shard": shard, "epoch": epoch});
-                                record(&rec, p, next_op(), Kind::Ok, "lost", v, None);
-                            }
-                            Some(_) => {}
-                            None => break,
-                        },
-                        _ = &mut leave_rx, if !leaving => {
-                            leaving = true;
-                            worker.stop();
                         }
                     }
-                }
-            })
-        };
-        // Sessions (and the time away) last the same number of balancing intervals on
-        // every backend: 0.3–2 s at a 250 ms interval.
-        let session_end =
-            tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 2000) * stretch);
-        let w = ShardWriter {
-            owned: &owned,
-            container,
-            policy: &policy,
-            rec,
-            p,
-            next_op: &next_op,
-        };
-        while writes < args.ops
-            && tokio::time::Instant::now() < session_end
-            && !stopping.load(Ordering::SeqCst)
-        {
-            tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
-            if w.write_one(rng).await {
-                writes += 1;
-            }
-        }
-        // Leave: the `Lost` of every shard arrive (and are recorded) before the releases.
-        let op = next_op();
-        record(rec, p, op, Kind::Invoke, "leave", json!(identity), None);
-        let _ = leave_tx.send(());
-        if broken {
-            // Ignoring those `Lost` too: it goes on writing its shards for a moment.
-            let until = tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 600));
-            while tokio::time::Instant::now() < until && !stopping.load(Ordering::SeqCst) {
+                })
+            };
+            // Sessions (and the time away) last the same number of balancing intervals on
+            // every backend: 0.3–2 s at a 250 ms interval.
+            let session_end = tokio::time::Instant::now()
+                + Duration::from_millis(rng.between(300, 2000) * stretch);
+            let w = ShardWriter {
+                owned: &owned,
+                container: self.container,
+                policy: &self.policy,
+                rec,
+                p,
+                next_op,
+            };
+            while writes < ops
+                && tokio::time::Instant::now() < session_end
+                && !self.stopping.load(Ordering::SeqCst)
+            {
                 tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
-                w.write_one(rng).await;
+                if w.write_one(rng).await {
+                    writes += 1;
+                }
             }
-        }
-        let _ = events.await;
-        record(rec, p, op, Kind::Ok, "leave", json!(identity), None);
-        // Away for a while: the others absorb the freed shards, so that the next join takes
-        // shards from live owners (a release with `Lost`, then an acquisition).
-        if writes < args.ops {
-            tokio::time::sleep(Duration::from_millis(rng.between(200, 1200) * stretch)).await;
+            // Leave: the `Lost` of every shard arrive (and are recorded) before the releases.
+            let op = next_op();
+            record(rec, p, op, Kind::Invoke, "leave", json!(identity), None);
+            let _ = leave_tx.send(());
+            if broken {
+                // Ignoring those `Lost` too: it goes on writing its shards for a moment.
+                let until =
+                    tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 600));
+                while tokio::time::Instant::now() < until && !self.stopping.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
+                    w.write_one(rng).await;
+                }
+            }
+            let _ = events.await;
+            record(rec, p, op, Kind::Ok, "leave", json!(identity), None);
+            // Away for a while: the others absorb the freed shards, so that the next join
+            // takes shards from live owners (a release with `Lost`, then an acquisition).
+            if writes < ops {
+                tokio::time::sleep(Duration::from_millis(rng.between(200, 1200) * stretch)).await;
+            }
         }
     }
 }

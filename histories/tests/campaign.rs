@@ -38,6 +38,8 @@ fn plan(model: Model, variant: Variant, ops: u64) -> Plan {
         keep_all: variant == Variant::Broken,
         keep_dir: PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../histories"),
         exe: PathBuf::from(env!("CARGO_BIN_EXE_histories")),
+        shards: histories::writer::SHARDS,
+        workers_per_writer: 1,
     }
 }
 
@@ -242,6 +244,36 @@ async fn campaign_redis_shards() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn campaign_cosmos_shards() {
     shards_campaign(Model::Shards(Backend::Cosmos)).await;
+}
+
+/// Shard ownership at scale, in one short history: 1,024 shards over 4 writer processes × 5
+/// shard workers each (20 workers at a time) under the whole nemesis — every worker reads the
+/// group in bulk and moves tens of shards per change. Redis: the backend whose server keeps up
+/// with 20 workers' bulk reads on a shared CI machine (the longer Blob and Cosmos DB runs are
+/// `scripts/campaign --model blob-shards --shards 1024 --workers-per-writer 5 --writers 4`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn campaign_redis_shards_at_scale() {
+    let model = Model::Shards(Backend::Redis);
+    let mut plan = plan(model, Variant::Correct, 20);
+    plan.shards = 1024;
+    plan.writers = 4;
+    plan.workers_per_writer = 5;
+    let report = run(&plan).await;
+    assert_eq!(report.histories, 1);
+    assert!(
+        report.transfers >= 10,
+        "{}: only {} ownership transfers",
+        model.name(),
+        report.transfers
+    );
+    assert_eq!(
+        report.anomalies,
+        0,
+        "{}\nkept: {:?}\nfirst anomalies: {:#?}",
+        report.line(model, plan.seed),
+        report.kept,
+        report.examples
+    );
 }
 
 async fn shard_worker_ignoring_lost_is_caught(model: Model) {

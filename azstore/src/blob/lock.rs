@@ -6,17 +6,17 @@
 //! the owner into the blob's metadata, with the new lease id and `If-Match` on what it read,
 //! so the token and the lease are one step.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use tokio::time::Instant;
 
-use super::{BlobClient, ContainerClient, LeaseState};
+use super::{BlobClient, BlobListItem, ContainerClient, LeaseState, ListOptions};
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, Result};
 use crate::lease::{BreakPeriod, LeaseBroken};
 use crate::lock::{
     Attempt, Held, Lock, LockClaim, LockOptions, LockOwner, LockStatus, LockTarget, Probe,
-    next_fencing_token, parse_rfc3339, wall_clock_ms,
+    StatusMany, common_prefix, next_fencing_token, parse_rfc3339, status_each, wall_clock_ms,
 };
 
 /// Metadata key of the fencing token.
@@ -253,7 +253,65 @@ impl LockTarget for BlobLockTarget {
         // Refused (409/412) when the cut-off acquire never took the lease.
         let _ = self.blob.release_lease(proposed, &Conditions::none()).await;
     }
+
+    /// One List Blobs (`prefix` = the names' common prefix, `include=metadata`, 5,000 per page)
+    /// instead of a HEAD per lock: the listing carries each blob's lease state and metadata,
+    /// the same fields [`status`](LockTarget::status) reads, and the service computes the lease
+    /// state at listing time as it does for Get Blob Properties (an ended lease lists as
+    /// `expired`). Falls back to one status per lock for fewer than
+    /// [`BULK_STATUS_MIN`] locks or locks in different containers.
+    async fn status_many(targets: &[&Self]) -> Result<StatusMany> {
+        let Some(first) = targets.first() else {
+            return Ok(StatusMany::default());
+        };
+        let container = &first.container;
+        let url = container.url();
+        if targets.len() < BULK_STATUS_MIN || targets.iter().any(|t| t.container.url() != url) {
+            return status_each(targets).await;
+        }
+        let names: Vec<&str> = targets.iter().map(|t| t.blob.name()).collect();
+        let mut wanted: HashSet<&str> = names.iter().copied().collect();
+        let options = ListOptions::default()
+            .prefix(common_prefix(&names))
+            .with_metadata();
+        let mut found: HashMap<String, LockStatus> = HashMap::with_capacity(names.len());
+        let mut marker: Option<String> = None;
+        let mut requests = 0u64;
+        loop {
+            requests += 1;
+            let page = match container.list_blobs_page(&options, marker.as_deref()).await {
+                Ok(p) => p,
+                // No container yet: no lock blob either (what each HEAD would say).
+                Err(e) if e.error_code() == Some(&ErrorCode::ContainerNotFound) => break,
+                Err(e) => return Err(e.context("reading the status of many blob locks")),
+            };
+            for item in page.items {
+                if let BlobListItem::Blob(b) = item
+                    && b.snapshot.is_none()
+                    && !b.deleted
+                    && wanted.remove(b.name.as_str())
+                {
+                    let status = status_from_metadata(b.lease_state, &b.metadata);
+                    found.insert(b.name, status);
+                }
+            }
+            marker = page.next_marker;
+            // Done once the listing ends, or every lock blob was seen (the rest of the prefix
+            // holds nothing asked for).
+            if marker.is_none() || wanted.is_empty() {
+                break;
+            }
+        }
+        let statuses = names
+            .iter()
+            .map(|n| found.get(*n).cloned().unwrap_or_default())
+            .collect();
+        Ok(StatusMany::new(statuses, requests))
+    }
 }
+
+/// The fewest locks [`BlobLockTarget::status_many`] lists rather than reads one by one.
+pub const BULK_STATUS_MIN: usize = 3;
 
 impl Lock<BlobLockTarget> {
     /// A lock on the blob `name` in `container`, with default options. The name is validated

@@ -95,8 +95,8 @@ pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use lock::{
-    BlobLock, BlobLockTarget, BlobLocks, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN,
-    META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
+    BULK_STATUS_MIN, BlobLock, BlobLockTarget, BlobLocks, HeldLock, META_ACQUIRED_AT,
+    META_FENCING_TOKEN, META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
 };
 pub use models::{BlobProperties, BlobType, ImmutabilityPolicy, ImmutabilityPolicyMode};
 pub use names::{validate_blob_name, validate_container_name};

@@ -261,6 +261,30 @@ impl CosmosLease {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The container of the lock item.
+    pub(crate) fn container(&self) -> &CosmosContainer {
+        &self.item.container
+    }
+
+    /// A lock item as a query returned it: its `_etag` and content.
+    pub(crate) fn doc_from_query(
+        &self,
+        doc: serde_json::Map<String, Value>,
+    ) -> Result<(ETag, LockDoc)> {
+        let etag = doc
+            .get("_etag")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .map(ETag::new)
+            .ok_or_else(|| {
+                Error::decode(format!(
+                    "Cosmos DB listed {} without an _etag",
+                    self.item.describe()
+                ))
+            })?;
+        Ok((etag.clone(), self.decode(Stored { doc, etag })?))
+    }
+
     /// Reads the lock item: its content and `_etag`, `None` when absent.
     pub(crate) async fn read_doc(&self) -> Result<Option<(ETag, LockDoc)>> {
         let Some(stored) = self.item.read().await? else {

@@ -1,12 +1,17 @@
 //! [`CosmosLock`]: the lock engine ([`Lock`]) on a Cosmos DB lock item — the Cosmos DB
 //! backend's [`LockTarget`].
 
-use super::lease::{Acquired, BREAKING, CosmosLease, OwnerDoc};
+use std::collections::HashMap;
+
+use super::lease::{Acquired, BREAKING, CosmosLease, LockDoc, OwnerDoc};
 use super::{CosmosContainer, PartitionKey};
-use crate::conditions::LeaseId;
+use crate::conditions::{ETag, LeaseId};
 use crate::error::Result;
 use crate::lease::{BreakPeriod, Leasable, LeaseBroken};
-use crate::lock::{Attempt, Held, Lock, LockClaim, LockOptions, LockStatus, LockTarget, Probe};
+use crate::lock::{
+    Attempt, Held, Lock, LockClaim, LockOptions, LockStatus, LockTarget, Probe, StatusMany,
+    common_prefix, status_each,
+};
 
 /// A distributed lock on a Cosmos DB lock item, with a fencing token: the lock engine over
 /// [`CosmosLockTarget`]. Cheap to clone. Everything but construction is [`Lock`]'s.
@@ -81,6 +86,26 @@ impl CosmosLockTarget {
     }
 }
 
+/// Lock items per page of [`CosmosLockTarget::status_many`]'s query.
+pub const BULK_STATUS_ITEMS: u32 = 1_000;
+
+impl CosmosLockTarget {
+    /// The status a read of `doc` (with `etag`) gives, recorded as an observation of the
+    /// holder for the takeover rule.
+    fn observed(&self, etag: &ETag, doc: &LockDoc) -> LockStatus {
+        self.lease.observe(etag, doc);
+        LockStatus::new(
+            true,
+            doc.holder.is_some(),
+            doc.holder.as_deref() == Some(BREAKING),
+            Some(doc.fence),
+            doc.owner.as_ref().map(OwnerDoc::to_owner),
+            None,
+        )
+        .with_version(etag.as_str())
+    }
+}
+
 impl LockTarget for CosmosLockTarget {
     type Lease = CosmosLease;
 
@@ -119,16 +144,77 @@ impl LockTarget for CosmosLockTarget {
         let Some((etag, doc)) = self.lease.read_doc().await? else {
             return Ok(LockStatus::default());
         };
-        self.lease.observe(&etag, &doc);
-        Ok(LockStatus::new(
-            true,
-            doc.holder.is_some(),
-            doc.holder.as_deref() == Some(BREAKING),
-            Some(doc.fence),
-            doc.owner.as_ref().map(OwnerDoc::to_owner),
-            None,
-        )
-        .with_version(etag.as_str()))
+        Ok(self.observed(&etag, &doc))
+    }
+
+    /// One query over the container (`STARTSWITH(c.id, <the ids' common prefix>)`, across
+    /// partitions, [`BULK_STATUS_ITEMS`] per page) instead of a point read per lock. Each item
+    /// found counts as an observation of its `_etag` for the takeover rule exactly as a
+    /// [`status`](LockTarget::status) read does, on this process's clock, so a holder still
+    /// counts as gone only after its item kept one `_etag` for a whole lease duration. Falls
+    /// back to point reads for fewer than 3 locks or locks in different containers.
+    async fn status_many(targets: &[&Self]) -> Result<StatusMany> {
+        let Some(first) = targets.first() else {
+            return Ok(StatusMany::default());
+        };
+        let here = first.lease.container_key();
+        if targets.len() < 3 || targets.iter().any(|t| t.lease.container_key() != here) {
+            return status_each(targets).await;
+        }
+        let container = first.lease.container();
+        let ids: Vec<&str> = targets.iter().map(|t| t.lease.id()).collect();
+        let mut by_id: HashMap<&str, Vec<usize>> = HashMap::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            by_id.entry(id).or_default().push(i);
+        }
+        let params = serde_json::json!([{ "name": "@prefix", "value": common_prefix(&ids) }]);
+        let mut statuses = vec![LockStatus::default(); targets.len()];
+        let mut continuation: Option<String> = None;
+        let mut requests = 0u64;
+        loop {
+            requests += 1;
+            let (items, next) = match container
+                .query_page(
+                    "SELECT * FROM c WHERE STARTSWITH(c.id, @prefix)",
+                    params.clone(),
+                    BULK_STATUS_ITEMS,
+                    continuation.as_deref(),
+                )
+                .await
+            {
+                Ok(page) => page,
+                // No container (or database) yet: no lock item either.
+                Err(e) if e.is_not_found() => break,
+                Err(e) => return Err(e.context("reading the status of many Cosmos DB locks")),
+            };
+            for item in items {
+                let Some(at) = item
+                    .get("id")
+                    .and_then(|v| v.as_str())
+                    .and_then(|id| by_id.get(id))
+                else {
+                    continue;
+                };
+                let pk = container.partition_of(&item).cloned();
+                let same: Vec<usize> = at
+                    .iter()
+                    .copied()
+                    .filter(|&i| pk.as_ref() == Some(targets[i].lease.partition_key().as_json()))
+                    .collect();
+                let Some(&i) = same.first() else {
+                    continue;
+                };
+                let (etag, doc) = targets[i].lease.doc_from_query(item)?;
+                for j in same {
+                    statuses[j] = targets[j].observed(&etag, &doc);
+                }
+            }
+            continuation = next;
+            if continuation.is_none() {
+                break;
+            }
+        }
+        Ok(StatusMany::new(statuses, requests))
     }
 
     async fn break_lease(&self, period: Option<BreakPeriod>) -> Result<LeaseBroken> {

@@ -82,7 +82,7 @@ pub use item::{CosmosItem, WRITE_ID_FIELD};
 pub use lease::CosmosLease;
 #[allow(deprecated)]
 pub use lock::CosmosLockStatus;
-pub use lock::{CosmosLock, CosmosLockTarget, CosmosLocks, HeldCosmosLock};
+pub use lock::{BULK_STATUS_ITEMS, CosmosLock, CosmosLockTarget, CosmosLocks, HeldCosmosLock};
 
 /// The environment variable [`CosmosClient::from_env`] reads for the endpoint.
 pub const COSMOS_ENDPOINT_ENV: &str = "AZSTORE_COSMOS_ENDPOINT";
@@ -673,6 +673,71 @@ impl CosmosContainer {
 
     fn docs_path(&self) -> String {
         format!("dbs/{}/colls/{}/docs", self.inner.database, self.inner.id)
+    }
+
+    /// One page of a SQL query over every partition of the container (a simple query: filters
+    /// and projections only, which the gateway runs across partitions itself): the items and
+    /// the continuation of the next page, `None` when this was the last.
+    pub(crate) async fn query_page(
+        &self,
+        query: &str,
+        parameters: Value,
+        max_items: u32,
+        continuation: Option<&str>,
+    ) -> Result<(Vec<serde_json::Map<String, Value>>, Option<String>)> {
+        let body = serde_json::json!({ "query": query, "parameters": parameters }).to_string();
+        let mut req = Request::new(Method::Post, &self.docs_path())
+            .intent(Intent::Read)
+            .header("x-ms-documentdb-isquery", "True")
+            .header("x-ms-documentdb-query-enablecrosspartition", "True")
+            .header("x-ms-max-item-count", max_items.to_string())
+            .body(body, "application/query+json");
+        if let Some(c) = continuation {
+            req = req.header("x-ms-continuation", c.to_string());
+        }
+        let what = "a query";
+        let resp =
+            self.inner.client.send(req).await.map_err(|e| {
+                cosmos_error(e, false).context(format!("querying {}", self.inner.id))
+            })?;
+        let next = resp
+            .headers
+            .get("x-ms-continuation")
+            .filter(|c| !c.trim().is_empty())
+            .map(str::to_string);
+        let Value::Object(mut reply) = json_body(&resp, what)? else {
+            return Err(Error::decode(
+                "Cosmos DB answered a query with JSON that is not an object",
+            ));
+        };
+        let Some(Value::Array(docs)) = reply.remove("Documents") else {
+            return Err(Error::decode(
+                "Cosmos DB answered a query without a Documents array",
+            ));
+        };
+        let items = docs
+            .into_iter()
+            .map(|d| match d {
+                Value::Object(m) => Ok(m),
+                _ => Err(Error::decode(
+                    "Cosmos DB answered a query with an item that is not an object",
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((items, next))
+    }
+
+    /// The partition key value stored in `doc` (at the container's partition key path).
+    pub(crate) fn partition_of<'a>(
+        &self,
+        doc: &'a serde_json::Map<String, Value>,
+    ) -> Option<&'a Value> {
+        let (last, parents) = self.inner.pk_segments.split_last()?;
+        let mut at = doc;
+        for seg in parents {
+            at = at.get(seg)?.as_object()?;
+        }
+        at.get(last)
     }
 
     /// Puts `id` and the partition key value into a document body (an object), refusing a

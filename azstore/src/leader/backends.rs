@@ -69,6 +69,12 @@ pub trait Campaign: sealed::Sealed + Clone + Send + Sync + 'static {
     /// One status read.
     fn campaign_status(&self) -> impl Future<Output = Result<Seen>> + Send;
 
+    /// The status of many locks, in one bulk read where the backend has one
+    /// ([`LockTarget::status_many`]): one [`Seen`] per lock, in order, and the requests sent.
+    fn campaign_status_many(
+        locks: &[&Self],
+    ) -> impl Future<Output = Result<(Vec<Seen>, u64)>> + Send;
+
     /// The renew schedule of the lock's lease.
     fn timing(&self) -> Result<Timing>;
 
@@ -125,6 +131,14 @@ impl<T: LockTarget> Campaign for Lock<T> {
 
     async fn campaign_status(&self) -> Result<Seen> {
         Ok(Seen::from(Lock::status(self).await?))
+    }
+
+    async fn campaign_status_many(locks: &[&Self]) -> Result<(Vec<Seen>, u64)> {
+        let read = Lock::status_many(locks).await?;
+        Ok((
+            read.statuses.into_iter().map(Seen::from).collect(),
+            read.requests,
+        ))
     }
 
     fn timing(&self) -> Result<Timing> {

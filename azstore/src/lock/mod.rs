@@ -24,8 +24,10 @@ pub use rwlock::{RwLock, RwLockStatus, WriteGuard};
 pub use semaphore::{
     CLOSED_SLOT_LABEL, MAX_PERMITS, Permit, PermitHolder, Semaphore, SemaphoreStatus,
 };
-pub(crate) use target::wall_clock_ms;
-pub use target::{Attempt, LockClaim, LockTarget, Probe, next_fencing_token};
+pub use target::{
+    Attempt, LockClaim, LockTarget, Probe, StatusMany, next_fencing_token, status_each,
+};
+pub(crate) use target::{common_prefix, wall_clock_ms};
 pub(crate) use wake::{PollSleep, wakeup_for};
 
 /// Options of a [`Lock`] on any backend.

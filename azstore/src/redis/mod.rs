@@ -81,7 +81,7 @@ pub use json::RedisJson;
 pub use lease::RedisLease;
 #[allow(deprecated)]
 pub use lock::RedisLockStatus;
-pub use lock::{HeldRedisLock, RedisLock, RedisLockTarget, RedisLocks};
+pub use lock::{BULK_STATUS_KEYS, HeldRedisLock, RedisLock, RedisLockTarget, RedisLocks};
 
 /// The environment variable [`RedisClient::from_env`] reads: a `redis://` or `rediss://` URL.
 pub const REDIS_URL_ENV: &str = "AZSTORE_REDIS_URL";

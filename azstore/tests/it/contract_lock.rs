@@ -120,6 +120,15 @@ mod blob {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn contract_lock_status_many_matches_status_blob() {
+        let c = fresh();
+        contract::status_many_matches_status(|name| {
+            BlobLock::with_options(c.clone(), name, opts()).unwrap()
+        })
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn contract_lock_status_after_release_blob() {
         let c = fresh();
         contract::status_after_release(|| {
@@ -237,6 +246,12 @@ mod redis {
     async fn contract_lock_break_zero_frees_at_once_redis() {
         let k = key();
         contract::break_zero_frees_at_once(|| lock(&k, opts())).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn contract_lock_status_many_matches_status_redis() {
+        let k = key();
+        contract::status_many_matches_status(|name| lock(&format!("{k}/{name}"), opts())).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -358,6 +373,16 @@ mod cosmos {
     async fn contract_lock_break_zero_frees_at_once_cosmos() {
         let c = fresh().await;
         contract::break_zero_frees_at_once(|| lock(&c, opts())).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn contract_lock_status_many_matches_status_cosmos() {
+        let c = fresh().await;
+        contract::status_many_matches_status(|name| {
+            let id = name.replace('/', ":");
+            CosmosLock::with_options(c.clone(), &id, id.as_str(), opts()).unwrap()
+        })
+        .await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -377,3 +377,136 @@ impl<T: LockTarget> LockTarget for SwallowsErrors<T> {
         self.0.abandon(proposed).await
     }
 }
+
+/// The fields of a status a bulk read must reproduce (`remaining` is a countdown that differs
+/// between two reads).
+fn same_fields(s: &LockStatus) -> impl PartialEq + std::fmt::Debug + '_ {
+    (
+        s.exists,
+        s.locked,
+        s.breaking,
+        s.fencing_token,
+        s.owner.as_ref().map(|o| (&o.host, o.pid, &o.label)),
+        s.version.as_deref(),
+    )
+}
+
+/// [`LockTarget::status_many`] answers, lock by lock and in order, what one
+/// [`LockTarget::status`] per lock answers — absent, held, released, breaking, broken, and held
+/// by a holder that stopped renewing, before and after its lease ran out — and counts as an
+/// observation where contenders decide expiry: a handle whose only look at a silent holder was
+/// the bulk read takes the lock over once the lease has passed. `make(name)` builds a new
+/// handle onto the lock `name` (`/`-separated; all in one container, database or server).
+pub async fn status_many_matches_status<T, F>(make: F)
+where
+    T: LockTarget,
+    F: Fn(&str) -> Lock<T>,
+{
+    let names = [
+        "many/absent",
+        "many/held",
+        "many/released",
+        "many/breaking",
+        "many/broken",
+        "many/silent",
+    ];
+    let lock = |i: usize| make(names[i]);
+    let held = acquire_free(&lock(1), "many: acquire", "many: free").await;
+    acquire_free(&lock(2), "many: acquire", "many: free")
+        .await
+        .release()
+        .await
+        .expect("release");
+    let breaking = acquire_free(&lock(3), "many: acquire", "many: free").await;
+    lock(3)
+        .break_lock(Some(BreakPeriod::seconds(50).expect("period")))
+        .await
+        .expect("break(50 s)");
+    let broken = acquire_free(&lock(4), "many: acquire", "many: free").await;
+    lock(4)
+        .break_lock(Some(BreakPeriod::immediate()))
+        .await
+        .expect("break(0)");
+    // A holder that stops renewing: one raw attempt, no guard.
+    let silent = lock(5);
+    let claim = LockClaim::new(
+        LeaseId::random(),
+        azstore::lease::LeaseDuration::seconds(15).expect("15 s"),
+        azstore::lock::LockOwner::new("silent-host", Some(7), Some("silent".into()), None),
+    );
+    assert!(
+        matches!(
+            silent
+                .target()
+                .try_lock(&claim)
+                .await
+                .expect("many: raw attempt"),
+            Attempt::Acquired { .. }
+        ),
+        "many: the raw attempt takes the free lock"
+    );
+    let silent_from = Instant::now();
+    // Observers look only through the bulk read; readers only one lock at a time.
+    let observers: Vec<Lock<T>> = (0..names.len()).map(lock).collect();
+    let compare = |round: &'static str| {
+        let observers = &observers;
+        let lock = &lock;
+        async move {
+            let targets: Vec<&T> = observers.iter().map(Lock::target).collect();
+            let many = T::status_many(&targets).await.expect("status_many");
+            assert_eq!(
+                many.statuses.len(),
+                names.len(),
+                "{round}: one status per lock"
+            );
+            assert!(many.requests >= 1, "{round}: requests counted");
+            for (i, bulk) in many.statuses.iter().enumerate() {
+                let one = lock(i).status().await.expect("status");
+                assert_eq!(
+                    same_fields(bulk),
+                    same_fields(&one),
+                    "{round}: {}: bulk {bulk:?} vs one {one:?}",
+                    names[i]
+                );
+            }
+            many.statuses
+        }
+    };
+    let first = compare("while held").await;
+    assert!(
+        !first[0].exists && !first[0].locked,
+        "absent: {:?}",
+        first[0]
+    );
+    assert!(first[1].locked && first[1].fencing_token == Some(held.fencing_token()));
+    assert!(
+        first[2].exists && !first[2].locked,
+        "released: {:?}",
+        first[2]
+    );
+    assert!(
+        first[3].locked && first[3].breaking,
+        "breaking: {:?}",
+        first[3]
+    );
+    assert!(!first[4].locked, "broken: {:?}", first[4]);
+    assert!(first[5].locked, "silent, within its lease: {:?}", first[5]);
+    assert_eq!(
+        first[5].owner.as_ref().and_then(|o| o.label.as_deref()),
+        Some("silent")
+    );
+    // Past the silent holder's lease (15 s from its attempt).
+    tokio::time::sleep_until(silent_from + Duration::from_millis(16_000)).await;
+    let targets: Vec<&T> = observers.iter().map(Lock::target).collect();
+    T::status_many(&targets).await.expect("status_many");
+    compare("after the silent holder's lease").await;
+    let taken = observers[5]
+        .try_acquire()
+        .await
+        .expect("many: acquire after the lease")
+        .expect("many: the observer takes over the silent holder once its lease has passed");
+    assert!(taken.fencing_token() > 0);
+    taken.release().await.expect("release");
+    held.release().await.expect("release");
+    drop((breaking, broken));
+}
