@@ -86,16 +86,16 @@ pub(crate) fn validate_header(name: &str, value: &str) -> Result<()> {
 /// path segment is checked where it is named (blob names, message ids, Cosmos DB ids, file
 /// paths); this is the pipeline's own check, for any path that reaches it.
 fn validate_path(path: &str) -> Result<()> {
-    let is_dot = |s: &str| s == "." || s.eq_ignore_ascii_case("%2e");
+    // A dot segment is at most 6 characters (`%2e%2e`): longer ones are never decoded.
+    let is_dot_segment = |s: &str| {
+        s.len() <= 6
+            && matches!(
+                s.to_ascii_lowercase().replace("%2e", ".").as_str(),
+                "." | ".."
+            )
+    };
     for segment in path.split('/') {
-        let dots = match segment.len() {
-            1 | 3 => is_dot(segment),
-            2 | 4 | 6 => (1..segment.len())
-                .filter(|&i| segment.is_char_boundary(i))
-                .any(|i| is_dot(&segment[..i]) && is_dot(&segment[i..])),
-            _ => false,
-        };
-        if dots {
+        if is_dot_segment(segment) {
             return Err(Error::invalid_input(format!(
                 "the request path has a {:?} segment, which the URL would resolve into another \
                  resource's path: refused before sending",

@@ -32,7 +32,7 @@ use crate::credential::{AccessToken, Credential};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::checks;
 use crate::http::options::ClientOptions;
-use crate::http::request::{Method, Request, ResponseLimit};
+use crate::http::request::{Method, Request};
 use crate::http::response::{Headers, Response, error_from_parts, with_auth_hint};
 use crate::http::telemetry::{Call, Labels};
 
@@ -469,16 +469,7 @@ impl Pipeline {
                     idle: self.inner.options.timeout,
                 }));
             }
-            let cap = match req.response_limit {
-                ResponseLimit::Bytes(n) => n,
-                ResponseLimit::Declared => match resp.content_length() {
-                    Some(n) => n,
-                    None => match ResponseLimit::DEFAULT {
-                        ResponseLimit::Bytes(n) => n,
-                        ResponseLimit::Declared => u64::MAX,
-                    },
-                },
-            };
+            let cap = req.response_limit.cap(resp.content_length());
             let body = match tokio::time::timeout_at(
                 limit.until,
                 crate::transport::read_within(&mut resp, cap),

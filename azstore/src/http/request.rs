@@ -91,10 +91,21 @@ pub(crate) enum ResponseLimit {
     Declared,
 }
 
+/// The bytes of [`ResponseLimit::DEFAULT`].
+const DEFAULT_RESPONSE_BYTES: u64 = 64 << 20;
+
 impl ResponseLimit {
+    /// The cap in bytes for a response that declares `declared` bytes (if it does).
+    pub(crate) fn cap(self, declared: Option<u64>) -> u64 {
+        match self {
+            ResponseLimit::Bytes(n) => n,
+            ResponseLimit::Declared => declared.unwrap_or(DEFAULT_RESPONSE_BYTES),
+        }
+    }
+
     /// The cap of an operation that declares none: 64 MiB, above any document Azure Storage
     /// or Cosmos DB returns (a 5,000-item listing page with metadata, a 100,000-block list).
-    pub(crate) const DEFAULT: ResponseLimit = ResponseLimit::Bytes(64 << 20);
+    pub(crate) const DEFAULT: ResponseLimit = ResponseLimit::Bytes(DEFAULT_RESPONSE_BYTES);
     /// A Get/Peek Messages batch: 32 messages of at most 64 KiB (base64 in XML) need ~3 MiB.
     pub(crate) const QUEUE_BATCH: u64 = 8 << 20;
     /// A Cosmos DB answer: an item is at most 2 MiB, a query page at most 4 MB.
