@@ -34,9 +34,9 @@ pub(crate) fn refuse_dot_segments(kind: &str, value: &str) -> Result<()> {
         .any(|segment| segment == "." || segment == "..")
     {
         return Err(Error::invalid_input(format!(
-            "{kind} {:?} has a `.` or `..` path segment: in a URL it would name another \
+            "{kind} {} has a `.` or `..` path segment: in a URL it would name another \
              resource (e.g. one in another container), so it is refused",
-            crate::redact::printable(value)
+            crate::redact::quoted(value, 256)
         )));
     }
     Ok(())

@@ -76,9 +76,14 @@ pub(crate) fn printable_cut(s: &str, max: usize) -> String {
     out
 }
 
-/// [`printable_cut`] at 256 characters: for a caller's name or id quoted in an error.
-pub(crate) fn printable(s: &str) -> String {
-    printable_cut(s, 256)
+/// `s` quoted for an error message, escaped as `{:?}` escapes it (control characters, quotes,
+/// backslashes) and cut to `max` characters.
+pub(crate) fn quoted(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).flat_map(char::escape_debug).collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    format!("\"{out}\"")
 }
 
 #[cfg(test)]

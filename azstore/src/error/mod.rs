@@ -689,14 +689,7 @@ fn write_escaped(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
     if !s.chars().any(char::is_control) {
         return f.write_str(s);
     }
-    for c in s.chars() {
-        if c.is_control() {
-            write!(f, "{}", c.escape_default())?;
-        } else {
-            write!(f, "{c}")?;
-        }
-    }
-    Ok(())
+    f.write_str(&crate::redact::printable_cut(s, usize::MAX))
 }
 
 impl std::error::Error for Error {

@@ -97,7 +97,7 @@ fn validate_path(path: &str) -> Result<()> {
     for segment in path.split('/') {
         if is_dot_segment(segment) {
             return Err(Error::invalid_input(format!(
-                "the request path has a {:?} segment, which the URL would resolve into another \
+                "the request path has a {} segment, which the URL would resolve into another \
                  resource's path: refused before sending",
                 printable(segment)
             )));
@@ -106,13 +106,9 @@ fn validate_path(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// A header name for an error message: escaped and cut to 64 characters.
+/// A header name or path segment for an error message: escaped and cut to 64 characters.
 fn printable(s: &str) -> String {
-    let mut out: String = s.chars().take(64).flat_map(char::escape_debug).collect();
-    if s.chars().count() > 64 {
-        out.push('…');
-    }
-    format!("\"{out}\"")
+    crate::redact::quoted(s, 64)
 }
 
 /// The delay the service asks for: `x-ms-retry-after-ms` / `retry-after-ms` (milliseconds),

@@ -125,8 +125,8 @@ impl QueueClient {
     fn message_path(&self, id: &MessageId) -> Result<String> {
         if id.as_str().is_empty() || id.as_str().contains(['/', '\\']) {
             return Err(Error::invalid_input(format!(
-                "invalid message id {:?}: a message id is one path segment",
-                crate::redact::printable(id.as_str())
+                "invalid message id {}: a message id is one path segment",
+                crate::redact::quoted(id.as_str(), 256)
             )));
         }
         crate::names::refuse_dot_segments("message id", id.as_str())?;
