@@ -143,6 +143,11 @@ fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
     let cap = Capture::default();
     let subscriber = tracing_subscriber::registry().with(cap.clone());
     let guard = tracing::subscriber::set_default(subscriber);
+    // Other tests of this binary hit callsites for the first time on their own threads while
+    // this subscriber registers; tracing caches each callsite's interest globally, and a
+    // registration racing with ours can cache "never" for a callsite this test needs. Asking
+    // every callsite again once this subscriber is live closes that window.
+    tracing::callsite::rebuild_interest_cache();
     (cap, guard)
 }
 
@@ -255,7 +260,7 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
     })
     .await
     .unwrap();
-    assert_eq!((outcome.attempts, outcome.conflicts), (2, 1));
+    assert_eq!((outcome.attempts, outcome.conflicts), (2, 1), "{outcome:?}");
     assert_eq!(outcome.value, Some(11), "the other writer's 10 is not lost");
 
     // Spans: one update, two attempts under it, the 412 attempt recorded.
@@ -277,7 +282,12 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
                 == Some("412")
         })
         .collect();
-    assert_eq!(refused.len(), 1, "one refused HTTP attempt");
+    assert_eq!(
+        refused.len(),
+        1,
+        "one refused HTTP attempt: {:?}",
+        cap.spans("azstore.attempt")
+    );
     let r = &refused[0].fields;
     assert_eq!(r["error.type"], "ConditionNotMet");
     assert_eq!(r["http.request.method"], "PUT");
@@ -313,8 +323,8 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
 
     // Metrics.
     let m = metrics_of(&snap);
-    assert_eq!(counter(&m, "azstore.update.conflicts", &[]), 1);
-    assert_eq!(counter(&m, "azstore.update.attempts", &[]), 2);
+    assert_eq!(counter(&m, "azstore.update.conflicts", &[]), 1, "{m:?}");
+    assert_eq!(counter(&m, "azstore.update.attempts", &[]), 2, "{m:?}");
     assert_eq!(counter(&m, "azstore.update.maybe", &[]), 0);
     assert_eq!(
         histogram(

@@ -97,6 +97,11 @@ where
     let mut tokens = Vec::new();
     for round in 0..6 {
         if round == 3 {
+            // A record collected by a time to live was untouched for at least that long; the
+            // clock-based formula relies on it (the lock module's "Fencing tokens"). Three
+            // acquisitions within one millisecond put the counter ahead of the clock by up to
+            // two, so let the clock pass the last token first, as any time to live would.
+            wait_for_clock_past(*tokens.last().unwrap()).await;
             delete().await;
             let status = make().status().await.expect("status after delete");
             assert!(
@@ -116,6 +121,20 @@ where
         tokens.windows(2).all(|w| w[1] > w[0]),
         "fencing: tokens must strictly increase across holders and across delete + recreate: {tokens:?}"
     );
+}
+
+/// Sleeps until this host's wall clock (in ms since the epoch) passes `token`, at most 2 s
+/// (a server clock ahead of this one is not waited for beyond that).
+async fn wait_for_clock_past(token: u64) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64)
+    };
+    while now_ms() <= token && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
 
 /// `try_acquire` on a lock that must be free: panics with `acquire` (and the error) when the
