@@ -43,9 +43,9 @@
 //! ```
 //!
 //! # Errors and time
-//! Answers map onto azstore's [`Error`]: 412 is [`ErrorKind::PreconditionFailed`] (code
-//! `ConditionNotMet`), 409 on a create [`ErrorKind::Conflict`] (`ResourceAlreadyExists`),
-//! 404 [`ErrorKind::NotFound`] (`ResourceNotFound`). 429 (request rate too large) is retried
+//! Answers map onto azstore's [`Error`]: 412 is [`ErrorKind::PreconditionFailed`], 409 on a
+//! create [`ErrorKind::AlreadyExists`], 404 [`ErrorKind::NotFound`]; a lock item held by
+//! someone else is [`ErrorKind::LeaseHeld`], one no longer ours [`ErrorKind::LeaseLost`]. 429 (request rate too large) is retried
 //! by the pipeline after `x-ms-retry-after-ms`, within the call's time budget
 //! ([`ClientOptions::total_timeout`]); so are 408, 449, 500, 502, 503 and 504 — except that a
 //! conditional write whose reply was lost is never repeated: its error says
@@ -71,7 +71,7 @@ use serde_json::Value;
 
 use crate::account::Endpoint;
 use crate::credential::{TokenCache, TokenProvider};
-use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::http::{ClientOptions, Intent, Method, Pipeline, Request, Response};
 
 pub(crate) use auth::CosmosAuth;
@@ -795,17 +795,14 @@ impl CosmosContainer {
     }
 }
 
-/// Gives a Cosmos error the azstore code that the retry loops and callers match on.
+/// A Cosmos DB refusal in the toolkit's words: a 409 on a create is
+/// [`ErrorKind::AlreadyExists`] (the pipeline's kind, from the status, says the rest: 412
+/// `PreconditionFailed`, 404 `NotFound`).
 pub(crate) fn cosmos_error(e: Error, create: bool) -> Error {
-    let code = match (e.status(), e.kind()) {
-        (Some(412), _) => Some(ErrorCode::ConditionNotMet),
-        (Some(409), _) if create => Some(ErrorCode::ResourceAlreadyExists),
-        (Some(404), _) => Some(ErrorCode::ResourceNotFound),
-        _ => None,
-    };
-    match code {
-        Some(c) => e.with_code(c),
-        None => e,
+    if create && e.status() == Some(409) {
+        e.with_kind(ErrorKind::AlreadyExists)
+    } else {
+        e
     }
 }
 

@@ -232,8 +232,8 @@ pub enum LeaseLoss {
 }
 
 impl LeaseLoss {
-    /// This loss as an [`Error`] of kind [`ErrorKind::Lease`] and code
-    /// [`ErrorCode::LeaseLost`], so `err.lease_lost()` is true.
+    /// This loss as an [`Error`] of kind [`ErrorKind::LeaseLost`], so `err.lease_lost()` is
+    /// true.
     ///
     /// ```
     /// use std::time::Duration;
@@ -242,7 +242,7 @@ impl LeaseLoss {
     /// assert!(loss.to_error().lease_lost());
     /// ```
     pub fn to_error(&self) -> Error {
-        Error::new(ErrorKind::Lease, self.to_string()).with_code(ErrorCode::LeaseLost)
+        Error::new(ErrorKind::LeaseLost, self.to_string())
     }
 
     fn refused(e: &Error) -> LeaseLoss {

@@ -549,9 +549,11 @@ impl LeaseCapabilities {
 /// lease.
 ///
 /// The methods return `Send` futures so that a guard can renew from a spawned task. Errors
-/// follow azstore's conventions: a refusal carries an [`ErrorCode`](crate::ErrorCode) such as
-/// `LeaseIdMismatchWithLeaseOperation`, and [`Error::is_retryable`] tells transient failures
-/// apart.
+/// follow azstore's conventions: a refusal is [`ErrorKind::LeaseHeld`](crate::ErrorKind::LeaseHeld)
+/// (someone else holds it) or [`ErrorKind::LeaseLost`](crate::ErrorKind::LeaseLost) (the id
+/// named is no longer the lease's), the service's own code kept in
+/// [`Error::error_code`](crate::Error::error_code); [`Error::is_retryable`] tells transient
+/// failures apart.
 ///
 /// Code generic over `Leasable` works on every kind of lease:
 ///

@@ -570,11 +570,37 @@ pub fn recorded_error_code(resp: &RecordedResponse) -> Option<String> {
 /// The `ErrorKind` the service's answer means.
 pub fn expected_kind(status: u16, code: Option<&str>) -> ErrorKind {
     let lease = code.is_some_and(|c| c.starts_with("Lease"));
+    // A lease this request named that is no longer its own, as opposed to a lease someone
+    // else holds.
+    let lost = code.is_some_and(|c| {
+        c.starts_with("LeaseIdMismatchWith")
+            || c.starts_with("LeaseNotPresentWith")
+            || matches!(
+                c,
+                "LeaseLost"
+                    | "LeaseIsBrokenAndCannotBeRenewed"
+                    | "LeaseIsBreakingAndCannotBeChanged"
+                    | "LeaseAlreadyBroken"
+            )
+    });
+    let container_gone = matches!(
+        code,
+        Some(
+            "ContainerNotFound"
+                | "TableNotFound"
+                | "QueueNotFound"
+                | "ShareNotFound"
+                | "ParentNotFound"
+        )
+    );
     match status {
         304 => ErrorKind::NotModified,
-        409 | 412 if lease => ErrorKind::Lease,
+        409 | 412 if lost => ErrorKind::LeaseLost,
+        409 | 412 if lease => ErrorKind::LeaseHeld,
         412 => ErrorKind::PreconditionFailed,
+        409 if code.is_some_and(|c| c.ends_with("AlreadyExists")) => ErrorKind::AlreadyExists,
         409 => ErrorKind::Conflict,
+        404 if container_gone => ErrorKind::ContainerNotFound,
         404 => ErrorKind::NotFound,
         401 | 403 => ErrorKind::Auth,
         400 if matches!(code, Some("Md5Mismatch" | "Crc64Mismatch")) => ErrorKind::Integrity,

@@ -263,7 +263,7 @@ async fn create_with_metadata_and_public_access() {
         .create_with(&azstore::blob::CreateContainerOptions::default())
         .await
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert_eq!(e.kind(), ErrorKind::AlreadyExists, "{e}");
     assert_eq!(c.get_properties().await.unwrap().etag, p.etag);
     // Bad metadata is refused before sending.
     let bad = azstore::blob::CreateContainerOptions::default().metadata("not a name", "v");

@@ -123,7 +123,7 @@ async fn service_messages_display_on_one_line() {
     let account = support::account();
     let blob = account.blob(&support::unique("ergo"), "missing").unwrap();
     let e = blob.download().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert_eq!(e.kind(), ErrorKind::ContainerNotFound);
     let shown = e.to_string();
     assert!(!shown.contains('\n'), "{shown:?}");
 }

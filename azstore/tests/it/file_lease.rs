@@ -46,7 +46,7 @@ async fn file_lease_guards_writes() {
         .await
         .unwrap_err();
     assert_eq!(err.status(), Some(412));
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseHeld);
     assert_eq!(err.error_code(), Some(&ErrorCode::LeaseIdMissing));
     assert!(err.is_file_lease_refusal());
     // A writer with a stale or foreign id: 412 too.
@@ -216,7 +216,7 @@ async fn share_lease_renew_change_break() {
     );
     share.renew_lease(&id).await.unwrap();
     let err = share.renew_lease(&LeaseId::random()).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseLost);
     assert_eq!(
         err.error_code(),
         Some(&ErrorCode::LeaseIdMismatchWithLeaseOperation)
@@ -225,7 +225,7 @@ async fn share_lease_renew_change_break() {
     // The lease guards deleting the share.
     let err = share.delete(None).await.unwrap_err();
     assert_eq!(err.status(), Some(412));
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseHeld);
     let err = share.delete(Some(&LeaseId::random())).await.unwrap_err();
     assert_eq!(
         err.error_code(),

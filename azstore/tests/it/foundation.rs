@@ -206,9 +206,9 @@ async fn retries_give_up_with_the_last_error() {
 async fn conditions_are_answers_not_retried() {
     for (status, code, kind) in [
         (412, "ConditionNotMet", ErrorKind::PreconditionFailed),
-        (409, "BlobAlreadyExists", ErrorKind::Conflict),
+        (409, "BlobAlreadyExists", ErrorKind::AlreadyExists),
         (304, "", ErrorKind::NotModified),
-        (412, "LeaseIdMissing", ErrorKind::Lease),
+        (412, "LeaseIdMissing", ErrorKind::LeaseHeld),
     ] {
         let headers: Vec<(&str, &str)> = if code.is_empty() {
             vec![]

@@ -86,7 +86,7 @@ impl Leasable for Scripted {
         match next {
             Renew::Ok => Ok(LeaseResult::new(id.clone(), None)),
             Renew::Transient => Err(Error::new(ErrorKind::Transport, "connection reset")),
-            Renew::Refuse => Err(Error::new(ErrorKind::Lease, "lease id mismatch")),
+            Renew::Refuse => Err(Error::new(ErrorKind::LeaseLost, "lease id mismatch")),
             Renew::Hang => std::future::pending().await,
         }
     }

@@ -115,7 +115,7 @@ async fn after_a_break_the_old_holders_writes_to_the_lock_blob_are_refused() {
         .upload("", &Conditions::lease(&stale))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease, "{err}");
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
     assert_eq!(
         err.error_code(),
         Some(&ErrorCode::LeaseIdMismatchWithBlobOperation)

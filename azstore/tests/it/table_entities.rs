@@ -37,7 +37,7 @@ async fn create_list_and_delete_tables() {
     assert!(!t.create_if_not_exists().await.unwrap());
     let e = t.create().await.unwrap_err();
     assert_eq!(e.error_code(), Some(&ErrorCode::TableAlreadyExists));
-    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert_eq!(e.kind(), ErrorKind::AlreadyExists);
     let listed: Vec<_> = svc.list_tables(Query::all()).try_collect().await.unwrap();
     assert!(listed.iter().any(|i| i.name == name), "{listed:?}");
     t.delete().await.unwrap();
