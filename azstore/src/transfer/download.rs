@@ -20,7 +20,7 @@ use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
 use crate::conditions::ETag;
-use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
+use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::{Headers, Pipeline, Request, StreamingResponse, range_header};
 use crate::transfer::OnChange;
 use crate::transfer::progress::Tracker;
@@ -85,7 +85,8 @@ pub(crate) async fn open_first<P: FirstProps>(
 ) -> Result<(P, Version, StreamingResponse)> {
     let ranged = get().header("x-ms-range", range_header(&(0..len)));
     let resp = match pipeline.send_streaming(ranged).await {
-        Err(e) if e.status() == Some(416) || e.error_code() == Some(&ErrorCode::InvalidRange) => {
+        // 416 (`InvalidRange`): the object is empty, so no byte range exists; read it whole.
+        Err(e) if e.status() == Some(416) => {
             pipeline.send_streaming(get()).await
         }
         r => r,
