@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use azstore::blob::BlobLock;
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::{Conditions, ErrorKind, LeaseId, blob::BlobServiceClient};
 
 const AZLOCK: &str = env!("CARGO_BIN_EXE_azlock");

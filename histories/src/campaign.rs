@@ -15,11 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use azstore::Service;
+use azstore::blob::BlobJson;
 use azstore::blob::BlobServiceClient;
 use azstore::queue::QueueServiceClient;
 use azstore::redis::{RedisClient, RedisConfig};
 use azstore::table::TableServiceClient;
-use azstore::update::{BlobJson, Versioned};
+use azstore::update::Versioned;
 use serde_json::{Value, json};
 use testkit::fault::{Fault, FaultProxy, Rule};
 use testkit::redis::RedisProxy;

@@ -8,6 +8,8 @@ use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use azstore::blob::BlobJson;
+use azstore::blob::BlobLock;
 use azstore::blob::{BlobClient, BlobLocks, BlobServiceClient, ContainerClient};
 use azstore::clock::ManualClock;
 use azstore::cosmos::{
@@ -17,11 +19,11 @@ use azstore::cosmos::{
 use azstore::http::{ClientOptions, RetryPolicy};
 use azstore::leader::{LockFactory, ShardEvent, ShardGroup, ShardOptions};
 use azstore::lease::{GuardOptions, Leasable, LeaseDuration};
-use azstore::lock::{BlobLock, Held, Lock, LockOptions, LockTarget};
+use azstore::lock::{Held, Lock, LockOptions, LockTarget};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
 use azstore::redis::{RedisClient, RedisConfig, RedisLock, RedisLocks};
 use azstore::table::TableServiceClient;
-use azstore::update::{BlobJson, Current, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Current, Decision, UpdatePolicy, Versioned, update};
 use azstore::{ETag, Error, ErrorKind, RequestSent, Result, Service, StorageAccount};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

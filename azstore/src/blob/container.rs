@@ -444,25 +444,5 @@ impl ContainerClient {
 
 /// The names Get/Set Container ACL had before azstore named them as Table and Queue do.
 impl ContainerClient {
-    /// Renamed [`ContainerClient::get_access_policy`].
-    #[deprecated(since = "0.3.0", note = "renamed `get_access_policy`")]
-    pub async fn get_acl(&self) -> Result<AclResult> {
-        self.get_access_policy().await
-    }
 
-    /// Renamed [`ContainerClient::get_access_policy_if`].
-    #[deprecated(since = "0.3.0", note = "renamed `get_access_policy_if`")]
-    pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
-        self.get_access_policy_if(conditions).await
-    }
-
-    /// Renamed [`ContainerClient::set_access_policy`].
-    #[deprecated(since = "0.3.0", note = "renamed `set_access_policy`")]
-    pub async fn set_acl(
-        &self,
-        acl: &ContainerAcl,
-        conditions: &Conditions,
-    ) -> Result<WriteResult> {
-        self.set_access_policy(acl, conditions).await
-    }
 }

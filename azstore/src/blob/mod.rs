@@ -95,7 +95,7 @@ pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use lock::{
-    BULK_STATUS_MIN, BlobLock, BlobLockTarget, BlobLocks, HeldLock, META_ACQUIRED_AT,
+    BULK_STATUS_MIN, BlobLock, BlobLockTarget, BlobLocks, HeldBlobLock, META_ACQUIRED_AT,
     META_FENCING_TOKEN, META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
 };
 pub use models::{BlobProperties, BlobType, ImmutabilityPolicy, ImmutabilityPolicyMode};

@@ -182,7 +182,7 @@ impl ItemRef {
 
 /// A Cosmos DB item holding one value of type `T` (serialized by serde as a JSON object), as a
 /// [`Versioned`] resource for [`update`](crate::update::update) — the Cosmos counterpart of
-/// [`BlobJson`](crate::update::BlobJson) and [`RedisJson`](crate::redis::RedisJson).
+/// [`BlobJson`](crate::blob::BlobJson) and [`RedisJson`](crate::redis::RedisJson).
 ///
 /// The item is named by its id and partition key value, both explicit. Writes put them into
 /// the stored object (`"id"`, and the container's partition key path); a value whose own
@@ -427,28 +427,6 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
     /// ```
     pub async fn delete(&self, etag: &ETag) -> Result<()> {
         self.item.delete(Some(etag)).await
-    }
-
-    /// Creates the item only if it does not exist, without a write id.
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `create(value, write_id)`, the name every versioned resource uses"
-    )]
-    pub async fn insert(&self, value: &T) -> Result<ETag> {
-        Ok(self.item.create(self.encode(value, None)?).await?.etag)
-    }
-
-    /// Replaces the item only if its `_etag` is still `etag`, without a write id.
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `replace(value, etag, write_id)`, the name and shape every versioned resource uses"
-    )]
-    pub async fn replace_if_match(&self, value: &T, etag: &ETag) -> Result<ETag> {
-        Ok(self
-            .item
-            .replace(self.encode(value, None)?, Some(etag))
-            .await?
-            .etag)
     }
 
     /// Last writer wins: creates or replaces the item whatever is there (an upsert).

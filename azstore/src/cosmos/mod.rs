@@ -80,8 +80,6 @@ pub use auth::CosmosEntraTokens;
 pub use auth::{COSMOS_SCOPE, CosmosKey};
 pub use item::{CosmosItem, WRITE_ID_FIELD};
 pub use lease::CosmosLease;
-#[allow(deprecated)]
-pub use lock::CosmosLockStatus;
 pub use lock::{BULK_STATUS_ITEMS, CosmosLock, CosmosLockTarget, CosmosLocks, HeldCosmosLock};
 
 /// The environment variable [`CosmosClient::from_env`] reads for the endpoint.

@@ -296,23 +296,6 @@ impl FileClient {
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 
-    /// Get File, whole, in one request. Deprecated: [`FileClient::download`] reads the whole
-    /// file too (in one request when it is small), with every range pinned to one version.
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `download(&TransferOptions::default())` (every service reads content with `download*`)"
-    )]
-    pub async fn get(&self) -> Result<FileDownload> {
-        let resp = self
-            .pipeline
-            .send(self.request(Method::Get).content_read())
-            .await?;
-        Ok(FileDownload {
-            properties: FileProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
-    }
-
     /// Get File for one byte range (206). The range may extend past the end of the file; the
     /// service returns what exists. A range starting at or past the end is a 416 error.
     ///
@@ -368,28 +351,6 @@ impl FileClient {
     /// ```
     pub async fn download_range_stream(&self, range: Range<u64>) -> Result<FileStream> {
         self.stream_get(Some(range)).await
-    }
-
-    /// Get File as a stream (whole file, or `range`). Deprecated: [`FileClient::download_stream`]
-    /// (whole file) or [`FileClient::download_range_stream`].
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `download_stream` (whole file) or `download_range_stream` (a range)"
-    )]
-    pub async fn get_stream(&self, range: Option<Range<u64>>) -> Result<FileStream> {
-        self.stream_get(range).await
-    }
-
-    /// Renamed [`FileClient::download_range`].
-    #[deprecated(since = "0.3.0", note = "renamed `download_range`")]
-    pub async fn get_range(&self, range: Range<u64>) -> Result<FileDownload> {
-        self.download_range(range).await
-    }
-
-    /// Renamed [`FileClient::download_from`].
-    #[deprecated(since = "0.3.0", note = "renamed `download_from`")]
-    pub async fn get_from(&self, start: u64) -> Result<FileDownload> {
-        self.download_from(start).await
     }
 
     /// One streaming Get File of the whole file or `range`.

@@ -43,7 +43,7 @@
 //!   counting while the machine is suspended, so a suspend cannot stretch the lease.
 //! * **The check decides, not only the renew task.** [`is_held`](LeaseGuard::is_held),
 //!   [`check`](LeaseGuard::check) and [`state`](LeaseGuard::state) (and the same methods of
-//!   [`HeldLock`](crate::lock::HeldLock), and
+//!   [`HeldBlobLock`](crate::blob::HeldBlobLock), and
 //!   [`MessageGuard::is_lost`](crate::queue::MessageGuard::is_lost)) compare the clock with the
 //!   deadline themselves, from any task or thread, and publish the loss when it has passed, so
 //!   [`lost`](LeaseGuard::lost) and [`subscribe`](LeaseGuard::subscribe) wake at once. After a
@@ -77,14 +77,14 @@
 //!    ```
 //!
 //! 2. **Check a fencing token** when the protected data lives elsewhere:
-//!    [`BlobLock`](crate::lock::BlobLock) hands each holder a token larger than every earlier
-//!    holder's ([`HeldLock::fencing_token`](crate::lock::HeldLock::fencing_token)); the
+//!    [`BlobLock`](crate::blob::BlobLock) hands each holder a token larger than every earlier
+//!    holder's ([`HeldBlobLock::fencing_token`](crate::blob::HeldBlobLock::fencing_token)); the
 //!    resource remembers the largest token it accepted and refuses smaller ones. Here the
 //!    resource is a blob that keeps the token in its metadata and is written with If-Match,
 //!    so the check and the write are one atomic step on the service:
 //!
 //!    ```no_run
-//!    # async fn demo(lock: azstore::lock::BlobLock, report: azstore::blob::BlobClient) -> azstore::Result<()> {
+//!    # async fn demo(lock: azstore::blob::BlobLock, report: azstore::blob::BlobClient) -> azstore::Result<()> {
 //!    use std::time::Duration;
 //!    use azstore::Conditions;
 //!    use azstore::blob::PutOptions;

@@ -1,4 +1,8 @@
-//! The lock engine; its documentation is the public `azstore::lock` module's (README.md).
+#![doc = include_str!("README.md")]
+//!
+//! The engine knows no backend: each backend implements [`LockTarget`] in its own folder, beside
+//! its lock type (`azstore::blob::BlobLock`, `azstore::redis::RedisLock`,
+//! `azstore::cosmos::CosmosLock`).
 
 use std::time::Duration;
 
@@ -40,7 +44,8 @@ pub(crate) use wake::{PollSleep, wakeup_for};
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 /// use std::time::Duration;
 /// use azstore::lease::LeaseDuration;
-/// use azstore::lock::{BlobLock, LockOptions};
+/// use azstore::lock::{LockOptions};
+/// use azstore::blob::{BlobLock};
 ///
 /// let options = LockOptions::default()
 ///     .duration(LeaseDuration::seconds(15)?) // a crashed holder blocks others at most 15 s

@@ -31,7 +31,7 @@ struct Stored<T> {
 
 /// A Redis key holding a JSON value, as a [`Versioned`] resource for
 /// [`update`](crate::update::update) — the Redis counterpart of
-/// [`BlobJson`](crate::update::BlobJson).
+/// [`BlobJson`](crate::blob::BlobJson).
 ///
 /// The key is a Redis string holding one JSON document,
 /// `{"etag":"…","wid":"…","value":…}`: `value` is yours, `etag` a random version that

@@ -78,8 +78,6 @@ use config::Auth;
 pub use config::RedisConfig;
 pub use json::RedisJson;
 pub use lease::RedisLease;
-#[allow(deprecated)]
-pub use lock::RedisLockStatus;
 pub use lock::{BULK_STATUS_KEYS, HeldRedisLock, RedisLock, RedisLockTarget, RedisLocks};
 
 /// The environment variable [`RedisClient::from_env`] reads: a `redis://` or `rediss://` URL.

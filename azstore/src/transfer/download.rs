@@ -86,9 +86,7 @@ pub(crate) async fn open_first<P: FirstProps>(
     let ranged = get().header("x-ms-range", range_header(&(0..len)));
     let resp = match pipeline.send_streaming(ranged).await {
         // 416 (`InvalidRange`): the object is empty, so no byte range exists; read it whole.
-        Err(e) if e.status() == Some(416) => {
-            pipeline.send_streaming(get()).await
-        }
+        Err(e) if e.status() == Some(416) => pipeline.send_streaming(get()).await,
         r => r,
     }?;
     let props = P::parse(&resp.headers)?;

@@ -34,9 +34,9 @@ fn closed_port() -> u16 {
 
 mod blob {
     use super::*;
+    use azstore::blob::BlobLock;
     use azstore::blob::{BlobLockTarget, BlobServiceClient, ContainerClient};
     use azstore::http::{ClientOptions, RetryPolicy};
-    use azstore::lock::BlobLock;
     use azstore::{Conditions, Service, StorageAccount};
     use testkit::fault::{Fault, FaultProxy, Rule};
 

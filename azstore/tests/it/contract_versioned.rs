@@ -8,9 +8,9 @@
 use testkit as support;
 
 use azstore::StorageAccount;
+use azstore::blob::BlobJson;
 use azstore::blob::BlobServiceClient;
 use azstore::table::{TableServiceClient, VersionedEntity};
-use azstore::update::BlobJson;
 use azstore::{Service, update::Versioned};
 use serde::{Deserialize, Serialize};
 use testkit::contract::versioned::{self as contract, Counter, HttpWrites};

@@ -12,10 +12,11 @@ use testkit as support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use azstore::blob::BlobJson;
+use azstore::blob::BlobLock;
 use azstore::http::{ClientOptions, Method, Pipeline, Request};
 use azstore::lease::{LeaseDuration, LeaseGuard};
-use azstore::lock::BlobLock;
-use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
+use azstore::update::{Change, Decision, UpdatePolicy, update};
 use azstore::{
     Conditions, ETag, ErrorCode, ErrorKind, RequestSent, Service, StorageAccount, blob::BlobClient,
     blob::BlobServiceClient, blob::ContainerClient, http::Jitter, http::RetryPolicy,

@@ -6,12 +6,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use azstore::blob::BlobLock;
 use azstore::blob::{BlobLocks, BlobServiceClient};
 use azstore::leader::{
     Campaign, Election, ElectionOptions, LockFactory, ShardEvent, ShardGroup, ShardOptions,
 };
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use tokio::time::Instant;
 
 fn lock_options(label: &str) -> LockOptions {

@@ -8,9 +8,10 @@ use testkit as support;
 
 use std::time::{Duration, Instant};
 
+use azstore::blob::BlobLock;
 use azstore::blob::LeaseState;
 use azstore::lease::{BreakPeriod, LeaseDuration, LeaseLoss, ReleaseOutcome};
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::{Conditions, ErrorCode, ErrorKind, blob::BlobServiceClient, blob::ContainerClient};
 use support::scripted::{Reply, Scripted};
 

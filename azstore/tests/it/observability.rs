@@ -16,12 +16,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use azstore::blob::BlobJson;
 use azstore::credential::Credential;
 use azstore::lease::BreakPeriod;
 use azstore::lease::{GuardOptions, LeaseDuration, LeaseGuard, LeaseLoss};
 use azstore::queue::{Delivery, WorkerOptions, process_until_empty};
 use azstore::sas::SasBuilder;
-use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, Versioned, update};
 use azstore::{Conditions, DEV_KEY, RequestSent, Service};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use support::fault::{Fault, FaultProxy, Rule};
@@ -642,8 +643,8 @@ async fn no_span_or_metric_holds_a_secret() {
 #[tokio::test]
 async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
     let c = support::blob::container("obslock").await;
-    let lock = azstore::lock::BlobLock::new(c.clone(), "l").unwrap();
-    let waiter = azstore::lock::BlobLock::new(c.clone(), "l").unwrap();
+    let lock = azstore::blob::BlobLock::new(c.clone(), "l").unwrap();
+    let waiter = azstore::blob::BlobLock::new(c.clone(), "l").unwrap();
 
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();

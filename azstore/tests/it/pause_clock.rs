@@ -8,11 +8,12 @@ use testkit::queue as queue_support;
 
 use std::time::Duration;
 
+use azstore::blob::BlobLock;
 use azstore::clock::ManualClock;
 use azstore::lease::{
     GuardOptions, GuardState, LeaseDuration, LeaseGuard, LeaseLoss, ReleaseOutcome,
 };
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::queue::MessageGuard;
 use azstore::{Conditions, blob::LeaseState};
 use futures_util::FutureExt;

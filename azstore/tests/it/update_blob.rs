@@ -8,10 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use azstore::blob::{BlobBytes, BlobJson};
 use azstore::http::ClientOptions;
-use azstore::update::{
-    BlobBytes, BlobJson, Change, Current, Decision, UpdatePolicy, Versioned, create_only, update,
-};
+use azstore::update::{Change, Current, Decision, UpdatePolicy, Versioned, create_only, update};
 use azstore::{
     Conditions, ETag, Error, ErrorCode, ErrorKind, StorageAccount, blob::BlobClient,
     blob::BlobServiceClient, blob::PutOptions, http::Jitter, http::RetryPolicy,
@@ -80,7 +79,7 @@ impl Versioned for PipelineRepeats {
                 write_id: d
                     .properties
                     .metadata
-                    .get(azstore::update::WRITE_ID_METADATA)
+                    .get(azstore::blob::WRITE_ID_METADATA)
                     .cloned(),
                 etag: d.properties.etag,
             })),
@@ -91,13 +90,13 @@ impl Versioned for PipelineRepeats {
 
     async fn replace(&self, value: &u64, etag: &ETag, write_id: &str) -> azstore::Result<ETag> {
         let opts = PutOptions::new(Conditions::if_match(etag))
-            .meta(azstore::update::WRITE_ID_METADATA, write_id);
+            .meta(azstore::blob::WRITE_ID_METADATA, write_id);
         self.put_repeating(value, &opts).await
     }
 
     async fn create(&self, value: &u64, write_id: &str) -> azstore::Result<ETag> {
         let opts = PutOptions::new(Conditions::if_not_exists())
-            .meta(azstore::update::WRITE_ID_METADATA, write_id);
+            .meta(azstore::blob::WRITE_ID_METADATA, write_id);
         self.put_repeating(value, &opts).await
     }
 
@@ -455,7 +454,7 @@ async fn last_writer_wins_and_create_only_are_explicit() {
     assert!(
         props
             .metadata
-            .contains_key(azstore::update::WRITE_ID_METADATA)
+            .contains_key(azstore::blob::WRITE_ID_METADATA)
     );
 }
 

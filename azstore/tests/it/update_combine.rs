@@ -4,7 +4,8 @@
 use testkit as support;
 use testkit::update as update_support;
 
-use azstore::update::{BlobJson, Change, Combiner, Decision, UpdatePolicy, update};
+use azstore::blob::BlobJson;
+use azstore::update::{Change, Combiner, Decision, UpdatePolicy, update};
 use azstore::{Conditions, ErrorKind, StorageAccount, blob::BlobServiceClient};
 use update_support::Proxy;
 

@@ -7,12 +7,11 @@ use testkit as support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use azstore::blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
 use azstore::blob::{BlobServiceClient, PutOptions};
 use azstore::http::{ClientOptions, RetryPolicy};
 use azstore::table::{Entity, TableServiceClient, WRITE_ID_PROPERTY};
-use azstore::update::{
-    BlobBytes, BlobJson, Change, Decision, UpdatePolicy, WRITE_ID_METADATA, update,
-};
+use azstore::update::{Change, Decision, UpdatePolicy, update};
 use azstore::{Conditions, RequestSent, Service};
 use support::fault::{Fault, FaultProxy, Rule};
 

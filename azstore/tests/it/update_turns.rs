@@ -7,9 +7,10 @@ use testkit as support;
 use std::collections::BTreeSet;
 
 use azstore::StorageAccount;
+use azstore::blob::BlobJson;
 use azstore::blob::{BlobClient, BlobServiceClient};
 use azstore::table::VersionedEntity;
-use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, Versioned, update};
 use serde::{Deserialize, Serialize};
 use testkit::update::Proxy;
 
