@@ -443,6 +443,4 @@ impl ContainerClient {
 }
 
 /// The names Get/Set Container ACL had before azstore named them as Table and Queue do.
-impl ContainerClient {
-
-}
+impl ContainerClient {}

@@ -65,11 +65,8 @@ mod leader;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;
-// Reads metrics through the `metrics` facade: compiled with the feature.
 #[cfg(feature = "object_store")]
 mod object_store;
-#[cfg(feature = "metrics")]
-mod observability;
 mod pause_clock;
 mod pause_sigstop;
 mod queue_client;
