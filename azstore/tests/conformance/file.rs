@@ -606,9 +606,7 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 let f = file(&cx, &s, &path)?;
                 let got = match range {
                     Some(r) => f.download_range(r).await,
-                    // One unranged Get File, as recorded (`download` may split it in ranges).
-                    #[allow(deprecated)]
-                    None => f.get().await,
+                    None => f.download(&azstore::file::TransferOptions::default()).await,
                 };
                 let resp = &it.response;
                 if let Some(d) = outcome(got, resp)? {
