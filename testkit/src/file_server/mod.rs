@@ -155,6 +155,16 @@ impl FileServer {
             .expect("valid connection string")
     }
 
+    /// A new, uniquely named share on this server.
+    pub async fn fresh_share(&self, prefix: &str) -> azstore::file::ShareClient {
+        let share = azstore::file::ShareServiceClient::new(&self.account())
+            .expect("file service client")
+            .share(&crate::unique(prefix))
+            .expect("valid share name");
+        share.create().await.expect("create share");
+        share
+    }
+
     /// From now on every request on `path` (`share/dir/file`, unencoded) answers 409 with the
     /// lock's error code, as if an SMB client held a conflicting handle.
     pub fn lock(&self, path: &str, lock: SmbLock) {
