@@ -318,3 +318,54 @@ async fn file_lease_guard_acquires_and_releases() {
         .await
         .unwrap();
 }
+
+/// Leases on a share snapshot (Lease Share with `sharesnapshot=`, REST reference), against
+/// the local File service: the snapshot's lease is its own, independent of the share's, and
+/// guards deleting the snapshot.
+#[tokio::test]
+async fn a_share_snapshot_has_a_lease_of_its_own() {
+    use azstore::blob::LeaseState;
+    use azstore::lease::LeaseDuration;
+    let server = FileServer::start().await;
+    let share = server.fresh_share("snaplease").await;
+    let snap = share.create_snapshot(&Default::default()).await.unwrap();
+    let id = &snap.snapshot;
+    let lease = share
+        .acquire_snapshot_lease(id, LeaseDuration::Infinite, None)
+        .await
+        .unwrap();
+    let p = share.snapshot_properties(id).await.unwrap();
+    assert_eq!(p.lease.state, Some(LeaseState::Leased));
+    // The share itself stays unleased.
+    assert_ne!(
+        share.get_properties().await.unwrap().lease.state,
+        Some(LeaseState::Leased)
+    );
+    // A second acquire is refused; so is deleting the snapshot without the lease.
+    let e = share
+        .acquire_snapshot_lease(id, LeaseDuration::Infinite, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(409), "{e}");
+    let e = share.delete_snapshot(id).await.unwrap_err();
+    assert_eq!(e.status(), Some(412), "{e}");
+    share
+        .release_snapshot_lease(id, &lease.lease_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        share.snapshot_properties(id).await.unwrap().lease.state,
+        Some(LeaseState::Available)
+    );
+    share.delete_snapshot(id).await.unwrap();
+    // A bad snapshot id is refused before sending.
+    let e = share
+        .acquire_snapshot_lease(
+            &azstore::file::SnapshotId::new("not a snapshot"),
+            LeaseDuration::Infinite,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+}

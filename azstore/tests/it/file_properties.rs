@@ -1,5 +1,6 @@
 //! SMB properties, Set File / Share Properties, share permissions, Copy File and List Shares
-//! options, against the local File service (testkit::file_server).
+//! options, share snapshots and metadata reads, against the local File service
+//! (testkit::file_server).
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,7 @@ use azstore::file::{
 use azstore::http_headers::HttpHeaders;
 use azstore::{ErrorCode, ErrorKind};
 use bytes::Bytes;
+use testkit as support;
 use testkit::file_server::FileServer;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -413,4 +415,64 @@ async fn directory_listing_streams_across_pages() {
         3,
         "three pages of at most 3"
     );
+}
+
+#[tokio::test]
+async fn share_snapshots_list_shares_metadata_and_directory_exists() {
+    let server = FileServer::start().await;
+    let files = ShareServiceClient::new(&server.account()).unwrap();
+    let name = support::unique("snap");
+    let share = files.share(&name).unwrap();
+    let meta = BTreeMap::from([("kind".to_string(), "original".to_string())]);
+    share.create_with(&meta, Some(7)).await.unwrap();
+
+    let snap = share.create_snapshot(&BTreeMap::new()).await.unwrap();
+    let props = share.snapshot_properties(&snap.snapshot).await.unwrap();
+    assert_eq!(props.etag, snap.etag);
+    assert_eq!(props.quota_gib, Some(7));
+    assert_eq!(
+        props.metadata, meta,
+        "a snapshot keeps the share's metadata"
+    );
+
+    // A share with snapshots cannot be deleted alone.
+    let e = share.delete(None).await.unwrap_err();
+    assert_eq!(e.status(), Some(409), "{e:?}");
+    share.delete_snapshot(&snap.snapshot).await.unwrap();
+    let e = share.snapshot_properties(&snap.snapshot).await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    share.create_snapshot(&BTreeMap::new()).await.unwrap();
+
+    let (m, etag) = share.get_metadata().await.unwrap();
+    assert_eq!(m, meta);
+    assert_eq!(etag, share.get_properties().await.unwrap().etag);
+
+    let dir = share.directory("d1").unwrap();
+    assert!(!dir.exists().await.unwrap());
+    dir.create().await.unwrap();
+    assert!(dir.exists().await.unwrap());
+    let (m, _) = dir.get_metadata().await.unwrap();
+    assert!(m.is_empty());
+    let f = share.file("d1/f").unwrap();
+    f.create(3, None).await.unwrap();
+    let fm = BTreeMap::from([("a".to_string(), "1".to_string())]);
+    f.set_metadata(&fm, None).await.unwrap();
+    assert_eq!(f.get_metadata().await.unwrap().0, fm);
+
+    let page = files
+        .list_shares_page(
+            &ListSharesOptions::default()
+                .prefix(name.clone())
+                .with_metadata(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.shares.len(), 1);
+    assert_eq!(page.shares[0].name, name);
+    assert_eq!(page.shares[0].metadata, meta);
+    assert!(page.next_marker.is_none());
+
+    share.delete_with_snapshots().await.unwrap();
+    assert!(share.get_properties().await.unwrap_err().is_not_found());
 }

@@ -3,7 +3,7 @@
 //! and against Azurite with an account SAS), a success body never takes more memory than its
 //! operation's cap, no SAS or copy-source token goes over cleartext to another host, no
 //! redirect is followed, a table batch cannot be made to carry a forged header, a service's
-//! text cannot drive the terminal.
+//! text cannot drive the terminal, and no key or SAS signature shows in `Debug` or `Display`.
 
 use testkit as support;
 
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use azstore::blob::{BlobServiceClient, CopyOptions, CopySource, SourceAuthorization};
-use azstore::credential::Credential;
+use azstore::credential::{Credential, SharedKeyCredential};
 use azstore::queue::{MessageId, PopReceipt, QueueServiceClient};
 use azstore::sas::SasBuilder;
 use azstore::table::{Batch, Entity, TableServiceClient};
@@ -482,4 +482,46 @@ async fn metadata_and_header_values_the_service_would_mangle_are_refused() {
         .unwrap_err();
     assert_refused_before_sending(&e, "non-ASCII header");
     assert_eq!(server.count(), 0);
+}
+
+#[test]
+fn secrets_never_appear_in_debug_or_display() {
+    let key = "c2VjcmV0LWtleS1tYXRlcmlhbA==";
+    let account = StorageAccount::from_connection_string(&format!(
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key}"
+    ))
+    .unwrap();
+    let blobs = azstore::blob::BlobServiceClient::new(&account).unwrap();
+    let blob = blobs.container("c1c").unwrap().blob("b").unwrap();
+    let sas = SasBuilder::new(
+        "r",
+        time::OffsetDateTime::now_utc() + time::Duration::hours(1),
+    )
+    .blob(&SharedKeyCredential::new("acct", key).unwrap(), "c1c", "b")
+    .unwrap();
+    let sig = sas
+        .expose_secret()
+        .split("sig=")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let sas_account = account
+        .clone()
+        .with_credential(Credential::Sas(sas.clone()));
+    let texts = [
+        format!("{account:?}"),
+        format!("{:?}", account.credential()),
+        format!("{blobs:?}"),
+        format!("{blob:?}"),
+        format!("{sas:?} {sas}"),
+        format!("{sas_account:?}"),
+        format!(
+            "{:?}",
+            azstore::blob::BlobServiceClient::new(&sas_account).unwrap()
+        ),
+    ];
+    for t in texts {
+        assert!(!t.contains(key), "key leaked: {t}");
+        assert!(!t.contains(&sig), "sig leaked: {t}");
+    }
 }
