@@ -111,16 +111,17 @@ impl Default for ElectionOptions {
 }
 
 impl ElectionOptions {
-    setters! {
-        /// How often [`Election::observe`] reads the lock's status (default 1 s; positive and
-        /// shorter than the lease). One read per interval per observer.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let options = azstore::leader::ElectionOptions::default().observe_every(Duration::from_secs(2));
-        /// # let _ = options;
-        /// ```
-        observe_every => set observe_every: Duration;
+    /// How often [`Election::observe`] reads the lock's status (default 1 s; positive and
+    /// shorter than the lease). One read per interval per observer.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = azstore::leader::ElectionOptions::default().observe_every(Duration::from_secs(2));
+    /// # let _ = options;
+    /// ```
+    pub fn observe_every(mut self, v: Duration) -> Self {
+        self.observe_every = v;
+        self
     }
 }
 
