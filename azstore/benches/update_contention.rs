@@ -955,7 +955,7 @@ fn main() {
             if let Ok(db) =
                 azstore::cosmos::CosmosClient::from_env().and_then(|c| c.database(&database))
             {
-                let _ = db.delete().await;
+                let _ = db.delete_if_exists().await;
             }
         }
     });

@@ -514,7 +514,7 @@ async fn cleanup(model: Model, resource: &str) {
     if model.uses_cosmos() {
         let c = crate::writer::cosmos_container(0, resource);
         if let Ok(db) = c.client().database(resource) {
-            let _ = db.delete().await;
+            let _ = db.delete_if_exists().await;
         }
     }
     match model {

@@ -71,7 +71,7 @@ use serde_json::Value;
 
 use crate::account::Endpoint;
 use crate::credential::{TokenCache, TokenProvider};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, found};
 use crate::http::{ClientOptions, Intent, Method, Pipeline, Request, Response};
 
 pub(crate) use auth::CosmosAuth;
@@ -428,20 +428,30 @@ impl CosmosDatabase {
         created(self.client.send(req).await)
     }
 
-    /// Deletes the database and everything in it; `Ok(false)` when it did not exist.
+    /// Deletes the database and everything in it; a database that does not exist is an error
+    /// ([`ErrorKind::NotFound`]).
     ///
     /// ```no_run
     /// # async fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
     /// db.delete().await?; // every container and item in it too
     /// # Ok(()) }
     /// ```
-    pub async fn delete(&self) -> Result<bool> {
+    pub async fn delete(&self) -> Result<()> {
         let req = Request::new(Method::Delete, &format!("dbs/{}", self.id));
-        match self.client.send(req).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.client.send(req).await.map(drop)
+    }
+
+    /// Deletes the database and everything in it; `Ok(false)` when it did not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
+    /// if !db.delete_if_exists().await? {
+    ///     println!("{} did not exist", db.id());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        found(self.delete().await)
     }
 
     /// A container whose partition key path is `partition_key_path` (e.g. `/season`; one
@@ -597,25 +607,33 @@ impl CosmosContainer {
         created(self.inner.client.send(req).await)
     }
 
-    /// Deletes the container and its items; `Ok(false)` when it did not exist.
+    /// Deletes the container and its items; a container that does not exist is an error
+    /// ([`ErrorKind::NotFound`]).
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
-    /// if !container.delete().await? {
-    ///     println!("{} did not exist", container.id());
-    /// }
+    /// container.delete().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn delete(&self) -> Result<bool> {
+    pub async fn delete(&self) -> Result<()> {
         let req = Request::new(
             Method::Delete,
             &format!("dbs/{}/colls/{}", self.inner.database, self.inner.id),
         );
-        match self.inner.client.send(req).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.inner.client.send(req).await.map(drop)
+    }
+
+    /// Deletes the container and its items; `Ok(false)` when it did not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// if !container.delete_if_exists().await? {
+    ///     println!("{} did not exist", container.id());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        found(self.delete().await)
     }
 
     /// The item `id` in partition `partition_key`, holding a `T` (validated here; nothing is
