@@ -192,6 +192,8 @@ pub mod lock;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod transfer;
+// The Azure Storage protocol the four Storage backends share.
+mod storage;
 // A face over the blob backend and the update engine: object_store's ObjectStore.
 #[cfg(feature = "object_store")]
 pub mod object_store;

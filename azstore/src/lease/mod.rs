@@ -123,15 +123,11 @@ use time::OffsetDateTime;
 
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, Result};
-use crate::http::Response;
 
 pub(crate) mod deadline;
 mod guard;
 pub(crate) mod keepalive;
-mod op;
 mod telemetry;
-
-pub(crate) use op::{LeaseOp, LeaseReply, send};
 
 pub use guard::{LeaseGuard, ReleaseOutcome};
 pub use keepalive::{GuardOptions, GuardState, LeaseLoss};
@@ -356,25 +352,6 @@ impl LeaseResult {
             last_modified: None,
         }
     }
-
-    /// Reads the result of an acquire/renew/change; `sent` is the id we sent or proposed, used
-    /// when the service does not echo one (it always should).
-    pub(crate) fn from_response(resp: &Response, sent: Option<&LeaseId>) -> Result<LeaseResult> {
-        let lease_id = match (resp.headers.get("x-ms-lease-id"), sent) {
-            (Some(id), _) => LeaseId::from_service(id.trim().to_string()),
-            (None, Some(id)) => id.clone(),
-            (None, None) => {
-                return Err(Error::decode(
-                    "lease response is missing the x-ms-lease-id header",
-                ));
-            }
-        };
-        Ok(LeaseResult {
-            lease_id,
-            etag: resp.headers.etag(),
-            last_modified: resp.headers.last_modified(),
-        })
-    }
 }
 
 /// What release returns.
@@ -406,13 +383,6 @@ impl LeaseReleased {
         LeaseReleased {
             etag,
             last_modified: None,
-        }
-    }
-
-    pub(crate) fn from_response(resp: &Response) -> LeaseReleased {
-        LeaseReleased {
-            etag: resp.headers.etag(),
-            last_modified: resp.headers.last_modified(),
         }
     }
 }
@@ -454,15 +424,6 @@ impl LeaseBroken {
             etag,
             last_modified: None,
         }
-    }
-
-    pub(crate) fn from_response(resp: &Response) -> Result<LeaseBroken> {
-        let secs: u64 = resp.headers.parse("x-ms-lease-time")?.unwrap_or(0);
-        Ok(LeaseBroken {
-            remaining: Duration::from_secs(secs),
-            etag: resp.headers.etag(),
-            last_modified: resp.headers.last_modified(),
-        })
     }
 }
 

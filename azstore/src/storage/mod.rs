@@ -1,0 +1,8 @@
+//! The Azure Storage protocol that the blob, file, queue and table backends share, in one
+//! floor: how a lease operation is spelled (`x-ms-lease-action` and its headers) and how its
+//! answer reads. The engines below know none of it; the backends above speak it through
+//! this module.
+
+pub(crate) mod lease;
+
+pub(crate) use lease::{LeaseOp, LeaseReply, send};
