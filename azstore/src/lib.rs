@@ -193,7 +193,7 @@ pub mod lock;
 pub mod redis;
 pub mod transfer;
 // The Azure Storage protocol the four Storage backends share.
-mod storage;
+pub mod storage;
 // A face over the blob backend and the update engine: object_store's ObjectStore.
 #[cfg(feature = "object_store")]
 pub mod object_store;

@@ -10,6 +10,7 @@ use crate::blob::models::{LeaseDurationType, LeaseState, LeaseStatus};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::Result;
 use crate::http::{Headers, Method};
+use crate::storage::StorageRequest;
 
 /// Anonymous (public) read access of a container (`x-ms-blob-public-access`).
 ///

@@ -19,6 +19,7 @@ use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Method;
 pub use crate::status::CopyStatus;
+use crate::storage::{SourceConditions, StorageRequest};
 
 impl BlobProperties {
     /// The state of the last copy into this blob, typed.

@@ -25,6 +25,7 @@ use crate::conditions::{Allowed, Conditions};
 use crate::copy_source::{CopySource, SourceUse};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
 /// `x-ms-copy-source-tag-option`: where the destination's index tags come from.
 ///

@@ -14,7 +14,7 @@ use crate::lease::{
     BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
     LeaseResult,
 };
-use crate::storage::{LeaseOp, LeaseReply};
+use crate::storage::{LeaseOp, LeaseReply, StorageRequest};
 
 /// Lease Blob accepts If-Match, If-None-Match, both dates and tags; the lease id is a
 /// parameter of the operation, not a condition.

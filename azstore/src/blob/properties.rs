@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
 use crate::snapshot::SnapshotId;
+use crate::storage::StorageRequest;
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 ///

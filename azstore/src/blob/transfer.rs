@@ -18,6 +18,7 @@ use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::http::range_header;
 use crate::http::{Headers, Method, StreamingResponse};
+use crate::storage::StorageRequest;
 use crate::transfer::download::{FirstProps, Plan, RangeSource, Version, open_first};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{

@@ -9,6 +9,7 @@ use crate::checksum::{Checksum, crc64_base64, md5_base64};
 use crate::conditions::Conditions;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
 /// The largest range the service checksums on a read (4 MiB).
 pub const MAX_VERIFIED_RANGE: u64 = 4 * 1024 * 1024;

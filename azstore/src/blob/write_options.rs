@@ -33,6 +33,7 @@ use crate::http::request::encode_query_value;
 use crate::http_headers::HeaderNames;
 use crate::http_headers::HttpHeaders;
 use crate::names::validate_metadata;
+use crate::storage::StorageRequest;
 
 /// An access tier (`x-ms-access-tier`). Block blobs take the standard tiers, page blobs on
 /// premium accounts the `P*` tiers; azstore refuses the wrong kind before sending.

@@ -142,10 +142,7 @@ impl ItemRef {
     /// lost reply.
     pub(crate) async fn replace(&self, mut doc: Value, etag: Option<&ETag>) -> Result<Stored> {
         self.container.stamp(&mut doc, &self.id, &self.pk)?;
-        let conditions = etag.map_or_else(Conditions::none, Conditions::if_match);
-        let req = self
-            .request(Method::Put, &self.doc_path())
-            .conditions(&conditions)
+        let req = if_match(self.request(Method::Put, &self.doc_path()), etag)
             .body(doc.to_string(), "application/json");
         match self.container.client().send(req).await {
             Ok(resp) => self.stored(&resp, "a replace"),
@@ -169,10 +166,7 @@ impl ItemRef {
 
     /// Deletes the item if its `_etag` is still `etag` (unconditionally when `None`).
     pub(crate) async fn delete(&self, etag: Option<&ETag>) -> Result<()> {
-        let conditions = etag.map_or_else(Conditions::none, Conditions::if_match);
-        let req = self
-            .request(Method::Delete, &self.doc_path())
-            .conditions(&conditions);
+        let req = if_match(self.request(Method::Delete, &self.doc_path()), etag);
         match self.container.client().send(req).await {
             Ok(_) => Ok(()),
             Err(e) => Err(cosmos_error(e, false).context(self.describe())),
@@ -508,6 +502,17 @@ where
             etag: ETag::new(""),
         };
         self.decode(stored).ok().map(|c| c.value)
+    }
+}
+
+/// `req` conditioned on the item's `_etag` being `etag` (HTTP `If-Match`), a conditional write
+/// that is never repeated after a lost reply; unconditional when `etag` is `None`.
+fn if_match(req: Request, etag: Option<&ETag>) -> Request {
+    match etag {
+        Some(etag) => req
+            .guarded_by(&Conditions::if_match(etag))
+            .header("if-match", etag.as_str()),
+        None => req,
     }
 }
 

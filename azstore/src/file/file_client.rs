@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::file::models::{FileProperties, FileWrite, RangeList};
 use crate::file::options::{CreateFileOptions, MAX_RANGE_SIZE};
 use crate::http::{Method, Pipeline, Request};
+use crate::storage::StorageRequest;
 
 /// One file. Cheap to clone.
 ///

@@ -23,6 +23,7 @@ use crate::file::models::FileWrite;
 use crate::file::smb_properties::SmbProperties;
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
+use crate::storage::StorageRequest;
 
 /// What one Set File Properties changes. Everything left `None` / default is not sent;
 /// note that when `headers` is given, Azure replaces **all** stored HTTP headers with it

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::file::models::FileWrite;
 use crate::file::share::ShareClient;
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
 /// Properties of a share on create ([`ShareClient::create_with_options`]) or Set Share
 /// Properties ([`ShareClient::set_properties`]). Fields left `None` are not sent.

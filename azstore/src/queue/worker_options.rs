@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+#[cfg(doc)]
+use super::{MessageGuard, POISON_METADATA, WorkerStats, process, process_until_empty};
+
 /// Options of [`process`] and [`process_until_empty`]:
 /// `WorkerOptions::default().concurrency(4).poison_queue("orders-bad")`.
 ///

@@ -61,7 +61,7 @@ pub struct Current<T> {
 ///
 /// Send `replace` and `create` as conditional (or non-idempotent) writes
 /// ([`Intent::ConditionalWrite`](crate::http::Intent::ConditionalWrite), which
-/// [`Request::conditions`](crate::http::Request::conditions) makes of an ETag or create-only
+/// [`StorageRequest::conditions`](crate::storage::StorageRequest::conditions) makes of an ETag or create-only
 /// condition): then a write whose response was lost comes back as an error with
 /// [`RequestSent::Maybe`] and `update` re-reads at once, instead of the pipeline repeating
 /// the write, meeting our own first try as a 412, and `update` recognising it only after its
