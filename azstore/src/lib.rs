@@ -203,8 +203,6 @@ pub mod update;
 pub mod telemetry;
 
 // Internals.
-mod checksum;
-mod copy_source;
 mod names;
 mod redact;
 mod shortcuts;

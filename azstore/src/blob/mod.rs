@@ -70,11 +70,11 @@ mod versions;
 mod write_options;
 mod xml;
 
-pub use crate::checksum::{Checksum, crc64, crc64_base64, md5_base64};
-pub use crate::copy_source::{CopySource, SourceAuthorization};
 pub use crate::names::validate_metadata;
 pub use crate::snapshot::SnapshotId;
 pub use crate::status::{LeaseDurationType, LeaseState, LeaseStatus};
+pub use crate::storage::checksum::{Checksum, crc64, crc64_base64, md5_base64};
+pub use crate::storage::copy_source::{CopySource, SourceAuthorization};
 pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{

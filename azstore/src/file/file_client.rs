@@ -9,13 +9,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::Stream;
 
-use crate::checksum::Checksum;
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::models::{FileProperties, FileWrite, RangeList};
 use crate::file::options::{CreateFileOptions, MAX_RANGE_SIZE};
 use crate::http::{Method, Pipeline, Request};
 use crate::storage::StorageRequest;
+use crate::storage::checksum::Checksum;
 
 /// One file. Cheap to clone.
 ///

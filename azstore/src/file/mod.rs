@@ -53,9 +53,9 @@ mod smb_properties;
 mod snapshots;
 mod transfer;
 
-pub use crate::checksum::Checksum;
 pub use crate::snapshot::SnapshotId;
 pub use crate::status::{CopyStatus, LeaseDurationType, LeaseState, LeaseStatus};
+pub use crate::storage::checksum::Checksum;
 pub use copy::{CopyFileOptions, FileCopy};
 pub use directory::{DirectoryClient, ListOptions};
 pub use file_client::{FileClient, FileDownload, FileStream};

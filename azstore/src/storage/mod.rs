@@ -4,6 +4,8 @@
 //! headers) and how its answer reads. The engines below know none of it; the backends above
 //! speak it through this module.
 
+pub(crate) mod checksum;
+pub(crate) mod copy_source;
 pub(crate) mod lease;
 mod request;
 
