@@ -96,7 +96,7 @@ impl BlobClient {
             .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
             .conditions(conditions);
-        let req = headers.apply(req, crate::http_headers::HeaderNames::Blob);
+        let req = headers.apply(req, crate::storage::http_headers::HeaderNames::Blob);
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }

@@ -30,10 +30,10 @@ use crate::blob::tags::{Tags, validate_tags};
 use crate::error::{Error, Result};
 use crate::http::Request;
 use crate::http::request::encode_query_value;
-use crate::http_headers::HeaderNames;
 use crate::http_headers::HttpHeaders;
 use crate::names::validate_metadata;
 use crate::storage::StorageRequest;
+use crate::storage::http_headers::HeaderNames;
 
 /// An access tier (`x-ms-access-tier`). Block blobs take the standard tiers, page blobs on
 /// premium accounts the `P*` tiers; azstore refuses the wrong kind before sending.

@@ -206,7 +206,7 @@ impl FileClient {
         let req = options.smb.apply(
             options
                 .headers
-                .apply(req, crate::http_headers::HeaderNames::File),
+                .apply(req, crate::storage::http_headers::HeaderNames::File),
         );
         let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)

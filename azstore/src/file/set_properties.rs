@@ -113,7 +113,7 @@ impl FileClient {
             .query("comp", "properties")
             .header_opt("x-ms-content-length", change.size.map(|s| s.to_string()));
         if let Some(h) = &change.headers {
-            req = h.apply(req, crate::http_headers::HeaderNames::File);
+            req = h.apply(req, crate::storage::http_headers::HeaderNames::File);
         }
         let req = lease_header(change.smb.apply(req), lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)

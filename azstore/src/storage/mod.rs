@@ -6,6 +6,7 @@
 
 pub(crate) mod checksum;
 pub(crate) mod copy_source;
+pub(crate) mod http_headers;
 pub(crate) mod lease;
 mod request;
 
