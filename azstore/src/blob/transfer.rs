@@ -19,7 +19,8 @@ use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::http::range_header;
 use crate::http::{Headers, Method, StreamingResponse};
 use crate::storage::StorageRequest;
-use crate::transfer::download::{FirstProps, Plan, RangeSource, Version, open_first};
+use crate::storage::open_first;
+use crate::transfer::download::{FirstProps, Plan, RangeSource, Version};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, Chain, FileBlocks, ReaderBlocks, SliceBlocks, StreamBlocks,

@@ -17,7 +17,8 @@ use crate::file::{
 };
 use crate::http::range_header;
 use crate::http::{Headers, Method, StreamingResponse};
-use crate::transfer::download::{FirstProps, Plan, RangeSource, Version, open_first};
+use crate::storage::open_first;
+use crate::transfer::download::{FirstProps, Plan, RangeSource, Version};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, FileBlocks, ReaderBlocks, SliceBlocks, read_error, stage_all,

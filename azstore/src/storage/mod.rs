@@ -8,8 +8,10 @@ pub(crate) mod checksum;
 pub(crate) mod copy_source;
 pub(crate) mod http_headers;
 pub(crate) mod lease;
+mod range;
 mod request;
 
 pub(crate) use lease::{LeaseOp, LeaseReply, send};
+pub(crate) use range::open_first;
 pub(crate) use request::SourceConditions;
 pub use request::StorageRequest;
