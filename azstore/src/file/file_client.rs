@@ -172,8 +172,9 @@ impl FileClient {
     /// # Ok(()) }
     /// ```
     pub async fn create(&self, size: u64, lease: Option<&LeaseId>) -> Result<FileWrite> {
-        self.create_with(size, &CreateFileOptions::default(), lease)
-            .await
+        let mut options = CreateFileOptions::default().size(size);
+        options.lease = lease.cloned();
+        self.create_with(&options).await
     }
 
     /// Create File with content type, metadata, stored HTTP headers and SMB properties.
@@ -181,20 +182,15 @@ impl FileClient {
     /// ```no_run
     /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
     /// use azstore::file::CreateFileOptions;
-    /// let options = CreateFileOptions::default().content_type("text/csv");
-    /// file.create_with(0, &options, None).await?;
+    /// let options = CreateFileOptions::default().size(0).content_type("text/csv");
+    /// file.create_with(&options).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn create_with(
-        &self,
-        size: u64,
-        options: &CreateFileOptions,
-        lease: Option<&LeaseId>,
-    ) -> Result<FileWrite> {
+    pub async fn create_with(&self, options: &CreateFileOptions) -> Result<FileWrite> {
         let req = self
             .request(Method::Put)
             .header("x-ms-type", "file")
-            .header("x-ms-content-length", size.to_string())
+            .header("x-ms-content-length", options.size.to_string())
             .header_opt("x-ms-content-type", options.content_type.clone())
             .metadata(&options.metadata);
         if options.content_type.is_some() && options.headers.content_type.is_some() {
@@ -208,7 +204,7 @@ impl FileClient {
                 .headers
                 .apply(req, crate::storage::http_headers::HeaderNames::File),
         );
-        let req = lease_header(req, lease);
+        let req = lease_header(req, options.lease.as_ref());
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 

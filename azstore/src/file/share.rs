@@ -100,7 +100,8 @@ impl ShareClient {
     /// # Ok(()) }
     /// ```
     pub async fn create(&self) -> Result<FileWrite> {
-        self.create_with(&BTreeMap::new(), None).await
+        self.create_with(&crate::file::ShareOptions::default())
+            .await
     }
 
     /// Creates the share unless it exists. Returns `true` when this call created it.

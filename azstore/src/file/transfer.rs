@@ -282,7 +282,9 @@ impl FileClient {
         options: &TransferOptions,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
-        let created = self.create_with(size, &options.create, lease).await?;
+        let mut create = options.create.clone().size(size);
+        create.lease = lease.cloned();
+        let created = self.create_with(&create).await?;
         let tracker = Tracker::new(options.progress.as_ref());
         tracker.start(Some(size));
         let stager = RangeStager {

@@ -347,7 +347,9 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 None => None,
             };
             Ok(one(move |cx, it| async move {
-                let got = share(&cx, &s)?.create_with(&meta, quota).await;
+                let mut options = azstore::file::ShareOptions::default().metadata(meta);
+                options.quota_gib = quota;
+                let got = share(&cx, &s)?.create_with(&options).await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }
@@ -488,7 +490,10 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             let meta = req.metadata();
             let smb = smb_of(&req)?;
             Ok(one(move |cx, it| async move {
-                let got = dir(&cx, &s, &path)?.create_with_smb(&meta, &smb).await;
+                let options = azstore::file::CreateDirectoryOptions::default()
+                    .metadata(meta)
+                    .smb(smb);
+                let got = dir(&cx, &s, &path)?.create_with(&options).await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }
@@ -557,15 +562,14 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 .h("x-ms-content-length")
                 .and_then(|v| v.parse().ok())
                 .ok_or("Create File without x-ms-content-length")?;
-            let options = CreateFileOptions::default()
+            let mut options = CreateFileOptions::default()
+                .size(size)
                 .metadata(req.metadata())
                 .headers(http_headers_of(&req))
                 .smb(smb_of(&req)?);
-            let l = lease(&req)?;
+            options.lease = lease(&req)?;
             Ok(one(move |cx, it| async move {
-                let got = file(&cx, &s, &path)?
-                    .create_with(size, &options, l.as_ref())
-                    .await;
+                let got = file(&cx, &s, &path)?.create_with(&options).await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }

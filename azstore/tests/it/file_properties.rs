@@ -43,7 +43,7 @@ async fn smb_properties_are_set_on_create_and_preserved_or_changed_on_set() {
         .creation_time(created)
         .last_write_time(created)
         .permission(FilePermission::Sddl(SDDL.into()));
-    file.create_with(8, &CreateFileOptions::default().smb(smb), None)
+    file.create_with(&CreateFileOptions::default().smb(smb).size(8))
         .await
         .unwrap();
     let p = file.get_properties().await.unwrap().smb;
@@ -85,11 +85,13 @@ async fn directory_smb_properties_on_create_and_set() {
     let share = share(&server).await;
     let dir = share.directory("d").unwrap();
     let created = at("2019-07-15T18:59:07.5365640Z");
-    dir.create_with_smb(
-        &BTreeMap::new(),
-        &SmbProperties::default()
-            .attributes(FileAttributes::HIDDEN)
-            .creation_time(created),
+    dir.create_with(
+        &azstore::file::CreateDirectoryOptions::default().smb(
+            SmbProperties::default()
+                .attributes(FileAttributes::HIDDEN)
+                .creation_time(created)
+                .clone(),
+        ),
     )
     .await
     .unwrap();
@@ -120,7 +122,10 @@ async fn invalid_smb_input_is_refused_before_sending() {
     let before = server.request_count();
     let preserve =
         CreateFileOptions::default().smb(SmbProperties::default().creation_time(SmbTime::Preserve));
-    let err = file.create_with(1, &preserve, None).await.unwrap_err();
+    let err = file
+        .create_with(&preserve.clone().size(1))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     let huge = SmbProperties::default().permission(FilePermission::Sddl("O:".repeat(5000)));
     let err = file.set_smb_properties(&huge, None).await.unwrap_err();
@@ -152,7 +157,7 @@ async fn share_permissions_by_key() {
 
     let file = share.file("f").unwrap();
     let by_key = SmbProperties::default().permission(FilePermission::Key(key.clone()));
-    file.create_with(1, &CreateFileOptions::default().smb(by_key), None)
+    file.create_with(&CreateFileOptions::default().smb(by_key).size(1))
         .await
         .unwrap();
     assert_eq!(
@@ -170,7 +175,7 @@ async fn set_share_properties_and_create_options() {
     let service = ShareServiceClient::new(&server.account()).unwrap();
     let share = service.share(&testkit::unique("tier")).unwrap();
     share
-        .create_with_options(
+        .create_with(
             &ShareOptions::default()
                 .quota_gib(5)
                 .access_tier("Hot")
@@ -273,9 +278,10 @@ async fn copy_file_with_its_options_and_abort() {
         .permission(FilePermission::Sddl(SDDL.into()));
     let meta = BTreeMap::from([("origin".to_string(), "src".to_string())]);
     src.create_with(
-        5,
-        &CreateFileOptions::default().smb(smb).metadata(meta.clone()),
-        None,
+        &CreateFileOptions::default()
+            .smb(smb)
+            .metadata(meta.clone())
+            .size(5),
     )
     .await
     .unwrap();
@@ -424,7 +430,14 @@ async fn share_snapshots_list_shares_metadata_and_directory_exists() {
     let name = support::unique("snap");
     let share = files.share(&name).unwrap();
     let meta = BTreeMap::from([("kind".to_string(), "original".to_string())]);
-    share.create_with(&meta, Some(7)).await.unwrap();
+    share
+        .create_with(
+            &azstore::file::ShareOptions::default()
+                .metadata(meta.clone())
+                .quota_gib(7),
+        )
+        .await
+        .unwrap();
 
     let snap = share.create_snapshot(&BTreeMap::new()).await.unwrap();
     let props = share.snapshot_properties(&snap.snapshot).await.unwrap();

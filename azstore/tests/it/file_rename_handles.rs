@@ -269,7 +269,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
         .content_disposition("inline")
         .content_md5(azstore::blob::md5_base64(b"<p>"));
     let opts = CreateFileOptions::default().headers(created.clone());
-    f.create_with(3, &opts, None).await.unwrap();
+    f.create_with(&opts.clone().size(3)).await.unwrap();
     let p = f.get_properties().await.unwrap();
     assert_eq!(p.http_headers.clone(), created);
 
@@ -298,7 +298,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
     let e = share
         .file("other")
         .unwrap()
-        .create_with(1, &twice, None)
+        .create_with(&twice.clone().size(1))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);

@@ -248,7 +248,14 @@ async fn shares_and_directories() {
     let service = ShareServiceClient::new(&server.account()).unwrap();
     let share = service.share(&support::unique("share")).unwrap();
     let meta = BTreeMap::from([("k".to_string(), "v".to_string())]);
-    share.create_with(&meta, Some(5)).await.unwrap();
+    share
+        .create_with(
+            &azstore::file::ShareOptions::default()
+                .metadata(meta.clone())
+                .quota_gib(5),
+        )
+        .await
+        .unwrap();
     assert!(!share.create_if_not_exists().await.unwrap());
     let p = share.get_properties().await.unwrap();
     assert_eq!(p.metadata, meta);
@@ -537,9 +544,9 @@ async fn put_range_from_url_crc64_conditions_and_last_write_time() {
     let dst = share.file("dst.bin").unwrap();
     let written = SmbTime::At(time::macros::datetime!(2019-07-11 21:40:12.9953010 UTC));
     dst.create_with(
-        1024,
-        &CreateFileOptions::default().smb(SmbProperties::default().last_write_time(written)),
-        None,
+        &CreateFileOptions::default()
+            .smb(SmbProperties::default().last_write_time(written))
+            .size(1024),
     )
     .await
     .unwrap();
@@ -599,13 +606,13 @@ async fn directory_listing_with_extended_info() {
     let written = time::macros::datetime!(2019-07-11 21:40:12.9953010 UTC);
     let file = share.file("a.txt").unwrap();
     file.create_with(
-        5,
-        &CreateFileOptions::default().smb(
-            SmbProperties::default()
-                .attributes(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
-                .last_write_time(SmbTime::At(written)),
-        ),
-        None,
+        &CreateFileOptions::default()
+            .smb(
+                SmbProperties::default()
+                    .attributes(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
+                    .last_write_time(SmbTime::At(written)),
+            )
+            .size(5),
     )
     .await
     .unwrap();
