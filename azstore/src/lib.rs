@@ -188,6 +188,8 @@ pub mod clock;
 pub mod cosmos;
 pub mod leader;
 pub mod lease;
+#[cfg(feature = "testing")]
+pub mod memory;
 // The lock engine (lock/) knows no backend; the public module adds the blob lock, which lives
 // with the blob backend, so that `azstore::lock::BlobLock` stays where users find it.
 #[path = "lock/mod.rs"]
