@@ -221,10 +221,15 @@ struct State {
     items: HashMap<String, Entry>,
     leases: HashMap<String, LeaseRec>,
     fences: HashMap<String, Fence>,
+    etags: u64,
+}
+
+/// What one connection to the store has: its fault hooks and its count of calls.
+#[derive(Default)]
+struct Link {
     faults: Vec<(Op, Fault)>,
     unreachable: bool,
     calls: Vec<Op>,
-    etags: u64,
 }
 
 impl State {
@@ -242,7 +247,8 @@ impl State {
     }
 }
 
-struct Inner {
+/// The stored data and the store's time, shared by every connection.
+struct Data {
     id: u64,
     clock: Clock,
     clock_origin: Duration,
@@ -251,8 +257,15 @@ struct Inner {
     state: Mutex<State>,
 }
 
+struct Inner {
+    data: Arc<Data>,
+    link: Mutex<Link>,
+}
+
 /// The in-memory store: items, leases and lock records under names, a clock and fault hooks
-/// (see the [module documentation](self)). Cheap to clone; clones share everything.
+/// (see the [module documentation](self)). Cheap to clone; clones share everything, the
+/// fault hooks included. [`connection`](Self::connection) is another connection to the same
+/// data with fault hooks of its own (another process's, say).
 ///
 /// ```
 /// # fn main() -> azstore::Result<()> {
@@ -270,8 +283,8 @@ pub struct MemoryStore {
 impl fmt::Debug for MemoryStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryStore")
-            .field("id", &self.inner.id)
-            .field("clock", &self.inner.clock)
+            .field("id", &self.inner.data.id)
+            .field("clock", &self.inner.data.clock)
             .finish_non_exhaustive()
     }
 }
@@ -309,12 +322,40 @@ impl MemoryStore {
         static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         MemoryStore {
             inner: Arc::new(Inner {
-                id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-                clock_origin: clock.now(),
-                clock,
-                tokio_origin: tokio::time::Instant::now(),
-                wall_origin_ms: crate::lock::wall_clock_ms(),
-                state: Mutex::new(State::default()),
+                data: Arc::new(Data {
+                    id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    clock_origin: clock.now(),
+                    clock,
+                    tokio_origin: tokio::time::Instant::now(),
+                    wall_origin_ms: crate::lock::wall_clock_ms(),
+                    state: Mutex::new(State::default()),
+                }),
+                link: Mutex::new(Link::default()),
+            }),
+        }
+    }
+
+    /// Another connection to the same data: what one writes the other reads, but its fault
+    /// hooks, its reachability and its [`calls`](Self::calls) are its own — a second process,
+    /// or a path through a proxy that a test can cut while the first stays up.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> azstore::Result<()> {
+    /// use azstore::update::Versioned;
+    /// let store = azstore::memory::MemoryStore::new();
+    /// let other = store.connection();
+    /// other.set_reachable(false);
+    /// store.json::<u64>("n")?.create(&1, "0000000000000001").await?; // this one is up
+    /// assert!(other.json::<u64>("n")?.read().await.is_err());
+    /// other.set_reachable(true);
+    /// assert_eq!(other.json::<u64>("n")?.read().await?.map(|c| c.value), Some(1));
+    /// # Ok(()) }
+    /// ```
+    pub fn connection(&self) -> MemoryStore {
+        MemoryStore {
+            inner: Arc::new(Inner {
+                data: self.inner.data.clone(),
+                link: Mutex::new(Link::default()),
             }),
         }
     }
@@ -326,7 +367,7 @@ impl MemoryStore {
     /// assert!(!store.clock().is_manual());
     /// ```
     pub fn clock(&self) -> &Clock {
-        &self.inner.clock
+        &self.inner.data.clock
     }
 
     /// The store's time: how long since it was made, the larger of its clock's and tokio's
@@ -338,13 +379,9 @@ impl MemoryStore {
     /// assert!(store.now() >= t);
     /// ```
     pub fn now(&self) -> Duration {
-        let by_clock = self
-            .inner
-            .clock
-            .now()
-            .saturating_sub(self.inner.clock_origin);
-        let by_tokio =
-            tokio::time::Instant::now().saturating_duration_since(self.inner.tokio_origin);
+        let data = &self.inner.data;
+        let by_clock = data.clock.now().saturating_sub(data.clock_origin);
+        let by_tokio = tokio::time::Instant::now().saturating_duration_since(data.tokio_origin);
         by_clock.max(by_tokio)
     }
 
@@ -352,6 +389,7 @@ impl MemoryStore {
     /// was made, plus [`now`](Self::now)): the clock of its fencing tokens.
     fn clock_ms(&self) -> u64 {
         self.inner
+            .data
             .wall_origin_ms
             .saturating_add(self.now().as_millis() as u64)
     }
@@ -414,7 +452,7 @@ impl MemoryStore {
     /// store.lose_next_reply(Op::Create);
     /// ```
     pub fn lose_next_reply(&self, op: Op) {
-        self.state().faults.push((op, Fault::LoseReply));
+        self.link().faults.push((op, Fault::LoseReply));
     }
 
     /// The next call of `op` fails before it reaches the store (`Transport`,
@@ -426,11 +464,12 @@ impl MemoryStore {
     /// store.fail_next_call(Op::Renew);
     /// ```
     pub fn fail_next_call(&self, op: Op) {
-        self.state().faults.push((op, Fault::Fail));
+        self.link().faults.push((op, Fault::Fail));
     }
 
-    /// `false`: every call is refused (`Transport`, nothing applied) until set back to
-    /// `true`, as by a server that is down.
+    /// `false`: every call through this connection (and its clones) is refused
+    /// (`Transport`, nothing applied) until set back to `true`, as by a server that is down;
+    /// other [`connection`](Self::connection)s are not affected.
     ///
     /// ```
     /// let store = azstore::memory::MemoryStore::new();
@@ -438,27 +477,31 @@ impl MemoryStore {
     /// store.set_reachable(true);
     /// ```
     pub fn set_reachable(&self, reachable: bool) {
-        self.state().unreachable = !reachable;
+        self.link().unreachable = !reachable;
     }
 
-    /// How many calls of `op` reached the store (applied, refused or with their reply lost;
-    /// not those failed by a hook or while unreachable).
+    /// How many calls of `op` through this connection reached the store (applied, refused or
+    /// with their reply lost; not those failed by a hook or while unreachable).
     ///
     /// ```
     /// use azstore::memory::{MemoryStore, Op};
     /// assert_eq!(MemoryStore::new().calls(Op::Write), 0);
     /// ```
     pub fn calls(&self, op: Op) -> usize {
-        self.state()
-            .calls
-            .iter()
-            .filter(|c| op.matches(**c))
-            .count()
+        self.link().calls.iter().filter(|c| op.matches(**c)).count()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
         self.inner
+            .data
             .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn link(&self) -> MutexGuard<'_, Link> {
+        self.inner
+            .link
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -472,21 +515,24 @@ impl MemoryStore {
         f: impl FnOnce(&mut State, Duration) -> Result<R>,
     ) -> Result<R> {
         tokio::task::yield_now().await;
+        let fault = {
+            let mut link = self.link();
+            if link.unreachable {
+                return Err(errors::unreachable(op));
+            }
+            let fault = link
+                .faults
+                .iter()
+                .position(|(o, _)| o.matches(op))
+                .map(|i| link.faults.remove(i).1);
+            if fault == Some(Fault::Fail) {
+                return Err(errors::failed_call(op));
+            }
+            link.calls.push(op);
+            fault
+        };
         let now = self.now();
-        let mut s = self.state();
-        if s.unreachable {
-            return Err(errors::unreachable(op));
-        }
-        let fault = s
-            .faults
-            .iter()
-            .position(|(o, _)| o.matches(op))
-            .map(|i| s.faults.remove(i).1);
-        if fault == Some(Fault::Fail) {
-            return Err(errors::failed_call(op));
-        }
-        s.calls.push(op);
-        let result = f(&mut s, now);
+        let result = f(&mut self.state(), now);
         match fault {
             Some(Fault::LoseReply) => Err(errors::lost_reply(op)),
             _ => result,
@@ -495,7 +541,7 @@ impl MemoryStore {
 
     /// The identity of `name` in this store (for turn keys and wake-up keys).
     fn key_of(&self, name: &str) -> String {
-        format!("memory://{}/{name}", self.inner.id)
+        format!("memory://{}/{name}", self.inner.data.id)
     }
 }
 
