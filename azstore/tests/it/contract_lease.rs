@@ -153,3 +153,6 @@ async fn cosmos_leases() -> (azstore::cosmos::CosmosLease, azstore::cosmos::Cosm
 
 #[cfg(feature = "cosmos")]
 testkit::contract_lease!(cosmos, cosmos_leases().await);
+
+#[cfg(feature = "testing")]
+testkit::contract_lease!(memory, crate::memory::leases());

@@ -308,3 +308,13 @@ testkit::contract_lock!(
     unreachable = cosmos::unreachable,
     dying = cosmos::dying
 );
+
+#[cfg(feature = "testing")]
+testkit::contract_lock!(
+    memory,
+    place = crate::memory::store(),
+    lock = crate::memory::lock,
+    delete = crate::memory::delete,
+    unreachable = crate::memory::unreachable,
+    dying = crate::memory::dying
+);

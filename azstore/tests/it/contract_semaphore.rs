@@ -66,3 +66,11 @@ async fn contract_semaphore_broken_permit_that_ignores_loss_fails_loss_before_ex
     };
     contract::loss_before_expiry(make, 2).await;
 }
+
+#[cfg(feature = "testing")]
+testkit::contract_semaphore!(
+    memory,
+    place = crate::memory::store(),
+    locks = crate::memory::locks,
+    unreachable = crate::memory::unreachable_locks
+);

@@ -352,3 +352,13 @@ async fn contract_versioned_one_process_cosmos_measured() {
         }
     }
 }
+
+#[cfg(feature = "testing")]
+testkit::contract_versioned!(
+    memory,
+    place = crate::memory::store(),
+    item = crate::memory::json,
+    counter = Counter::PLAIN,
+    snapshots = true,
+    faults = crate::memory::faults()
+);

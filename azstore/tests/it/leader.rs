@@ -90,3 +90,11 @@ fn leader_options_are_checked_before_any_request() {
         assert_eq!(bad.unwrap_err().kind(), azstore::ErrorKind::InvalidInput);
     }
 }
+
+#[cfg(feature = "testing")]
+testkit::contract_leader!(
+    memory,
+    place = crate::memory::store(),
+    lock = crate::memory::lock,
+    locks = crate::memory::locks
+);

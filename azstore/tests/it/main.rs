@@ -65,6 +65,8 @@ mod leader;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;
+#[cfg(feature = "testing")]
+mod memory;
 // Reads metrics through the `metrics` facade: compiled with the feature.
 #[cfg(feature = "object_store")]
 mod object_store;
