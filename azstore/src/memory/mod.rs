@@ -558,3 +558,8 @@ fn validate_name(name: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests;
+
+// docs/testing.md's examples, compiled and run by `cargo test --doc --features testing`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/testing.md")]
+struct TestingExamples;
