@@ -189,6 +189,8 @@ pub mod cosmos;
 pub mod leader;
 pub mod lease;
 pub mod lock;
+#[cfg(feature = "testing")]
+pub mod memory;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod transfer;

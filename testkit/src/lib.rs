@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod blob;
+#[doc(hidden)]
+pub use paste as __paste;
 pub mod contract;
 pub mod fault;
 pub mod file_server;

@@ -23,7 +23,7 @@ use crate::file::share::ShareClient;
 use crate::http::Method;
 use crate::storage::StorageRequest;
 
-/// Properties of a share on create ([`ShareClient::create_with_options`]) or Set Share
+/// Properties of a share on create ([`ShareClient::create_with`]) or Set Share
 /// Properties ([`ShareClient::set_properties`]). Fields left `None` are not sent.
 ///
 /// ```
@@ -152,6 +152,21 @@ struct PermissionBody {
 }
 
 impl ShareClient {
+    /// Create Share. Fails with 409 `ShareAlreadyExists` when it exists
+    /// (`ShareBeingDeleted` while a delete is in progress).
+    ///
+    /// ```no_run
+    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// match share.create().await {
+    ///     Err(e) if e.is_conflict() => println!("exists (or is being deleted)"),
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn create(&self) -> Result<FileWrite> {
+        self.create_with(&ShareOptions::default()).await
+    }
+
     /// Create Share with quota, access tier, protocols, root squash and metadata.
     ///
     /// ```no_run

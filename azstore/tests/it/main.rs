@@ -67,6 +67,8 @@ mod leader;
 mod lease_guard;
 mod lease_ops;
 mod lock_blob;
+#[cfg(feature = "testing")]
+mod memory;
 #[cfg(feature = "object_store")]
 mod object_store;
 mod pause_clock;

@@ -16,6 +16,20 @@ use tokio::time::Instant;
 
 use super::lock::CLOCK_TOKEN_FLOOR;
 
+/// The permits of the semaphores the guarantees use.
+pub const N: u32 = 3;
+
+/// The options every guarantee uses: 15 s leases (the shortest a blob lease can be), renewed
+/// every 5 s.
+pub fn opts() -> azstore::lock::LockOptions {
+    super::lock::opts()
+}
+
+/// A fresh semaphore name.
+pub fn name() -> String {
+    format!("azstore-test:{}", crate::unique("sem"))
+}
+
 /// (enter, exit, fencing token, slot or -1 for a writer, task).
 type Section = (Instant, Instant, u64, i64, usize);
 
