@@ -14,18 +14,9 @@ pub(super) fn parent_missing(share: &Share, path: &str) -> Option<Reply> {
     })
 }
 
-pub(super) fn dir_op(
-    st: &mut State,
-    share_name: &str,
-    path: &str,
-    m: &str,
-    comp: Option<&str>,
-    req: &HttpRequest,
-) -> Reply {
-    let (share, etag, now) = match st.write_in(share_name) {
-        Ok(x) => x,
-        Err(r) => return r,
-    };
+pub(super) fn dir_op(op: Op, m: &str, comp: Option<&str>) -> Result<Reply, Reply> {
+    let (share, share_name, path, req) = (op.share, op.share_name, op.path, op.req);
+    let (etag, now) = (op.etag, op.now);
     let parent_exists = |share: &Share, p: &str| match p.rsplit_once('/') {
         None => true,
         Some((parent, _)) => share.dirs.contains_key(parent),
@@ -37,26 +28,23 @@ pub(super) fn dir_op(
             "The specified resource does not exist.",
         )
     };
-    match (m, comp) {
+    let reply = match (m, comp) {
         ("PUT", None) => {
             if path.is_empty() || share.dirs.contains_key(path) || share.files.contains_key(path) {
-                return Reply::error(
+                return Err(Reply::error(
                     409,
                     "ResourceAlreadyExists",
                     "The specified resource already exists.",
-                );
+                ));
             }
             if !parent_exists(share, path) {
-                return Reply::error(
+                return Err(Reply::error(
                     404,
                     "ParentNotFound",
                     "The specified parent path does not exist.",
-                );
+                ));
             }
-            let smb = match smb::Smb::create(req, true, &mut share.ext) {
-                Ok(s) => s,
-                Err(r) => return r,
-            };
+            let smb = smb::Smb::create(req, true, &mut share.ext)?;
             let r = smb.headers(
                 Reply::new(201)
                     .h("etag", etag.clone())
@@ -76,19 +64,13 @@ pub(super) fn dir_op(
         }
         ("PUT", Some("properties")) => {
             let Some(d) = share.dirs.get_mut(path) else {
-                return not_found();
+                return Err(not_found());
             };
-            if let Err(r) = d.smb.set(req, true, &mut share.ext) {
-                return r;
-            }
-            d.etag = etag.clone();
-            d.last_modified = now.clone();
-            d.smb.headers(
-                Reply::new(200)
-                    .h("etag", etag)
-                    .h("last-modified", now)
-                    .h("x-ms-request-server-encrypted", "true"),
-            )
+            d.smb.set(req, true, &mut share.ext)?;
+            let r = d
+                .written(200, etag, now)
+                .h("x-ms-request-server-encrypted", "true");
+            d.smb.headers(r)
         }
         ("GET" | "HEAD", None | Some("metadata")) => {
             let (meta, etag, lm, smb) = if path.is_empty() {
@@ -106,7 +88,7 @@ pub(super) fn dir_op(
                         d.last_modified.clone(),
                         Some(&d.smb),
                     ),
-                    None => return not_found(),
+                    None => return Err(not_found()),
                 }
             };
             let mut r = Reply::new(200)
@@ -125,32 +107,30 @@ pub(super) fn dir_op(
         ("PUT", Some("metadata")) => match share.dirs.get_mut(path) {
             Some(d) => {
                 d.meta = req.meta();
-                d.etag = etag.clone();
-                d.last_modified = now.clone();
-                Reply::new(200).h("etag", etag).h("last-modified", now)
+                d.written(200, etag, now)
             }
             None => not_found(),
         },
         ("DELETE", None) => {
             if !share.dirs.contains_key(path) {
-                return not_found();
+                return Err(not_found());
             }
             let child = format!("{path}/");
             if share.dirs.keys().any(|k| k.starts_with(&child))
                 || share.files.keys().any(|k| k.starts_with(&child))
             {
-                return Reply::error(
+                return Err(Reply::error(
                     409,
                     "DirectoryNotEmpty",
                     "The specified directory is not empty.",
-                );
+                ));
             }
             share.dirs.remove(path);
             Reply::new(202)
         }
         ("GET", Some("list")) => {
             if !path.is_empty() && !share.dirs.contains_key(path) {
-                return not_found();
+                return Err(not_found());
             }
             list(share, share_name, path, req)
         }
@@ -160,7 +140,8 @@ pub(super) fn dir_op(
             "UnsupportedHttpVerb",
             "This test server does not implement this directory operation.",
         ),
-    }
+    };
+    Ok(reply)
 }
 
 pub(super) fn list(share: &Share, share_name: &str, path: &str, req: &HttpRequest) -> Reply {
