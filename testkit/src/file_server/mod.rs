@@ -63,6 +63,15 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use tokio::net::{TcpListener, TcpStream};
 
+/// 404 `ResourceNotFound`: no directory or file at the path.
+fn not_found() -> Reply {
+    Reply::error(
+        404,
+        "ResourceNotFound",
+        "The specified resource does not exist.",
+    )
+}
+
 /// The development account the server accepts.
 pub const ACCOUNT: &str = "devstoreaccount1";
 /// Its well-known key (public, not a secret).

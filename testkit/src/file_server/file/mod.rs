@@ -47,13 +47,6 @@ pub(super) fn file_op(op: Op, m: &str, comp: Option<&str>) -> Result<Reply, Repl
     }
 }
 
-fn not_found() -> Reply {
-    Reply::error(
-        404,
-        "ResourceNotFound",
-        "The specified resource does not exist.",
-    )
-}
 /// 400 when a transactional `Content-MD5` / `x-ms-content-crc64` does not match the body.
 fn transactional_check(req: &HttpRequest) -> Result<(), Reply> {
     if let Some(want) = req.header("content-md5") {
