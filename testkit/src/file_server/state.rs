@@ -61,13 +61,25 @@ pub(super) struct Node {
     pub(super) smb: smb::Smb,
 }
 
+/// Stamps a write: the new ETag and Last-Modified of a share or node, and the reply with
+/// `status` that carries them.
+fn stamp(version: (&mut String, &mut String), status: u16, etag: String, now: String) -> Reply {
+    *version.0 = etag.clone();
+    *version.1 = now.clone();
+    Reply::new(status).h("etag", etag).h("last-modified", now)
+}
+
 impl Node {
-    /// Stamps a write: the new ETag and Last-Modified, and the reply with `status` that
-    /// carries them.
+    /// Stamps a write on this directory or file (see [`stamp`]).
     pub(super) fn written(&mut self, status: u16, etag: String, now: String) -> Reply {
-        self.etag = etag.clone();
-        self.last_modified = now.clone();
-        Reply::new(status).h("etag", etag).h("last-modified", now)
+        stamp((&mut self.etag, &mut self.last_modified), status, etag, now)
+    }
+}
+
+impl Share {
+    /// Stamps a write on the share itself (see [`stamp`]).
+    pub(super) fn written(&mut self, status: u16, etag: String, now: String) -> Reply {
+        stamp((&mut self.etag, &mut self.last_modified), status, etag, now)
     }
 }
 
