@@ -13,7 +13,7 @@ use bytes::Bytes;
 use testkit::replay::{Interaction, RecordedResponse};
 
 use crate::blob::{check_metadata, check_version};
-use crate::compare::{eq_header, outcome, xml_texts};
+use crate::compare::{check_listed_metadata, check_next_marker, eq_header, outcome, xml_texts};
 use crate::cx::{Cx, Plan, one};
 use crate::req::Req;
 
@@ -232,14 +232,7 @@ fn check_list(
     if got != want {
         return Err(format!("entries {got:?} != recorded {want:?}"));
     }
-    let want = xml_texts(&resp.body, &["NextMarker"])
-        .into_iter()
-        .next()
-        .filter(|m| !m.is_empty());
-    if next != want {
-        return Err(format!("next marker {next:?} != recorded {want:?}"));
-    }
-    Ok(())
+    check_next_marker(next.as_deref(), resp)
 }
 
 fn plan_service(req: &Req) -> Result<Plan, String> {
@@ -299,31 +292,9 @@ fn plan_service(req: &Req) -> Result<Plan, String> {
                 return Err(format!("ETags {etags:?} != recorded {want:?}"));
             }
             if options.include_metadata {
-                let metas = crate::compare::xml_metadata(&resp.body, "Share");
-                let got: Vec<std::collections::BTreeMap<String, String>> = page
-                    .shares
-                    .iter()
-                    .map(|s| {
-                        s.metadata
-                            .iter()
-                            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-                            .collect()
-                    })
-                    .collect();
-                if got != metas {
-                    return Err(format!("metadata {got:?} != recorded {metas:?}"));
-                }
+                check_listed_metadata(page.shares.iter().map(|s| &s.metadata), resp, "Share")?;
             }
-            let want = xml_texts(&resp.body, &["NextMarker"])
-                .into_iter()
-                .next()
-                .filter(|m| !m.is_empty());
-            if page.next_marker != want {
-                return Err(format!(
-                    "next marker {:?} != recorded {want:?}",
-                    page.next_marker
-                ));
-            }
+            check_next_marker(page.next_marker.as_deref(), resp)?;
         }
         Ok(())
     }))

@@ -164,17 +164,14 @@ async fn a_blob_changed_during_a_chunked_read_says_how_to_restart() {
 async fn a_lease_on_a_missing_blob_says_the_blob_must_exist() {
     use azstore::ErrorCode;
     use azstore::lease::{LeaseDuration, LeaseGuard};
+    let fifteen = LeaseDuration::seconds(15).unwrap();
     let c = blob_support::container("leasemissing").await;
     let blob = c.blob("not-there").unwrap();
     let direct = blob
-        .acquire_lease(
-            LeaseDuration::seconds(15).unwrap(),
-            None,
-            &Conditions::none(),
-        )
+        .acquire_lease(fifteen, None, &Conditions::none())
         .await
         .unwrap_err();
-    let guarded = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15).unwrap())
+    let guarded = LeaseGuard::acquire(blob.clone(), fifteen)
         .await
         .unwrap_err();
     for e in [direct, guarded] {
@@ -195,11 +192,7 @@ async fn a_lease_on_a_missing_blob_says_the_blob_must_exist() {
         .blob("b")
         .unwrap();
     let e = in_missing_container
-        .acquire_lease(
-            LeaseDuration::seconds(15).unwrap(),
-            None,
-            &Conditions::none(),
-        )
+        .acquire_lease(fifteen, None, &Conditions::none())
         .await
         .unwrap_err();
     assert_eq!(e.error_code(), Some(&ErrorCode::ContainerNotFound), "{e}");
@@ -207,11 +200,7 @@ async fn a_lease_on_a_missing_blob_says_the_blob_must_exist() {
     // Once the blob exists, the same acquire succeeds.
     blob.upload_if_not_exists("").await.unwrap();
     let lease = blob
-        .acquire_lease(
-            LeaseDuration::seconds(15).unwrap(),
-            None,
-            &Conditions::none(),
-        )
+        .acquire_lease(fifteen, None, &Conditions::none())
         .await
         .unwrap();
     blob.release_lease(&lease.lease_id, &Conditions::none())

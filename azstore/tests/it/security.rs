@@ -16,6 +16,7 @@ use azstore::queue::{MessageId, PopReceipt, QueueServiceClient};
 use azstore::sas::SasBuilder;
 use azstore::table::{Batch, Entity, TableServiceClient};
 use azstore::{Conditions, ETag, ErrorKind, RequestSent, Service, StorageAccount};
+use support::blob::blob_at;
 use support::scripted::{Reply, Scripted};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -333,13 +334,11 @@ async fn a_sas_or_a_copy_source_token_never_goes_over_cleartext_to_another_host(
         .unwrap();
     // `.invalid` never resolves: the refusal must come before any lookup.
     let remote = account_at("http://storage.azstore.invalid/devstoreaccount1");
-    let blob =
-        BlobServiceClient::new(&remote.clone().with_credential(Credential::Sas(sas.clone())))
-            .unwrap()
-            .container("ctr")
-            .unwrap()
-            .blob("b")
-            .unwrap();
+    let blob = blob_at(
+        &remote.clone().with_credential(Credential::Sas(sas.clone())),
+        "ctr",
+        "b",
+    );
     let e = blob.download().await.unwrap_err();
     assert_refused_before_sending(&e, "SAS over http");
     assert!(e.to_string().contains("allow_sas_over_http"), "{e}");
@@ -362,12 +361,7 @@ async fn a_sas_or_a_copy_source_token_never_goes_over_cleartext_to_another_host(
 
     // A copy source's bearer token over http, even to a loopback server, unless allowed.
     let server = Scripted::start(vec![Reply::status(201)]).await;
-    let local = BlobServiceClient::new(&server.account())
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let local = blob_at(&server.account(), "ctr", "b");
     let from = CopySource::url("https://src.blob.core.windows.net/c/b")
         .unwrap()
         .bearer(SourceAuthorization::bearer("eyJ0-token").unwrap());
@@ -397,12 +391,11 @@ async fn a_redirect_is_never_followed_and_no_referer_is_sent() {
     let sas = SasBuilder::new("r", expiry)
         .account(&key, "b", "sco")
         .unwrap();
-    let blob = BlobServiceClient::new(&server.account().with_credential(Credential::Sas(sas)))
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let blob = blob_at(
+        &server.account().with_credential(Credential::Sas(sas)),
+        "ctr",
+        "b",
+    );
     let e = blob.download().await.unwrap_err();
     assert_eq!(e.status(), Some(307), "{e}");
     assert_eq!(elsewhere.count(), 0, "the redirect was not followed");
@@ -437,12 +430,7 @@ async fn a_services_text_cannot_drive_the_terminal() {
         b"<?xml version=\"1.0\"?><Error><Code>X</Code><Message>owned\x1b[31m red\x07\rforged line</Message></Error>",
     )])
     .await;
-    let blob = BlobServiceClient::new(&server.account())
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let blob = blob_at(&server.account(), "ctr", "b");
     let e = blob.download().await.unwrap_err();
     let shown = e.to_string();
     assert!(!shown.chars().any(char::is_control), "{shown:?}");
@@ -452,12 +440,7 @@ async fn a_services_text_cannot_drive_the_terminal() {
 #[tokio::test]
 async fn metadata_and_header_values_the_service_would_mangle_are_refused() {
     let server = Scripted::start(vec![Reply::status(201)]).await;
-    let blob = BlobServiceClient::new(&server.account())
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let blob = blob_at(&server.account(), "ctr", "b");
     let big = std::collections::BTreeMap::from([("note".to_string(), "x".repeat(1 << 20))]);
     let e = blob
         .set_metadata(&big, &Conditions::none())

@@ -149,22 +149,8 @@ async fn every_blob_download_mode_returns_the_bytes_in_parallel_ranges() {
 async fn parallel_downloads_under_concurrent_writes_return_one_version() {
     let c = blob_support::container("pwrites").await;
     let b = c.blob("v").unwrap();
-    let versions: Vec<Vec<u8>> = (0..6u8)
-        .map(|i| blob_support::pattern(256 * 1024, 30 + i))
-        .collect();
-    b.upload(versions[0].clone(), &Conditions::none())
-        .await
-        .unwrap();
-    let writer = {
-        let b = b.clone();
-        let versions = versions.clone();
-        tokio::spawn(async move {
-            for v in versions.iter().skip(1) {
-                tokio::time::sleep(Duration::from_millis(40)).await;
-                b.upload(v.clone(), &Conditions::none()).await.unwrap();
-            }
-        })
-    };
+    let (versions, writer) =
+        blob_support::rewritten_over_time(&b, 6, 256 * 1024, 30, Duration::from_millis(40)).await;
     let one_version = |got: &[u8]| versions.iter().any(|v| v[..] == got[..]);
     let dir = temp_dir();
     let file = dir.join("v.bin");

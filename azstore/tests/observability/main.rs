@@ -231,6 +231,19 @@ fn histogram(
         .collect()
 }
 
+/// How many `update()` calls ended with `outcome`, by the duration histogram.
+fn update_durations(
+    metrics: &[(String, BTreeMap<String, String>, DebugValue)],
+    outcome: &str,
+) -> usize {
+    histogram(
+        metrics,
+        "azstore.update.duration",
+        &[("azstore.update.outcome", outcome)],
+    )
+    .len()
+}
+
 /// A 412 on the replace of an `update()` is one conflict: counted in the outcome, in the
 /// event and the counter, and followed by a second attempt span; the refused HTTP attempt is
 /// recorded with its status and error code.
@@ -345,15 +358,7 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
     assert_eq!(counter(&m, "azstore.update.conflicts", &[]), 1, "{m:?}");
     assert_eq!(counter(&m, "azstore.update.attempts", &[]), 2, "{m:?}");
     assert_eq!(counter(&m, "azstore.update.maybe", &[]), 0);
-    assert_eq!(
-        histogram(
-            &m,
-            "azstore.update.duration",
-            &[("azstore.update.outcome", "replaced")]
-        )
-        .len(),
-        1
-    );
+    assert_eq!(update_durations(&m, "replaced"), 1);
     let put_calls = histogram(
         &m,
         "azstore.client.operation.duration",
@@ -814,15 +819,7 @@ async fn a_recognised_ambiguous_write_is_logged_and_counted() {
     let m = metrics_of(&snap);
     assert_eq!(counter(&m, "azstore.update.recognised_writes", &[]), 1);
     assert_eq!(counter(&m, "azstore.update.maybe", &[]), 0);
-    assert_eq!(
-        histogram(
-            &m,
-            "azstore.update.duration",
-            &[("azstore.update.outcome", "replaced")]
-        )
-        .len(),
-        1
-    );
+    assert_eq!(update_durations(&m, "replaced"), 1);
 }
 
 /// The response of the replace is lost, and every read after it is refused (403), so the
@@ -881,13 +878,5 @@ async fn a_maybe_outcome_is_logged_and_counted() {
     let m = metrics_of(&snap);
     assert_eq!(counter(&m, "azstore.update.maybe", &[]), 1);
     assert_eq!(counter(&m, "azstore.update.recognised_writes", &[]), 0);
-    assert_eq!(
-        histogram(
-            &m,
-            "azstore.update.duration",
-            &[("azstore.update.outcome", "maybe")]
-        )
-        .len(),
-        1
-    );
+    assert_eq!(update_durations(&m, "maybe"), 1);
 }

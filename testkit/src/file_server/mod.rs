@@ -63,6 +63,15 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use tokio::net::{TcpListener, TcpStream};
 
+/// 404 `ResourceNotFound`: no directory or file at the path.
+fn not_found() -> Reply {
+    Reply::error(
+        404,
+        "ResourceNotFound",
+        "The specified resource does not exist.",
+    )
+}
+
 /// The development account the server accepts.
 pub const ACCOUNT: &str = "devstoreaccount1";
 /// Its well-known key (public, not a secret).
@@ -357,7 +366,9 @@ fn handle(st: &mut State, req: &HttpRequest) -> Reply {
         return share_op(st, share_name, m, comp.as_deref(), req);
     }
     if restype.as_deref() == Some("directory") {
-        return dir_op(st, share_name, &path, m, comp.as_deref(), req);
+        return Op::run(st, share_name, &path, req, |op| {
+            dir_op(op, m, comp.as_deref())
+        });
     }
     if path.is_empty() {
         return Reply::error(
@@ -371,6 +382,8 @@ fn handle(st: &mut State, req: &HttpRequest) -> Reply {
             copy::copy_file(st, share_name, &path, req)
         }
         ("PUT", Some("copy")) => copy::abort_copy(st, share_name, &path, req),
-        _ => file_op(st, share_name, &path, m, comp.as_deref(), req),
+        _ => Op::run(st, share_name, &path, req, |op| {
+            file_op(op, m, comp.as_deref())
+        }),
     }
 }

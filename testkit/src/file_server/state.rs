@@ -61,6 +61,64 @@ pub(super) struct Node {
     pub(super) smb: smb::Smb,
 }
 
+/// Stamps a write: the new ETag and Last-Modified of a share or node, and the reply with
+/// `status` that carries them.
+fn stamp(version: (&mut String, &mut String), status: u16, etag: String, now: String) -> Reply {
+    *version.0 = etag.clone();
+    *version.1 = now.clone();
+    Reply::new(status).h("etag", etag).h("last-modified", now)
+}
+
+impl Node {
+    /// Stamps a write on this directory or file (see [`stamp`]).
+    pub(super) fn written(&mut self, status: u16, etag: String, now: String) -> Reply {
+        stamp((&mut self.etag, &mut self.last_modified), status, etag, now)
+    }
+}
+
+impl Share {
+    /// Stamps a write on the share itself (see [`stamp`]).
+    pub(super) fn written(&mut self, status: u16, etag: String, now: String) -> Reply {
+        stamp((&mut self.etag, &mut self.last_modified), status, etag, now)
+    }
+}
+
+/// What a directory or file operation acts on: its share, with the ETag and time a write in
+/// it stamps, the path below the share, and the request. An operation answers
+/// `Result<Reply, Reply>`, the refusal as `Err`, so its checks read as `?`.
+pub(super) struct Op<'a> {
+    pub(super) share: &'a mut Share,
+    pub(super) share_name: &'a str,
+    pub(super) path: &'a str,
+    pub(super) req: &'a HttpRequest,
+    pub(super) etag: String,
+    pub(super) now: String,
+}
+
+impl<'a> Op<'a> {
+    /// Runs `op` in share `share_name` of `st` (404 `ShareNotFound` without it).
+    pub(super) fn run(
+        st: &'a mut State,
+        share_name: &'a str,
+        path: &'a str,
+        req: &'a HttpRequest,
+        op: impl FnOnce(Op<'a>) -> Result<Reply, Reply>,
+    ) -> Reply {
+        st.write_in(share_name)
+            .and_then(|(share, etag, now)| {
+                op(Op {
+                    share,
+                    share_name,
+                    path,
+                    req,
+                    etag,
+                    now,
+                })
+            })
+            .unwrap_or_else(|refused| refused)
+    }
+}
+
 pub(super) struct FileNode {
     pub(super) node: Node,
     pub(super) data: Vec<u8>,

@@ -3,73 +3,64 @@
 
 use super::*;
 
-pub(super) fn apply(
-    share: &mut Share,
-    path: &str,
-    req: &HttpRequest,
-    etag: String,
-    now: String,
-) -> Reply {
+pub(super) fn apply(op: Op) -> Result<Reply, Reply> {
+    let (share, path, req, etag, now) = (op.share, op.path, op.req, op.etag, op.now);
     let lease_id = req.header("x-ms-lease-id");
     if req
         .header("x-ms-type")
         .is_none_or(|t| !t.eq_ignore_ascii_case("file"))
     {
-        return Reply::error(400, "MissingRequiredHeader", "x-ms-type: file is required.");
+        return Err(Reply::error(
+            400,
+            "MissingRequiredHeader",
+            "x-ms-type: file is required.",
+        ));
     }
     let Some(size) = req
         .header("x-ms-content-length")
         .and_then(|v| v.parse::<u64>().ok())
     else {
-        return Reply::error(
+        return Err(Reply::error(
             400,
             "MissingRequiredHeader",
             "x-ms-content-length is required.",
-        );
+        ));
     };
     if size > 4 * 1024 * 1024 * 1024 * 1024 {
-        return Reply::error(400, "OutOfRangeInput", "The file size exceeds 4 TiB.");
-    }
-    if size > MAX_TEST_FILE {
-        // Not an Azure limit: the test server keeps files in memory.
-        return Reply::error(
+        return Err(Reply::error(
             400,
             "OutOfRangeInput",
-            "The test server keeps files in memory: at most 1 GiB.",
-        );
+            "The file size exceeds 4 TiB.",
+        ));
     }
+    fits_in_memory(size)?;
     if share.dirs.contains_key(path) {
-        return Reply::error(
+        return Err(Reply::error(
             409,
             "ResourceTypeMismatch",
             "The specified resource type does not match.",
-        );
+        ));
     }
     if let Some(r) = parent_missing(share, path) {
-        return r;
+        return Err(r);
     }
     let lease = match share.files.get(path) {
         Some(f) => {
-            if let Err(r) = f.lease.check_write(lease_id, "file") {
-                return r;
-            }
+            f.lease.check_write(lease_id, "file")?;
             f.lease.clone()
         }
         None => {
             if lease_id.is_some() {
-                return Reply::error(
+                return Err(Reply::error(
                     412,
                     "LeaseNotPresentWithFileOperation",
                     "There is currently no lease on the file.",
-                );
+                ));
             }
             Lease::Available
         }
     };
-    let smb = match smb::Smb::create(req, false, &mut share.ext) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+    let smb = smb::Smb::create(req, false, &mut share.ext)?;
     let smb_reply = smb.headers(Reply::new(201));
     share.files.insert(
         path.to_string(),
@@ -96,5 +87,5 @@ pub(super) fn apply(
         .h("last-modified", now)
         .h("x-ms-request-server-encrypted", "true");
     r.status = 201;
-    r
+    Ok(r)
 }

@@ -2,19 +2,9 @@
 
 use super::*;
 
-pub(super) fn apply(
-    share: &mut Share,
-    path: &str,
-    req: &HttpRequest,
-    etag: String,
-    now: String,
-) -> Reply {
-    let f = match writable_file(&mut share.files, path, req) {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
+pub(super) fn apply(op: Op) -> Result<Reply, Reply> {
+    let (share, path, req, etag, now) = (op.share, op.path, op.req, op.etag, op.now);
+    let f = writable_file(&mut share.files, path, req)?;
     f.node.meta = req.meta();
-    f.node.etag = etag.clone();
-    f.node.last_modified = now.clone();
-    Reply::new(200).h("etag", etag).h("last-modified", now)
+    Ok(f.node.written(200, etag, now))
 }

@@ -3,33 +3,21 @@
 
 use super::*;
 
-pub(super) fn apply(
-    share: &mut Share,
-    path: &str,
-    req: &HttpRequest,
-    etag: String,
-    now: String,
-) -> Reply {
-    let f = match writable_file(&mut share.files, path, req) {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
+pub(super) fn apply(op: Op) -> Result<Reply, Reply> {
+    let (share, path, req, etag, now) = (op.share, op.path, op.req, op.etag, op.now);
+    let f = writable_file(&mut share.files, path, req)?;
     let mut smb = f.node.smb.clone();
-    if let Err(r) = smb.set(req, false, &mut share.ext) {
-        return r;
-    }
+    smb.set(req, false, &mut share.ext)?;
     f.node.smb = smb;
     if let Some(size) = req.header("x-ms-content-length") {
         let Ok(size) = size.parse::<u64>() else {
-            return Reply::error(400, "InvalidHeaderValue", "x-ms-content-length is invalid.");
-        };
-        if size > MAX_TEST_FILE {
-            return Reply::error(
+            return Err(Reply::error(
                 400,
-                "OutOfRangeInput",
-                "The test server keeps files in memory: at most 1 GiB.",
-            );
-        }
+                "InvalidHeaderValue",
+                "x-ms-content-length is invalid.",
+            ));
+        };
+        fits_in_memory(size)?;
         f.data.resize(size as usize, 0);
         remove_range(&mut f.ranges, size, u64::MAX);
     }
@@ -45,9 +33,6 @@ pub(super) fn apply(
             .to_string();
         f.http = http;
     }
-    f.node.etag = etag.clone();
-    f.node.last_modified = now.clone();
-    f.node
-        .smb
-        .headers(Reply::new(200).h("etag", etag).h("last-modified", now))
+    let r = f.node.written(200, etag, now);
+    Ok(f.node.smb.headers(r))
 }
