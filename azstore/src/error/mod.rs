@@ -280,6 +280,10 @@ impl Error {
 
     /// The same error, of another kind: a backend's edge saying what a status means for its
     /// operation (a Cosmos DB 409 on a create is [`ErrorKind::AlreadyExists`]).
+    #[cfg_attr(
+        not(any(feature = "cosmos", feature = "object_store")),
+        allow(dead_code)
+    )]
     pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Error {
         self.inner.kind = kind;
         self
