@@ -67,7 +67,7 @@ impl Target<'_> {
 
 /// A lease is taken on something that exists: a 404 for the blob (or its container) says so
 /// and how to create it, since a lease request never creates anything.
-fn missing_target_hint(e: crate::Error, operation: &str) -> crate::Error {
+fn missing_target_hint(e: crate::error::Error, operation: &str) -> crate::error::Error {
     match e.error_code() {
         Some(ErrorCode::BlobNotFound) => e.hint(
             "a lease needs an existing blob (leasing never creates it): create the blob \
