@@ -54,20 +54,23 @@
 //!   `set_metadata`, `create_snapshot`. Get/Set ACL is `get_access_policy` /
 //!   `set_access_policy` everywhere (containers, tables, queues), after what it holds.
 //! - **Suffixes**: `_if` takes [`Conditions`] (`download_if`, `delete_if_exists_if`);
-//!   `_with` takes an options struct (`upload_with`, `create_with_options`);
+//!   `_with` takes an options struct alone (`upload_with`, `create_with(&CreateFileOptions)`);
 //!   `_if_exists` / `_if_not_exists` answer `Ok(bool)` (`true`: this call did it) and take no
 //!   argument beyond the plain operation's subject (`delete_if_exists()` on every client).
 //! - **Content is read with `download*` and written with `upload*`** on Blob and File:
 //!   `download_range`, `download_from`, `download_stream`, `download_to_file`,
 //!   `download_into`; `get*` reads properties, metadata, tags and policies.
-//! - **`get_metadata` returns `(metadata, ETag)`** on every resource.
+//! - **`get_metadata` returns `(metadata, ETag)`** on every resource that has an ETag
+//!   (containers, blobs, shares, directories, files); a queue's metadata comes with
+//!   `QueueClient::get_properties`.
 //! - **Leases**: clients have `acquire_lease`, `renew_lease`, `change_lease`,
 //!   `release_lease`, `break_lease`; the `lease_*` methods are [`lease::Leasable`]'s, the
 //!   trait the engines ([`lease::LeaseGuard`], the locks) are generic over.
 //! - **Options** types are `XOptions` with a setter per field (`self -> Self`) named as the
 //!   field; writes that replace data have no `Default`, only `XOptions::new(conditions)`.
 //!
-//! CHANGELOG.md lists every rename under the release that made it.
+//! `scripts/check-names` checks these shapes on every public method. CHANGELOG.md lists every
+//! rename under the release that made it.
 //!
 //! ## Optimistic concurrency
 //! Every object has an [`ETag`]. A write that carries [`Conditions::if_match`] only succeeds
