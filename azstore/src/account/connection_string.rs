@@ -145,14 +145,7 @@ impl StorageAccount {
             // Every explicit endpoint is parsed first: the account name may come from them.
             let mut endpoints = Vec::with_capacity(explicit.len());
             for (svc, url) in explicit.drain(..) {
-                let ep = Endpoint::parse(&url).map_err(|e| {
-                    Error::invalid_input(format!(
-                        "connection string key {}: {}",
-                        endpoint_key(svc),
-                        e.message()
-                    ))
-                })?;
-                endpoints.push((svc, ep));
+                endpoints.push((svc, parse_endpoint(svc, &url)?));
             }
             let name = match name {
                 Some(n) => {
@@ -217,14 +210,7 @@ impl StorageAccount {
         };
         for (svc, url) in explicit {
             // Explicit endpoints next to UseDevelopmentStorage=true.
-            let ep = Endpoint::parse(&url).map_err(|e| {
-                Error::invalid_input(format!(
-                    "connection string key {}: {}",
-                    endpoint_key(svc),
-                    e.message()
-                ))
-            })?;
-            *acct.slot(svc) = Some(ep);
+            *acct.slot(svc) = Some(parse_endpoint(svc, &url)?);
         }
         acct.warn_if_cleartext();
         Ok(acct)
@@ -264,6 +250,17 @@ fn endpoint_key(svc: Service) -> &'static str {
         Service::Table => "TableEndpoint",
         Service::File => "FileEndpoint",
     }
+}
+
+/// The endpoint `url` given for `svc`, its error naming the connection-string key.
+fn parse_endpoint(svc: Service, url: &str) -> Result<Endpoint> {
+    Endpoint::parse(url).map_err(|e| {
+        Error::invalid_input(format!(
+            "connection string key {}: {}",
+            endpoint_key(svc),
+            e.message()
+        ))
+    })
 }
 
 /// The account the explicit endpoints name, as the official SDKs read it: the first label of

@@ -8,6 +8,7 @@ use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
 use crate::http::Method;
 use crate::storage::SourceConditions;
+use crate::storage::copy_source::{check_source_checksum, source_checksum};
 
 /// Options of Append Block From URL.
 ///
@@ -115,11 +116,9 @@ impl BlobClient {
             ));
         }
         crate::blob::limits::validate_source_url(source_url)?;
-        if options.source_content_md5.is_some() && options.source_content_crc64.is_some() {
-            return Err(Error::invalid_input(
-                "give the source an MD5 or a CRC-64, not both",
-            ));
-        }
+        let md5 = options.source_content_md5.as_deref();
+        let crc64 = options.source_content_crc64.as_deref();
+        check_source_checksum(md5, crc64)?;
         let range = match &options.source_range {
             Some(r) if r.start >= r.end => {
                 return Err(Error::invalid_input("source range must not be empty"));
@@ -136,18 +135,10 @@ impl BlobClient {
             .write_request(Method::Put, "Append Block From URL")?
             .query("comp", "appendblock")
             .header("x-ms-copy-source", source_url)
-            .header_opt("x-ms-source-range", range)
-            .header_opt(
-                "x-ms-source-content-md5",
-                options.source_content_md5.clone(),
-            )
-            .header_opt(
-                "x-ms-source-content-crc64",
-                options.source_content_crc64.clone(),
-            );
+            .header_opt("x-ms-source-range", range);
         let req = options
             .append
-            .apply(req)?
+            .apply(source_checksum(req, md5, crc64))?
             .source_conditions(&options.source_conditions)?;
         let resp = self.pipeline.send(req).await?;
         AppendResult::from_response(&resp, "Append Block From URL")

@@ -199,6 +199,17 @@ pub(crate) trait Resource {
             .send(req.query("comp", comp).conditions(conditions))
             .await
     }
+
+    /// Get Container Metadata / Get Blob Metadata (conditions already checked): `req`
+    /// addresses the container or blob; answers the metadata and the ETag.
+    async fn read_metadata(
+        &self,
+        req: Request,
+        conditions: &Conditions,
+    ) -> Result<(std::collections::BTreeMap<String, String>, ETag)> {
+        let resp = self.send_comp(req, "metadata", conditions).await?;
+        Ok((resp.headers.metadata(), resp.headers.require_etag()?))
+    }
 }
 
 impl Resource for ContainerClient {

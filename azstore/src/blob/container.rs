@@ -357,10 +357,8 @@ impl ContainerClient {
         conditions: &Conditions,
     ) -> Result<(BTreeMap<String, String>, ETag)> {
         conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
-        let resp = self
-            .send_comp(self.request(Method::Get), "metadata", conditions)
-            .await?;
-        Ok((resp.headers.metadata(), resp.headers.require_etag()?))
+        self.read_metadata(self.request(Method::Get), conditions)
+            .await
     }
 
     /// Set Container Metadata, replacing all metadata. The service accepts only

@@ -16,9 +16,9 @@ use crate::blob::write_options::{BlobWriteOptions, WriteKind};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
-use crate::http::Method;
+use crate::http::{Method, Response};
 pub use crate::status::CopyStatus;
-use crate::storage::copy_source::SourceAuthorization;
+use crate::storage::copy_source::{SourceAuthorization, check_source_checksum, source_checksum};
 use crate::storage::{SourceConditions, StorageRequest};
 
 impl BlobProperties {
@@ -224,6 +224,19 @@ pub struct CopyResult {
     pub last_modified: Option<OffsetDateTime>,
 }
 
+impl CopyResult {
+    /// Reads a started or finished copy from the answer of Copy Blob, Copy Blob From URL or
+    /// Incremental Copy Blob.
+    fn from_response(resp: &Response) -> Result<CopyResult> {
+        Ok(CopyResult {
+            copy_id: resp.headers.require("x-ms-copy-id")?.to_string(),
+            status: CopyStatus::parse(resp.headers.require("x-ms-copy-status")?),
+            etag: resp.headers.require_etag()?,
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+}
+
 impl BlobClient {
     fn copy_request(
         &self,
@@ -266,11 +279,9 @@ impl BlobClient {
                 "{op} does not take {what}; {other} does"
             )));
         }
-        if options.source_content_md5.is_some() && options.source_content_crc64.is_some() {
-            return Err(Error::invalid_input(
-                "give the source an MD5 or a CRC-64, not both",
-            ));
-        }
+        let md5 = options.source_content_md5.as_deref();
+        let crc64 = options.source_content_crc64.as_deref();
+        check_source_checksum(md5, crc64)?;
         check_tags_mode(options.tags, &options.write)?;
         let kind = if sync {
             WriteKind::CopyFromUrl
@@ -286,15 +297,7 @@ impl BlobClient {
         if sync {
             req = req.header("x-ms-requires-sync", "true");
         }
-        Ok(req
-            .header_opt(
-                "x-ms-source-content-md5",
-                options.source_content_md5.clone(),
-            )
-            .header_opt(
-                "x-ms-source-content-crc64",
-                options.source_content_crc64.clone(),
-            )
+        Ok(source_checksum(req, md5, crc64)
             .header_opt(
                 "x-ms-copy-source-tag-option",
                 options.tags.map(CopyTags::header_value),
@@ -322,13 +325,7 @@ impl BlobClient {
         sync: bool,
     ) -> Result<CopyResult> {
         let req = self.copy_request(source_url, options, sync)?;
-        let resp = self.pipeline.send(req).await?;
-        Ok(CopyResult {
-            copy_id: resp.headers.require("x-ms-copy-id")?.to_string(),
-            status: CopyStatus::parse(resp.headers.require("x-ms-copy-status")?),
-            etag: resp.headers.require_etag()?,
-            last_modified: resp.headers.last_modified(),
-        })
+        CopyResult::from_response(&self.pipeline.send(req).await?)
     }
 
     /// Copy Blob: starts a server-side copy of `source_url` into this blob and returns at
@@ -422,13 +419,7 @@ impl BlobClient {
             .query("comp", "incrementalcopy")
             .header("x-ms-copy-source", source_snapshot_url)
             .conditions(conditions);
-        let resp = self.pipeline.send(req).await?;
-        Ok(CopyResult {
-            copy_id: resp.headers.require("x-ms-copy-id")?.to_string(),
-            status: CopyStatus::parse(resp.headers.require("x-ms-copy-status")?),
-            etag: resp.headers.require_etag()?,
-            last_modified: resp.headers.last_modified(),
-        })
+        CopyResult::from_response(&self.pipeline.send(req).await?)
     }
 
     /// Polls Get Blob Properties until the copy `copy_id` is no longer pending, returning its

@@ -121,10 +121,8 @@ impl BlobClient {
         crate::blob::client::check_read(conditions, "Get Blob Metadata")?;
         // GET (the REST API allows GET and HEAD): error answers then carry their body, and
         // it is what the official SDKs send to Azure.
-        let resp = self
-            .send_comp(self.request(Method::Get), "metadata", conditions)
-            .await?;
-        Ok((resp.headers.metadata(), resp.headers.require_etag()?))
+        self.read_metadata(self.request(Method::Get), conditions)
+            .await
     }
 
     /// Set Blob Metadata: replaces all metadata. Changes the ETag. Accepts every condition.

@@ -11,6 +11,7 @@
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::FileClient;
+use crate::file::file_client::lease_header;
 use crate::file::models::FileWrite;
 use crate::http::Method;
 use crate::storage::copy_source::CopySource;
@@ -166,11 +167,8 @@ impl FileClient {
             .header_opt(
                 "x-ms-file-last-write-time",
                 options.last_write_time.map(LastWriteTime::header_value),
-            )
-            .header_opt(
-                "x-ms-lease-id",
-                options.lease.as_ref().map(|l| l.as_str().to_string()),
             );
+        let req = lease_header(req, options.lease.as_ref());
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::directory::DirectoryClient;
-use crate::file::file_client::FileClient;
+use crate::file::file_client::{FileClient, lease_header};
 use crate::file::models::{FileWrite, ShareProperties};
 use crate::file::names::validate_path;
 use crate::http::{Method, Pipeline, Request};
@@ -135,9 +135,7 @@ impl ShareClient {
     /// # Ok(()) }
     /// ```
     pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
-        let req = self
-            .request(Method::Delete)
-            .header_opt("x-ms-lease-id", lease.map(|l| l.as_str().to_string()));
+        let req = lease_header(self.request(Method::Delete), lease);
         self.pipeline.send(req).await?;
         Ok(())
     }

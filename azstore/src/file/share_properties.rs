@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
+use crate::file::file_client::lease_header;
 use crate::file::models::FileWrite;
 use crate::file::share::ShareClient;
 use crate::http::Method;
@@ -215,8 +216,8 @@ impl ShareClient {
             .query("comp", "properties")
             .header_opt("x-ms-share-quota", options.quota_gib.map(|q| q.to_string()))
             .header_opt("x-ms-access-tier", options.access_tier.clone())
-            .header_opt("x-ms-root-squash", options.root_squash.clone())
-            .header_opt("x-ms-lease-id", lease.map(|l| l.as_str().to_string()));
+            .header_opt("x-ms-root-squash", options.root_squash.clone());
+        let req = lease_header(req, lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 

@@ -12,7 +12,7 @@ use super::target::{Attempt, LockClaim, LockTarget, Probe, StatusMany};
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::lease::{BreakPeriod, LeaseBroken, LeaseGuard};
-use crate::lock::{Held, LockOptions, LockOwner, LockStatus, PollSleep, wakeup_for};
+use crate::lock::{Held, LockOptions, LockOwner, LockStatus, RoundStart, WaitRounds, wakeup_for};
 
 /// A distributed lock with a fencing token, on any backend: holding it means holding a lease
 /// on the backend's lock record, renewed by a [`LeaseGuard`]; each acquisition gets a fencing
@@ -193,43 +193,31 @@ impl<T: LockTarget> Lock<T> {
     /// The one wait loop of [`acquire_within`](Self::acquire_within) (which runs it inside its
     /// span).
     async fn wait_for(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
-        let deadline = Instant::now().checked_add(wait);
         let proposed = LeaseId::random();
-        let wake = self.wakeup();
-        let mut poll = PollSleep::new(&self.options);
+        let mut rounds = WaitRounds::new(wait, &self.options, self.wakeup());
         let mut waiting = Waiting::default();
-        let mut first = true;
         loop {
-            if !first {
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    return waiting.give_up(wait);
-                }
-                let woken = poll.sleep(deadline, wake.as_deref()).await;
-                if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
-                    continue;
-                }
+            match rounds.next().await {
+                None => return waiting.give_up(wait),
                 // Woken by a local release: the lock was just freed, attempt at once.
-                let look = if woken {
-                    Some(Ok(Probe::Free))
-                } else {
-                    by_deadline(deadline, self.target.probe()).await
-                };
-                match look {
-                    // Cut off at the deadline: no answer.
-                    None => continue,
-                    Some(Ok(Probe::Busy)) => {
-                        waiting.busy();
-                        continue;
-                    }
-                    Some(Ok(_)) => {}
-                    Some(Err(e)) => {
-                        waiting.failed(e, "a lock")?;
-                        continue;
+                Some(RoundStart::First | RoundStart::Woken) => {}
+                Some(RoundStart::Slept) => {
+                    match by_deadline(rounds.deadline(), self.target.probe()).await {
+                        // Cut off at the deadline: no answer.
+                        None => continue,
+                        Some(Ok(Probe::Busy)) => {
+                            waiting.busy();
+                            continue;
+                        }
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => {
+                            waiting.failed(e, "a lock")?;
+                            continue;
+                        }
                     }
                 }
             }
-            first = false;
-            match self.attempt_by_deadline(deadline, &proposed).await {
+            match self.attempt_by_deadline(rounds.deadline(), &proposed).await {
                 None => {}
                 Some(Ok(Some(held))) => return Ok(Some(held)),
                 Some(Ok(None)) => waiting.busy(),

@@ -32,7 +32,7 @@ pub use target::{
     Attempt, LockClaim, LockTarget, Probe, StatusMany, next_fencing_token, status_each,
 };
 pub(crate) use target::{common_prefix, wall_clock_ms};
-pub(crate) use wake::{PollSleep, wakeup_for};
+pub(crate) use wake::{PollSleep, RoundStart, WaitRounds, wakeup_for};
 
 /// Options of a [`Lock`] on any backend.
 ///

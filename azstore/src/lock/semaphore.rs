@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use super::engine::{Waiting, by_deadline};
 use super::{
     Attempt, Held, Lock, LockClaim, LockOptions, LockOwner, LockStatus, LockTarget, PollSleep,
-    wakeup_for,
+    WaitRounds, wakeup_for,
 };
 use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, Result};
@@ -260,30 +260,18 @@ impl<T: LockTarget> Semaphore<T> {
         wait: Duration,
         gate: Option<&Lock<T>>,
     ) -> Result<Option<Permit<T::Lease>>> {
-        let deadline = Instant::now().checked_add(wait);
         let proposed: Vec<LeaseId> = self.slots.iter().map(|_| LeaseId::random()).collect();
-        let wake = self.wakeup();
-        let mut poll = PollSleep::new(&self.options);
+        let mut rounds = WaitRounds::new(wait, &self.options, self.wakeup());
         let mut waiting = Waiting::default();
-        let mut first = true;
-        loop {
-            if !first {
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    return waiting.give_up(wait);
-                }
-                let woken = poll.sleep(deadline, wake.as_deref()).await;
-                if !woken && deadline.is_some_and(|d| Instant::now() >= d) {
-                    continue;
-                }
-            }
-            first = false;
-            match self.round(deadline, &proposed, gate).await {
+        while rounds.next().await.is_some() {
+            match self.round(rounds.deadline(), &proposed, gate).await {
                 Round::Got(p) => return Ok(Some(*p)),
                 Round::Cut => {}
                 Round::Busy => waiting.busy(),
                 Round::Failed(e) => waiting.failed(e, "a permit")?,
             }
         }
+        waiting.give_up(wait)
     }
 
     /// One round: the gate (if any), then every slot once from a random start; on a free slot,

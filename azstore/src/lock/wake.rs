@@ -110,3 +110,62 @@ impl PollSleep {
         }
     }
 }
+
+/// How a round of a wait loop starts (see [`WaitRounds::next`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoundStart {
+    /// The first round, at once.
+    First,
+    /// After a local release woke the waiter: the lock was just freed.
+    Woken,
+    /// After a poll sleep ran out.
+    Slept,
+}
+
+/// The rounds of a lock's wait loop until its deadline: the first at once, each later one
+/// after a [`PollSleep`] cut short by a local release. The one pacing of
+/// [`Lock::acquire_within`](crate::lock::Lock::acquire_within) and a semaphore's wait.
+pub(crate) struct WaitRounds {
+    deadline: Option<Instant>,
+    wake: Option<Arc<Notify>>,
+    poll: PollSleep,
+    first: bool,
+}
+
+impl WaitRounds {
+    /// Rounds for a wait of `wait` from now (no deadline when it overflows the clock).
+    pub(crate) fn new(wait: Duration, options: &LockOptions, wake: Option<Arc<Notify>>) -> Self {
+        WaitRounds {
+            deadline: Instant::now().checked_add(wait),
+            wake,
+            poll: PollSleep::new(options),
+            first: true,
+        }
+    }
+
+    /// The wait's deadline (`None`: none).
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    fn passed(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Waits for the next round; `None` once the deadline has passed (the wait ends).
+    pub(crate) async fn next(&mut self) -> Option<RoundStart> {
+        if std::mem::take(&mut self.first) {
+            return Some(RoundStart::First);
+        }
+        if self.passed() {
+            return None;
+        }
+        if self.poll.sleep(self.deadline, self.wake.as_deref()).await {
+            Some(RoundStart::Woken)
+        } else if self.passed() {
+            None
+        } else {
+            Some(RoundStart::Slept)
+        }
+    }
+}

@@ -238,6 +238,18 @@ impl State {
         ETag::new(format!("\"0x{:016X}\"", self.etags))
     }
 
+    /// Stores `json` as the item `name`, written by `write_id`, under a new ETag (returned).
+    fn write_item(&mut self, name: &str, json: Vec<u8>, write_id: &str) -> ETag {
+        let etag = self.next_etag();
+        let entry = Entry {
+            json,
+            etag: etag.clone(),
+            write_id: Some(write_id.to_string()),
+        };
+        self.items.insert(name.to_string(), entry);
+        etag
+    }
+
     /// The lease on `name` if it is in force (held or breaking) at `now`.
     fn live_lease(&self, name: &str, now: Duration) -> Option<(&LeaseRec, LeaseState)> {
         self.leases

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{Entry, MemoryStore, Op, errors, validate_name};
+use super::{MemoryStore, Op, errors, validate_name};
 use crate::conditions::ETag;
 use crate::error::Result;
 use crate::update::{Current, Versioned};
@@ -143,16 +143,7 @@ where
                     Some(e) if &e.etag != etag => return Err(errors::precondition_failed(name)),
                     Some(_) => {}
                 }
-                let etag = s.next_etag();
-                s.items.insert(
-                    name.clone(),
-                    Entry {
-                        json,
-                        etag: etag.clone(),
-                        write_id: Some(write_id.to_string()),
-                    },
-                );
-                Ok(etag)
+                Ok(s.write_item(name, json, write_id))
             })
             .await
     }
@@ -165,16 +156,7 @@ where
                 if s.items.contains_key(name) {
                     return Err(errors::already_exists(name));
                 }
-                let etag = s.next_etag();
-                s.items.insert(
-                    name.clone(),
-                    Entry {
-                        json,
-                        etag: etag.clone(),
-                        write_id: Some(write_id.to_string()),
-                    },
-                );
-                Ok(etag)
+                Ok(s.write_item(name, json, write_id))
             })
             .await
     }

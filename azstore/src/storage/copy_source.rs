@@ -23,6 +23,23 @@ pub(crate) fn validate_source_url(url: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refuses an MD5 and a CRC-64 on one source: the service checks what it reads against one.
+pub(crate) fn check_source_checksum(md5: Option<&str>, crc64: Option<&str>) -> Result<()> {
+    if md5.is_some() && crc64.is_some() {
+        return Err(Error::invalid_input(
+            "give the source an MD5 or a CRC-64, not both",
+        ));
+    }
+    Ok(())
+}
+
+/// Adds the checksum the service checks what it reads from the source against
+/// (`x-ms-source-content-md5`, `x-ms-source-content-crc64`; base64).
+pub(crate) fn source_checksum(req: Request, md5: Option<&str>, crc64: Option<&str>) -> Request {
+    req.header_opt("x-ms-source-content-md5", md5)
+        .header_opt("x-ms-source-content-crc64", crc64)
+}
+
 /// A bearer token the service presents to the source (`x-ms-copy-source-authorization`).
 /// A secret: `Debug` shows only that it is set.
 ///
@@ -271,12 +288,9 @@ impl CopySource {
             }
             (None, _) => {}
         }
-        if self.content_md5.is_some() && self.content_crc64.is_some() {
-            return Err(Error::invalid_input(
-                "give the source an MD5 or a CRC-64, not both",
-            ));
-        }
-        Ok(req
+        let (md5, crc64) = (self.content_md5.as_deref(), self.content_crc64.as_deref());
+        check_source_checksum(md5, crc64)?;
+        let req = req
             .source_conditions(&self.conditions)?
             .header("x-ms-copy-source", self.url.clone())
             .header_opt(
@@ -284,8 +298,7 @@ impl CopySource {
                 self.authorization
                     .as_ref()
                     .map(|a| a.header_value().to_string()),
-            )
-            .header_opt("x-ms-source-content-md5", self.content_md5.clone())
-            .header_opt("x-ms-source-content-crc64", self.content_crc64.clone()))
+            );
+        Ok(source_checksum(req, md5, crc64))
     }
 }
