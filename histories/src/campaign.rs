@@ -17,20 +17,18 @@ use std::time::Duration;
 use azstore::Service;
 use azstore::blob::BlobServiceClient;
 use azstore::queue::QueueServiceClient;
-use azstore::redis::{RedisClient, RedisConfig};
-use azstore::table::TableServiceClient;
 use azstore::update::{BlobJson, Versioned};
 use serde_json::{Value, json};
-use testkit::fault::{Fault, FaultProxy, Rule};
-use testkit::redis::RedisProxy;
+use testkit::fault::{Fault, Rule};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
+use crate::backend::{Faults, HttpFaults, Prepared, Site};
 use crate::check::Verdict;
 use crate::history::{Event, Kind, Recorder, now_ns};
-use crate::model::{Backend, Model, Variant};
+use crate::model::{Model, Variant};
 use crate::rng::Rng;
-use crate::writer::{EFFECT_SHARDS, Fenced, Reg, TableReg, WriterArgs};
+use crate::writer::{EFFECT_SHARDS, Fenced, Reg, RegisterRun, WriterArgs};
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -189,12 +187,33 @@ type Holder = Arc<Mutex<Option<(u64, bool)>>>;
 
 struct Setup {
     resource: String,
-    blob: FaultProxy,
-    table: FaultProxy,
-    queue: FaultProxy,
-    redis: Option<RedisProxy>,
-    cosmos: Option<FaultProxy>,
+    /// The proxy in front of Azurite's Blob service: the fenced resources and the queue
+    /// worker's effects.
+    blob: HttpFaults,
+    /// The proxy in front of Azurite's Queue service (queue model).
+    queue: Option<HttpFaults>,
+    /// The backend's part of the history (register, lock and shard models).
+    backend: Option<Box<dyn Prepared>>,
     enqueued: Vec<u64>,
+}
+
+impl Setup {
+    /// The faults that matter to `model`: the backend's own, the fenced resources' (lock and
+    /// shard models), the queue's and the effects' (queue model).
+    fn faults(&self, model: Model) -> Vec<&dyn Faults> {
+        let mut all = self.backend.as_ref().map_or_else(Vec::new, |b| b.faults());
+        match model {
+            Model::Register(_) => {}
+            Model::Lock(_) | Model::Shards(_) => all.push(&self.blob),
+            Model::Queue => all.extend(
+                self.queue
+                    .iter()
+                    .map(|q| q as &dyn Faults)
+                    .chain([&self.blob as &dyn Faults]),
+            ),
+        }
+        all
+    }
 }
 
 /// Records and decides one history.
@@ -205,53 +224,35 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
     let blobs = BlobServiceClient::new(&account).expect("blob client");
     let container = blobs.container(&resource).expect("container name");
     container.create().await.expect("create container");
-    if plan.model.uses_cosmos() {
-        let c = crate::writer::cosmos_container(0, &resource);
-        let db = c.client().database(&resource).expect("database name");
-        db.create_if_not_exists().await.expect("create database");
-        c.create_if_not_exists().await.expect("create container");
-    }
-    match plan.model {
-        Model::Register(Backend::Table) => TableServiceClient::new(&account)
-            .expect("table client")
-            .table(&resource)
-            .expect("table name")
-            .create()
-            .await
-            .expect("create table"),
-        Model::Queue => {
-            let q = QueueServiceClient::new(&account)
-                .expect("queue client")
-                .queue(&resource)
-                .expect("queue name");
-            q.create_if_not_exists().await.expect("create queue");
-            let n = plan.writers * plan.ops;
-            for id in 1..=n {
-                q.put_message(id.to_string()).await.expect("enqueue");
-                enqueued.push(id);
-            }
+    let backend = match (plan.model.backend(), plan.model.family()) {
+        (Some(b), Some(family)) => Some(b.prepare(&resource, family).await),
+        _ => None,
+    };
+    let mut queue = None;
+    if plan.model == Model::Queue {
+        let q = QueueServiceClient::new(&account)
+            .expect("queue client")
+            .queue(&resource)
+            .expect("queue name");
+        q.create_if_not_exists().await.expect("create queue");
+        let n = plan.writers * plan.ops;
+        for id in 1..=n {
+            q.put_message(id.to_string()).await.expect("enqueue");
+            enqueued.push(id);
         }
-        _ => {}
+        queue = Some(HttpFaults::start(&account, Service::Queue, QUEUE_METHODS).await);
     }
+    // The fenced resources and the effects: `update()` sends GET and PUT (the queue model's
+    // faults aim at the methods of both of its services, as they always have).
+    let blob_methods: &[&str] = if plan.model == Model::Queue {
+        QUEUE_METHODS
+    } else {
+        &["", "GET", "PUT"]
+    };
     let setup = Setup {
-        blob: FaultProxy::start(&account, Service::Blob).await,
-        table: FaultProxy::start(&account, Service::Table).await,
-        queue: FaultProxy::start(&account, Service::Queue).await,
-        redis: if plan.model.uses_redis() {
-            Some(RedisProxy::start(&testkit::redis::redis_url()).await)
-        } else {
-            None
-        },
-        cosmos: if plan.model.uses_cosmos() {
-            let endpoint = crate::writer::cosmos_endpoint();
-            let hostport = endpoint
-                .trim_start_matches("http://")
-                .trim_end_matches('/')
-                .to_string();
-            Some(FaultProxy::to_host(&hostport).await)
-        } else {
-            None
-        },
+        blob: HttpFaults::start(&account, Service::Blob, blob_methods).await,
+        queue,
+        backend,
         resource,
         enqueued,
     };
@@ -357,20 +358,14 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
             }
         }
     }
-    setup.blob.clear();
-    setup.table.clear();
-    setup.queue.clear();
-    if let Some(c) = &setup.cosmos {
-        c.clear();
-    }
-    if let Some(r) = &setup.redis {
-        r.stall(false);
+    for f in setup.faults(plan.model) {
+        f.clear();
     }
     // Give the stdout readers a moment to drain.
     tokio::time::sleep(Duration::from_millis(200)).await;
     final_state(plan.model, plan.shards, &setup, &sink).await;
     sink.lock().unwrap().flush();
-    cleanup(plan.model, &setup.resource).await;
+    cleanup(&setup).await;
     decide(plan, path).await
 }
 
@@ -384,41 +379,17 @@ async fn final_state(model: Model, shard_count: usize, setup: &Setup, sink: &Sin
     match model {
         Model::Register(backend) => {
             let t0 = now_ns();
-            let reg: Option<Reg> = match backend {
-                Backend::Blob => BlobJson::<Reg>::new(container.blob("register").expect("blob"))
-                    .read()
-                    .await
-                    .expect("final read")
-                    .map(|c| c.value),
-                Backend::Table => TableServiceClient::new(&account)
-                    .expect("table client")
-                    .table(&setup.resource)
-                    .expect("table")
-                    .versioned::<TableReg>("register", "register")
-                    .expect("keys")
-                    .read()
-                    .await
-                    .expect("final read")
-                    .map(|c| Reg {
-                        n: c.value.n as u64,
-                        by: u64::try_from(c.value.by).ok(),
-                        applied: crate::writer::parse_applied(&c.value.applied),
-                    }),
-                Backend::Cosmos => crate::writer::cosmos_register(
-                    &crate::writer::cosmos_container(0, &setup.resource),
-                )
-                .read()
-                .await
-                .expect("final read")
-                .map(|c| c.value),
-                Backend::Redis => redis_client()
-                    .json::<Reg>(&setup.resource)
-                    .expect("key")
-                    .read()
-                    .await
-                    .expect("final read")
-                    .map(|c| c.value),
-            };
+            let mut reg: Option<Reg> = None;
+            if let Some(prepared) = &setup.backend {
+                let direct = prepared.direct();
+                let site = Site {
+                    resource: &setup.resource,
+                    address: &direct,
+                };
+                backend
+                    .register(site, RegisterRun::final_read(&mut reg))
+                    .await;
+            }
             let reg = reg.unwrap_or(Reg {
                 n: 0,
                 by: None,
@@ -502,40 +473,21 @@ async fn effects(resource: &str) -> Vec<u64> {
     all
 }
 
-async fn cleanup(model: Model, resource: &str) {
+async fn cleanup(setup: &Setup) {
     let account = testkit::account();
     let blobs = BlobServiceClient::new(&account).expect("blob client");
     let _ = blobs
-        .container(resource)
+        .container(&setup.resource)
         .expect("container")
         .delete(&azstore::Conditions::none())
         .await;
-    if model.uses_cosmos() {
-        let c = crate::writer::cosmos_container(0, resource);
-        if let Ok(db) = c.client().database(resource) {
-            let _ = db.delete().await;
-        }
+    if let Some(b) = &setup.backend {
+        b.cleanup().await;
     }
-    match model {
-        Model::Register(Backend::Table) => {
-            let _ = TableServiceClient::new(&account)
-                .expect("table client")
-                .table(resource)
-                .expect("table")
-                .delete()
-                .await;
-        }
-        Model::Queue => {
-            let q = QueueServiceClient::new(&account).expect("queue client");
-            let _ = q.queue(resource).expect("queue").delete().await;
-        }
-        _ => {}
+    if setup.queue.is_some() {
+        let q = QueueServiceClient::new(&account).expect("queue client");
+        let _ = q.queue(&setup.resource).expect("queue").delete().await;
     }
-}
-
-fn redis_client() -> RedisClient {
-    RedisClient::new(RedisConfig::from_url(&testkit::redis::redis_url()).expect("redis url"))
-        .expect("redis client")
 }
 
 /// Runs the checker in its own process (bounded in time; a search that does not end in time
@@ -598,13 +550,11 @@ fn spawn(
         seed: seed.wrapping_mul(1000).wrapping_add(number),
         ops,
         blob_port: setup.blob.port(),
-        table_port: setup.table.port(),
-        queue_port: setup.queue.port(),
-        redis_url: setup
-            .redis
+        queue_port: setup.queue.as_ref().map_or(0, HttpFaults::port),
+        site: setup
+            .backend
             .as_ref()
-            .map_or_else(|| "redis://127.0.0.1:1".to_string(), |r| r.url()),
-        cosmos_port: setup.cosmos.as_ref().map_or(0, FaultProxy::port),
+            .map_or_else(String::new, |b| b.address()),
         resource: setup.resource.clone(),
         shards: plan.shards,
         workers: plan.workers_per_writer,
@@ -723,41 +673,8 @@ struct NemesisCtx {
     holder: Holder,
 }
 
-/// The proxies whose faults matter to `model`.
-fn http_proxies(model: Model, setup: &Setup) -> Vec<&FaultProxy> {
-    match model {
-        Model::Register(Backend::Blob)
-        | Model::Lock(Backend::Blob | Backend::Redis)
-        | Model::Shards(Backend::Blob | Backend::Redis) => vec![&setup.blob],
-        Model::Register(Backend::Table) => vec![&setup.table],
-        Model::Register(Backend::Redis) => vec![],
-        Model::Register(Backend::Cosmos) => setup.cosmos.iter().collect(),
-        Model::Lock(Backend::Cosmos) | Model::Shards(Backend::Cosmos) => {
-            setup.cosmos.iter().chain([&setup.blob]).collect()
-        }
-        Model::Lock(Backend::Table) | Model::Shards(Backend::Table) => vec![&setup.table],
-        Model::Queue => vec![&setup.queue, &setup.blob],
-    }
-}
-
-fn random_fault(rng: &mut Rng) -> Fault {
-    match rng.below(10) {
-        0 => Fault::ResetBeforeForward,
-        1 => Fault::ResetAfterForward,
-        2 => Fault::LoseResponse,
-        3 => Fault::NeverAnswer,
-        4 => Fault::StallHeaders,
-        5 => Fault::StallBody {
-            after: rng.below(16) as usize,
-        },
-        6 => Fault::TruncateBody {
-            after: rng.below(16) as usize,
-        },
-        7 => Fault::status(500, "InternalError"),
-        8 => Fault::busy_retry_after("1"),
-        _ => Fault::status(503, "ServerBusy"),
-    }
-}
+/// The methods the queue model's faults aim at (`""`: any request).
+const QUEUE_METHODS: &[&str] = &["", "GET", "PUT", "POST", "DELETE"];
 
 /// The nemesis: from the history's seed, every 200–1000 ms one to three actions at once.
 /// Proxy faults last until the next round (a rule that met no request by then is dropped);
@@ -776,14 +693,15 @@ async fn nemesis_loop(ctx: NemesisCtx) {
     while !ctx.finished.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(rng.between(200, 1000))).await;
         rounds += 1;
-        for p in http_proxies(ctx.plan.model, &ctx.setup) {
-            p.clear();
+        for f in ctx.setup.faults(ctx.plan.model) {
+            f.clear();
         }
         if ctx.plan.sanity && ctx.plan.model == Model::Queue && rounds < 5 {
             // Deletes that never reach the service: the messages come back. Enough resets
             // to outlast the pipeline's retries of a delete (4 attempts), which would
             // otherwise get it through on the last one and leave nothing to redeliver.
-            ctx.setup.queue.inject(
+            let queue = ctx.setup.queue.as_ref().expect("the queue model's proxy");
+            queue.proxy.inject(
                 Rule::new(Fault::ResetBeforeForward)
                     .method("DELETE")
                     .times(12),
@@ -832,52 +750,13 @@ async fn nemesis_loop(ctx: NemesisCtx) {
         for _ in 0..actions {
             let what = rng.below(100);
             let desc: Option<String> = if what < 45 {
-                // A fault on the next matching request(s).
-                let proxies = http_proxies(ctx.plan.model, &ctx.setup);
-                if let Some(r) = ctx
-                    .setup
-                    .redis
-                    .as_ref()
-                    .filter(|_| proxies.is_empty() || rng.chance(50))
-                {
-                    if rng.chance(70) {
-                        let cmd = ["SET", "GET", "EVAL"][rng.below(3) as usize];
-                        r.lose_next_reply_to(cmd);
-                        Some(format!("redis: lose the reply to the next {cmd}"))
-                    } else {
-                        let ms = rng.between(200, 2500);
-                        r.stall(true);
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        r.stall(false);
-                        Some(format!("redis: stalled {ms} ms"))
-                    }
-                } else if !proxies.is_empty() {
-                    let proxy = proxies[rng.below(proxies.len() as u64) as usize];
-                    let fault = random_fault(&mut rng);
-                    let methods: &[&str] = match ctx.plan.model {
-                        Model::Register(Backend::Table) => &["", "GET", "PUT", "POST"],
-                        Model::Queue => &["", "GET", "PUT", "POST", "DELETE"],
-                        Model::Lock(Backend::Blob) | Model::Shards(Backend::Blob) => {
-                            &["", "GET", "PUT", "HEAD"]
-                        }
-                        Model::Register(Backend::Cosmos)
-                        | Model::Lock(Backend::Cosmos)
-                        | Model::Shards(Backend::Cosmos) => &["", "GET", "PUT", "POST", "DELETE"],
-                        _ => &["", "GET", "PUT"],
-                    };
-                    let method = methods[rng.below(methods.len() as u64) as usize];
-                    let times = rng.between(1, 2) as usize;
-                    let mut rule = Rule::new(fault.clone()).times(times);
-                    if !method.is_empty() {
-                        rule = rule.method(method);
-                    }
-                    proxy.inject(rule);
-                    Some(format!(
-                        "http: {fault:?} x{times} on {}",
-                        if method.is_empty() { "any" } else { method }
-                    ))
-                } else {
+                // A fault on the next matching request(s), or for a while.
+                let faults = ctx.setup.faults(ctx.plan.model);
+                if faults.is_empty() {
                     None
+                } else {
+                    let f = faults[rng.below(faults.len() as u64) as usize];
+                    Some(f.inject(&mut rng).await)
                 }
             } else if what < 70 {
                 // Freeze a writer process — while another is still writing: once the others
@@ -946,8 +825,8 @@ async fn nemesis_loop(ctx: NemesisCtx) {
             }
         }
     }
-    for p in http_proxies(ctx.plan.model, &ctx.setup) {
-        p.clear();
+    for f in ctx.setup.faults(ctx.plan.model) {
+        f.clear();
     }
 }
 

@@ -27,8 +27,6 @@ use serde_json::Value;
 use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
 
 use crate::history::{Event, Kind, Operation, operations};
-#[cfg(test)]
-use crate::model::Backend;
 use crate::model::Model;
 use crate::writer::Fenced;
 
@@ -796,6 +794,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn model(name: &str) -> Model {
+        Model::parse(name).unwrap()
+    }
+
     /// Builds events: (process, op, kind, f, value, time).
     fn ev(p: u64, op: u64, kind: Kind, f: &str, value: Value, t: u64) -> Event {
         Event {
@@ -836,7 +838,7 @@ mod tests {
         h.extend(incr(2000, 1, 21, 20, 40, Some(1)));
         h.extend(read(3000, 1, 1, Some(21), 30, 45));
         h.extend(read(3000, 2, 2, Some(11), 60, 70));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         assert_eq!(v.operations, 4);
     }
@@ -849,7 +851,7 @@ mod tests {
         h.extend(incr(1000, 1, 11, 10, 20, Some(1)));
         h.extend(incr(1000, 2, 12, 30, 40, Some(2)));
         h.extend(read(2000, 1, 1, Some(11), 50, 60));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
         assert!(
             v.anomalies[0].starts_with("not linearizable"),
@@ -867,12 +869,12 @@ mod tests {
         h.extend(read(3000, 1, 2, Some(11), 40, 50));
         // Another unknown one that never took effect.
         h.extend(incr(4000, 1, 41, 15, 0, None));
-        let v = check(Model::Register(Backend::Blob), &sorted(h.clone()));
+        let v = check(model("blob-register"), &sorted(h.clone()));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         // With the final value listing the applied increments.
         h.push(ev(0, 1, Kind::Invoke, "read", Value::Null, 60));
         h.push(ev(0, 1, Kind::Ok, "read", json!([2, 11, [21, 11]]), 70));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
     }
 
@@ -882,7 +884,7 @@ mod tests {
         h.extend(incr(1000, 1, 11, 10, 0, None));
         h.push(ev(1000, 1, Kind::Fail, "incr", Value::Null, 20));
         h.extend(read(2000, 1, 1, Some(11), 30, 40));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert!(
             v.anomalies[0].contains("reported as failed"),
             "{:?}",
@@ -916,9 +918,9 @@ mod tests {
 
     #[test]
     fn a_holder_claiming_the_lock_after_another_acquired_it_is_caught() {
-        let ok = check(Model::Lock(Backend::Blob), &lock_history(25));
+        let ok = check(model("blob-lock"), &lock_history(25));
         assert!(ok.anomalies.is_empty(), "{:?}", ok.anomalies);
-        let bad = check(Model::Lock(Backend::Blob), &lock_history(50));
+        let bad = check(model("blob-lock"), &lock_history(50));
         assert!(
             bad.anomalies[0].starts_with("two holders"),
             "{:?}",
@@ -938,7 +940,7 @@ mod tests {
             json!({"max": 2, "log": [[2, 2000, 2], [1, 1000, 3]]}),
             100,
         ));
-        let v = check(Model::Lock(Backend::Blob), &h);
+        let v = check(model("blob-lock"), &h);
         assert!(
             v.anomalies
                 .iter()
@@ -985,7 +987,7 @@ mod tests {
     #[test]
     fn a_clean_shard_handover_passes_and_counts_one_transfer() {
         let v = check(
-            Model::Shards(Backend::Redis),
+            model("redis-shards"),
             &shard_history(3 * S, 4 * S, good_log()),
         );
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
@@ -997,7 +999,7 @@ mod tests {
     fn two_owners_able_to_write_one_shard_at_once_are_caught() {
         // 2001 acquires at 3 s; 1001 sees its loss only at 4 s.
         let v = check(
-            Model::Shards(Backend::Blob),
+            model("blob-shards"),
             &shard_history(4 * S, 3 * S, good_log()),
         );
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
@@ -1029,7 +1031,7 @@ mod tests {
             se("0", 1),
             5 * S + S / 2 + 10,
         ));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
         assert!(
             v.anomalies[0].contains("writing after its loss"),
@@ -1041,7 +1043,7 @@ mod tests {
     #[test]
     fn a_stale_epoch_accepted_by_the_fenced_resource_is_caught() {
         let v = check(
-            Model::Shards(Backend::Redis),
+            model("redis-shards"),
             &shard_history(3 * S, 4 * S, json!([[2, 2001, 2], [1, 1001, 2]])),
         );
         assert!(
@@ -1056,7 +1058,7 @@ mod tests {
     #[test]
     fn an_accepted_write_from_a_worker_not_holding_its_epoch_is_caught() {
         let v = check(
-            Model::Shards(Backend::Redis),
+            model("redis-shards"),
             &shard_history(3 * S, 4 * S, json!([[1, 1001, 2], [2, 1001, 2]])),
         );
         assert!(
@@ -1082,7 +1084,7 @@ mod tests {
             3 * S / 2,
         ));
         h.push(ev(0, 0, Kind::Info, "sigcont", json!({"child": 1}), 20 * S));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         assert_eq!(v.fenced_overlaps, 1);
         // A short freeze (under the lease's safety margin) excuses nothing.
@@ -1096,7 +1098,7 @@ mod tests {
             json!({"child": 1}),
             3 * S + S / 2,
         ));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
     }
 
@@ -1106,11 +1108,11 @@ mod tests {
         let mut h = shard_history(3 * S, 20 * S, good_log());
         h.retain(|e| !(e.p == 1001 && e.f == "lost"));
         h.push(ev(0, 0, Kind::Info, "sigkill", json!({"child": 1}), 3 * S));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h.clone()));
+        let v = check(model("blob-shards"), &sorted(h.clone()));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         // Without the kill it would own the shard to the end of the history.
         h.retain(|e| e.f != "sigkill");
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
     }
 

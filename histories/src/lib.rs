@@ -18,6 +18,7 @@
 //! Run the short campaign with `scripts/azurite run -- cargo test -p histories`, the long one
 //! with `scripts/campaign --histories 200`.
 
+pub mod backend;
 pub mod campaign;
 pub mod check;
 pub mod history;

@@ -8,26 +8,22 @@ use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use azstore::blob::{BlobClient, BlobLocks, BlobServiceClient, ContainerClient};
+use azstore::blob::{BlobServiceClient, ContainerClient};
 use azstore::clock::ManualClock;
-use azstore::cosmos::{
-    CosmosClient, CosmosContainer, CosmosItem, CosmosKey, CosmosLock, CosmosLocks, EMULATOR_KEY,
-    PartitionKey,
-};
 use azstore::http::{ClientOptions, RetryPolicy};
 use azstore::leader::{LockFactory, ShardEvent, ShardGroup, ShardOptions};
 use azstore::lease::{GuardOptions, Leasable, LeaseDuration};
-use azstore::lock::{BlobLock, Held, Lock, LockOptions, LockTarget};
+use azstore::lock::{Held, Lock, LockOptions, LockTarget};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
-use azstore::redis::{RedisClient, RedisConfig, RedisLock, RedisLocks};
-use azstore::table::TableServiceClient;
 use azstore::update::{BlobJson, Current, Decision, UpdatePolicy, Versioned, update};
 use azstore::{ETag, Error, ErrorKind, RequestSent, Result, Service, StorageAccount};
+use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::backend::{Backend, DEFAULT_SHARD_INTERVAL_MS, Register, Site};
 use crate::history::{Kind, Recorder};
-use crate::model::{Backend, Model, Variant};
+use crate::model::{Model, Variant};
 use crate::rng::Rng;
 
 /// What a writer process is told on its command line.
@@ -43,16 +39,14 @@ pub struct WriterArgs {
     pub seed: u64,
     /// Operations to run.
     pub ops: u64,
-    /// Proxy ports by service (`blob`, `table`, `queue`) and the Redis proxy URL.
+    /// Port of the proxy in front of Azurite's Blob service: the fenced resources and the
+    /// queue worker's effects.
     pub blob_port: u16,
-    /// Table proxy port.
-    pub table_port: u16,
-    /// Queue proxy port.
+    /// Port of the proxy in front of Azurite's Queue service (queue model; 0: none).
     pub queue_port: u16,
-    /// Redis proxy URL.
-    pub redis_url: String,
-    /// Port of the proxy in front of the Cosmos DB server (0: none).
-    pub cosmos_port: u16,
+    /// How the writer reaches its backend's data: what the backend's
+    /// [`Prepared::address`](crate::backend::Prepared::address) said ("" without a backend).
+    pub site: String,
     /// The resource names (container, table, queue or key prefix).
     pub resource: String,
     /// Shard models: the shards in the group.
@@ -71,10 +65,8 @@ impl WriterArgs {
             format!("--seed={}", self.seed),
             format!("--ops={}", self.ops),
             format!("--blob-port={}", self.blob_port),
-            format!("--table-port={}", self.table_port),
             format!("--queue-port={}", self.queue_port),
-            format!("--redis={}", self.redis_url),
-            format!("--cosmos-port={}", self.cosmos_port),
+            format!("--site={}", self.site),
             format!("--resource={}", self.resource),
             format!("--shards={}", self.shards),
             format!("--workers={}", self.workers),
@@ -102,10 +94,8 @@ impl WriterArgs {
             seed: num("seed")?,
             ops: num("ops")?,
             blob_port: num("blob-port")? as u16,
-            table_port: num("table-port")? as u16,
             queue_port: num("queue-port")? as u16,
-            redis_url: get("redis")?,
-            cosmos_port: num("cosmos-port")? as u16,
+            site: get("site")?,
             resource: get("resource")?,
             shards: num("shards")? as usize,
             workers: num("workers")?.max(1),
@@ -125,24 +115,6 @@ pub struct Reg {
     /// Ids of the increments applied, oldest first.
     #[serde(default)]
     pub applied: Vec<u64>,
-}
-
-/// The register as a table entity (the keys travel with the value).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TableReg {
-    /// Partition key.
-    #[serde(rename = "PartitionKey")]
-    pub pk: String,
-    /// Row key.
-    #[serde(rename = "RowKey")]
-    pub rk: String,
-    /// Counter.
-    pub n: i64,
-    /// Writer of the value, -1 for none.
-    pub by: i64,
-    /// Ids of the increments applied, comma-separated.
-    #[serde(default)]
-    pub applied: String,
 }
 
 /// The fenced resource behind the lock models: every accepted write with its token.
@@ -171,10 +143,10 @@ pub fn update_policy() -> UpdatePolicy {
     UpdatePolicy::default().max_elapsed(Duration::from_secs(10))
 }
 
-/// The account with every endpoint of `account` that has a proxy port pointed at it.
+/// The account with every endpoint of `account` that has a proxy port (not 0) pointed at it.
 pub fn via_proxies(account: &StorageAccount, ports: &[(Service, u16)]) -> StorageAccount {
     let mut out = account.clone();
-    for (svc, port) in ports {
+    for (svc, port) in ports.iter().filter(|(_, port)| *port != 0) {
         if let Ok(ep) = account.endpoint(*svc) {
             out = out
                 .with_endpoint(
@@ -276,7 +248,6 @@ pub fn main(args: WriterArgs) {
             &account,
             &[
                 (Service::Blob, args.blob_port),
-                (Service::Table, args.table_port),
                 (Service::Queue, args.queue_port),
             ],
         );
@@ -287,165 +258,61 @@ pub fn main(args: WriterArgs) {
             op: 0,
         };
         let guard = GuardOptions::default().clock(manual.clock());
-        let ctx = Ctx {
-            proxied: &proxied,
-            args: &args,
-            guard,
+        let container = container_client(&proxied, &args.resource);
+        let site = Site {
+            resource: &args.resource,
+            address: &args.site,
         };
+        let args = &args;
         match args.model {
-            Model::Register(backend) => register_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
-            Model::Lock(backend) => lock_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
-            Model::Shards(backend) => shards_on(backend, &ctx, &mut rng, &rec, stop).await,
+            Model::Register(backend) => {
+                let run = RegisterRun(RegisterJob::Writer {
+                    args,
+                    rng: &mut rng,
+                    ids: &mut ids,
+                    rec: &rec,
+                });
+                backend.register(site, run).await
+            }
+            Model::Lock(backend) => {
+                let run = LockRun {
+                    fenced: BlobJson::new(container.blob("fenced").expect("blob name")),
+                    args,
+                    rng: &mut rng,
+                    ids: &mut ids,
+                    rec: &rec,
+                };
+                backend.lock(site, lock_options(args, guard), run).await
+            }
+            Model::Shards(backend) => {
+                let run = ShardRun {
+                    interval: shard_interval_ms(backend, args.shards),
+                    container: &container,
+                    args,
+                    rng: &mut rng,
+                    rec: &rec,
+                    stop,
+                };
+                backend.locks(site, lock_options(args, guard), run).await
+            }
             Model::Queue => {
-                let container = container_client(&proxied, &args.resource);
                 let queue = QueueServiceClient::with_options(&proxied, client_options())
                     .expect("queue client")
                     .queue(&args.resource)
                     .expect("queue name");
-                queue_worker(queue, container, &args, rec, stop).await
+                queue_worker(queue, container, args, rec, stop).await
             }
         }
     });
 }
 
-/// What a model's writer needs to build its clients.
-struct Ctx<'a> {
-    /// The account with the storage endpoints pointed at the fault proxies.
-    proxied: &'a StorageAccount,
-    args: &'a WriterArgs,
-    /// Guard options with the writer's jumpable lease clock.
-    guard: GuardOptions,
-}
-
-/// The register model on `backend`: one line per backend.
-async fn register_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut Ids, rec: &Rec) {
-    let (args, resource) = (ctx.args, &ctx.args.resource);
-    match backend {
-        Backend::Blob => {
-            let res = BlobJson::<Reg>::new(blob_client(ctx.proxied, resource, "register"));
-            register_variant(res, args, rng, ids, rec).await
-        }
-        Backend::Table => register_variant(table_register(ctx), args, rng, ids, rec).await,
-        Backend::Redis => {
-            let res = RedisRegister(redis(&args.redis_url).json::<Reg>(resource).expect("key"));
-            register_variant(res, args, rng, ids, rec).await
-        }
-        Backend::Cosmos => {
-            let res = cosmos_register(&cosmos_container(args.cosmos_port, resource));
-            register_variant(res, args, rng, ids, rec).await
-        }
-    }
-}
-
-/// The lock model on `backend`: one line per backend (every lock is the one engine,
-/// `Lock<T: LockTarget>`). The fenced resource is a blob either way.
-async fn lock_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut Ids, rec: &Rec) {
-    let args = ctx.args;
-    let container = container_client(ctx.proxied, &args.resource);
-    let fenced = BlobJson::<Fenced>::new(container.blob("fenced").expect("blob name"));
-    let opts = lock_options(args, ctx.guard.clone());
-    match backend {
-        Backend::Blob => {
-            let lock = BlobLock::with_options(container, "lock", opts).expect("lock");
-            lock_loop(&lock, &fenced, args, rng, ids, rec).await
-        }
-        Backend::Redis => {
-            let lock = RedisLock::with_options(redis(&args.redis_url), &args.resource, opts)
-                .expect("lock");
-            lock_loop(&lock, &fenced, args, rng, ids, rec).await
-        }
-        Backend::Cosmos => {
-            let c = cosmos_container(args.cosmos_port, &args.resource);
-            let lock = CosmosLock::with_options(c, "lock", "lock", opts).expect("lock");
-            lock_loop(&lock, &fenced, args, rng, ids, rec).await
-        }
-        Backend::Table => panic!("no lock on a table entity"),
-    }
-}
-
-/// The register model with the correct or the broken client.
-async fn register_variant<R>(res: R, args: &WriterArgs, rng: &mut Rng, ids: &mut Ids, rec: &Rec)
-where
-    R: Register + Overwrite,
-    R::Value: Clone,
-{
-    match args.variant {
-        Variant::Correct => register(&res, args, rng, ids, rec).await,
-        Variant::Broken => register(&Unconditional(res), args, rng, ids, rec).await,
-    }
-}
-
-fn table_register(ctx: &Ctx<'_>) -> TableRegister {
-    let table = TableServiceClient::with_options(ctx.proxied, client_options())
-        .expect("table client")
-        .table(&ctx.args.resource)
-        .expect("table name");
-    TableRegister(
-        table
-            .versioned::<TableReg>("register", "register")
-            .expect("keys"),
-        table,
-    )
-}
-
-/// The Cosmos DB container of a history: database `resource`, container `items` (partition
-/// key `/pk`), reached through the proxy on `port` (or directly with port 0).
-pub fn cosmos_container(port: u16, resource: &str) -> CosmosContainer {
-    let endpoint = if port == 0 {
-        cosmos_endpoint()
-    } else {
-        format!("http://127.0.0.1:{port}")
-    };
-    CosmosClient::with_options(
-        &endpoint,
-        CosmosKey::new(EMULATOR_KEY).expect("key"),
-        client_options(),
-    )
-    .expect("cosmos client")
-    .database(resource)
-    .expect("database name")
-    .container("items", "/pk")
-    .expect("container name")
-}
-
-/// The local Cosmos DB server's endpoint (`scripts/cosmos run` exports it).
-pub fn cosmos_endpoint() -> String {
-    std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
-        panic!(
-            "AZSTORE_COSMOS_ENDPOINT is not set: run the campaigns through `scripts/cosmos run --` \
-             (scripts/campaign and scripts/test do)"
-        )
-    })
-}
-
-/// The register item of a Cosmos DB history.
-pub fn cosmos_register(container: &CosmosContainer) -> CosmosItem<Reg> {
-    container
-        .item::<Reg>("register", PartitionKey::from("register"))
-        .expect("item id")
-}
-
-fn container_client(account: &StorageAccount, name: &str) -> ContainerClient {
+/// The history's container (the fenced resources, the queue worker's effects, and the
+/// Blob backend's data) on `account`, with the writers' [`client_options`].
+pub fn container_client(account: &StorageAccount, name: &str) -> ContainerClient {
     BlobServiceClient::with_options(account, client_options())
         .expect("blob client")
         .container(name)
         .expect("container name")
-}
-
-fn blob_client(account: &StorageAccount, container: &str, blob: &str) -> BlobClient {
-    container_client(account, container)
-        .blob(blob)
-        .expect("blob name")
-}
-
-fn redis(url: &str) -> RedisClient {
-    RedisClient::new(
-        RedisConfig::from_url(url)
-            .expect("redis url")
-            .connect_timeout(Duration::from_millis(1500))
-            .operation_timeout(Duration::from_millis(1500)),
-    )
-    .expect("redis client")
 }
 
 fn lock_options(args: &WriterArgs, guard: GuardOptions) -> LockOptions {
@@ -456,148 +323,93 @@ fn lock_options(args: &WriterArgs, guard: GuardOptions) -> LockOptions {
         .poll_interval(Duration::from_millis(20), Duration::from_millis(200))
 }
 
-/// A register as the models see it: values made of and read into `Reg`.
-trait Register: Versioned {
-    fn make(&self, reg: Reg) -> Self::Value;
-    fn get(&self, v: &Self::Value) -> Reg;
+/// The register model's run, handed to [`Backend::register`]:
+/// the writer's increments and reads, or the campaign's final read.
+pub struct RegisterRun<'a>(RegisterJob<'a>);
+
+enum RegisterJob<'a> {
+    Writer {
+        args: &'a WriterArgs,
+        rng: &'a mut Rng,
+        ids: &'a mut Ids,
+        rec: &'a Rec,
+    },
+    Final(&'a mut Option<Reg>),
 }
 
-impl Register for BlobJson<Reg> {
-    fn make(&self, reg: Reg) -> Reg {
-        reg
+impl<'a> RegisterRun<'a> {
+    /// The campaign's read of the final value into `out` (`None`: never written).
+    pub fn final_read(out: &'a mut Option<Reg>) -> RegisterRun<'a> {
+        RegisterRun(RegisterJob::Final(out))
     }
-    fn get(&self, v: &Reg) -> Reg {
-        v.clone()
-    }
-}
 
-impl Register for CosmosItem<Reg> {
-    fn make(&self, reg: Reg) -> Reg {
-        reg
-    }
-    fn get(&self, v: &Reg) -> Reg {
-        v.clone()
-    }
-}
-
-impl Overwrite for CosmosItem<Reg> {
-    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
-        self.overwrite(value).await
-    }
-}
-
-/// `RedisJson<Reg>` as a register.
-struct RedisRegister(azstore::redis::RedisJson<Reg>);
-
-impl Versioned for RedisRegister {
-    type Value = Reg;
-    async fn read(&self) -> Result<Option<Current<Reg>>> {
-        self.0.read().await
-    }
-    async fn replace(&self, value: &Reg, etag: &ETag, write_id: &str) -> Result<ETag> {
-        self.0.replace(value, etag, write_id).await
-    }
-    async fn create(&self, value: &Reg, write_id: &str) -> Result<ETag> {
-        self.0.create(value, write_id).await
-    }
-    async fn delete(&self, etag: &ETag) -> Result<()> {
-        self.0.delete(etag).await
-    }
-    fn key(&self) -> String {
-        Versioned::key(&self.0)
-    }
-    fn stores_write_ids(&self) -> bool {
-        self.0.stores_write_ids()
+    /// Runs the model on `res`: the correct client, or the broken one (no If-Match).
+    pub fn with<R: Register + 'a>(self, res: R) -> LocalBoxFuture<'a, ()> {
+        Box::pin(async move {
+            match self.0 {
+                RegisterJob::Writer {
+                    args,
+                    rng,
+                    ids,
+                    rec,
+                } => match args.variant {
+                    Variant::Correct => register(&res, args, rng, ids, rec).await,
+                    Variant::Broken => register(&Unconditional(res), args, rng, ids, rec).await,
+                },
+                RegisterJob::Final(out) => {
+                    *out = res
+                        .read()
+                        .await
+                        .expect("final read")
+                        .map(|c| res.get(&c.value));
+                }
+            }
+        })
     }
 }
 
-impl Register for RedisRegister {
-    fn make(&self, reg: Reg) -> Reg {
-        reg
-    }
-    fn get(&self, v: &Reg) -> Reg {
-        v.clone()
+/// The lock model's run, handed to [`Backend::lock`].
+pub struct LockRun<'a> {
+    fenced: BlobJson<Fenced>,
+    args: &'a WriterArgs,
+    rng: &'a mut Rng,
+    ids: &'a mut Ids,
+    rec: &'a Rec,
+}
+
+impl<'a> LockRun<'a> {
+    /// Runs the model on `lock` (every lock is the one engine, `Lock<T: LockTarget>`); the
+    /// fenced resource is a blob whatever the lock.
+    pub fn with<T: LockTarget>(self, lock: Lock<T>) -> LocalBoxFuture<'a, ()> {
+        Box::pin(async move {
+            lock_loop(&lock, &self.fenced, self.args, self.rng, self.ids, self.rec).await
+        })
     }
 }
 
-/// A table entity as a register (and its table, for the unconditional writes of the broken
-/// variant).
-struct TableRegister(
-    azstore::table::VersionedEntity<TableReg>,
-    azstore::table::TableClient,
-);
-
-impl Versioned for TableRegister {
-    type Value = TableReg;
-    async fn read(&self) -> Result<Option<Current<TableReg>>> {
-        self.0.read().await
-    }
-    async fn replace(&self, value: &TableReg, etag: &ETag, write_id: &str) -> Result<ETag> {
-        self.0.replace(value, etag, write_id).await
-    }
-    async fn create(&self, value: &TableReg, write_id: &str) -> Result<ETag> {
-        self.0.create(value, write_id).await
-    }
-    async fn delete(&self, etag: &ETag) -> Result<()> {
-        self.0.delete(etag).await
-    }
-    fn key(&self) -> String {
-        Versioned::key(&self.0)
-    }
-    fn stores_write_ids(&self) -> bool {
-        self.0.stores_write_ids()
-    }
+/// The shard model's run, handed to [`Backend::locks`].
+pub struct ShardRun<'a> {
+    interval: u64,
+    container: &'a ContainerClient,
+    args: &'a WriterArgs,
+    rng: &'a mut Rng,
+    rec: &'a Rec,
+    stop: Arc<tokio::sync::Notify>,
 }
 
-impl Register for TableRegister {
-    fn make(&self, reg: Reg) -> TableReg {
-        TableReg {
-            pk: "register".into(),
-            rk: "register".into(),
-            n: reg.n as i64,
-            by: reg.by.map_or(-1, |b| b as i64),
-            applied: reg
-                .applied
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        }
-    }
-    fn get(&self, v: &TableReg) -> Reg {
-        Reg {
-            n: v.n as u64,
-            by: u64::try_from(v.by).ok(),
-            applied: parse_applied(&v.applied),
-        }
-    }
-}
-
-/// The comma-separated ids of [`TableReg::applied`].
-pub fn parse_applied(s: &str) -> Vec<u64> {
-    s.split(',').filter_map(|x| x.parse().ok()).collect()
-}
-
-/// Resources that can also be overwritten unconditionally.
-trait Overwrite: Versioned {
-    fn overwrite_value(&self, value: &Self::Value) -> impl Future<Output = Result<ETag>> + Send;
-}
-
-impl Overwrite for BlobJson<Reg> {
-    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
-        self.overwrite(value).await
-    }
-}
-
-impl Overwrite for TableRegister {
-    async fn overwrite_value(&self, value: &TableReg) -> Result<ETag> {
-        self.1.insert_or_replace(value).await
-    }
-}
-
-impl Overwrite for RedisRegister {
-    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
-        self.0.overwrite(value).await
+impl<'a> ShardRun<'a> {
+    /// Runs the model on a group over `factory` (every `LockFactory` makes one kind of
+    /// `Lock<T>`); the fenced resources are blobs whatever the locks.
+    pub fn with<F: LockFactory>(self, factory: F) -> LocalBoxFuture<'a, ()> {
+        Box::pin(shard_loop(
+            self.interval,
+            factory,
+            self.container,
+            self.args,
+            self.rng,
+            self.rec,
+            self.stop,
+        ))
     }
 }
 
@@ -605,7 +417,7 @@ impl Overwrite for RedisRegister {
 /// overwrite), so concurrent read-modify-writes lose updates.
 struct Unconditional<R>(R);
 
-impl<R: Overwrite> Versioned for Unconditional<R> {
+impl<R: Register> Versioned for Unconditional<R> {
     type Value = R::Value;
     async fn read(&self) -> Result<Option<Current<R::Value>>> {
         self.0.read().await
@@ -627,20 +439,26 @@ impl<R: Overwrite> Versioned for Unconditional<R> {
     }
 }
 
-impl<R: Overwrite + Register> Register for Unconditional<R> {
+impl<R: Register> Register for Unconditional<R> {
     fn make(&self, reg: Reg) -> R::Value {
         self.0.make(reg)
     }
     fn get(&self, v: &R::Value) -> Reg {
         self.0.get(v)
     }
+    async fn overwrite_value(&self, value: &R::Value) -> Result<ETag> {
+        self.0.overwrite_value(value).await
+    }
 }
 
 /// The CAS-register model: increments through `update()` and plain reads.
-async fn register<R: Register>(res: &R, args: &WriterArgs, rng: &mut Rng, ids: &mut Ids, rec: &Rec)
-where
-    R::Value: Clone,
-{
+async fn register<R: Register>(
+    res: &R,
+    args: &WriterArgs,
+    rng: &mut Rng,
+    ids: &mut Ids,
+    rec: &Rec,
+) {
     let policy = update_policy();
     for _ in 0..args.ops {
         think(rng).await;
@@ -948,56 +766,22 @@ async fn queue_worker(
 /// resource, the blob `fenced-<shard>`; `--shards` sets another count.
 pub const SHARDS: usize = 8;
 
-/// The shard group's balancing interval in the shard models (ms): short, so that a history
-/// holds many ownership transfers. On Cosmos DB, 1 s (the local Cosmos DB server answers a
-/// group's reads more slowly). A group of more than 64 shards gets four times as long: each
-/// worker then moves tens of shards per change.
-pub fn shard_interval_ms(backend: Backend, shards: usize) -> u64 {
-    let base = match backend {
-        Backend::Cosmos => 1000,
-        _ => 250,
-    };
+/// The shard group's balancing interval in the shard models (ms): the backend's
+/// ([`Backend::shard_interval_ms`]), four times as long for a group of more than 64 shards
+/// (each worker then moves tens of shards per change).
+pub fn shard_interval_ms(backend: &dyn Backend, shards: usize) -> u64 {
+    let base = backend.shard_interval_ms();
     if shards > 64 { base * 4 } else { base }
 }
 
 /// The shard locks' lease in the shard models (the shortest the library allows).
 pub const SHARD_LEASE_SECS: u64 = 15;
 
-/// The shard model on `backend`: one line per backend (every `LockFactory` makes one kind of
-/// `Lock<T>`). The fenced resources are blobs either way.
-async fn shards_on(
-    backend: Backend,
-    ctx: &Ctx<'_>,
-    rng: &mut Rng,
-    rec: &Rec,
-    stop: Arc<tokio::sync::Notify>,
-) {
-    let args = ctx.args;
-    let container = container_client(ctx.proxied, &args.resource);
-    let opts = lock_options(args, ctx.guard.clone());
-    match backend {
-        Backend::Blob => {
-            let locks = BlobLocks::new(container.clone(), opts);
-            shard_loop(backend, locks, &container, args, rng, rec, stop).await
-        }
-        Backend::Redis => {
-            let locks = RedisLocks::new(redis(&args.redis_url), opts);
-            shard_loop(backend, locks, &container, args, rng, rec, stop).await
-        }
-        Backend::Cosmos => {
-            let c = cosmos_container(args.cosmos_port, &args.resource);
-            let locks = CosmosLocks::new(c, opts);
-            shard_loop(backend, locks, &container, args, rng, rec, stop).await
-        }
-        Backend::Table => panic!("no locks on table entities"),
-    }
-}
-
 /// The shard model: the writer runs `--workers` shard workers at once (one by default), each
 /// joining the group in sessions of 0.3–2 s (each a worker of its own identity, logical
 /// process `child * 1000 + session`, sessions numbered across the writer's workers), leaving
-/// at the end of each and staying away 0.2–1.2 s (both stretched as the interval is: four
-/// times as long on Cosmos DB, and again for a group of more than 64 shards), so that shards
+/// at the end of each and staying away 0.2–1.2 s (both stretched as the interval is, see
+/// [`shard_interval_ms`]), so that shards
 /// change hands all the time (freed by a leave, and released to a joiner). While in a session
 /// a worker records every `Acquired` (`acquired`, with shard and epoch) and `Lost` (`lost`)
 /// the moment it receives them, and writes, every 40–120 ms, one shard it owns to that
@@ -1006,7 +790,7 @@ async fn shards_on(
 /// broken variant ignores `Lost`: it keeps writing the shard as its owner (also for a moment
 /// after it began to leave). The writer's `--ops` writes are split among its workers.
 async fn shard_loop<F: LockFactory>(
-    backend: Backend,
+    interval: u64,
     factory: F,
     container: &ContainerClient,
     args: &WriterArgs,
@@ -1015,7 +799,6 @@ async fn shard_loop<F: LockFactory>(
     stop: Arc<tokio::sync::Notify>,
 ) {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    let interval = shard_interval_ms(backend, args.shards);
     // Room for every writer's workers (a history has at most 8 writers, restarts included).
     let slots = (args.workers as usize * 8 + 4).max(12);
     let options = ShardOptions::default()
@@ -1040,7 +823,7 @@ async fn shard_loop<F: LockFactory>(
     let each = args.ops.div_ceil(args.workers);
     let shared = Sessions {
         group: &group,
-        stretch: interval / shard_interval_ms(Backend::Blob, SHARDS),
+        stretch: interval / DEFAULT_SHARD_INTERVAL_MS,
         container,
         args,
         rec,
