@@ -48,7 +48,11 @@ pub struct Plan {
     /// Whether the nemesis plays.
     pub nemesis: bool,
     /// Checker-sanity runs: besides the random nemesis, the fault that exposes the broken
-    /// variant is made certain (a lock holder paused past its lease; lost queue deletes).
+    /// variant is made certain, as far as the nemesis can: a lock holder caught right after
+    /// its acquire is paused past its lease and on until another writer's later acquisition
+    /// completed (at most 45 s in all), with no other fault in the way; every queue DELETE
+    /// fails until 24 did (deletes and their retries), so handled messages come back.
+    /// [`crate::sanity::exposed`] tells whether a history holds the failure.
     pub sanity: bool,
     /// Keep every history file, not only those with anomalies.
     pub keep_all: bool,
@@ -181,9 +185,34 @@ struct Writer {
 /// The writers, shared by the waiter and the nemesis.
 type Writers = Arc<tokio::sync::Mutex<Vec<Writer>>>;
 
-/// The writer that last acquired the lock and has not begun to release it (lock models), and
-/// whether it has not yet checked its hold since (a fresh holder).
-type Holder = Arc<Mutex<Option<(u64, bool)>>>;
+/// Who holds the lock, as the writers' own records tell (lock and shard models).
+type Holder = Arc<Mutex<Holding>>;
+
+/// The lock as the writers' records tell it.
+#[derive(Debug, Default)]
+struct Holding {
+    /// The writer that last acquired the lock and has not begun to release it, and whether it
+    /// has not yet checked its hold since (a fresh holder).
+    now: Option<(u64, bool)>,
+    /// Every acquisition completed so far: (writer, invoked, completed), times of the
+    /// history's clock.
+    acquired: Vec<(u64, u64, u64)>,
+}
+
+impl Holding {
+    /// Whether a writer other than `n` completed an acquisition that it began after `n`'s
+    /// latest acquisition completed: `n` lost the lock to it, whatever `n` believes.
+    fn taken_from(&self, n: u64) -> bool {
+        let Some(mine) = self.acquired.iter().rev().find(|a| a.0 == n).map(|a| a.2) else {
+            return false;
+        };
+        self.acquired.iter().any(|a| a.0 != n && a.1 > mine)
+    }
+}
+
+/// The DELETE requests the queue's checker-sanity run makes fail before it lets deletes
+/// through again (see [`Plan::sanity`]).
+const SANITY_FAILED_DELETES: usize = 24;
 
 struct Setup {
     resource: String,
@@ -256,6 +285,9 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
         resource,
         enqueued,
     };
+    if plan.sanity && plan.model == Model::Queue {
+        lose_deletes(&setup);
+    }
     let file = std::fs::File::create(path).expect("history file");
     let sink: Sink = Arc::new(Mutex::new(Recorder::new(std::io::BufWriter::new(file))));
     note(&sink, "model", Kind::Ok, json!(plan.model.name()));
@@ -268,7 +300,7 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
     let stderr_path = path.with_extension("stderr");
     let writers: Writers = Arc::new(tokio::sync::Mutex::new(Vec::new()));
     let next_number = Arc::new(std::sync::atomic::AtomicU64::new(1));
-    let holder: Holder = Arc::new(Mutex::new(None));
+    let holder: Holder = Arc::default();
     for _ in 0..plan.writers {
         let n = next_number.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let w = spawn(
@@ -580,22 +612,30 @@ fn spawn(
     let holder = holder.clone();
     tokio::spawn(async move {
         let mut lines = BufReader::new(stdout).lines();
+        // Acquisitions in flight: (process, op) -> invoked.
+        let mut invoked = std::collections::HashMap::new();
         while let Ok(Some(line)) = lines.next_line().await {
             if let Ok(e) = serde_json::from_str::<Event>(&line) {
                 match (e.f.as_str(), e.kind) {
+                    ("acquire", Kind::Invoke) => {
+                        invoked.insert((e.p, e.op), e.t);
+                    }
                     ("acquire" | "acquired", Kind::Ok) => {
-                        *holder.lock().unwrap() = Some((number, true))
+                        let mut h = holder.lock().unwrap();
+                        h.now = Some((number, true));
+                        let began = invoked.remove(&(e.p, e.op)).unwrap_or(e.t);
+                        h.acquired.push((number, began, e.t));
                     }
                     ("held", Kind::Invoke) => {
                         let mut h = holder.lock().unwrap();
-                        if *h == Some((number, true)) {
-                            *h = Some((number, false));
+                        if h.now == Some((number, true)) {
+                            h.now = Some((number, false));
                         }
                     }
                     ("release", Kind::Invoke) => {
                         let mut h = holder.lock().unwrap();
-                        if h.is_some_and(|(n, _)| n == number) {
-                            *h = None;
+                        if h.now.is_some_and(|(n, _)| n == number) {
+                            h.now = None;
                         }
                     }
                     _ => {}
@@ -636,6 +676,18 @@ impl Drop for Resume {
 /// thread of its own, not by a task of the runtime: a busy, blocked or shut-down runtime, or a
 /// nemesis that ends, is dropped or panics, cannot postpone it past the pause.
 fn pause(pid: i32, n: u64, ms: u64, sink: &Sink, stopped: &Stopped) {
+    pause_until(pid, n, ms, sink, stopped, None);
+}
+
+/// What ends a pause early or late: resume once it holds, but not after `max_ms`.
+struct Until {
+    holds: Box<dyn Fn() -> bool + Send>,
+    max_ms: u64,
+}
+
+/// As [`pause`], and then, with `until`, on until `until.holds()` (checked every 10 ms), for
+/// at most `until.max_ms` in all.
+fn pause_until(pid: i32, n: u64, ms: u64, sink: &Sink, stopped: &Stopped, until: Option<Until>) {
     unsafe_signal(pid, libc::SIGSTOP);
     let resume = Resume(pid);
     note_signal(sink, "sigstop", n);
@@ -643,7 +695,14 @@ fn pause(pid: i32, n: u64, ms: u64, sink: &Sink, stopped: &Stopped) {
     let thread = std::thread::Builder::new()
         .name(format!("pause-{pid}"))
         .spawn(move || {
+            let began = std::time::Instant::now();
             std::thread::sleep(Duration::from_millis(ms));
+            if let Some(u) = until {
+                let max = Duration::from_millis(u.max_ms);
+                while !(u.holds)() && began.elapsed() < max {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
             drop(resume);
             note_signal(&sink2, "sigcont", n);
             stopped2
@@ -673,6 +732,23 @@ struct NemesisCtx {
     holder: Holder,
 }
 
+/// The longest pause of a lock holder in a checker-sanity run (ms).
+const SANITY_PAUSE_MAX_MS: u64 = 45_000;
+
+/// The queue's checker-sanity fault: every DELETE reset before it reaches the service (all of
+/// a delete's retries fail, so the message comes back after its visibility timeout and is
+/// handled again), until the proxy has seen [`SANITY_FAILED_DELETES`] of them.
+fn lose_deletes(setup: &Setup) {
+    let queue = setup.queue.as_ref().expect("the queue model's proxy");
+    if queue.proxy.count("DELETE") < SANITY_FAILED_DELETES {
+        queue.proxy.inject(
+            Rule::new(Fault::ResetBeforeForward)
+                .method("DELETE")
+                .always(),
+        );
+    }
+}
+
 /// The methods the queue model's faults aim at (`""`: any request).
 const QUEUE_METHODS: &[&str] = &["", "GET", "PUT", "POST", "DELETE"];
 
@@ -688,30 +764,20 @@ async fn nemesis_loop(ctx: NemesisCtx) {
     let lock = ctx.plan.model.is_lock();
     let owner_pause = lock || ctx.plan.model.is_shards();
     let mut long_pause_done = false;
-    let mut rounds = 0u32;
     let stopped: Stopped = Arc::default();
     while !ctx.finished.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(rng.between(200, 1000))).await;
-        rounds += 1;
         for f in ctx.setup.faults(ctx.plan.model) {
             f.clear();
         }
-        if ctx.plan.sanity && ctx.plan.model == Model::Queue && rounds < 5 {
-            // Deletes that never reach the service: the messages come back. Enough resets
-            // to outlast the pipeline's retries of a delete (4 attempts), which would
-            // otherwise get it through on the last one and leave nothing to redeliver.
-            let queue = ctx.setup.queue.as_ref().expect("the queue model's proxy");
-            queue.proxy.inject(
-                Rule::new(Fault::ResetBeforeForward)
-                    .method("DELETE")
-                    .times(12),
-            );
+        if ctx.plan.sanity && ctx.plan.model == Model::Queue {
+            lose_deletes(&ctx.setup);
         }
         let mut due = rng.chance(15);
         if ctx.plan.sanity && lock && !long_pause_done {
             // Catch a holder right after its acquire: it has its checks still ahead.
             let until = tokio::time::Instant::now() + Duration::from_secs(5);
-            while !matches!(*ctx.holder.lock().unwrap(), Some((_, true)))
+            while !matches!(ctx.holder.lock().unwrap().now, Some((_, true)))
                 && tokio::time::Instant::now() < until
             {
                 tokio::time::sleep(Duration::from_millis(1)).await;
@@ -719,7 +785,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
             due = true;
         }
         if owner_pause && !long_pause_done && due {
-            let holder = ctx.holder.lock().unwrap().map(|(n, _)| n);
+            let holder = ctx.holder.lock().unwrap().now.map(|(n, _)| n);
             let pid = {
                 let ws = ctx.writers.lock().await;
                 ws.iter().find(|w| Some(w.number) == holder).map(|w| w.pid)
@@ -728,16 +794,27 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                 if stopped.lock().unwrap().insert(pid) {
                     long_pause_done = true;
                     let ms = rng.between(16_000, 19_000);
-                    pause(pid, n, ms, &ctx.sink, &stopped);
                     let who = if lock { "lock holder" } else { "shard owner" };
-                    note(
-                        &ctx.sink,
-                        "nemesis",
-                        Kind::Info,
-                        json!(format!(
-                            "SIGSTOP {who} {n} for {ms} ms (past its 15 s lease)"
-                        )),
-                    );
+                    let desc = if ctx.plan.sanity && lock {
+                        // Until another writer took the lock over, so that the holder's
+                        // checks still ahead come after that (bounded: the others may have
+                        // run out of operations).
+                        let holder = ctx.holder.clone();
+                        let until = Until {
+                            holds: Box::new(move || holder.lock().unwrap().taken_from(n)),
+                            max_ms: SANITY_PAUSE_MAX_MS,
+                        };
+                        pause_until(pid, n, ms, &ctx.sink, &stopped, Some(until));
+                        format!(
+                            "SIGSTOP {who} {n} for {ms} ms (past its 15 s lease), then until \
+                             another writer's later acquisition completed (at most \
+                             {SANITY_PAUSE_MAX_MS} ms in all)"
+                        )
+                    } else {
+                        pause(pid, n, ms, &ctx.sink, &stopped);
+                        format!("SIGSTOP {who} {n} for {ms} ms (past its 15 s lease)")
+                    };
+                    note(&ctx.sink, "nemesis", Kind::Info, json!(desc));
                 }
             }
         }

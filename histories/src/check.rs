@@ -486,7 +486,7 @@ pub const SHARD_MARGIN_NS: u64 = SHARD_LEASE_NS / 6;
 pub const SHARD_LEASE_NS: u64 = crate::writer::SHARD_LEASE_SECS * 1_000_000_000;
 
 /// Whether the windows cover all of `[a, b)`.
-fn covered(a: u64, b: u64, windows: &[(u64, u64)]) -> bool {
+pub(crate) fn covered(a: u64, b: u64, windows: &[(u64, u64)]) -> bool {
     let mut w: Vec<(u64, u64)> = windows
         .iter()
         .copied()

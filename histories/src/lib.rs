@@ -24,4 +24,5 @@ pub mod check;
 pub mod history;
 pub mod model;
 pub mod rng;
+pub mod sanity;
 pub mod writer;

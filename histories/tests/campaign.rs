@@ -8,10 +8,13 @@
 //! `cargo run -p histories -- check FILE`.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use histories::backend::{BACKENDS, DEFAULT_SHARD_INTERVAL_MS};
 use histories::campaign::{Plan, Report, run};
+use histories::history::load;
 use histories::model::{Model, Variant};
+use histories::sanity::exposed;
 
 fn seed() -> u64 {
     std::env::var("HISTORIES_SEED")
@@ -93,42 +96,67 @@ async fn shards_campaign(model: Model) {
     );
 }
 
-/// Histories a sanity check may run before it must have caught the broken client. A broken
-/// client is only caught in a history where the failure it mishandles (a holder paused past
-/// its lease, a message redelivered) lands while it still has operations to run; under the
-/// whole suite's load a history can end first (two checks of one suite run did, the queue
-/// one with 5 s and no redelivery; its seed re-run alone was caught). A checker that misses
-/// the broken client misses it in every history.
-const SANITY_HISTORIES: u64 = 3;
+/// Histories a checker-sanity test may record before it gives up on the nemesis (each one
+/// reports why it did not hold the failure the broken client needs).
+const SANITY_MAX_HISTORIES: u64 = 6;
 
+/// Time after which a checker-sanity test starts no further history.
+const SANITY_MAX_TIME: Duration = Duration::from_secs(600);
+
+/// Runs histories of `model`'s broken client until one holds the failure that client needs
+/// ([`exposed`]: found from the writers' own operations), at most [`SANITY_MAX_HISTORIES`]
+/// and none started after [`SANITY_MAX_TIME`], then requires the checker to have reported the
+/// broken client in that history. A history without the failure proves nothing (the nemesis
+/// did not set it up, or the writers ran out of operations first), so it is not the checker's
+/// miss: the next one runs. Returns the report of the history that held it.
 async fn must_catch(model: Model) -> Report {
     // Lock writers need operations left when their holder is paused past its lease. (A broken
     // shard writer is caught within its first sessions: 14 to 42 anomalies per history of 30
     // writes per writer in 16 of 16 histories.)
     let ops = if model.is_lock() { 40 } else { 20 };
     let mut plan = plan(model, Variant::Broken, ops);
-    let mut missed = Vec::new();
-    for _ in 0..SANITY_HISTORIES {
-        let report = run(&plan).await;
-        if report.anomalies > 0 {
-            // The failing history is kept for re-checking.
-            assert_eq!(report.kept.len(), 1);
-            assert!(report.kept[0].exists());
-            eprintln!("{}: kept {}", model.name(), report.kept[0].display());
-            return report;
+    let started = Instant::now();
+    let mut without = Vec::new();
+    for _ in 0..SANITY_MAX_HISTORIES {
+        if started.elapsed() > SANITY_MAX_TIME {
+            break;
         }
-        eprintln!(
-            "{}: no anomaly in this history (the nemesis set up no failure it mishandles?): {}",
-            model.name(),
-            report.line(model, plan.seed)
-        );
-        missed.push(report.line(model, plan.seed));
-        plan.seed = plan.seed.wrapping_add(1_000_003);
+        let report = run(&plan).await;
+        // Broken runs keep every history (`keep_all`), caught or not.
+        assert_eq!(report.kept.len(), 1);
+        let kept = &report.kept[0];
+        let events = load(kept).expect("the kept history reads");
+        match exposed(model, &events) {
+            Ok(failure) => {
+                assert!(
+                    report.anomalies > 0,
+                    "the checker missed the broken {} client in a history that holds the \
+                     failure it needs ({failure}): {}",
+                    model.name(),
+                    kept.display()
+                );
+                eprintln!("{}: {failure}; caught: {}", model.name(), kept.display());
+                return report;
+            }
+            Err(why) => {
+                eprintln!(
+                    "{}: this history does not hold the failure the broken client needs \
+                     ({why}); {} anomalies; running another: {}",
+                    model.name(),
+                    report.anomalies,
+                    kept.display()
+                );
+                without.push(format!("{}: {why}", report.line(model, plan.seed)));
+                plan.seed = plan.seed.wrapping_add(1_000_003);
+            }
+        }
     }
     panic!(
-        "the checker missed the broken {} client in {SANITY_HISTORIES} histories: {missed:#?} \
-         (histories in {})",
+        "no history of the broken {} client held the failure it needs ({} histories in {:?}): \
+         the nemesis did not set it up: {without:#?} (histories in {})",
         model.name(),
+        without.len(),
+        started.elapsed(),
         plan.keep_dir.display()
     );
 }
@@ -138,6 +166,12 @@ async fn campaign_queue_worker() {
     campaign(Model::Queue).await;
 }
 
+/// The broken handler appends a message's id to the effects again when the message comes
+/// back, so it needs a message handled twice: a delete after a successful handling that never
+/// reached the service, and the redelivery after the visibility timeout. The sanity nemesis
+/// resets every DELETE until 24 did fail (a delete's retries included), and [`must_catch`]
+/// runs histories until one holds a message whose handling was acknowledged twice; the
+/// checker must then find an effect applied more than once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sanity_queue_handler_that_is_not_idempotent_is_caught() {
     let r = must_catch(Model::Queue).await;
@@ -191,6 +225,12 @@ macro_rules! family {
             campaign(model(stringify!($backend), "register")).await;
         }
 
+        /// The broken register's replace drops the If-Match, so it needs two writers'
+        /// read-modify-writes to race: another increment written between an increment's
+        /// read and its write, which the unconditional write then drops. No fault is
+        /// needed, only concurrency (five writers); [`must_catch`] runs histories until one
+        /// holds two acknowledged increments of different writers that returned the same
+        /// value (both wrote over one value), and the checker must then report a lost update.
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn sanity_update_without_if_match_is_caught() {
             let r = must_catch(model(stringify!($backend), "register")).await;
@@ -207,6 +247,12 @@ macro_rules! family {
             campaign(model(stringify!($backend), "lock")).await;
         }
 
+        /// The broken holder claims the lock without asking, so it needs to lose the lock
+        /// while it still has checks ahead: frozen past its 15 s lease while another writer
+        /// takes over. The sanity nemesis pauses a holder right after its acquire, past its
+        /// lease and on until another writer's acquisition begun after the holder's completed
+        /// (45 s at most); [`must_catch`] runs histories until one holds a check of the hold
+        /// after such an acquisition, and the checker must then report two holders.
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn sanity_lock_holder_ignoring_loss_is_caught() {
             let r = must_catch(model(stringify!($backend), "lock")).await;
@@ -223,6 +269,12 @@ macro_rules! family {
             shards_campaign(model(stringify!($backend), "shards")).await;
         }
 
+        /// The broken worker keeps writing a shard after its `Lost`, so it needs a shard
+        /// taken from it while it runs and given to another worker before its next write:
+        /// every leave at the end of a session releases its shards to the others, so no
+        /// fault is needed. [`must_catch`] runs histories until one holds a write after the
+        /// writer's own `lost` and another's `acquired` of that shard, the two processes not
+        /// frozen all the while, and the checker must then report two owners.
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn sanity_shard_worker_ignoring_lost_is_caught() {
             let r = must_catch(model(stringify!($backend), "shards")).await;
