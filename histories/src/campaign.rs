@@ -194,19 +194,28 @@ struct Holding {
     /// The writer that last acquired the lock and has not begun to release it, and whether it
     /// has not yet checked its hold since (a fresh holder).
     now: Option<(u64, bool)>,
-    /// Every acquisition completed so far: (writer, invoked, completed), times of the
-    /// history's clock.
-    acquired: Vec<(u64, u64, u64)>,
+    /// Every acquisition completed so far: (writer, what it holds, invoked, completed),
+    /// times of the history's clock. What it holds: `""` for a lock or a shard, `slot:K` for
+    /// a permit, `read` or `write` for a reader-writer lock's holds.
+    acquired: Vec<(u64, String, u64, u64)>,
 }
 
 impl Holding {
     /// Whether a writer other than `n` completed an acquisition that it began after `n`'s
     /// latest acquisition completed: `n` lost the lock to it, whatever `n` believes.
     fn taken_from(&self, n: u64) -> bool {
-        let Some(mine) = self.acquired.iter().rev().find(|a| a.0 == n).map(|a| a.2) else {
+        let Some((what, mine)) = self
+            .acquired
+            .iter()
+            .rev()
+            .find(|a| a.0 == n)
+            .map(|a| (&a.1, a.3))
+        else {
             return false;
         };
-        self.acquired.iter().any(|a| a.0 != n && a.1 > mine)
+        self.acquired
+            .iter()
+            .any(|a| a.0 != n && a.2 > mine && crate::sanity::excludes(what, &a.1))
     }
 }
 
@@ -233,7 +242,9 @@ impl Setup {
         let mut all = self.backend.as_ref().map_or_else(Vec::new, |b| b.faults());
         match model {
             Model::Register(_) => {}
-            Model::Lock(_) | Model::Shards(_) => all.push(&self.blob),
+            Model::Lock(_) | Model::Shards(_) | Model::Semaphore(_) | Model::RwLock(_) => {
+                all.push(&self.blob)
+            }
             Model::Queue => all.extend(
                 self.queue
                     .iter()
@@ -446,7 +457,7 @@ async fn final_state(model: Model, shard_count: usize, setup: &Setup, sink: &Sin
                 None,
             );
         }
-        Model::Lock(_) => {
+        Model::Lock(_) | Model::RwLock(_) => {
             let fenced: Fenced = BlobJson::<Fenced>::new(container.blob("fenced").expect("blob"))
                 .read()
                 .await
@@ -459,6 +470,25 @@ async fn final_state(model: Model, shard_count: usize, setup: &Setup, sink: &Sin
                 Kind::Ok,
                 serde_json::to_value(fenced).expect("json"),
             );
+        }
+        Model::Semaphore(_) => {
+            let mut slots = serde_json::Map::new();
+            for slot in 0..crate::hold::PERMITS {
+                let blob = container
+                    .blob(&format!("fenced-slot-{slot}"))
+                    .expect("blob");
+                let fenced: Fenced = BlobJson::<Fenced>::new(blob)
+                    .read()
+                    .await
+                    .expect("final read")
+                    .map(|c| c.value)
+                    .unwrap_or_default();
+                slots.insert(
+                    slot.to_string(),
+                    serde_json::to_value(fenced).expect("json"),
+                );
+            }
+            note(sink, "final", Kind::Ok, json!({ "slots": slots }));
         }
         Model::Shards(_) => {
             let mut shards = serde_json::Map::new();
@@ -624,7 +654,8 @@ fn spawn(
                         let mut h = holder.lock().unwrap();
                         h.now = Some((number, true));
                         let began = invoked.remove(&(e.p, e.op)).unwrap_or(e.t);
-                        h.acquired.push((number, began, e.t));
+                        let what = crate::sanity::held_what(&e.value);
+                        h.acquired.push((number, what, began, e.t));
                     }
                     ("held", Kind::Invoke) => {
                         let mut h = holder.lock().unwrap();
@@ -761,7 +792,7 @@ const QUEUE_METHODS: &[&str] = &["", "GET", "PUT", "POST", "DELETE"];
 async fn nemesis_loop(ctx: NemesisCtx) {
     let mut rng = Rng::new(ctx.seed ^ 0x005e_ed0f_0e11);
     let mut kills = 0;
-    let lock = ctx.plan.model.is_lock();
+    let lock = ctx.plan.model.is_lock_like();
     let owner_pause = lock || ctx.plan.model.is_shards();
     let mut long_pause_done = false;
     let stopped: Stopped = Arc::default();

@@ -100,6 +100,8 @@ pub fn check(model: Model, events: &[Event]) -> Verdict {
     let (anomalies, transfers, fenced_overlaps) = match model {
         Model::Register(_) => (check_register(&ops), 0, 0),
         Model::Lock(_) => (check_lock(&ops), 0, 0),
+        Model::Semaphore(_) => (check_semaphore(&ops), 0, 0),
+        Model::RwLock(_) => (check_rwlock(&ops), 0, 0),
         Model::Queue => (check_queue(&ops), 0, 0),
         Model::Shards(_) => {
             let s = check_shards(&ops);
@@ -300,14 +302,109 @@ fn linearizable(ops: &[Operation], resolved: Option<&HashMap<u64, u64>>) -> Resu
 
 /// The lock models.
 pub fn check_lock(ops: &[Operation]) -> Vec<String> {
-    let mut anomalies = Vec::new();
-    let acquires: Vec<&Operation> = ops
+    let acquires: Vec<(&Operation, Value)> = ops
         .iter()
         .filter(|o| o.f == "acquire" && o.kind == Kind::Ok)
+        .map(|a| (a, a.ret.clone()))
         .collect();
+    let mut anomalies = Vec::new();
+    let by_token = tokens(&acquires, &mut anomalies);
+    // Mutual exclusion as the holders saw it.
+    anomalies.extend(exclusion(ops, &by_token, |_, _| true));
+    // The fenced resource.
+    match final_fenced(ops, |v| v.clone()) {
+        Ok(fenced) => anomalies.extend(fenced_anomalies(ops, &fenced, |_| true)),
+        Err(e) => anomalies.push(e),
+    }
+    anomalies
+}
+
+/// The semaphore model: the permits' tokens unique and growing in real time across all
+/// permits, no slot beyond the [`PERMITS`](crate::hold::PERMITS), and each slot decided as a
+/// lock (its holders' claims, its fenced resource `fenced-slot-<k>`): at most one holder per
+/// slot, so at most N at once.
+pub fn check_semaphore(ops: &[Operation]) -> Vec<String> {
+    let acquires: Vec<(&Operation, Value)> = ops
+        .iter()
+        .filter(|o| o.f == "acquire" && o.kind == Kind::Ok)
+        .map(|a| (a, a.ret["token"].clone()))
+        .collect();
+    let mut anomalies = Vec::new();
+    let by_token = tokens(&acquires, &mut anomalies);
+    let slot_of = |token: u64| by_token.get(&token).and_then(|a| a.ret["slot"].as_u64());
+    for a in by_token.values() {
+        if a.ret["slot"]
+            .as_u64()
+            .is_none_or(|k| k >= u64::from(crate::hold::PERMITS))
+        {
+            anomalies.push(format!(
+                "a permit beyond the {} slots: {}",
+                crate::hold::PERMITS,
+                short(a)
+            ));
+        }
+    }
+    anomalies.extend(exclusion(ops, &by_token, |c, b| {
+        slot_of(c) == b.ret["slot"].as_u64()
+    }));
+    for slot in 0..u64::from(crate::hold::PERMITS) {
+        let mine: Vec<Operation> = ops
+            .iter()
+            .filter(|o| {
+                o.f != "acquire" && o.f != "final" && o.arg.as_u64().and_then(slot_of) == Some(slot)
+            })
+            .cloned()
+            .collect();
+        match final_fenced(ops, |v| v["slots"][slot.to_string()].clone()) {
+            Ok(fenced) => anomalies.extend(
+                fenced_anomalies(&mine, &fenced, |_| true)
+                    .into_iter()
+                    .map(|a| format!("slot {slot}: {a}")),
+            ),
+            Err(e) => anomalies.push(e),
+        }
+    }
+    anomalies
+}
+
+/// The reader-writer lock model: tokens unique and growing in real time across reads and
+/// writes; a writer excludes everyone (no writer claims its hold after another acquisition
+/// completed that began after its own, and no reader after a writer's); the fenced resource
+/// accepted reads (`observe`) and writes in non-decreasing token order, one writer's writes
+/// never interleaved with another's, every acknowledged one present and every refused one
+/// absent.
+pub fn check_rwlock(ops: &[Operation]) -> Vec<String> {
+    let acquires: Vec<(&Operation, Value)> = ops
+        .iter()
+        .filter(|o| o.f == "acquire" && o.kind == Kind::Ok)
+        .map(|a| (a, a.ret["token"].clone()))
+        .collect();
+    let mut anomalies = Vec::new();
+    let by_token = tokens(&acquires, &mut anomalies);
+    let writes = |token: u64| {
+        by_token
+            .get(&token)
+            .is_some_and(|a| a.ret["mode"] == "write")
+    };
+    anomalies.extend(exclusion(ops, &by_token, |c, b| {
+        writes(c) || b.ret["mode"] == "write"
+    }));
+    match final_fenced(ops, |v| v.clone()) {
+        Ok(fenced) => anomalies.extend(fenced_anomalies(ops, &fenced, writes)),
+        Err(e) => anomalies.push(e),
+    }
+    anomalies
+}
+
+/// The acquisitions by token (from `(acquisition, its token)`), with anomalies for a missing
+/// or repeated token and for tokens that do not grow in real time.
+fn tokens<'a>(
+    acquires: &[(&'a Operation, Value)],
+    anomalies: &mut Vec<String>,
+) -> BTreeMap<u64, &'a Operation> {
     let mut by_token: BTreeMap<u64, &Operation> = BTreeMap::new();
-    for a in &acquires {
-        let Some(t) = a.ret.as_u64() else {
+    for (a, t) in acquires {
+        let Some(t) = t.as_u64() else {
             anomalies.push(format!("acquire without a token: {}", short(a)));
             continue;
         };
@@ -320,9 +417,9 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
         }
     }
     // Tokens grow in real time.
-    for a in &acquires {
-        for b in &acquires {
-            if a.t_done < b.t_invoke && a.ret.as_u64() >= b.ret.as_u64() {
+    for (a, ta) in acquires {
+        for (b, tb) in acquires {
+            if a.t_done < b.t_invoke && ta.as_u64() >= tb.as_u64() {
                 anomalies.push(format!(
                     "fencing token went backwards: {} completed before {} began",
                     short(a),
@@ -331,7 +428,18 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
             }
         }
     }
-    // Mutual exclusion as the holders saw it.
+    by_token
+}
+
+/// Mutual exclusion as the holders saw it: no holder claims its hold (`held` ok) after an
+/// acquisition that `excludes(its token, that acquisition)`, begun after its own completed,
+/// has completed.
+fn exclusion(
+    ops: &[Operation],
+    by_token: &BTreeMap<u64, &Operation>,
+    excludes: impl Fn(u64, &Operation) -> bool,
+) -> Vec<String> {
+    let mut anomalies = Vec::new();
     for c in ops.iter().filter(|o| o.f == "held" && o.kind == Kind::Ok) {
         let Some(token) = c.arg.as_u64() else {
             continue;
@@ -343,8 +451,12 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
             ));
             continue;
         };
-        for b in &acquires {
-            if b.ret.as_u64() != Some(token) && b.t_invoke > mine.t_done && b.t_done < c.t_invoke {
+        for (t, b) in by_token {
+            if *t != token
+                && b.t_invoke > mine.t_done
+                && b.t_done < c.t_invoke
+                && excludes(token, b)
+            {
                 anomalies.push(format!(
                     "two holders: {} claims the lock of token {token} after {} acquired it \
                      ({:.3} s after that acquire completed)",
@@ -356,18 +468,27 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
             }
         }
     }
-    // The fenced resource.
+    anomalies
+}
+
+/// The fenced resource's final state, picked by `pick` from the history's `final` value.
+fn final_fenced(ops: &[Operation], pick: impl Fn(&Value) -> Value) -> Result<Fenced, String> {
     let Some(final_op) = ops.iter().find(|o| o.f == "final") else {
-        anomalies.push("the history has no final state of the fenced resource".into());
-        return anomalies;
+        return Err("the history has no final state of the fenced resource".into());
     };
-    let fenced: Fenced = match serde_json::from_value(final_op.ret.clone()) {
-        Ok(f) => f,
-        Err(e) => {
-            anomalies.push(format!("final state unreadable: {e}"));
-            return anomalies;
-        }
-    };
+    serde_json::from_value(pick(&final_op.ret)).map_err(|e| format!("final state unreadable: {e}"))
+}
+
+/// A fenced resource's accepted writes in non-decreasing token order, those of an
+/// `exclusive` token's holder never interleaved with another's, each token used by one writer
+/// process, every acknowledged write (`write`, or a reader's `observe`) present and every
+/// refused one absent.
+fn fenced_anomalies(
+    ops: &[Operation],
+    fenced: &Fenced,
+    exclusive: impl Fn(u64) -> bool,
+) -> Vec<String> {
+    let mut anomalies = Vec::new();
     let mut seen_tokens: BTreeSet<u64> = BTreeSet::new();
     let mut last: Option<u64> = None;
     let mut token_child: HashMap<u64, u64> = HashMap::new();
@@ -377,7 +498,7 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
                 anomalies.push(format!(
                     "the resource accepted token {token} after token {l} (entry {i})"
                 ));
-            } else if *token != l && seen_tokens.contains(token) {
+            } else if *token != l && seen_tokens.contains(token) && exclusive(*token) {
                 anomalies.push(format!(
                     "writes of token {token} interleaved with another holder's (entry {i})"
                 ));
@@ -396,7 +517,7 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
     }
     let accepted: BTreeSet<(u64, u64, u64)> =
         fenced.log.iter().map(|[t, p, o]| (*t, *p, *o)).collect();
-    for w in ops.iter().filter(|o| o.f == "write") {
+    for w in ops.iter().filter(|o| o.f == "write" || o.f == "observe") {
         let token = w.arg.as_u64().unwrap_or(0);
         let present = accepted.contains(&(token, w.p, w.op));
         match w.kind {
@@ -925,6 +1046,74 @@ mod tests {
             bad.anomalies[0].starts_with("two holders"),
             "{:?}",
             bad.anomalies
+        );
+    }
+
+    /// Two holds: process 1000 takes token 1 (`first`), process 2000 token 2 (`second`)
+    /// after it, and process 1000 claims token 1 after that; each writes its fenced resource.
+    fn two_holds(first: Value, second: Value, final_state: Value) -> Vec<Event> {
+        sorted(vec![
+            ev(1000, 1, Kind::Invoke, "acquire", Value::Null, 10),
+            ev(1000, 1, Kind::Ok, "acquire", first, 20),
+            ev(2000, 1, Kind::Invoke, "acquire", Value::Null, 30),
+            ev(2000, 1, Kind::Ok, "acquire", second, 40),
+            ev(1000, 2, Kind::Invoke, "held", json!(1), 50),
+            ev(1000, 2, Kind::Ok, "held", json!(1), 51),
+            ev(1000, 3, Kind::Invoke, "write", json!(1), 25),
+            ev(1000, 3, Kind::Ok, "write", json!(1), 26),
+            ev(2000, 2, Kind::Invoke, "write", json!(2), 45),
+            ev(2000, 2, Kind::Ok, "write", json!(2), 46),
+            ev(0, 0, Kind::Ok, "final", final_state, 100),
+        ])
+    }
+
+    #[test]
+    fn two_permits_of_one_slot_at_once_are_caught_and_of_two_slots_are_not() {
+        let permit = |token: u64, slot: u64| json!({"token": token, "slot": slot});
+        let fenced = |a: Value, b: Value| json!({"slots": {"0": a, "1": b}});
+        let one = json!({"max": 2, "log": [[1, 1000, 3], [2, 2000, 2]]});
+        let empty = json!({"max": 0, "log": []});
+        let same = two_holds(permit(1, 0), permit(2, 0), fenced(one, empty.clone()));
+        let v = check(model("redis-semaphore"), &same);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("two holders")),
+            "{:?}",
+            v.anomalies
+        );
+        let a = json!({"max": 1, "log": [[1, 1000, 3]]});
+        let b = json!({"max": 2, "log": [[2, 2000, 2]]});
+        let two = two_holds(permit(1, 0), permit(2, 1), fenced(a.clone(), b.clone()));
+        let v = check(model("redis-semaphore"), &two);
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        let beyond = two_holds(permit(1, 0), permit(2, 2), fenced(a, b));
+        let v = check(model("blob-semaphore"), &beyond);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("a permit beyond")),
+            "{:?}",
+            v.anomalies
+        );
+    }
+
+    #[test]
+    fn a_reader_claiming_after_a_writer_acquired_is_caught_but_not_after_a_reader() {
+        let hold = |token: u64, mode: &str| json!({"token": token, "mode": mode});
+        let log = json!({"max": 2, "log": [[1, 1000, 3], [2, 2000, 2]]});
+        let readers = two_holds(hold(1, "read"), hold(2, "read"), log.clone());
+        let v = check(model("redis-rwlock"), &readers);
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        let writer = two_holds(hold(1, "read"), hold(2, "write"), log.clone());
+        let v = check(model("redis-rwlock"), &writer);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("two holders")),
+            "{:?}",
+            v.anomalies
+        );
+        let after_reader = two_holds(hold(1, "write"), hold(2, "read"), log);
+        let v = check(model("cosmos-rwlock"), &after_reader);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("two holders")),
+            "{:?}",
+            v.anomalies
         );
     }
 

@@ -15,6 +15,12 @@ pub enum Model {
     /// Shard ownership of a `ShardGroup` over the backend's locks: no two workers able to
     /// write one shard at once, and per-shard fenced resources that never accept a stale epoch.
     Shards(&'static dyn Backend),
+    /// At most N holders of the backend's `Semaphore`, each slot's fenced resource never
+    /// accepting a stale permit, fencing tokens growing across all permits.
+    Semaphore(&'static dyn Backend),
+    /// Mutual exclusion of a writer against everyone on the backend's `RwLock`, a fenced
+    /// resource that readers and writers use with their tokens.
+    RwLock(&'static dyn Backend),
 }
 
 impl Model {
@@ -31,6 +37,8 @@ impl Model {
             .chain(over(Family::Lock))
             .chain([Model::Queue])
             .chain(over(Family::Shards))
+            .chain(over(Family::Semaphore))
+            .chain(over(Family::RwLock))
             .collect()
     }
 
@@ -40,6 +48,8 @@ impl Model {
             Family::Register => Model::Register(backend),
             Family::Lock => Model::Lock(backend),
             Family::Shards => Model::Shards(backend),
+            Family::Semaphore => Model::Semaphore(backend),
+            Family::RwLock => Model::RwLock(backend),
         }
     }
 
@@ -70,6 +80,15 @@ impl Model {
         matches!(self, Model::Lock(_))
     }
 
+    /// Whether its writers hold locks, permits or read/write holds, check their hold before
+    /// each fenced write and release (lock, semaphore and reader-writer lock models).
+    pub fn is_lock_like(self) -> bool {
+        matches!(
+            self,
+            Model::Lock(_) | Model::Semaphore(_) | Model::RwLock(_)
+        )
+    }
+
     /// Whether it is a shard-ownership model.
     pub fn is_shards(self) -> bool {
         matches!(self, Model::Shards(_))
@@ -81,6 +100,8 @@ impl Model {
             Model::Register(_) => Some(Family::Register),
             Model::Lock(_) => Some(Family::Lock),
             Model::Shards(_) => Some(Family::Shards),
+            Model::Semaphore(_) => Some(Family::Semaphore),
+            Model::RwLock(_) => Some(Family::RwLock),
             Model::Queue => None,
         }
     }
@@ -88,7 +109,11 @@ impl Model {
     /// The backend of a register, lock or shard model.
     pub fn backend(self) -> Option<&'static dyn Backend> {
         match self {
-            Model::Register(b) | Model::Lock(b) | Model::Shards(b) => Some(b),
+            Model::Register(b)
+            | Model::Lock(b)
+            | Model::Shards(b)
+            | Model::Semaphore(b)
+            | Model::RwLock(b) => Some(b),
             Model::Queue => None,
         }
     }

@@ -24,6 +24,9 @@ use crate::model::Model;
 ///   another acquisition, begun after its own completed, has completed: the broken holder
 ///   claims the lock there, which is the two-holders anomaly. Only a holder frozen past its
 ///   lease (or cut off from the service) while another writer took over gets there.
+/// * semaphore and reader-writer lock (a holder that claims its permit or hold without
+///   asking): as for the lock, counting only the acquisitions that exclude the holder (the
+///   same slot's; a writer's, or any for a writer, see [`excludes`]).
 /// * queue worker (a handler that is not idempotent): one message whose effect was applied
 ///   (`apply` acknowledged) twice: a redelivery of a message already handled, which takes a
 ///   delete that never reached the service. The broken handler appends its id again.
@@ -34,7 +37,7 @@ pub fn exposed(model: Model, events: &[Event]) -> Result<String, String> {
     let ops = operations(events);
     match model {
         Model::Register(_) => register(&ops),
-        Model::Lock(_) => lock(&ops),
+        Model::Lock(_) | Model::Semaphore(_) | Model::RwLock(_) => lock(&ops),
         Model::Queue => queue(&ops),
         Model::Shards(_) => shards(&ops),
     }
@@ -70,11 +73,38 @@ fn register(ops: &[Operation]) -> Result<String, String> {
     }
 }
 
+/// What an acquisition's result says is held: `""` for a lock (or a shard), `slot:K` for a
+/// permit, `read` or `write` for a reader-writer lock's hold.
+pub fn held_what(ret: &Value) -> String {
+    if let Some(k) = ret["slot"].as_u64() {
+        format!("slot:{k}")
+    } else if let Some(mode) = ret["mode"].as_str() {
+        mode.to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// Whether a hold of `b` (see [`held_what`]) excludes one of `a`: locks exclude each other,
+/// permits those of their slot, a write hold everyone and everyone a write hold.
+pub fn excludes(a: &str, b: &str) -> bool {
+    match (a, b) {
+        ("read", "read") => false,
+        _ if a.starts_with("slot:") || b.starts_with("slot:") => a == b,
+        _ => true,
+    }
+}
+
+/// The token of an acquisition's result (a lock's is the result itself).
+fn token_of(ret: &Value) -> Option<u64> {
+    ret.as_u64().or_else(|| ret["token"].as_u64())
+}
+
 fn lock(ops: &[Operation]) -> Result<String, String> {
     let acquires: Vec<&Operation> = ok(ops, "acquire").collect();
     let by_token: HashMap<u64, &Operation> = acquires
         .iter()
-        .filter_map(|a| a.ret.as_u64().map(|t| (t, *a)))
+        .filter_map(|a| token_of(&a.ret).map(|t| (t, *a)))
         .collect();
     for c in ops.iter().filter(|o| o.f == "held") {
         let Some(token) = c.arg.as_u64() else {
@@ -83,8 +113,12 @@ fn lock(ops: &[Operation]) -> Result<String, String> {
         let Some(mine) = by_token.get(&token) else {
             continue;
         };
+        let what = held_what(&mine.ret);
         if let Some(b) = acquires.iter().find(|b| {
-            b.ret.as_u64() != Some(token) && b.t_invoke > mine.t_done && b.t_done < c.t_invoke
+            token_of(&b.ret) != Some(token)
+                && b.t_invoke > mine.t_done
+                && b.t_done < c.t_invoke
+                && excludes(&what, &held_what(&b.ret))
         }) {
             return Ok(format!(
                 "the holder of token {token} checked its hold {:.3} s after token {} was \

@@ -12,8 +12,8 @@ use azstore::blob::{BlobServiceClient, ContainerClient};
 use azstore::clock::ManualClock;
 use azstore::http::{ClientOptions, RetryPolicy};
 use azstore::leader::{LockFactory, ShardEvent, ShardGroup, ShardOptions};
-use azstore::lease::{GuardOptions, Leasable, LeaseDuration};
-use azstore::lock::{Held, Lock, LockOptions, LockTarget};
+use azstore::lease::{GuardOptions, LeaseDuration};
+use azstore::lock::{Lock, LockOptions, LockTarget, RwLock, Semaphore};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
 use azstore::update::{BlobJson, Current, Decision, UpdatePolicy, Versioned, update};
 use azstore::{ETag, Error, ErrorKind, RequestSent, Result, Service, StorageAccount};
@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use crate::backend::{Backend, DEFAULT_SHARD_INTERVAL_MS, Register, Site};
 use crate::history::{Kind, Recorder};
+use crate::hold;
 use crate::model::{Model, Variant};
 use crate::rng::Rng;
 
@@ -160,22 +161,22 @@ pub fn via_proxies(account: &StorageAccount, ports: &[(Service, u16)]) -> Storag
 }
 
 /// The logical process and operation numbering of one writer.
-struct Ids {
+pub(crate) struct Ids {
     child: u64,
     generation: u64,
     op: u64,
 }
 
 impl Ids {
-    fn p(&self) -> u64 {
+    pub(crate) fn p(&self) -> u64 {
         self.child * 1000 + self.generation
     }
-    fn next_op(&mut self) -> u64 {
+    pub(crate) fn next_op(&mut self) -> u64 {
         self.op += 1;
         self.op
     }
     /// After an `info`, the operation may still be pending: continue as a new process.
-    fn after_info(&mut self) {
+    pub(crate) fn after_info(&mut self) {
         self.generation += 1;
     }
     /// A globally unique id for an operation.
@@ -185,16 +186,24 @@ impl Ids {
 }
 
 /// The writer's shared recorder.
-type Rec = Arc<Mutex<Recorder<std::io::Stdout>>>;
+pub(crate) type Rec = Arc<Mutex<Recorder<std::io::Stdout>>>;
 
-fn record(rec: &Rec, p: u64, op: u64, kind: Kind, f: &str, value: Value, err: Option<String>) {
+pub(crate) fn record(
+    rec: &Rec,
+    p: u64,
+    op: u64,
+    kind: Kind,
+    f: &str,
+    value: Value,
+    err: Option<String>,
+) {
     rec.lock()
         .unwrap_or_else(|e| e.into_inner())
         .record(p, op, kind, f, value, err);
 }
 
 /// How the history classifies a failed call: `info` when it may have applied.
-fn failure_kind(e: &Error) -> Kind {
+pub(crate) fn failure_kind(e: &Error) -> Kind {
     match e.request_sent() {
         RequestSent::Maybe => Kind::Info,
         _ => Kind::Fail,
@@ -284,12 +293,14 @@ pub fn main(args: WriterArgs) {
                 };
                 backend.lock(site, lock_options(args, guard), run).await
             }
-            Model::Shards(backend) => {
-                let run = ShardRun {
+            Model::Shards(backend) | Model::Semaphore(backend) | Model::RwLock(backend) => {
+                let run = FactoryRun {
+                    model: args.model,
                     interval: shard_interval_ms(backend, args.shards),
                     container: &container,
                     args,
                     rng: &mut rng,
+                    ids: &mut ids,
                     rec: &rec,
                     stop,
                 };
@@ -382,34 +393,59 @@ impl<'a> LockRun<'a> {
     /// fenced resource is a blob whatever the lock.
     pub fn with<T: LockTarget>(self, lock: Lock<T>) -> LocalBoxFuture<'a, ()> {
         Box::pin(async move {
-            lock_loop(&lock, &self.fenced, self.args, self.rng, self.ids, self.rec).await
+            let acquire = hold::lock(&lock, &self.fenced);
+            hold::hold_loop(acquire, self.args, self.rng, self.ids, self.rec).await
         })
     }
 }
 
-/// The shard model's run, handed to [`Backend::locks`].
-pub struct ShardRun<'a> {
+/// The run of a model over a lock factory (shards, semaphore, reader-writer lock), handed to
+/// [`Backend::locks`].
+pub struct FactoryRun<'a> {
+    model: Model,
     interval: u64,
     container: &'a ContainerClient,
     args: &'a WriterArgs,
     rng: &'a mut Rng,
+    ids: &'a mut Ids,
     rec: &'a Rec,
     stop: Arc<tokio::sync::Notify>,
 }
 
-impl<'a> ShardRun<'a> {
-    /// Runs the model on a group over `factory` (every `LockFactory` makes one kind of
-    /// `Lock<T>`); the fenced resources are blobs whatever the locks.
-    pub fn with<F: LockFactory>(self, factory: F) -> LocalBoxFuture<'a, ()> {
-        Box::pin(shard_loop(
-            self.interval,
-            factory,
-            self.container,
-            self.args,
-            self.rng,
-            self.rec,
-            self.stop,
-        ))
+impl<'a> FactoryRun<'a> {
+    /// Runs the model over `factory` (every `LockFactory` makes one kind of `Lock<T>`): a
+    /// shard group, a semaphore or a reader-writer lock made by it. The fenced resources are
+    /// blobs whatever the locks.
+    pub fn with<T, F>(self, factory: F) -> LocalBoxFuture<'a, ()>
+    where
+        T: LockTarget,
+        F: LockFactory<Lock = Lock<T>>,
+    {
+        let label = format!("child-{}", self.args.child);
+        match self.model {
+            Model::Semaphore(_) => Box::pin(async move {
+                let sem = Semaphore::new(&factory, "semaphore", hold::PERMITS, &label)
+                    .expect("semaphore");
+                let acquire = hold::permit(&sem, self.container);
+                hold::hold_loop(acquire, self.args, self.rng, self.ids, self.rec).await
+            }),
+            Model::RwLock(_) => Box::pin(async move {
+                let rw = RwLock::new(&factory, "rwlock", hold::MAX_READERS, &label)
+                    .expect("reader-writer lock");
+                let fenced = BlobJson::new(self.container.blob("fenced").expect("blob name"));
+                let acquire = hold::read_or_write(&rw, &fenced);
+                hold::hold_loop(acquire, self.args, self.rng, self.ids, self.rec).await
+            }),
+            _ => Box::pin(shard_loop(
+                self.interval,
+                factory,
+                self.container,
+                self.args,
+                self.rng,
+                self.rec,
+                self.stop,
+            )),
+        }
     }
 }
 
@@ -539,158 +575,9 @@ async fn register<R: Register>(
     }
 }
 
-/// The lock model: acquire, then 1–3 fenced writes each preceded by the holder's own check
-/// that it still holds the lock (recorded as `held`), then release. The broken variant
-/// ignores loss: it claims to hold the lock without asking.
-async fn lock_loop<T: LockTarget>(
-    lock: &Lock<T>,
-    resource: &BlobJson<Fenced>,
-    args: &WriterArgs,
-    rng: &mut Rng,
-    ids: &mut Ids,
-    rec: &Rec,
-) {
-    let policy = update_policy();
-    let mut done = 0;
-    while done < args.ops {
-        think(rng).await;
-        let op = ids.next_op();
-        let p = ids.p();
-        record(rec, p, op, Kind::Invoke, "acquire", Value::Null, None);
-        done += 1;
-        let held = match lock.acquire_within(Duration::from_secs(20)).await {
-            Ok(Some(h)) => {
-                record(
-                    rec,
-                    p,
-                    op,
-                    Kind::Ok,
-                    "acquire",
-                    json!(h.fencing_token()),
-                    None,
-                );
-                h
-            }
-            Ok(None) => {
-                record(
-                    rec,
-                    p,
-                    op,
-                    Kind::Fail,
-                    "acquire",
-                    Value::Null,
-                    Some("timed out".into()),
-                );
-                continue;
-            }
-            Err(e) => {
-                let kind = failure_kind(&e);
-                record(
-                    rec,
-                    p,
-                    op,
-                    kind,
-                    "acquire",
-                    Value::Null,
-                    Some(e.to_string()),
-                );
-                if kind == Kind::Info {
-                    ids.after_info();
-                }
-                continue;
-            }
-        };
-        let token = held.fencing_token();
-        let writes = 1 + rng.below(3);
-        for _ in 0..writes {
-            if done >= args.ops {
-                break;
-            }
-            think(rng).await;
-            let p = ids.p();
-            if !claim(&held, token, args.variant, ids, rec) {
-                break;
-            }
-            let op = ids.next_op();
-            record(rec, p, op, Kind::Invoke, "write", json!(token), None);
-            done += 1;
-            let result = update(resource, &policy, |cur| {
-                let mut f = cur.cloned().unwrap_or_default();
-                if token < f.max {
-                    return Decision::abort(format!("fenced: token {token} < {}", f.max));
-                }
-                f.max = token;
-                f.log.push([token, p, op]);
-                Decision::Write(f)
-            })
-            .await;
-            match result {
-                Ok(_) => record(rec, p, op, Kind::Ok, "write", json!(token), None),
-                Err(e) => {
-                    let kind = if e.kind() == ErrorKind::Aborted {
-                        Kind::Fail
-                    } else {
-                        failure_kind(&e)
-                    };
-                    record(rec, p, op, kind, "write", json!(token), Some(e.to_string()));
-                    if kind == Kind::Info {
-                        ids.after_info();
-                    }
-                    if e.kind() == ErrorKind::Aborted {
-                        break;
-                    }
-                }
-            }
-        }
-        // The holder's last check before letting go: a holder paused past its lease must
-        // see the loss here.
-        think(rng).await;
-        claim(&held, token, args.variant, ids, rec);
-        let op = ids.next_op();
-        let p = ids.p();
-        record(rec, p, op, Kind::Invoke, "release", json!(token), None);
-        match held.release().await.map(|_| ()) {
-            Ok(()) => record(rec, p, op, Kind::Ok, "release", json!(token), None),
-            Err(e) => {
-                let kind = failure_kind(&e);
-                record(
-                    rec,
-                    p,
-                    op,
-                    kind,
-                    "release",
-                    json!(token),
-                    Some(e.to_string()),
-                );
-                if kind == Kind::Info {
-                    ids.after_info();
-                }
-            }
-        }
-    }
-}
-
-/// The holder asks itself whether it still holds the lock (recorded as `held`, ok or fail);
-/// the broken variant claims it without asking.
-fn claim<T: Leasable>(
-    held: &Held<T>,
-    token: u64,
-    variant: Variant,
-    ids: &mut Ids,
-    rec: &Rec,
-) -> bool {
-    let op = ids.next_op();
-    let p = ids.p();
-    record(rec, p, op, Kind::Invoke, "held", json!(token), None);
-    let still = variant == Variant::Broken || held.is_held();
-    let kind = if still { Kind::Ok } else { Kind::Fail };
-    record(rec, p, op, kind, "held", json!(token), None);
-    still
-}
-
 /// A random pause between operations (0–40 ms), so that the writers interleave and the
 /// nemesis meets operations in flight.
-async fn think(rng: &mut Rng) {
+pub(crate) async fn think(rng: &mut Rng) {
     tokio::time::sleep(Duration::from_millis(rng.below(41))).await;
 }
 

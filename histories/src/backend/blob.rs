@@ -9,7 +9,7 @@ use azstore::{ETag, Result};
 use futures_util::future::{BoxFuture, LocalBoxFuture};
 
 use super::{Backend, Family, Faults, HttpFaults, Prepared, Register, Site};
-use crate::writer::{LockRun, Reg, RegisterRun, ShardRun, container_client, via_proxies};
+use crate::writer::{LockRun, Reg, RegisterRun, FactoryRun, container_client, via_proxies};
 
 /// A blob on Azurite.
 pub struct Blob;
@@ -20,14 +20,20 @@ impl Backend for Blob {
     }
 
     fn families(&self) -> &'static [Family] {
-        &[Family::Register, Family::Lock, Family::Shards]
+        &[
+            Family::Register,
+            Family::Lock,
+            Family::Shards,
+            Family::Semaphore,
+            Family::RwLock,
+        ]
     }
 
     fn prepare<'a>(&'a self, _: &'a str, family: Family) -> BoxFuture<'a, Box<dyn Prepared>> {
         // The lock reads the blob's properties (HEAD); `update()` sends GET and PUT.
         let methods: &[&str] = match family {
             Family::Register => &["", "GET", "PUT"],
-            Family::Lock | Family::Shards => &["", "GET", "PUT", "HEAD"],
+            _ => &["", "GET", "PUT", "HEAD"],
         };
         Box::pin(async move {
             let faults = HttpFaults::start(&testkit::account(), Service::Blob, methods).await;
@@ -45,7 +51,7 @@ impl Backend for Blob {
         run.with(BlobLock::with_options(container(site), "lock", opts).expect("lock"))
     }
 
-    fn locks<'a>(&'a self, site: Site<'a>, opts: LockOptions, run: ShardRun<'a>) -> LocalBoxFuture<'a, ()> {
+    fn locks<'a>(&'a self, site: Site<'a>, opts: LockOptions, run: FactoryRun<'a>) -> LocalBoxFuture<'a, ()> {
         run.with(BlobLocks::new(container(site), opts))
     }
 }

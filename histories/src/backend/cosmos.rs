@@ -11,7 +11,7 @@ use azstore::{ETag, Result};
 use futures_util::future::{BoxFuture, LocalBoxFuture};
 
 use super::{Backend, Family, Faults, HttpFaults, Prepared, Register, Site};
-use crate::writer::{LockRun, Reg, RegisterRun, ShardRun, client_options};
+use crate::writer::{LockRun, Reg, RegisterRun, FactoryRun, client_options};
 
 /// A Cosmos DB item on the local Cosmos DB server.
 pub struct Cosmos;
@@ -22,7 +22,13 @@ impl Backend for Cosmos {
     }
 
     fn families(&self) -> &'static [Family] {
-        &[Family::Register, Family::Lock, Family::Shards]
+        &[
+            Family::Register,
+            Family::Lock,
+            Family::Shards,
+            Family::Semaphore,
+            Family::RwLock,
+        ]
     }
 
     fn prepare<'a>(&'a self, resource: &'a str, _: Family) -> BoxFuture<'a, Box<dyn Prepared>> {
@@ -51,7 +57,7 @@ impl Backend for Cosmos {
         run.with(CosmosLock::with_options(c, "lock", "lock", opts).expect("lock"))
     }
 
-    fn locks<'a>(&'a self, site: Site<'a>, opts: LockOptions, run: ShardRun<'a>) -> LocalBoxFuture<'a, ()> {
+    fn locks<'a>(&'a self, site: Site<'a>, opts: LockOptions, run: FactoryRun<'a>) -> LocalBoxFuture<'a, ()> {
         run.with(CosmosLocks::new(container(site.address, site.resource), opts))
     }
 

@@ -6,7 +6,8 @@
 //! in the campaign process ([`Backend::prepare`]: resources, and optionally [`Faults`] the
 //! nemesis may inject into its traffic), and, given the address its [`Prepared`] part handed
 //! the writers, hands the model its register, lock or lock factory
-//! ([`Backend::register`], [`Backend::lock`], [`Backend::locks`]). Nothing here assumes a
+//! ([`Backend::register`], [`Backend::lock`], [`Backend::locks`]: the shard, semaphore and
+//! reader-writer lock models all run over the lock factory). Nothing here assumes a
 //! network server: the address is the backend's own string, and a backend without a fault
 //! proxy returns no [`Faults`] (the nemesis then pauses, kills and jumps the clocks of its
 //! writers, and faults the fenced resources, only).
@@ -22,7 +23,7 @@ use azstore::{ETag, Result};
 use futures_util::future::{BoxFuture, LocalBoxFuture};
 
 use crate::rng::Rng;
-use crate::writer::{LockRun, Reg, RegisterRun, ShardRun};
+use crate::writer::{FactoryRun, LockRun, Reg, RegisterRun};
 
 mod http;
 pub use http::{HttpFaults, random_fault};
@@ -62,6 +63,11 @@ pub enum Family {
     Lock,
     /// A `ShardGroup` over the backend's `LockFactory`.
     Shards,
+    /// A `Semaphore` over the backend's `LockFactory`: at most N holders, fencing tokens that
+    /// grow across all permits.
+    Semaphore,
+    /// An `RwLock` over the backend's `LockFactory`: a writer excludes everyone.
+    RwLock,
 }
 
 impl Family {
@@ -71,6 +77,8 @@ impl Family {
             Family::Register => "register",
             Family::Lock => "lock",
             Family::Shards => "shards",
+            Family::Semaphore => "semaphore",
+            Family::RwLock => "rwlock",
         }
     }
 }
@@ -120,15 +128,16 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// The lock factory at `site`, made with `options`: `run.with(factory)`. Only called when
-    /// [`families`](Self::families) lists [`Family::Shards`].
+    /// [`families`](Self::families) lists [`Family::Shards`], [`Family::Semaphore`] or
+    /// [`Family::RwLock`] (each a model over a `LockFactory`).
     fn locks<'a>(
         &'a self,
         site: Site<'a>,
         options: LockOptions,
-        run: ShardRun<'a>,
+        run: FactoryRun<'a>,
     ) -> LocalBoxFuture<'a, ()> {
         let _ = (site, options, run);
-        unreachable!("{} joins no shard model", self.name())
+        unreachable!("{} joins no model over a lock factory", self.name())
     }
 
     /// The shard group's balancing interval (ms) at the default group size: short, so that a

@@ -12,7 +12,7 @@ use testkit::redis::RedisProxy;
 
 use super::{Backend, Family, Faults, Prepared, Register, Site};
 use crate::rng::Rng;
-use crate::writer::{LockRun, Reg, RegisterRun, ShardRun};
+use crate::writer::{LockRun, Reg, RegisterRun, FactoryRun};
 
 /// A Redis key on redis-server.
 pub struct Redis;
@@ -23,7 +23,13 @@ impl Backend for Redis {
     }
 
     fn families(&self) -> &'static [Family] {
-        &[Family::Register, Family::Lock, Family::Shards]
+        &[
+            Family::Register,
+            Family::Lock,
+            Family::Shards,
+            Family::Semaphore,
+            Family::RwLock,
+        ]
     }
 
     fn prepare<'a>(&'a self, _: &'a str, _: Family) -> BoxFuture<'a, Box<dyn Prepared>> {
@@ -43,7 +49,7 @@ impl Backend for Redis {
         run.with(RedisLock::with_options(client(site.address), site.resource, opts).expect("lock"))
     }
 
-    fn locks<'a>(&'a self, site: Site<'a>, opts: LockOptions, run: ShardRun<'a>) -> LocalBoxFuture<'a, ()> {
+    fn locks<'a>(&'a self, site: Site<'a>, opts: LockOptions, run: FactoryRun<'a>) -> LocalBoxFuture<'a, ()> {
         run.with(RedisLocks::new(client(site.address), opts))
     }
 }
