@@ -1,7 +1,7 @@
 //! The writers of the models whose clients hold something and write a fenced resource under
 //! it: a lock (`Lock<T>`), a permit of a `Semaphore<T>`, a read or write hold of an
-//! `RwLock<T>`. One loop for all three ([`hold_loop`]); what differs is how a hold is taken
-//! ([`Acquire`]) and which fenced resource it writes.
+//! `RwLock<T>`. One loop for all three (`hold_loop`); what differs is how a hold is taken
+//! (`Acquire`) and which fenced resource it writes.
 
 use std::time::Duration;
 

@@ -29,7 +29,7 @@ pub mod backend;
 pub mod campaign;
 pub mod check;
 pub mod history;
-mod hold;
+pub mod hold;
 pub mod model;
 pub mod rng;
 pub mod sanity;

@@ -95,7 +95,7 @@ pub struct Site<'a> {
 }
 
 /// One backend of the campaigns. Object-safe: the registry holds `&dyn Backend`, and the
-/// models hand the backend a runner ([`RegisterRun`], [`LockRun`], [`ShardRun`]) that takes
+/// models hand the backend a runner ([`RegisterRun`], [`LockRun`], [`FactoryRun`]) that takes
 /// its concrete register, lock or factory (`run.with(thing)`), so the models stay generic
 /// over `Versioned`, `LockTarget` and `LockFactory` without a match on the backend.
 pub trait Backend: Send + Sync + 'static {
