@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::blob::BlobLock;
+use azstore::lock::LockOptions;
 use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 
 /// Stands in for a resource that checks fencing tokens (a database row, a file server...).

@@ -14,7 +14,8 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
+use azstore::blob::BlobJson;
+use azstore::update::{Change, Decision, UpdatePolicy, update};
 use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 use serde::{Deserialize, Serialize};
 

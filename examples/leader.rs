@@ -11,11 +11,13 @@
 use std::time::Duration;
 
 use azstore::StorageAccount;
+use azstore::blob::BlobJson;
+use azstore::blob::BlobLock;
 use azstore::blob::{BlobServiceClient, ContainerClient};
 use azstore::leader::{Election, ElectionOptions};
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
-use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, Versioned, update};
+use azstore::lock::LockOptions;
+use azstore::update::{Change, Decision, UpdatePolicy, Versioned, update};
 use serde::{Deserialize, Serialize};
 
 /// The replicated log: entries and the newest epoch it accepted.

@@ -116,7 +116,7 @@ async fn child(args: &[String]) -> Res<()> {
                     )?
                     .container("leader-harness")?;
                     let $lock =
-                        || azstore::lock::BlobLock::with_options(c.clone(), name, lock_options(id));
+                        || azstore::blob::BlobLock::with_options(c.clone(), name, lock_options(id));
                     let $locks = || azstore::blob::BlobLocks::new(c.clone(), lock_options(id));
                     $body
                 }

@@ -184,7 +184,7 @@ async fn blob(account: &StorageAccount, options: &ClientOptions, r: &mut Report)
     r.run("blob", "create race loses with 409", || async {
         expect_err(
             blob.upload("v1b", &Conditions::if_not_exists()).await,
-            ErrorKind::Conflict,
+            ErrorKind::AlreadyExists,
             None,
         )
     })
@@ -214,7 +214,7 @@ async fn blob(account: &StorageAccount, options: &ClientOptions, r: &mut Report)
             .map_err(s)?;
         expect_err(
             blob.upload("no lease id", &Conditions::none()).await,
-            ErrorKind::Lease,
+            ErrorKind::LeaseHeld,
             Some(ErrorCode::LeaseIdMissing),
         )?;
         blob.lease_renew(&got.lease_id).await.map_err(s)?;
@@ -255,7 +255,11 @@ async fn table(account: &StorageAccount, options: &ClientOptions, r: &mut Report
     })
     .await;
     r.run("table", "duplicate insert refused with 409", || async {
-        expect_err(table.insert(&entity(1)).await, ErrorKind::Conflict, None)
+        expect_err(
+            table.insert(&entity(1)).await,
+            ErrorKind::AlreadyExists,
+            None,
+        )
     })
     .await;
     if let Some(first) = etag.clone() {
@@ -360,7 +364,7 @@ async fn file(account: &StorageAccount, options: &ClientOptions, r: &mut Report)
         expect_err(
             file.put_range(0, bytes::Bytes::from_static(b"nope"), None)
                 .await,
-            ErrorKind::Lease,
+            ErrorKind::LeaseHeld,
             Some(ErrorCode::LeaseIdMissing),
         )?;
         file.put_range(

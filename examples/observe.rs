@@ -12,9 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use azstore::blob::BlobJson;
 use azstore::lease::{BreakPeriod, GuardOptions, LeaseDuration, LeaseGuard};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process_until_empty};
-use azstore::update::{BlobJson, Decision, UpdatePolicy, update};
+use azstore::update::{Decision, UpdatePolicy, update};
 use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use tracing::field::{Field, Visit};

@@ -7,8 +7,9 @@
 //!
 //! Run it against a private Azurite: `scripts/demo` (or, with your own emulator or account,
 //! `AZURE_STORAGE_CONNECTION_STRING=... cargo run --example quickstart`).
+use azstore::blob::BlobJson;
 use azstore::lease::{LeaseDuration, LeaseGuard};
-use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, Versioned, update};
 use azstore::{Conditions, StorageAccount, blob::BlobServiceClient};
 
 #[tokio::main]

@@ -12,7 +12,7 @@
 
 use azstore::table::{Stored, TableClient, TableServiceClient};
 use azstore::{
-    Conditions, MatchCondition, StorageAccount, blob::BlobServiceClient, lock::BlobLock,
+    Conditions, MatchCondition, StorageAccount, blob::BlobLock, blob::BlobServiceClient,
 };
 use serde::{Deserialize, Serialize};
 

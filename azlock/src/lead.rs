@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
+use azstore::blob::BlobLock;
 use azstore::blob::BlobServiceClient;
 use azstore::leader::{Election, ElectionOptions};
 use azstore::lease::{GuardState, LeaseDuration};
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use clap::Args;
 
 use crate::process::{CommandArgs, describe, io_error, kill_group, stop};

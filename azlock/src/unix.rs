@@ -4,9 +4,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use azstore::blob::{BlobClient, BlobLockTarget, BlobLocks};
+use azstore::blob::{BlobLock, HeldBlobLock};
 use azstore::lease::LeaseLoss;
 use azstore::lease::{BreakPeriod, GuardState, LeaseDuration, ReleaseOutcome};
-use azstore::lock::{BlobLock, HeldLock, LockOptions, Permit, RwLock, Semaphore, WriteGuard};
+use azstore::lock::{LockOptions, Permit, RwLock, Semaphore, WriteGuard};
 use azstore::{ErrorKind, StorageAccount, blob::BlobServiceClient};
 use clap::{Args, Parser, Subcommand};
 
@@ -675,7 +676,7 @@ impl Guarded {
 
 /// What `azlock run` holds while the command runs.
 enum Hold {
-    Lock(HeldLock),
+    Lock(HeldBlobLock),
     Permit(Permit<BlobClient>),
     Write(WriteGuard<BlobClient>),
 }

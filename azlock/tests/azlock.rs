@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use azstore::blob::BlobLock;
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::{Conditions, ErrorKind, LeaseId, blob::BlobServiceClient};
 
 const AZLOCK: &str = env!("CARGO_BIN_EXE_azlock");
@@ -287,7 +288,7 @@ fn a_stalled_holder_loses_the_lock_and_its_fenced_writes_are_refused() {
     let err = rt
         .block_on(lock.blob().upload("stale", &Conditions::lease(&stale)))
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease, "{err}");
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
 
     // Resume it: its guard sees that no renew succeeded within the safe window and reports the
     // loss at once, without trying to renew. (That matters on Azurite, which — unlike Azure —

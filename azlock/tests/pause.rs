@@ -17,9 +17,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use azstore::blob::BlobLock;
 use azstore::blob::BlobServiceClient;
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 
 const AZLOCK: &str = env!("CARGO_BIN_EXE_azlock");
 

@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use azstore::blob::BlobLock;
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::{StorageAccount, blob::BlobServiceClient, blob::ContainerClient};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 

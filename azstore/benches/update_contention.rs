@@ -50,9 +50,10 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use azstore::blob::BlobJson;
 use azstore::blob::BlobServiceClient;
 use azstore::table::{TableServiceClient, VersionedEntity};
-use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, Versioned, update};
 use azstore::{Conditions, StorageAccount};
 use serde::{Deserialize, Serialize};
 use testkit::contract::versioned::pace_in_token;
@@ -954,7 +955,7 @@ fn main() {
             if let Ok(db) =
                 azstore::cosmos::CosmosClient::from_env().and_then(|c| c.database(&database))
             {
-                let _ = db.delete().await;
+                let _ = db.delete_if_exists().await;
             }
         }
     });

@@ -483,7 +483,7 @@ impl Conditions {
             refused.push("If-Unmodified-Since");
         }
         if !allowed.tags && self.if_tags.is_some() {
-            refused.push("x-ms-if-tags");
+            refused.push("the blob index tags condition (if tags)");
         }
         if !allowed.lease && self.lease_id.is_some() {
             refused.push("lease id");
@@ -497,72 +497,7 @@ impl Conditions {
             )))
         }
     }
-
-    /// The headers these conditions produce.
-    pub(crate) fn headers(&self) -> Vec<(&'static str, String)> {
-        let mut h = self.headers_named(TARGET_HEADERS);
-        if let Some(l) = &self.lease_id {
-            h.push(("x-ms-lease-id", l.as_str().to_string()));
-        }
-        h
-    }
-
-    /// The same conditions as `x-ms-source-*` headers, for the source of a copy.
-    pub(crate) fn source_headers(&self) -> Result<Vec<(&'static str, String)>> {
-        if self.lease_id.is_some() {
-            return Err(Error::invalid_input(
-                "copy source conditions cannot carry a lease id",
-            ));
-        }
-        Ok(self.headers_named(SOURCE_HEADERS))
-    }
-
-    /// The ETag, date and tag conditions under the given header names.
-    fn headers_named(&self, names: [&'static str; 5]) -> Vec<(&'static str, String)> {
-        let [
-            if_match,
-            if_none_match,
-            if_modified_since,
-            if_unmodified_since,
-            if_tags,
-        ] = names;
-        let mut h = Vec::new();
-        if let Some(m) = &self.if_match {
-            h.push((if_match, m.header_value().to_string()));
-        }
-        if let Some(m) = &self.if_none_match {
-            h.push((if_none_match, m.header_value().to_string()));
-        }
-        if let Some(t) = self.if_modified_since {
-            h.push((if_modified_since, crate::time_fmt::http_date(t)));
-        }
-        if let Some(t) = self.if_unmodified_since {
-            h.push((if_unmodified_since, crate::time_fmt::http_date(t)));
-        }
-        if let Some(t) = &self.if_tags {
-            h.push((if_tags, t.clone()));
-        }
-        h
-    }
 }
-
-/// If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since and tags of the target.
-const TARGET_HEADERS: [&str; 5] = [
-    "if-match",
-    "if-none-match",
-    "if-modified-since",
-    "if-unmodified-since",
-    "x-ms-if-tags",
-];
-
-/// The same conditions on the source of a copy.
-const SOURCE_HEADERS: [&str; 5] = [
-    "x-ms-source-if-match",
-    "x-ms-source-if-none-match",
-    "x-ms-source-if-modified-since",
-    "x-ms-source-if-unmodified-since",
-    "x-ms-source-if-tags",
-];
 
 /// A listed ETag. Azure sends the XML `<Etag>` without quotes (`0x8D6D41718FC160C`) but the
 /// `ETag` header with them (`"0x8D6D41718FC160C"`), as the recordings of live Azure traffic
@@ -587,14 +522,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn headers_and_checks() {
+    fn checks() {
         let e = ETag::new("\"0x1\"");
         let l = LeaseId::random();
         let c = Conditions::if_match(&e).with_lease(&l);
-        let h = c.headers();
-        assert!(h.contains(&("if-match", "\"0x1\"".to_string())));
-        assert!(h.contains(&("x-ms-lease-id", l.as_str().to_string())));
-        assert!(Conditions::none().headers().is_empty());
         assert!(Conditions::none().is_unconditional());
         let err = c
             .check(Allowed::LEASE_ONLY, "Get Container Properties")
@@ -603,18 +534,6 @@ mod tests {
         assert!(c.check(Allowed::ALL, "Put Blob").is_ok());
         assert!(LeaseId::new("nope").is_err());
         assert_eq!(MatchCondition::Any.header_value(), "*");
-        let src = Conditions::if_match(&e)
-            .and_if_tags("a = 'b'")
-            .source_headers()
-            .unwrap();
-        assert_eq!(
-            src,
-            [
-                ("x-ms-source-if-match", "\"0x1\"".to_string()),
-                ("x-ms-source-if-tags", "a = 'b'".to_string())
-            ]
-        );
-        assert!(c.source_headers().is_err(), "a lease id has no source form");
         assert_eq!(MatchCondition::from(&e), MatchCondition::ETag(e.clone()));
     }
 }

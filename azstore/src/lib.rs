@@ -10,10 +10,10 @@
 //! |---|---|
 //! | [`StorageAccount`] ([`from_env`](StorageAccount::from_env), [`from_connection_string`](StorageAccount::from_connection_string), [`new`](StorageAccount::new), [`development`](StorageAccount::development)) | an account, then a client in one line: [`container`](StorageAccount::container), [`blob`](StorageAccount::blob), [`table`](StorageAccount::table), [`queue`](StorageAccount::queue), [`share`](StorageAccount::share), [`file`](StorageAccount::file) |
 //! | [`blob`], [`table`], [`queue`], [`file`](mod@file) | the four services' clients and options, one module each |
-//! | [`update::update`] | read-modify-write that never loses an update, over [`update::BlobJson`], [`table::TableClient::versioned`], `RedisJson`, `CosmosItem` |
+//! | [`update::update`] | read-modify-write that never loses an update, over [`blob::BlobJson`], [`table::TableClient::versioned`], `RedisJson`, `CosmosItem` |
 //! | [`Conditions`] | one write at a time: `if_match`, `if_not_exists`, `none` |
 //! | [`lease::LeaseGuard`] | a lease renewed in the background that reports its loss in time |
-//! | [`lock::BlobLock`], `redis::RedisLock`, `cosmos::CosmosLock` | a distributed lock with a fencing token: one engine, [`lock::Lock`], on every backend (`BlobLock` is what `azlock` runs on) |
+//! | [`blob::BlobLock`], `redis::RedisLock`, `cosmos::CosmosLock` | a distributed lock with a fencing token: one engine, [`lock::Lock`], on every backend (`BlobLock` is what `azlock` runs on) |
 //! | [`leader::Election`], [`leader::ShardGroup`] | one leader among replicas, shards spread over a fleet, each with an epoch (fencing token), on any lock |
 //! | [`queue::process`] | a queue worker: at-least-once delivery, visibility kept while the handler runs |
 //! | [`transfer`] | parallel, checksummed uploads and downloads with progress |
@@ -67,8 +67,7 @@
 //! - **Options** types are `XOptions` with a setter per field (`self -> Self`) named as the
 //!   field; writes that replace data have no `Default`, only `XOptions::new(conditions)`.
 //!
-//! A renamed method stays for one release as a `#[deprecated]` alias that names its
-//! replacement; CHANGELOG.md lists every rename.
+//! CHANGELOG.md lists every rename under the release that made it.
 //!
 //! ## Optimistic concurrency
 //! Every object has an [`ETag`]. A write that carries [`Conditions::if_match`] only succeeds
@@ -91,12 +90,13 @@
 //! [`update::update`] turns that into a loop that never loses an update: it re-reads and
 //! re-applies your closure on every conflict, with backoff, and recognises its own write after
 //! an ambiguous timeout. It works on anything [`update::Versioned`]: blobs
-//! ([`update::BlobJson`], [`update::BlobBytes`]) and table entities
+//! ([`blob::BlobJson`], [`blob::BlobBytes`]) and table entities
 //! ([`table::TableClient::versioned`]).
 //!
 //! ```no_run
 //! # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-//! use azstore::update::{BlobJson, Decision, UpdatePolicy, update};
+//! use azstore::update::{Decision, UpdatePolicy, update};
+//! use azstore::blob::{BlobJson};
 //! let counter = BlobJson::<u64>::new(blob);
 //! let outcome = update(&counter, &UpdatePolicy::default(), |cur| {
 //!     Decision::Write(cur.copied().unwrap_or(0) + 1)
@@ -109,14 +109,14 @@
 //! ## Pessimistic concurrency
 //! Blob, container and share leases give one holder exclusive write access for 15–60 s (or
 //! indefinitely; file leases are infinite only): see [`lease`]. A [`lease::LeaseGuard`] renews
-//! in the background and signals loss before the lease can expire; [`lock::BlobLock`] is a
+//! in the background and signals loss before the lease can expire; [`blob::BlobLock`] is a
 //! distributed lock with a fencing token on top, and the `azlock` binary runs a command under
 //! it.
 //!
 //! ```no_run
 //! # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 //! use std::time::Duration;
-//! let lock = azstore::lock::BlobLock::new(container, "locks/nightly")?;
+//! let lock = azstore::blob::BlobLock::new(container, "locks/nightly")?;
 //! if let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? {
 //!     let token = held.fencing_token();
 //!     tokio::select! {
@@ -188,44 +188,23 @@ pub mod clock;
 pub mod cosmos;
 pub mod leader;
 pub mod lease;
-// The lock engine (lock/) knows no backend; the public module adds the blob lock, which lives
-// with the blob backend, so that `azstore::lock::BlobLock` stays where users find it.
-#[path = "lock/mod.rs"]
-mod lock_engine;
-pub mod lock {
-    #![doc = include_str!("lock/README.md")]
-    #[doc(no_inline)]
-    pub use crate::blob::{
-        BlobLock, HeldLock, META_ACQUIRED_AT, META_FENCING_TOKEN, META_OWNER_HOST,
-        META_OWNER_LABEL, META_OWNER_PID,
-    };
-    pub use crate::lock_engine::*;
-}
+pub mod lock;
+#[cfg(feature = "testing")]
+pub mod memory;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod transfer;
+// The Azure Storage protocol the four Storage backends share.
+pub mod storage;
 // A face over the blob backend and the update engine: object_store's ObjectStore.
 #[cfg(feature = "object_store")]
 pub mod object_store;
-// The update engine (update/) knows no backend; the public module adds the blob adapters,
-// which live with the blob backend, so that `azstore::update::BlobJson` stays where users
-// find it.
-#[path = "update/mod.rs"]
-mod update_engine;
-pub mod update {
-    #![doc = include_str!("update/README.md")]
-    pub use crate::blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
-    pub use crate::update_engine::*;
-    #[cfg(doc)]
-    use crate::{ErrorKind, RequestSent, table::TableClient};
-}
+pub mod update;
 
 // What azstore did and decided: traces and metrics (docs/observability.md).
 pub mod telemetry;
 
 // Internals.
-mod checksum;
-mod copy_source;
 mod names;
 mod redact;
 mod shortcuts;

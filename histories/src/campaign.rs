@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use azstore::Service;
+use azstore::blob::BlobJson;
 use azstore::blob::BlobServiceClient;
 use azstore::queue::QueueServiceClient;
-use azstore::update::{BlobJson, Versioned};
+use azstore::update::Versioned;
 use serde_json::{Value, json};
 use testkit::fault::{Fault, Rule};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

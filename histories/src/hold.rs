@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use azstore::ErrorKind;
 use azstore::Result;
+use azstore::blob::BlobJson;
 use azstore::blob::ContainerClient;
 use azstore::lease::Leasable;
 use azstore::lock::{Held, Lock, LockTarget, Permit, RwLock, Semaphore, WriteGuard};
-use azstore::update::{BlobJson, Decision, update};
+use azstore::update::{Decision, update};
 use futures_util::future::LocalBoxFuture;
 use serde_json::{Value, json};
 

@@ -8,6 +8,7 @@ use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use azstore::blob::BlobJson;
 use azstore::blob::{BlobServiceClient, ContainerClient};
 use azstore::clock::ManualClock;
 use azstore::http::{ClientOptions, RetryPolicy};
@@ -15,7 +16,7 @@ use azstore::leader::{LockFactory, ShardEvent, ShardGroup, ShardOptions};
 use azstore::lease::{GuardOptions, LeaseDuration};
 use azstore::lock::{Lock, LockOptions, LockTarget, RwLock, Semaphore};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
-use azstore::update::{BlobJson, Current, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Current, Decision, UpdatePolicy, Versioned, update};
 use azstore::{ETag, Error, ErrorKind, RequestSent, Result, Service, StorageAccount};
 use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};

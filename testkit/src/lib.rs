@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod blob;
+#[doc(hidden)]
+pub use paste as __paste;
 pub mod contract;
 pub mod fault;
 pub mod file_server;
@@ -46,6 +48,17 @@ pub fn account() -> StorageAccount {
         }
     }
     account
+}
+
+/// Client options that retry `max_retries` times after 5 ms, without jitter: a retry test's
+/// whole schedule takes milliseconds and the attempt count is exact.
+pub fn fast_retry(max_retries: u32) -> azstore::http::ClientOptions {
+    azstore::http::ClientOptions::default().retry(
+        azstore::http::RetryPolicy::default()
+            .max_retries(max_retries)
+            .initial_delay(std::time::Duration::from_millis(5))
+            .jitter(azstore::http::Jitter::None),
+    )
 }
 
 /// A name unique to this process and call, usable as a container, queue or table name

@@ -29,6 +29,21 @@ impl Reply {
             body.to_vec(),
         )
     }
+    /// An error answer shaped as Azure sends it: `x-ms-error-code`, and an XML body with a
+    /// byte-order mark whose message spans two lines.
+    pub fn azure_error(status: u16, code: &str) -> Reply {
+        let body = format!(
+            "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{code}</Code><Message>scripted\nRequestId:1</Message></Error>"
+        );
+        Reply::with(
+            status,
+            &[
+                ("x-ms-error-code", code),
+                ("content-type", "application/xml"),
+            ],
+            body.as_bytes(),
+        )
+    }
 }
 
 /// A received request: method, path with query, lower-cased headers, body.

@@ -10,9 +10,22 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use azstore::blob::BlobClient;
+use azstore::update::Decision;
 use azstore::{Service, StorageAccount};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+/// The update most tests make: one more than the stored count (0 when absent).
+pub fn increment(cur: Option<&u64>) -> Decision<u64> {
+    Decision::Write(cur.copied().unwrap_or(0) + 1)
+}
+
+/// The count a blob holds, read directly.
+pub async fn read_u64(blob: &BlobClient) -> u64 {
+    let d = blob.download().await.expect("download the count");
+    serde_json::from_slice(&d.body).expect("the blob holds a number")
+}
 
 #[derive(Default)]
 struct State {

@@ -8,6 +8,7 @@ use crate::blob::create::{CreateOptions, EmptyBlob};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::{Method, Request, Response};
+use crate::storage::StorageRequest;
 
 /// Conditions of Append Block.
 ///

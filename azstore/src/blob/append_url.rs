@@ -7,6 +7,7 @@ use crate::blob::client::BlobClient;
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::storage::SourceConditions;
 
 /// Options of Append Block From URL.
 ///

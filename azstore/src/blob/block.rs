@@ -10,6 +10,7 @@ use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
 /// A block id. On the wire it is base64; before encoding it must be at most 64 bytes, and all
 /// ids of one blob must have the same length.

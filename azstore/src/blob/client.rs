@@ -11,6 +11,7 @@ use crate::blob::names::{validate_blob_name, validate_container_name};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{ErrorCode, Result};
 use crate::http::{Method, Pipeline, Request, Response};
+use crate::storage::StorageRequest;
 
 /// The Blob service of one account. Cheap to clone.
 ///

@@ -10,6 +10,7 @@ use crate::blob::models::{LeaseDurationType, LeaseState, LeaseStatus};
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::Result;
 use crate::http::{Headers, Method};
+use crate::storage::StorageRequest;
 
 /// Anonymous (public) read access of a container (`x-ms-blob-public-access`).
 ///
@@ -443,26 +444,4 @@ impl ContainerClient {
 }
 
 /// The names Get/Set Container ACL had before azstore named them as Table and Queue do.
-impl ContainerClient {
-    /// Renamed [`ContainerClient::get_access_policy`].
-    #[deprecated(since = "0.3.0", note = "renamed `get_access_policy`")]
-    pub async fn get_acl(&self) -> Result<AclResult> {
-        self.get_access_policy().await
-    }
-
-    /// Renamed [`ContainerClient::get_access_policy_if`].
-    #[deprecated(since = "0.3.0", note = "renamed `get_access_policy_if`")]
-    pub async fn get_acl_if(&self, conditions: &Conditions) -> Result<AclResult> {
-        self.get_access_policy_if(conditions).await
-    }
-
-    /// Renamed [`ContainerClient::set_access_policy`].
-    #[deprecated(since = "0.3.0", note = "renamed `set_access_policy`")]
-    pub async fn set_acl(
-        &self,
-        acl: &ContainerAcl,
-        conditions: &Conditions,
-    ) -> Result<WriteResult> {
-        self.set_access_policy(acl, conditions).await
-    }
-}
+impl ContainerClient {}

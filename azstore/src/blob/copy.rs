@@ -14,11 +14,12 @@ use crate::blob::limits::validate_source_url;
 use crate::blob::models::BlobProperties;
 use crate::blob::write_options::{BlobWriteOptions, WriteKind};
 use crate::conditions::{Allowed, Conditions, ETag};
-use crate::copy_source::SourceAuthorization;
 use crate::credential::Credential;
 use crate::error::{Error, ErrorKind, Result};
 use crate::http::Method;
 pub use crate::status::CopyStatus;
+use crate::storage::copy_source::SourceAuthorization;
+use crate::storage::{SourceConditions, StorageRequest};
 
 impl BlobProperties {
     /// The state of the last copy into this blob, typed.

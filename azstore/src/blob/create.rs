@@ -7,6 +7,7 @@ use crate::blob::write_options::WriteKind;
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
 /// Options of creating an append or page blob.
 ///

@@ -22,6 +22,7 @@ use crate::blob::models::BlobProperties;
 use crate::conditions::Conditions;
 use crate::error::Result;
 use crate::http::Method;
+use crate::storage::StorageRequest;
 pub use crate::transfer::OnChange;
 use crate::transfer::Progress;
 

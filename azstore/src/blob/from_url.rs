@@ -22,9 +22,10 @@ use crate::blob::limits::check_aligned;
 use crate::blob::page::{PageWriteOptions, PageWriteResult};
 use crate::blob::write_options::{BlobWriteOptions, WriteKind, write_builders};
 use crate::conditions::{Allowed, Conditions};
-use crate::copy_source::{CopySource, SourceUse};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
+use crate::storage::copy_source::{CopySource, SourceUse};
 
 /// `x-ms-copy-source-tag-option`: where the destination's index tags come from.
 ///

@@ -19,6 +19,7 @@ use crate::blob::models::ImmutabilityPolicy;
 use crate::conditions::Conditions;
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
 impl BlobClient {
     /// Set Blob Immutability Policy (`comp=immutabilityPolicies`): sets, extends or (while

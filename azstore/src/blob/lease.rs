@@ -11,9 +11,10 @@ use crate::conditions::{Allowed, Conditions, LeaseId};
 use crate::error::{ErrorCode, Result};
 use crate::http::{Method, Pipeline, Request};
 use crate::lease::{
-    self, BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseOp,
-    LeaseReleased, LeaseReply, LeaseResult,
+    BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
+    LeaseResult,
 };
+use crate::storage::{LeaseOp, LeaseReply, StorageRequest};
 
 /// Lease Blob accepts If-Match, If-None-Match, both dates and tags; the lease id is a
 /// parameter of the operation, not a condition.
@@ -45,7 +46,7 @@ impl Target<'_> {
     async fn send<R: LeaseReply>(self, op: LeaseOp<'_>, conditions: &Conditions) -> Result<R> {
         conditions.check(self.allowed, self.operation)?;
         let operation = self.operation;
-        lease::send(self.pipeline, self.base.conditions(conditions), op)
+        crate::storage::send(self.pipeline, self.base.conditions(conditions), op)
             .await
             .map_err(|e| missing_target_hint(e, operation))
     }

@@ -5,6 +5,7 @@ use crate::blob::write_options::AccessTier;
 use crate::conditions::{Allowed, Conditions};
 use crate::error::{Error, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
 /// How fast an archived blob is brought back online (`x-ms-rehydrate-priority`).
 ///

@@ -17,4 +17,4 @@ pub(crate) fn check_aligned(what: &str, v: u64) -> Result<()> {
     Ok(())
 }
 
-pub(crate) use crate::copy_source::validate_source_url;
+pub(crate) use crate::storage::copy_source::validate_source_url;

@@ -36,7 +36,7 @@ pub const META_ACQUIRED_AT: &str = "acquired_at";
 /// ```no_run
 /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
 /// use std::time::Duration;
-/// use azstore::lock::BlobLock;
+/// use azstore::blob::BlobLock;
 ///
 /// let lock = BlobLock::new(account.container("locks")?, "jobs/reindex")?;
 /// if let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? {
@@ -52,11 +52,11 @@ pub type BlobLock = Lock<BlobLockTarget>;
 /// background.
 ///
 /// ```no_run
-/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
 /// use std::time::Duration;
-/// use azstore::lock::HeldLock;
+/// use azstore::blob::HeldBlobLock;
 ///
-/// let held: HeldLock = match lock.acquire_within(Duration::from_secs(10)).await? {
+/// let held: HeldBlobLock = match lock.acquire_within(Duration::from_secs(10)).await? {
 ///     Some(held) => held,
 ///     None => return Ok(()), // someone else held it for the whole 10 s
 /// };
@@ -67,7 +67,7 @@ pub type BlobLock = Lock<BlobLockTarget>;
 /// held.release().await?;
 /// # Ok(()) }
 /// ```
-pub type HeldLock = Held<BlobClient>;
+pub type HeldBlobLock = Held<BlobClient>;
 
 /// The blob backend of the lock engine: an empty lock blob, its lease, the fencing token and
 /// owner in its metadata. The probe is a HEAD (the lease state), so waiters attempt only when
@@ -319,7 +319,7 @@ impl Lock<BlobLockTarget> {
     ///
     /// ```no_run
     /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// let lock = azstore::lock::BlobLock::new(container, "locks/nightly")?;
+    /// let lock = azstore::blob::BlobLock::new(container, "locks/nightly")?;
     /// assert_eq!(lock.blob().name(), "locks/nightly");
     /// # Ok(()) }
     /// ```
@@ -331,7 +331,8 @@ impl Lock<BlobLockTarget> {
     ///
     /// ```no_run
     /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// use azstore::lock::{BlobLock, LockOptions};
+    /// use azstore::lock::{LockOptions};
+    /// use azstore::blob::{BlobLock};
     /// let options = LockOptions::default().label("deploy");
     /// let lock = BlobLock::with_options(container, "locks/deploy", options)?;
     /// # let _ = lock; Ok(()) }
@@ -347,7 +348,7 @@ impl Lock<BlobLockTarget> {
     /// The lock blob (an empty blob whose metadata holds the fencing token and owner).
     ///
     /// ```no_run
-    /// # fn demo(lock: azstore::lock::BlobLock) {
+    /// # fn demo(lock: azstore::blob::BlobLock) {
     /// println!("lock blob: {}", lock.blob().url());
     /// # }
     /// ```

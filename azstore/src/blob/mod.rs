@@ -70,11 +70,11 @@ mod versions;
 mod write_options;
 mod xml;
 
-pub use crate::checksum::{Checksum, crc64, crc64_base64, md5_base64};
-pub use crate::copy_source::{CopySource, SourceAuthorization};
 pub use crate::names::validate_metadata;
 pub use crate::snapshot::SnapshotId;
 pub use crate::status::{LeaseDurationType, LeaseState, LeaseStatus};
+pub use crate::storage::checksum::{Checksum, crc64, crc64_base64, md5_base64};
+pub use crate::storage::copy_source::{CopySource, SourceAuthorization};
 pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
 pub use block::{
@@ -95,7 +95,7 @@ pub use lifecycle::{RehydratePriority, SetTierOptions, TierChange};
 pub use limits::{MAX_SEQUENCE_NUMBER, PAGE_SIZE};
 pub use list::{BlobItem, BlobListItem, ContainerItem, ListInclude, ListOptions};
 pub use lock::{
-    BULK_STATUS_MIN, BlobLock, BlobLockTarget, BlobLocks, HeldLock, META_ACQUIRED_AT,
+    BULK_STATUS_MIN, BlobLock, BlobLockTarget, BlobLocks, HeldBlobLock, META_ACQUIRED_AT,
     META_FENCING_TOKEN, META_OWNER_HOST, META_OWNER_LABEL, META_OWNER_PID,
 };
 pub use models::{BlobProperties, BlobType, ImmutabilityPolicy, ImmutabilityPolicyMode};

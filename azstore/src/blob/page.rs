@@ -12,6 +12,7 @@ use crate::blob::xml;
 use crate::conditions::{Allowed, Conditions, ETag};
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
+use crate::storage::StorageRequest;
 
 /// Largest Put Page body (4 MiB).
 pub const MAX_PUT_PAGE: u64 = 4 * 1024 * 1024;

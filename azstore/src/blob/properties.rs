@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
 use crate::snapshot::SnapshotId;
+use crate::storage::StorageRequest;
 
 /// What happens to snapshots when a blob is deleted (`x-ms-delete-snapshots`).
 ///
@@ -95,7 +96,7 @@ impl BlobClient {
             .write_request(Method::Put, "Set Blob Properties")?
             .query("comp", "properties")
             .conditions(conditions);
-        let req = headers.apply(req, crate::http_headers::HeaderNames::Blob);
+        let req = headers.apply(req, crate::storage::http_headers::HeaderNames::Blob);
         let resp = self.pipeline.send(req).await?;
         WriteResult::from_response(&resp)
     }

@@ -18,7 +18,9 @@ use crate::conditions::{Conditions, LeaseId};
 use crate::error::{Error, ErrorCode, ErrorKind, Result};
 use crate::http::range_header;
 use crate::http::{Headers, Method, StreamingResponse};
-use crate::transfer::download::{FirstProps, Plan, RangeSource, Version, open_first};
+use crate::storage::StorageRequest;
+use crate::storage::open_first;
+use crate::transfer::download::{FirstProps, Plan, RangeSource, Version};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, Chain, FileBlocks, ReaderBlocks, SliceBlocks, StreamBlocks,

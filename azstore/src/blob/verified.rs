@@ -5,10 +5,11 @@
 use std::ops::Range;
 
 use crate::blob::client::{BlobClient, Download};
-use crate::checksum::{Checksum, crc64_base64, md5_base64};
 use crate::conditions::Conditions;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::Method;
+use crate::storage::StorageRequest;
+use crate::storage::checksum::{Checksum, crc64_base64, md5_base64};
 
 /// The largest range the service checksums on a read (4 MiB).
 pub const MAX_VERIFIED_RANGE: u64 = 4 * 1024 * 1024;

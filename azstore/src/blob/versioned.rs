@@ -179,7 +179,8 @@ impl Target {
 /// A block blob holding raw bytes, as a [`Versioned`] resource.
 ///
 /// ```no_run
-/// use azstore::update::{update, BlobBytes, Decision, UpdatePolicy};
+/// use azstore::update::{update, Decision, UpdatePolicy};
+/// use azstore::blob::{BlobBytes};
 /// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let log = BlobBytes::new(blob);
 /// update(&log, &UpdatePolicy::default(), |cur| {
@@ -201,7 +202,7 @@ impl BlobBytes {
     ///
     /// ```no_run
     /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// let log = azstore::update::BlobBytes::new(container.blob("audit.log")?);
+    /// let log = azstore::blob::BlobBytes::new(container.blob("audit.log")?);
     /// # let _ = log; Ok(()) }
     /// ```
     pub fn new(blob: BlobClient) -> BlobBytes {
@@ -215,7 +216,8 @@ impl BlobBytes {
     ///
     /// ```no_run
     /// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::update::{update, BlobBytes, Decision, UpdatePolicy};
+    /// use azstore::update::{update, Decision, UpdatePolicy};
+    /// use azstore::blob::{BlobBytes};
     /// let page = BlobBytes::new(blob).with_content_type("text/html");
     /// update(&page, &UpdatePolicy::default(), |_| Decision::Write("<h1>hi</h1>".into())).await?;
     /// # Ok(()) }
@@ -290,7 +292,8 @@ impl Versioned for BlobBytes {
 ///
 /// ```no_run
 /// use std::collections::BTreeMap;
-/// use azstore::update::{update, BlobJson, Decision, UpdatePolicy};
+/// use azstore::update::{update, Decision, UpdatePolicy};
+/// use azstore::blob::{BlobJson};
 /// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let schedule = BlobJson::<BTreeMap<String, String>>::new(blob);
 /// update(&schedule, &UpdatePolicy::default(), |cur| {

@@ -30,9 +30,10 @@ use crate::blob::tags::{Tags, validate_tags};
 use crate::error::{Error, Result};
 use crate::http::Request;
 use crate::http::request::encode_query_value;
-use crate::http_headers::HeaderNames;
 use crate::http_headers::HttpHeaders;
 use crate::names::validate_metadata;
+use crate::storage::StorageRequest;
+use crate::storage::http_headers::HeaderNames;
 
 /// An access tier (`x-ms-access-tier`). Block blobs take the standard tiers, page blobs on
 /// premium accounts the `P*` tiers; azstore refuses the wrong kind before sending.
@@ -260,116 +261,157 @@ pub(crate) fn check_scope(scope: &str) -> Result<()> {
 macro_rules! write_builders {
     ($($ty:ty),* $(,)?) => {$(
         impl $ty {
-            setters! {
-                /// Replaces all write options at once (headers, metadata, tier, tags,
-                /// encryption scope), e.g. to reuse one [`BlobWriteOptions`](crate::blob::BlobWriteOptions)
-                /// for several writes. Default: [`BlobWriteOptions::default()`](crate::blob::BlobWriteOptions),
-                /// which stores no headers, no metadata, no tags, and leaves tier and scope to the
-                /// account's defaults.
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                /// let shared = BlobWriteOptions::default();
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).write_options(shared.clone());")]
-                /// assert_eq!(options.write, shared);
-                /// ```
-                write_options => set write: $crate::blob::BlobWriteOptions;
-                /// The HTTP headers stored with the blob and served with every read, all at
-                /// once (default: none stored; the service then serves
-                /// `application/octet-stream`). Replaces what the setters below set.
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                /// use azstore::http_headers::HttpHeaders;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).http_headers(HttpHeaders::default().content_type(\"text/csv\"));")]
-                /// assert_eq!(options.write.headers.content_type.as_deref(), Some("text/csv"));
-                /// ```
-                http_headers => set write.headers: $crate::http_headers::HttpHeaders;
-                /// The `Content-Type` stored with the blob and served with every read
-                /// (default: none; served as `application/octet-stream`).
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_type(\"application/json\");")]
-                /// assert_eq!(options.write.headers.content_type.as_deref(), Some("application/json"));
-                /// ```
-                content_type => into write.headers.content_type;
-                /// The `Content-Encoding` stored and served with every read, e.g. `gzip` for
-                /// content you compressed (default: none; azstore does not compress).
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_encoding(\"gzip\");")]
-                /// assert_eq!(options.write.headers.content_encoding.as_deref(), Some("gzip"));
-                /// ```
-                content_encoding => into write.headers.content_encoding;
-                /// The `Content-Language` stored and served with every read (default: none).
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_language(\"fr-CA\");")]
-                /// assert_eq!(options.write.headers.content_language.as_deref(), Some("fr-CA"));
-                /// ```
-                content_language => into write.headers.content_language;
-                /// The `Cache-Control` stored and served with every read, for browsers and CDNs
-                /// (default: none).
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).cache_control(\"public, max-age=3600\");")]
-                /// assert!(options.write.headers.cache_control.is_some());
-                /// ```
-                cache_control => into write.headers.cache_control;
-                /// The `Content-Disposition` stored and served with every read, e.g.
-                /// `attachment; filename="a.csv"` (default: none).
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_disposition(\"attachment; filename=a.csv\");")]
-                /// assert!(options.write.headers.content_disposition.is_some());
-                /// ```
-                content_disposition => into write.headers.content_disposition;
-                /// The `Content-MD5` stored with the blob (base64 of the 16-byte digest), kept as
-                /// given and served back to readers. It is not checked against the bytes sent
-                /// (a transactional checksum is). Default: none (a single Put Blob then stores
-                /// the MD5 the service computes).
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).stored_content_md5(md5_base64(b\"hello\"));")]
-                /// assert_eq!(options.write.headers.content_md5.as_deref(), Some("XUFAKrxLKna5cZ2REBfFkg=="));
-                /// ```
-                stored_content_md5 => into write.headers.content_md5;
-                /// Adds a metadata pair (`x-ms-meta-<key>`). The blob's metadata becomes
-                /// exactly the pairs given (default: none given, so a put or commit leaves the
-                /// blob without metadata, and a copy takes the source's).
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).meta(\"owner\", \"team-a\").meta(\"source\", \"import\");")]
-                /// assert_eq!(options.write.metadata.len(), 2);
-                /// ```
-                meta => insert write.metadata;
-                /// The access tier of the new content (Hot, Cool, Cold, Archive for block blobs;
-                /// P4–P80 for premium page blobs; checked before sending). Default: the
-                /// account's default tier.
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).tier(AccessTier::Cool);")]
-                /// assert_eq!(options.write.tier, Some(AccessTier::Cool));
-                /// ```
-                tier => some write.tier: $crate::blob::AccessTier;
-                /// The encryption scope that encrypts the content (it must exist in the
-                /// account). Default: the container's default scope, else the account's
-                /// encryption.
-                ///
-                /// ```
-                /// use azstore::blob::*;
-                #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).encryption_scope(\"customer-keys\");")]
-                /// assert_eq!(options.write.encryption_scope.as_deref(), Some("customer-keys"));
-                /// ```
-                encryption_scope => into write.encryption_scope;
+            /// Replaces all write options at once (headers, metadata, tier, tags,
+            /// encryption scope), e.g. to reuse one [`BlobWriteOptions`](crate::blob::BlobWriteOptions)
+            /// for several writes. Default: [`BlobWriteOptions::default()`](crate::blob::BlobWriteOptions),
+            /// which stores no headers, no metadata, no tags, and leaves tier and scope to the
+            /// account's defaults.
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            /// let shared = BlobWriteOptions::default();
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).write_options(shared.clone());")]
+            /// assert_eq!(options.write, shared);
+            /// ```
+            pub fn write_options(mut self, v: $crate::blob::BlobWriteOptions) -> Self {
+                self.write = v;
+                self
+            }
+
+            /// The HTTP headers stored with the blob and served with every read, all at
+            /// once (default: none stored; the service then serves
+            /// `application/octet-stream`). Replaces what the setters below set.
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            /// use azstore::http_headers::HttpHeaders;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).http_headers(HttpHeaders::default().content_type(\"text/csv\"));")]
+            /// assert_eq!(options.write.headers.content_type.as_deref(), Some("text/csv"));
+            /// ```
+            pub fn http_headers(mut self, v: $crate::http_headers::HttpHeaders) -> Self {
+                self.write.headers = v;
+                self
+            }
+
+            /// The `Content-Type` stored with the blob and served with every read
+            /// (default: none; served as `application/octet-stream`).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_type(\"application/json\");")]
+            /// assert_eq!(options.write.headers.content_type.as_deref(), Some("application/json"));
+            /// ```
+            pub fn content_type(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_type = Some(v.into());
+                self
+            }
+
+            /// The `Content-Encoding` stored and served with every read, e.g. `gzip` for
+            /// content you compressed (default: none; azstore does not compress).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_encoding(\"gzip\");")]
+            /// assert_eq!(options.write.headers.content_encoding.as_deref(), Some("gzip"));
+            /// ```
+            pub fn content_encoding(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_encoding = Some(v.into());
+                self
+            }
+
+            /// The `Content-Language` stored and served with every read (default: none).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_language(\"fr-CA\");")]
+            /// assert_eq!(options.write.headers.content_language.as_deref(), Some("fr-CA"));
+            /// ```
+            pub fn content_language(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_language = Some(v.into());
+                self
+            }
+
+            /// The `Cache-Control` stored and served with every read, for browsers and CDNs
+            /// (default: none).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).cache_control(\"public, max-age=3600\");")]
+            /// assert!(options.write.headers.cache_control.is_some());
+            /// ```
+            pub fn cache_control(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.cache_control = Some(v.into());
+                self
+            }
+
+            /// The `Content-Disposition` stored and served with every read, e.g.
+            /// `attachment; filename="a.csv"` (default: none).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).content_disposition(\"attachment; filename=a.csv\");")]
+            /// assert!(options.write.headers.content_disposition.is_some());
+            /// ```
+            pub fn content_disposition(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_disposition = Some(v.into());
+                self
+            }
+
+            /// The `Content-MD5` stored with the blob (base64 of the 16-byte digest), kept as
+            /// given and served back to readers. It is not checked against the bytes sent
+            /// (a transactional checksum is). Default: none (a single Put Blob then stores
+            /// the MD5 the service computes).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).stored_content_md5(md5_base64(b\"hello\"));")]
+            /// assert_eq!(options.write.headers.content_md5.as_deref(), Some("XUFAKrxLKna5cZ2REBfFkg=="));
+            /// ```
+            pub fn stored_content_md5(mut self, v: impl Into<String>) -> Self {
+                self.write.headers.content_md5 = Some(v.into());
+                self
+            }
+
+            /// Adds a metadata pair (`x-ms-meta-<key>`). The blob's metadata becomes
+            /// exactly the pairs given (default: none given, so a put or commit leaves the
+            /// blob without metadata, and a copy takes the source's).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).meta(\"owner\", \"team-a\").meta(\"source\", \"import\");")]
+            /// assert_eq!(options.write.metadata.len(), 2);
+            /// ```
+            pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+                self.write.metadata.insert(key.into(), value.into());
+                self
+            }
+
+            /// The access tier of the new content (Hot, Cool, Cold, Archive for block blobs;
+            /// P4–P80 for premium page blobs; checked before sending). Default: the
+            /// account's default tier.
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).tier(AccessTier::Cool);")]
+            /// assert_eq!(options.write.tier, Some(AccessTier::Cool));
+            /// ```
+            pub fn tier(mut self, v: $crate::blob::AccessTier) -> Self {
+                self.write.tier = Some(v);
+                self
+            }
+
+            /// The encryption scope that encrypts the content (it must exist in the
+            /// account). Default: the container's default scope, else the account's
+            /// encryption.
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", stringify!($ty), "::new(azstore::Conditions::none()).encryption_scope(\"customer-keys\");")]
+            /// assert_eq!(options.write.encryption_scope.as_deref(), Some("customer-keys"));
+            /// ```
+            pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
+                self.write.encryption_scope = Some(v.into());
+                self
             }
             /// Adds an index tag (`x-ms-tags`); the blob's tags become exactly the ones given.
             /// Default: none sent (a new blob has no tags).

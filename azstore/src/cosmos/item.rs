@@ -142,10 +142,7 @@ impl ItemRef {
     /// lost reply.
     pub(crate) async fn replace(&self, mut doc: Value, etag: Option<&ETag>) -> Result<Stored> {
         self.container.stamp(&mut doc, &self.id, &self.pk)?;
-        let conditions = etag.map_or_else(Conditions::none, Conditions::if_match);
-        let req = self
-            .request(Method::Put, &self.doc_path())
-            .conditions(&conditions)
+        let req = if_match(self.request(Method::Put, &self.doc_path()), etag)
             .body(doc.to_string(), "application/json");
         match self.container.client().send(req).await {
             Ok(resp) => self.stored(&resp, "a replace"),
@@ -169,10 +166,7 @@ impl ItemRef {
 
     /// Deletes the item if its `_etag` is still `etag` (unconditionally when `None`).
     pub(crate) async fn delete(&self, etag: Option<&ETag>) -> Result<()> {
-        let conditions = etag.map_or_else(Conditions::none, Conditions::if_match);
-        let req = self
-            .request(Method::Delete, &self.doc_path())
-            .conditions(&conditions);
+        let req = if_match(self.request(Method::Delete, &self.doc_path()), etag);
         match self.container.client().send(req).await {
             Ok(_) => Ok(()),
             Err(e) => Err(cosmos_error(e, false).context(self.describe())),
@@ -182,7 +176,7 @@ impl ItemRef {
 
 /// A Cosmos DB item holding one value of type `T` (serialized by serde as a JSON object), as a
 /// [`Versioned`] resource for [`update`](crate::update::update) — the Cosmos counterpart of
-/// [`BlobJson`](crate::update::BlobJson) and [`RedisJson`](crate::redis::RedisJson).
+/// [`BlobJson`](crate::blob::BlobJson) and [`RedisJson`](crate::redis::RedisJson).
 ///
 /// The item is named by its id and partition key value, both explicit. Writes put them into
 /// the stored object (`"id"`, and the container's partition key path); a value whose own
@@ -429,28 +423,6 @@ impl<T: Serialize + DeserializeOwned> CosmosItem<T> {
         self.item.delete(Some(etag)).await
     }
 
-    /// Creates the item only if it does not exist, without a write id.
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `create(value, write_id)`, the name every versioned resource uses"
-    )]
-    pub async fn insert(&self, value: &T) -> Result<ETag> {
-        Ok(self.item.create(self.encode(value, None)?).await?.etag)
-    }
-
-    /// Replaces the item only if its `_etag` is still `etag`, without a write id.
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `replace(value, etag, write_id)`, the name and shape every versioned resource uses"
-    )]
-    pub async fn replace_if_match(&self, value: &T, etag: &ETag) -> Result<ETag> {
-        Ok(self
-            .item
-            .replace(self.encode(value, None)?, Some(etag))
-            .await?
-            .etag)
-    }
-
     /// Last writer wins: creates or replaces the item whatever is there (an upsert).
     ///
     /// ```no_run
@@ -530,6 +502,17 @@ where
             etag: ETag::new(""),
         };
         self.decode(stored).ok().map(|c| c.value)
+    }
+}
+
+/// `req` conditioned on the item's `_etag` being `etag` (HTTP `If-Match`), a conditional write
+/// that is never repeated after a lost reply; unconditional when `etag` is `None`.
+fn if_match(req: Request, etag: Option<&ETag>) -> Request {
+    match etag {
+        Some(etag) => req
+            .guarded_by(&Conditions::if_match(etag))
+            .header("if-match", etag.as_str()),
+        None => req,
     }
 }
 

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use super::item::{ItemRef, Stored};
 use super::{CosmosContainer, PartitionKey};
 use crate::conditions::{ETag, LeaseId};
-use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
+use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::lease::{
     BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
     LeaseResult,
@@ -97,8 +97,8 @@ fn next_fence(previous: Option<u64>) -> u64 {
 /// refused at once, and contenders take it over once they saw it unchanged for the period.
 pub(crate) const BREAKING: &str = "azstore:breaking";
 
-pub(crate) fn lease_error(code: ErrorCode, message: String) -> Error {
-    Error::new(ErrorKind::Lease, message).with_code(code)
+pub(crate) fn lease_error(kind: ErrorKind, message: String) -> Error {
+    Error::new(kind, message)
 }
 
 /// What this process knows about the lock item.
@@ -450,20 +450,20 @@ impl CosmosLease {
         for _ in 0..4 {
             let Some((etag, doc)) = current else {
                 return Err(lease_error(
-                    ErrorCode::LeaseNotPresentWithLeaseOperation,
+                    ErrorKind::LeaseLost,
                     format!("{what} refused: {} does not exist", self.item.describe()),
                 ));
             };
             match (id, doc.holder.as_deref()) {
                 (_, None) => {
                     return Err(lease_error(
-                        ErrorCode::LeaseNotPresentWithLeaseOperation,
+                        ErrorKind::LeaseLost,
                         format!("{what} refused: nobody holds {}", self.item.describe()),
                     ));
                 }
                 (Some(id), Some(h)) if h != id.as_str() => {
                     return Err(lease_error(
-                        ErrorCode::LeaseIdMismatchWithLeaseOperation,
+                        ErrorKind::LeaseLost,
                         format!(
                             "{what} refused: another lease id holds {}",
                             self.item.describe()
@@ -510,7 +510,7 @@ impl Leasable for CosmosLease {
                 Ok(LeaseResult::new(proposed.clone(), etag))
             }
             Acquired::Busy => Err(lease_error(
-                ErrorCode::LeaseAlreadyPresent,
+                ErrorKind::LeaseHeld,
                 format!("{} is held by someone else", self.item.describe()),
             )),
         }

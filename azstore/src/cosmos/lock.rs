@@ -305,10 +305,6 @@ impl Lock<CosmosLockTarget> {
     }
 }
 
-/// What [`CosmosLock::status`](Lock::status) reports: the one [`LockStatus`].
-#[deprecated(note = "the lock status is one type on every backend: use azstore::lock::LockStatus")]
-pub type CosmosLockStatus = LockStatus;
-
 /// A held [`CosmosLock`]: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Held::release); dropping it releases in the background.
 ///

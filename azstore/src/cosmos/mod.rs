@@ -43,9 +43,9 @@
 //! ```
 //!
 //! # Errors and time
-//! Answers map onto azstore's [`Error`]: 412 is [`ErrorKind::PreconditionFailed`] (code
-//! `ConditionNotMet`), 409 on a create [`ErrorKind::Conflict`] (`ResourceAlreadyExists`),
-//! 404 [`ErrorKind::NotFound`] (`ResourceNotFound`). 429 (request rate too large) is retried
+//! Answers map onto azstore's [`Error`]: 412 is [`ErrorKind::PreconditionFailed`], 409 on a
+//! create [`ErrorKind::AlreadyExists`], 404 [`ErrorKind::NotFound`]; a lock item held by
+//! someone else is [`ErrorKind::LeaseHeld`], one no longer ours [`ErrorKind::LeaseLost`]. 429 (request rate too large) is retried
 //! by the pipeline after `x-ms-retry-after-ms`, within the call's time budget
 //! ([`ClientOptions::total_timeout`]); so are 408, 449, 500, 502, 503 and 504 — except that a
 //! conditional write whose reply was lost is never repeated: its error says
@@ -71,7 +71,7 @@ use serde_json::Value;
 
 use crate::account::Endpoint;
 use crate::credential::{TokenCache, TokenProvider};
-use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, found};
 use crate::http::{ClientOptions, Intent, Method, Pipeline, Request, Response};
 
 pub(crate) use auth::CosmosAuth;
@@ -80,8 +80,6 @@ pub use auth::CosmosEntraTokens;
 pub use auth::{COSMOS_SCOPE, CosmosKey};
 pub use item::{CosmosItem, WRITE_ID_FIELD};
 pub use lease::CosmosLease;
-#[allow(deprecated)]
-pub use lock::CosmosLockStatus;
 pub use lock::{BULK_STATUS_ITEMS, CosmosLock, CosmosLockTarget, CosmosLocks, HeldCosmosLock};
 
 /// The environment variable [`CosmosClient::from_env`] reads for the endpoint.
@@ -430,20 +428,30 @@ impl CosmosDatabase {
         created(self.client.send(req).await)
     }
 
-    /// Deletes the database and everything in it; `Ok(false)` when it did not exist.
+    /// Deletes the database and everything in it; a database that does not exist is an error
+    /// ([`ErrorKind::NotFound`]).
     ///
     /// ```no_run
     /// # async fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
     /// db.delete().await?; // every container and item in it too
     /// # Ok(()) }
     /// ```
-    pub async fn delete(&self) -> Result<bool> {
+    pub async fn delete(&self) -> Result<()> {
         let req = Request::new(Method::Delete, &format!("dbs/{}", self.id));
-        match self.client.send(req).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.client.send(req).await.map(drop)
+    }
+
+    /// Deletes the database and everything in it; `Ok(false)` when it did not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(db: azstore::cosmos::CosmosDatabase) -> azstore::Result<()> {
+    /// if !db.delete_if_exists().await? {
+    ///     println!("{} did not exist", db.id());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        found(self.delete().await)
     }
 
     /// A container whose partition key path is `partition_key_path` (e.g. `/season`; one
@@ -599,25 +607,33 @@ impl CosmosContainer {
         created(self.inner.client.send(req).await)
     }
 
-    /// Deletes the container and its items; `Ok(false)` when it did not exist.
+    /// Deletes the container and its items; a container that does not exist is an error
+    /// ([`ErrorKind::NotFound`]).
     ///
     /// ```no_run
     /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
-    /// if !container.delete().await? {
-    ///     println!("{} did not exist", container.id());
-    /// }
+    /// container.delete().await?;
     /// # Ok(()) }
     /// ```
-    pub async fn delete(&self) -> Result<bool> {
+    pub async fn delete(&self) -> Result<()> {
         let req = Request::new(
             Method::Delete,
             &format!("dbs/{}/colls/{}", self.inner.database, self.inner.id),
         );
-        match self.inner.client.send(req).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.inner.client.send(req).await.map(drop)
+    }
+
+    /// Deletes the container and its items; `Ok(false)` when it did not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(container: azstore::cosmos::CosmosContainer) -> azstore::Result<()> {
+    /// if !container.delete_if_exists().await? {
+    ///     println!("{} did not exist", container.id());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delete_if_exists(&self) -> Result<bool> {
+        found(self.delete().await)
     }
 
     /// The item `id` in partition `partition_key`, holding a `T` (validated here; nothing is
@@ -795,17 +811,14 @@ impl CosmosContainer {
     }
 }
 
-/// Gives a Cosmos error the azstore code that the retry loops and callers match on.
+/// A Cosmos DB refusal in the toolkit's words: a 409 on a create is
+/// [`ErrorKind::AlreadyExists`] (the pipeline's kind, from the status, says the rest: 412
+/// `PreconditionFailed`, 404 `NotFound`).
 pub(crate) fn cosmos_error(e: Error, create: bool) -> Error {
-    let code = match (e.status(), e.kind()) {
-        (Some(412), _) => Some(ErrorCode::ConditionNotMet),
-        (Some(409), _) if create => Some(ErrorCode::ResourceAlreadyExists),
-        (Some(404), _) => Some(ErrorCode::ResourceNotFound),
-        _ => None,
-    };
-    match code {
-        Some(c) => e.with_code(c),
-        None => e,
+    if create && e.status() == Some(409) {
+        e.with_kind(ErrorKind::AlreadyExists)
+    } else {
+        e
     }
 }
 

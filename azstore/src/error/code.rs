@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use super::ErrorKind;
+
 macro_rules! error_codes {
     ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
         /// A service error code, as sent in `x-ms-error-code`, an XML `<Error><Code>` or a Table
@@ -109,7 +111,54 @@ impl ErrorCode {
     /// assert!(!ErrorCode::ConditionNotMet.is_lease_code());
     /// ```
     pub fn is_lease_code(&self) -> bool {
-        self.as_str().starts_with("Lease") || *self == ErrorCode::InfiniteLeaseDurationRequired
+        use ErrorCode::*;
+        self.means_lease_lost()
+            || matches!(
+                self,
+                LeaseAlreadyPresent
+                    | LeaseIdMissing
+                    | LeaseIsBreakingAndCannotBeAcquired
+                    | InfiniteLeaseDurationRequired
+            )
+    }
+
+    /// What this code means in the toolkit's words, for a response of `status`; `None` when
+    /// the status alone says it (404 → [`ErrorKind::NotFound`], 409 → [`ErrorKind::Conflict`],
+    /// …). This is the one place Azure Storage's codes become [`ErrorKind`]s.
+    ///
+    /// ```
+    /// use azstore::{ErrorCode, ErrorKind};
+    /// assert_eq!(ErrorCode::EntityAlreadyExists.kind(409), Some(ErrorKind::AlreadyExists));
+    /// assert_eq!(ErrorCode::QueueNotFound.kind(404), Some(ErrorKind::ContainerNotFound));
+    /// assert_eq!(ErrorCode::LeaseAlreadyPresent.kind(409), Some(ErrorKind::LeaseHeld));
+    /// assert_eq!(ErrorCode::LeaseLost.kind(412), Some(ErrorKind::LeaseLost));
+    /// assert_eq!(ErrorCode::ConditionNotMet.kind(412), None);
+    /// ```
+    pub fn kind(&self, status: u16) -> Option<ErrorKind> {
+        use ErrorCode::*;
+        match (self, status) {
+            (Md5Mismatch | Crc64Mismatch, _) => Some(ErrorKind::Integrity),
+            (c, 400 | 409 | 412) if c.means_lease_lost() => Some(ErrorKind::LeaseLost),
+            (
+                LeaseAlreadyPresent | LeaseIdMissing | LeaseIsBreakingAndCannotBeAcquired,
+                400 | 409 | 412,
+            ) => Some(ErrorKind::LeaseHeld),
+            (
+                BlobAlreadyExists
+                | ContainerAlreadyExists
+                | EntityAlreadyExists
+                | TableAlreadyExists
+                | QueueAlreadyExists
+                | ShareAlreadyExists
+                | ResourceAlreadyExists,
+                409,
+            ) => Some(ErrorKind::AlreadyExists),
+            (
+                ContainerNotFound | TableNotFound | QueueNotFound | ShareNotFound | ParentNotFound,
+                404,
+            ) => Some(ErrorKind::ContainerNotFound),
+            _ => None,
+        }
     }
 
     /// Whether this code says a lease the caller believed it held is no longer valid.

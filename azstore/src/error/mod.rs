@@ -37,16 +37,33 @@ pub enum ErrorKind {
     /// 412: a condition (`If-Match`, `If-Unmodified-Since`, append position, …) was not met.
     /// Someone else changed the object; re-read and decide again.
     PreconditionFailed,
-    /// 409: the operation conflicts with the resource's state (already exists, being deleted,
-    /// SMB sharing violation, …).
+    /// A create-only write found the object already there (409 `BlobAlreadyExists`,
+    /// `EntityAlreadyExists`, `ContainerAlreadyExists`, `QueueAlreadyExists`, … on Azure
+    /// Storage; 409 on a Cosmos DB create; an existing Redis key): someone created it first — or
+    /// an earlier attempt of this very create applied and its reply was lost. [`Error::is_conflict`]
+    /// is true of it too.
+    AlreadyExists,
+    /// 409: the operation conflicts with the resource's state (being deleted, SMB sharing
+    /// violation, …). A create that found the object there is [`AlreadyExists`](Self::AlreadyExists).
     Conflict,
     /// 404: the resource does not exist.
     NotFound,
+    /// 404: the container the resource lives in does not exist — the blob container, table,
+    /// queue, file share (or the directory a file is created in), Cosmos DB database or
+    /// container. Creating the resource will keep failing until the container is created.
+    /// [`Error::is_not_found`] is true of it too.
+    ContainerNotFound,
     /// 304: a read with `If-None-Match` / `If-Modified-Since` found nothing new.
     NotModified,
-    /// A lease-related refusal (409/412 with a `Lease*` error code), e.g. the lease is held
-    /// by someone else, or the lease id we sent is no longer valid. See [`Error::lease_lost`].
-    Lease,
+    /// Someone else holds the lease (or it is being broken), so this request can neither take
+    /// it nor write without its id: Azure Storage's 409 `LeaseAlreadyPresent`,
+    /// `LeaseIsBreakingAndCannotBeAcquired`, 412 `LeaseIdMissing`; the same refusals on Redis
+    /// and Cosmos DB. Wait or break it; see [`Error::is_lease_error`].
+    LeaseHeld,
+    /// The lease this request named is no longer the caller's (expired and taken, broken,
+    /// changed, released), or a lease guard can no longer vouch for it. A holder that sees this
+    /// must stop acting as the owner; see [`Error::lease_lost`].
+    LeaseLost,
     /// 401/403: the request was not authorized (wrong key, expired or insufficient SAS).
     Auth,
     /// The caller's input was invalid; it was caught before any request was sent.
@@ -177,12 +194,12 @@ struct Inner {
     changed_during_read: bool,
 }
 
-/// `pub fn name(&self) -> bool`: whether the error is of one [`ErrorKind`].
+/// `pub fn name(&self) -> bool`: whether the error is of one of the listed [`ErrorKind`]s.
 macro_rules! kind_predicates {
-    ($($(#[$doc:meta])* $name:ident => $kind:ident),* $(,)?) => {$(
+    ($($(#[$doc:meta])* $name:ident => $($kind:ident)|+),* $(,)?) => {$(
         $(#[$doc])*
         pub fn $name(&self) -> bool {
-            self.inner.kind == ErrorKind::$kind
+            matches!(self.inner.kind, $(ErrorKind::$kind)|+)
         }
     )*};
 }
@@ -258,6 +275,17 @@ impl Error {
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Error {
         self.inner.source = Some(Box::new(source));
+        self
+    }
+
+    /// The same error, of another kind: a backend's edge saying what a status means for its
+    /// operation (a Cosmos DB 409 on a create is [`ErrorKind::AlreadyExists`]).
+    #[cfg_attr(
+        not(any(feature = "cosmos", feature = "object_store")),
+        allow(dead_code)
+    )]
+    pub(crate) fn with_kind(mut self, kind: ErrorKind) -> Error {
+        self.inner.kind = kind;
         self
     }
 
@@ -428,8 +456,9 @@ impl Error {
         /// # Ok(()) }
         /// ```
         is_precondition_failed => PreconditionFailed,
-        /// 409 conflict (already exists, being deleted, sharing violation, …). Lease conflicts
-        /// are [`ErrorKind::Lease`] instead.
+        /// 409 conflict: [`ErrorKind::Conflict`] or [`ErrorKind::AlreadyExists`] (being
+        /// deleted, sharing violation, already exists, …). Lease refusals are
+        /// [`is_lease_error`](Error::is_lease_error) instead.
         ///
         /// ```no_run
         /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
@@ -439,8 +468,20 @@ impl Error {
         /// }
         /// # Ok(()) }
         /// ```
-        is_conflict => Conflict,
-        /// 404.
+        is_conflict => Conflict | AlreadyExists,
+        /// A create-only write found the object there ([`ErrorKind::AlreadyExists`]).
+        ///
+        /// ```no_run
+        /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
+        /// match blob.upload("v1", &azstore::Conditions::if_not_exists()).await {
+        ///     Err(e) if e.is_already_exists() => println!("someone created it first"),
+        ///     other => { other?; }
+        /// }
+        /// # Ok(()) }
+        /// ```
+        is_already_exists => AlreadyExists,
+        /// 404: the resource or its container does not exist ([`ErrorKind::NotFound`],
+        /// [`ErrorKind::ContainerNotFound`]).
         ///
         /// ```no_run
         /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
@@ -451,7 +492,7 @@ impl Error {
         /// };
         /// # let _ = body; Ok(()) }
         /// ```
-        is_not_found => NotFound,
+        is_not_found => NotFound | ContainerNotFound,
         /// 304: a read with `If-None-Match` found the resource unchanged.
         ///
         /// ```no_run
@@ -476,7 +517,8 @@ impl Error {
         /// # Ok(()) }
         /// ```
         is_integrity_mismatch => Integrity,
-        /// Any lease-related refusal (held by someone else, missing, mismatched, lost).
+        /// Any lease refusal: held by someone else ([`ErrorKind::LeaseHeld`]) or no longer
+        /// ours ([`ErrorKind::LeaseLost`]).
         ///
         /// ```no_run
         /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
@@ -486,7 +528,7 @@ impl Error {
         /// }
         /// # Ok(()) }
         /// ```
-        is_lease_error => Lease,
+        is_lease_error => LeaseHeld | LeaseLost,
     }
 
     /// The lease the caller used is no longer valid (expired and taken, broken, changed,
@@ -502,10 +544,7 @@ impl Error {
     /// # Ok(()) }
     /// ```
     pub fn lease_lost(&self) -> bool {
-        self.inner
-            .code
-            .as_ref()
-            .is_some_and(ErrorCode::means_lease_lost)
+        self.inner.kind == ErrorKind::LeaseLost
     }
 
     /// A chunked read or parallel download failed because the blob or file changed between
@@ -600,14 +639,8 @@ pub(crate) fn found<T>(result: Result<T>) -> Result<bool> {
 }
 
 fn classify(status: u16, code: Option<&ErrorCode>) -> ErrorKind {
-    if matches!(
-        code,
-        Some(ErrorCode::Md5Mismatch | ErrorCode::Crc64Mismatch)
-    ) {
-        return ErrorKind::Integrity;
-    }
-    if code.is_some_and(ErrorCode::is_lease_code) && matches!(status, 400 | 409 | 412) {
-        return ErrorKind::Lease;
+    if let Some(kind) = code.and_then(|c| c.kind(status)) {
+        return kind;
     }
     match status {
         304 => ErrorKind::NotModified,
@@ -711,12 +744,26 @@ mod tests {
         assert!(e.is_precondition_failed());
         assert!(!e.is_retryable());
         let e = Error::from_response(412, Some(ErrorCode::LeaseIdMissing), "x".into(), None);
-        assert_eq!(e.kind(), ErrorKind::Lease);
-        assert!(!e.lease_lost());
+        assert_eq!(e.kind(), ErrorKind::LeaseHeld);
+        assert!(!e.lease_lost() && e.is_lease_error());
         let e = Error::from_response(409, Some(ErrorCode::LeaseAlreadyPresent), "x".into(), None);
-        assert_eq!(e.kind(), ErrorKind::Lease);
+        assert_eq!(e.kind(), ErrorKind::LeaseHeld);
         let e = Error::from_response(409, Some(ErrorCode::BlobAlreadyExists), "x".into(), None);
-        assert!(e.is_conflict());
+        assert_eq!(e.kind(), ErrorKind::AlreadyExists);
+        assert!(e.is_conflict() && e.is_already_exists());
+        let e = Error::from_response(
+            409,
+            Some(ErrorCode::ContainerBeingDeleted),
+            "x".into(),
+            None,
+        );
+        assert_eq!(e.kind(), ErrorKind::Conflict);
+        assert!(!e.is_already_exists());
+        let e = Error::from_response(404, Some(ErrorCode::TableNotFound), "x".into(), None);
+        assert_eq!(e.kind(), ErrorKind::ContainerNotFound);
+        assert!(e.is_not_found());
+        let e = Error::from_response(404, Some(ErrorCode::BlobNotFound), "x".into(), None);
+        assert_eq!(e.kind(), ErrorKind::NotFound);
         let e = Error::from_response(
             409,
             Some(ErrorCode::LeaseIdMismatchWithLeaseOperation),

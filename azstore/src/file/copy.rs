@@ -25,6 +25,7 @@ use crate::file::file_client::{FileClient, lease_header};
 use crate::file::smb_properties::{FilePermission, SmbProperties};
 use crate::http::Method;
 use crate::status::CopyStatus;
+use crate::storage::StorageRequest;
 
 /// Options of [`FileClient::start_copy`]. By default the destination gets Azure's defaults
 /// for a new file (permission inherited from its directory, attributes and times new), no

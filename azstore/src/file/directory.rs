@@ -7,6 +7,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::file::file_client::FileClient;
 use crate::file::models::{DirectoryProperties, FileWrite, ListItem, ListPage};
 use crate::file::names::{validate_name, validate_path};
+use crate::file::options::CreateDirectoryOptions;
 use crate::http::{Method, Pipeline, Request};
 use crate::paging::{Page, ResultStream, every_page};
 
@@ -199,20 +200,7 @@ impl DirectoryClient {
     /// # Ok(()) }
     /// ```
     pub async fn create(&self) -> Result<FileWrite> {
-        self.create_with(&BTreeMap::new()).await
-    }
-
-    /// Create Directory with metadata.
-    ///
-    /// ```no_run
-    /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
-    /// use std::collections::BTreeMap;
-    /// let metadata = BTreeMap::from([("project".to_string(), "apollo".to_string())]);
-    /// dir.create_with(&metadata).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn create_with(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
-        self.create_with_smb(metadata, &Default::default()).await
+        self.create_with(&CreateDirectoryOptions::default()).await
     }
 
     /// Creates the directory unless it exists. Returns `true` when this call created it.

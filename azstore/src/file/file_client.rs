@@ -9,12 +9,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::Stream;
 
-use crate::checksum::Checksum;
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::models::{FileProperties, FileWrite, RangeList};
 use crate::file::options::{CreateFileOptions, MAX_RANGE_SIZE};
 use crate::http::{Method, Pipeline, Request};
+use crate::storage::StorageRequest;
+use crate::storage::checksum::Checksum;
 
 /// One file. Cheap to clone.
 ///
@@ -171,8 +172,9 @@ impl FileClient {
     /// # Ok(()) }
     /// ```
     pub async fn create(&self, size: u64, lease: Option<&LeaseId>) -> Result<FileWrite> {
-        self.create_with(size, &CreateFileOptions::default(), lease)
-            .await
+        let mut options = CreateFileOptions::default().size(size);
+        options.lease = lease.cloned();
+        self.create_with(&options).await
     }
 
     /// Create File with content type, metadata, stored HTTP headers and SMB properties.
@@ -180,20 +182,15 @@ impl FileClient {
     /// ```no_run
     /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
     /// use azstore::file::CreateFileOptions;
-    /// let options = CreateFileOptions::default().content_type("text/csv");
-    /// file.create_with(0, &options, None).await?;
+    /// let options = CreateFileOptions::default().size(0).content_type("text/csv");
+    /// file.create_with(&options).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn create_with(
-        &self,
-        size: u64,
-        options: &CreateFileOptions,
-        lease: Option<&LeaseId>,
-    ) -> Result<FileWrite> {
+    pub async fn create_with(&self, options: &CreateFileOptions) -> Result<FileWrite> {
         let req = self
             .request(Method::Put)
             .header("x-ms-type", "file")
-            .header("x-ms-content-length", size.to_string())
+            .header("x-ms-content-length", options.size.to_string())
             .header_opt("x-ms-content-type", options.content_type.clone())
             .metadata(&options.metadata);
         if options.content_type.is_some() && options.headers.content_type.is_some() {
@@ -205,9 +202,9 @@ impl FileClient {
         let req = options.smb.apply(
             options
                 .headers
-                .apply(req, crate::http_headers::HeaderNames::File),
+                .apply(req, crate::storage::http_headers::HeaderNames::File),
         );
-        let req = lease_header(req, lease);
+        let req = lease_header(req, options.lease.as_ref());
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 
@@ -296,23 +293,6 @@ impl FileClient {
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 
-    /// Get File, whole, in one request. Deprecated: [`FileClient::download`] reads the whole
-    /// file too (in one request when it is small), with every range pinned to one version.
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `download(&TransferOptions::default())` (every service reads content with `download*`)"
-    )]
-    pub async fn get(&self) -> Result<FileDownload> {
-        let resp = self
-            .pipeline
-            .send(self.request(Method::Get).content_read())
-            .await?;
-        Ok(FileDownload {
-            properties: FileProperties::from_headers(&resp.headers)?,
-            body: resp.body,
-        })
-    }
-
     /// Get File for one byte range (206). The range may extend past the end of the file; the
     /// service returns what exists. A range starting at or past the end is a 416 error.
     ///
@@ -368,28 +348,6 @@ impl FileClient {
     /// ```
     pub async fn download_range_stream(&self, range: Range<u64>) -> Result<FileStream> {
         self.stream_get(Some(range)).await
-    }
-
-    /// Get File as a stream (whole file, or `range`). Deprecated: [`FileClient::download_stream`]
-    /// (whole file) or [`FileClient::download_range_stream`].
-    #[deprecated(
-        since = "0.3.0",
-        note = "use `download_stream` (whole file) or `download_range_stream` (a range)"
-    )]
-    pub async fn get_stream(&self, range: Option<Range<u64>>) -> Result<FileStream> {
-        self.stream_get(range).await
-    }
-
-    /// Renamed [`FileClient::download_range`].
-    #[deprecated(since = "0.3.0", note = "renamed `download_range`")]
-    pub async fn get_range(&self, range: Range<u64>) -> Result<FileDownload> {
-        self.download_range(range).await
-    }
-
-    /// Renamed [`FileClient::download_from`].
-    #[deprecated(since = "0.3.0", note = "renamed `download_from`")]
-    pub async fn get_from(&self, start: u64) -> Result<FileDownload> {
-        self.download_from(start).await
     }
 
     /// One streaming Get File of the whole file or `range`.

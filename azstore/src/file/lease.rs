@@ -19,10 +19,11 @@ use crate::file::file_client::FileClient;
 use crate::file::share::ShareClient;
 use crate::http::Method;
 use crate::lease::{
-    self, BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseOp,
-    LeaseReleased, LeaseReply, LeaseResult,
+    BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
+    LeaseResult,
 };
 use crate::snapshot::SnapshotId;
+use crate::storage::{LeaseOp, LeaseReply};
 
 impl FileClient {
     /// Lease File, break: ends whoever's lease at once (file leases have no break period).
@@ -64,7 +65,7 @@ macro_rules! common_lease_methods {
             }
 
             async fn send<R: LeaseReply>(&self, op: LeaseOp<'_>) -> Result<R> {
-                lease::send(&self.pipeline, self.request(Method::Put), op).await
+                crate::storage::send(&self.pipeline, self.request(Method::Put), op).await
             }
 
             #[doc = concat!("Lease ", $what, ", change: replaces the id of the lease held with")]
@@ -235,7 +236,7 @@ impl ShareClient {
         let snapshot = snapshot.as_str();
         crate::file::snapshots::check_snapshot_id(snapshot)?;
         let req = self.request(Method::Put).query("sharesnapshot", snapshot);
-        lease::send(&self.pipeline, req, op).await
+        crate::storage::send(&self.pipeline, req, op).await
     }
 
     /// Lease Share on the snapshot `snapshot`, acquire: 15–60 s or infinite. `proposed`

@@ -53,9 +53,9 @@ mod smb_properties;
 mod snapshots;
 mod transfer;
 
-pub use crate::checksum::Checksum;
 pub use crate::snapshot::SnapshotId;
 pub use crate::status::{CopyStatus, LeaseDurationType, LeaseState, LeaseStatus};
+pub use crate::storage::checksum::Checksum;
 pub use copy::{CopyFileOptions, FileCopy};
 pub use directory::{DirectoryClient, ListOptions};
 pub use file_client::{FileClient, FileDownload, FileStream};
@@ -68,7 +68,7 @@ pub use models::{
 pub use names::{
     MAX_DEPTH, MAX_NAME_CHARS, MAX_PATH_CHARS, validate_name, validate_path, validate_share_name,
 };
-pub use options::{CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
+pub use options::{CreateDirectoryOptions, CreateFileOptions, MAX_RANGE_SIZE, TransferOptions};
 pub use range_from_url::{LastWriteTime, RangeFromUrlOptions};
 pub use rename::RenameOptions;
 pub use service::ShareServiceClient;

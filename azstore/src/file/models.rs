@@ -11,6 +11,7 @@ use crate::file::smb_properties::SmbProperties;
 use crate::http::{Headers, Request, Response};
 use crate::http_headers::HttpHeaders;
 use crate::status::{CopyStatus, LeaseDurationType, LeaseState, LeaseStatus};
+use crate::storage::StorageRequest;
 
 /// Lease information as sent in `x-ms-lease-*` headers.
 ///

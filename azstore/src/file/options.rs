@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 #[cfg(doc)]
 use crate::file::FileClient;
@@ -12,20 +13,24 @@ use crate::transfer::{OnChange, Progress};
 /// The largest range one Put Range may write: 4 MiB.
 pub const MAX_RANGE_SIZE: u64 = 4 * 1024 * 1024;
 
-/// Options of [`FileClient::create_with`]: content type, metadata, the stored HTTP headers
-/// and the SMB properties of the new file.
+/// Options of [`FileClient::create_with`]: the size, the lease id a leased file needs, the
+/// content type, metadata, the stored HTTP headers and the SMB properties of the new file.
 ///
 /// ```no_run
 /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
 /// use azstore::file::CreateFileOptions;
-/// let options = CreateFileOptions::default().content_type("text/csv");
-/// file.create_with(0, &options, None).await?;
+/// let options = CreateFileOptions::default().size(1024).content_type("text/csv");
+/// file.create_with(&options).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 #[must_use]
 pub struct CreateFileOptions {
+    /// The new file's size in bytes (all zero). Default: 0.
+    pub size: u64,
+    /// The lease id, when the file being replaced is leased. Default: none.
+    pub lease: Option<LeaseId>,
     /// `x-ms-content-type` of the file (also settable in `headers`; not both).
     pub content_type: Option<String>,
     /// User metadata.
@@ -37,6 +42,30 @@ pub struct CreateFileOptions {
 }
 
 impl CreateFileOptions {
+    /// The new file's size in bytes; every byte reads as zero until written. Default: 0.
+    ///
+    /// ```
+    /// let options = azstore::file::CreateFileOptions::default().size(4096);
+    /// assert_eq!(options.size, 4096);
+    /// ```
+    pub fn size(mut self, v: u64) -> Self {
+        self.size = v;
+        self
+    }
+
+    /// The lease id of the file being replaced, when it is leased (a leased file refuses a
+    /// Create File without it). Default: none.
+    ///
+    /// ```
+    /// let lease = azstore::LeaseId::random();
+    /// let options = azstore::file::CreateFileOptions::default().lease(&lease);
+    /// assert_eq!(options.lease, Some(lease));
+    /// ```
+    pub fn lease(mut self, id: &LeaseId) -> Self {
+        self.lease = Some(id.clone());
+        self
+    }
+
     /// The file's `Content-Type`, served with every read (`x-ms-content-type`; also
     /// settable in [`headers`](Self::headers), not both). Default: none.
     ///
@@ -84,6 +113,56 @@ impl CreateFileOptions {
     /// let options = azstore::file::CreateFileOptions::default()
     ///     .smb(SmbProperties::default().attributes(FileAttributes::HIDDEN));
     /// # let _ = options;
+    /// ```
+    pub fn smb(mut self, v: SmbProperties) -> Self {
+        self.smb = v;
+        self
+    }
+}
+
+/// Options of [`DirectoryClient::create_with`](crate::file::DirectoryClient::create_with): the
+/// metadata and the SMB properties of the new directory.
+///
+/// ```no_run
+/// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
+/// use std::collections::BTreeMap;
+/// use azstore::file::CreateDirectoryOptions;
+/// let metadata = BTreeMap::from([("project".to_string(), "apollo".to_string())]);
+/// dir.create_with(&CreateDirectoryOptions::default().metadata(metadata)).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+#[must_use]
+pub struct CreateDirectoryOptions {
+    /// User metadata.
+    pub metadata: BTreeMap<String, String>,
+    /// SMB attributes, times and permission (unset: Azure's defaults for a new directory).
+    pub smb: SmbProperties,
+}
+
+impl CreateDirectoryOptions {
+    /// The directory's user metadata. Default: none.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let m = BTreeMap::from([("k".to_string(), "v".to_string())]);
+    /// let options = azstore::file::CreateDirectoryOptions::default().metadata(m.clone());
+    /// assert_eq!(options.metadata, m);
+    /// ```
+    pub fn metadata(mut self, v: BTreeMap<String, String>) -> Self {
+        self.metadata = v;
+        self
+    }
+
+    /// The SMB attributes, times and permission of the new directory. Default: Azure's for a
+    /// new directory (attributes `Directory`, times `now`, permission inherited).
+    ///
+    /// ```
+    /// use azstore::file::{FileAttributes, SmbProperties};
+    /// let smb = SmbProperties::default().attributes(FileAttributes::DIRECTORY | FileAttributes::HIDDEN);
+    /// let options = azstore::file::CreateDirectoryOptions::default().smb(smb.clone());
+    /// assert_eq!(options.smb, smb);
     /// ```
     pub fn smb(mut self, v: SmbProperties) -> Self {
         self.smb = v;

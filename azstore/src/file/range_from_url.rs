@@ -9,11 +9,11 @@
 //! ```
 
 use crate::conditions::LeaseId;
-use crate::copy_source::CopySource;
 use crate::error::{Error, Result};
 use crate::file::FileClient;
 use crate::file::models::FileWrite;
 use crate::http::Method;
+use crate::storage::copy_source::CopySource;
 
 /// Largest range of one Put Range From URL (4 MiB).
 const MAX_RANGE: u64 = 4 * 1024 * 1024;

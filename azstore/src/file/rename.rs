@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::file::models::FileWrite;
 use crate::file::{DirectoryClient, FileClient};
 use crate::http::{Method, Request};
+use crate::storage::StorageRequest;
 
 /// Options of [`FileClient::rename`] and [`DirectoryClient::rename`].
 ///

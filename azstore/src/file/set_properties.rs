@@ -13,16 +13,16 @@
 //! # Ok(()) }
 //! ```
 
-use std::collections::BTreeMap;
-
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::file::directory::DirectoryClient;
 use crate::file::file_client::{FileClient, lease_header};
 use crate::file::models::FileWrite;
+use crate::file::options::CreateDirectoryOptions;
 use crate::file::smb_properties::SmbProperties;
 use crate::http::Method;
 use crate::http_headers::HttpHeaders;
+use crate::storage::StorageRequest;
 
 /// What one Set File Properties changes. Everything left `None` / default is not sent;
 /// note that when `headers` is given, Azure replaces **all** stored HTTP headers with it
@@ -112,7 +112,7 @@ impl FileClient {
             .query("comp", "properties")
             .header_opt("x-ms-content-length", change.size.map(|s| s.to_string()));
         if let Some(h) = &change.headers {
-            req = h.apply(req, crate::http_headers::HeaderNames::File);
+            req = h.apply(req, crate::storage::http_headers::HeaderNames::File);
         }
         let req = lease_header(change.smb.apply(req), lease);
         FileWrite::from_response(&self.pipeline.send(req).await?)
@@ -156,22 +156,19 @@ impl DirectoryClient {
     ///
     /// ```no_run
     /// # async fn demo(dir: azstore::file::DirectoryClient) -> azstore::Result<()> {
-    /// use std::collections::BTreeMap;
-    /// use azstore::file::{FilePermission, SmbProperties};
+    /// use azstore::file::{CreateDirectoryOptions, FilePermission, SmbProperties};
     /// let smb = SmbProperties::default().permission(FilePermission::Sddl("O:BAG:SYD:(A;;FA;;;BA)".into()));
-    /// dir.create_with_smb(&BTreeMap::new(), &smb).await?;
+    /// dir.create_with(&CreateDirectoryOptions::default().smb(smb)).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn create_with_smb(
-        &self,
-        metadata: &BTreeMap<String, String>,
-        smb: &SmbProperties,
-    ) -> Result<FileWrite> {
+    pub async fn create_with(&self, options: &CreateDirectoryOptions) -> Result<FileWrite> {
         if self.path.is_empty() {
             return Err(Error::invalid_input("the root directory always exists"));
         }
-        smb.check(true)?;
-        let req = smb.apply(self.request(Method::Put).metadata(metadata));
+        options.smb.check(true)?;
+        let req = options
+            .smb
+            .apply(self.request(Method::Put).metadata(&options.metadata));
         FileWrite::from_response(&self.pipeline.send(req).await?)
     }
 

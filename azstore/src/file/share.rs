@@ -88,21 +88,6 @@ impl ShareClient {
         Request::new(method, &self.name).query("restype", "share")
     }
 
-    /// Create Share. Fails with 409 `ShareAlreadyExists` when it exists
-    /// (`ShareBeingDeleted` while a delete is in progress).
-    ///
-    /// ```no_run
-    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// match share.create().await {
-    ///     Err(e) if e.is_conflict() => println!("exists (or is being deleted)"),
-    ///     other => { other?; }
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn create(&self) -> Result<FileWrite> {
-        self.create_with(&BTreeMap::new(), None).await
-    }
-
     /// Creates the share unless it exists. Returns `true` when this call created it.
     ///
     /// ```no_run

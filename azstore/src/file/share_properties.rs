@@ -21,8 +21,9 @@ use crate::error::{Error, Result};
 use crate::file::models::FileWrite;
 use crate::file::share::ShareClient;
 use crate::http::Method;
+use crate::storage::StorageRequest;
 
-/// Properties of a share on create ([`ShareClient::create_with_options`]) or Set Share
+/// Properties of a share on create ([`ShareClient::create_with`]) or Set Share
 /// Properties ([`ShareClient::set_properties`]). Fields left `None` are not sent.
 ///
 /// ```
@@ -151,34 +152,32 @@ struct PermissionBody {
 }
 
 impl ShareClient {
-    /// Create Share with metadata and an optional quota in GiB.
+    /// Create Share. Fails with 409 `ShareAlreadyExists` when it exists
+    /// (`ShareBeingDeleted` while a delete is in progress).
     ///
     /// ```no_run
     /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// use std::collections::BTreeMap;
-    /// let metadata = BTreeMap::from([("team".to_string(), "finance".to_string())]);
-    /// share.create_with(&metadata, Some(100)).await?; // at most 100 GiB
+    /// match share.create().await {
+    ///     Err(e) if e.is_conflict() => println!("exists (or is being deleted)"),
+    ///     other => { other?; }
+    /// }
     /// # Ok(()) }
     /// ```
-    pub async fn create_with(
-        &self,
-        metadata: &BTreeMap<String, String>,
-        quota_gib: Option<u32>,
-    ) -> Result<FileWrite> {
-        let mut options = ShareOptions::default().metadata(metadata.clone());
-        options.quota_gib = quota_gib;
-        self.create_with_options(&options).await
+    pub async fn create(&self) -> Result<FileWrite> {
+        self.create_with(&ShareOptions::default()).await
     }
 
     /// Create Share with quota, access tier, protocols, root squash and metadata.
     ///
     /// ```no_run
     /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
+    /// use std::collections::BTreeMap;
     /// use azstore::file::ShareOptions;
-    /// share.create_with_options(&ShareOptions::default().quota_gib(100).access_tier("Hot")).await?;
+    /// let metadata = BTreeMap::from([("team".to_string(), "finance".to_string())]);
+    /// share.create_with(&ShareOptions::default().quota_gib(100).metadata(metadata)).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn create_with_options(&self, options: &ShareOptions) -> Result<FileWrite> {
+    pub async fn create_with(&self, options: &ShareOptions) -> Result<FileWrite> {
         options.check()?;
         crate::names::validate_metadata(&options.metadata)?;
         let req = self

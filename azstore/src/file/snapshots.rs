@@ -11,6 +11,7 @@ use crate::file::models::ShareProperties;
 use crate::file::{DirectoryClient, FileClient, ShareClient};
 use crate::http::{Method, Response};
 use crate::snapshot::SnapshotId;
+use crate::storage::StorageRequest;
 
 /// What Snapshot Share returns.
 ///

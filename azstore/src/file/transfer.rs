@@ -17,7 +17,8 @@ use crate::file::{
 };
 use crate::http::range_header;
 use crate::http::{Headers, Method, StreamingResponse};
-use crate::transfer::download::{FirstProps, Plan, RangeSource, Version, open_first};
+use crate::storage::open_first;
+use crate::transfer::download::{FirstProps, Plan, RangeSource, Version};
 use crate::transfer::progress::Tracker;
 use crate::transfer::upload::{
     BlockSink, Blocks, FileBlocks, ReaderBlocks, SliceBlocks, read_error, stage_all,
@@ -281,7 +282,9 @@ impl FileClient {
         options: &TransferOptions,
         lease: Option<&LeaseId>,
     ) -> Result<FileWrite> {
-        let created = self.create_with(size, &options.create, lease).await?;
+        let mut create = options.create.clone().size(size);
+        create.lease = lease.cloned();
+        let created = self.create_with(&create).await?;
         let tracker = Tracker::new(options.progress.as_ref());
         tracker.start(Some(size));
         let stager = RangeStager {

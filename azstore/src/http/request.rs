@@ -55,6 +55,7 @@ impl Method {
 /// ```
 /// use azstore::http::{Method, Request};
 /// use azstore::Conditions;
+/// use azstore::storage::StorageRequest;
 /// let req = Request::new(Method::Put, "my-container/a blob")
 ///     .header("x-ms-blob-type", "BlockBlob")
 ///     .conditions(&Conditions::if_not_exists())
@@ -200,7 +201,7 @@ impl Intent {
 impl Request {
     /// A request for `path` (unencoded; `/` separates segments; empty for the service root).
     /// Its [`Intent`] defaults from the method: GET and HEAD read, PUT and DELETE are
-    /// idempotent writes (conditional ones once [`conditions`](Self::conditions) guard them),
+    /// idempotent writes (conditional ones once [`conditions`](crate::storage::StorageRequest::conditions) guard them),
     /// POST, PATCH and MERGE are not idempotent; [`intent`](Self::intent) declares another.
     ///
     /// ```
@@ -277,53 +278,12 @@ impl Request {
         }
     }
 
-    /// Adds the headers of `conditions`. An idempotent write they guard (an ETag or
-    /// create-only condition) becomes a [`Intent::ConditionalWrite`].
-    ///
-    /// ```
-    /// use azstore::http::{Intent, Method, Request};
-    /// use azstore::Conditions;
-    /// let req = Request::new(Method::Put, "c/b").conditions(&Conditions::if_not_exists());
-    /// assert_eq!(req.header_value("if-none-match"), Some("*"));
-    /// assert_eq!(req.declared_intent(), Intent::ConditionalWrite);
-    /// ```
-    pub fn conditions(mut self, conditions: &Conditions) -> Request {
+    /// The intent of an idempotent write guarded by `conditions`: a
+    /// [`Intent::ConditionalWrite`] when they hold an ETag or create-only condition (how a
+    /// service spells the conditions is its backend's business).
+    pub(crate) fn guarded_by(mut self, conditions: &Conditions) -> Request {
         if self.intent == Intent::IdempotentWrite {
             self.intent = Intent::write(conditions);
-        }
-        for (k, v) in conditions.headers() {
-            self = self.header(k, v);
-        }
-        self
-    }
-
-    /// Adds `conditions` as the `x-ms-source-*` headers of a copy's source (refused when they
-    /// carry a lease id, which has no source form).
-    pub(crate) fn source_conditions(
-        mut self,
-        conditions: &Conditions,
-    ) -> crate::error::Result<Request> {
-        for (k, v) in conditions.source_headers()? {
-            self = self.header(k, v);
-        }
-        Ok(self)
-    }
-
-    /// Adds `x-ms-meta-*` headers.
-    ///
-    /// ```
-    /// use azstore::http::{Intent, Method, Request};
-    /// use std::collections::BTreeMap;
-    /// let meta = BTreeMap::from([("owner".to_string(), "team-a".to_string())]);
-    /// let req = Request::new(Method::Put, "c/b").metadata(&meta);
-    /// assert_eq!(req.header_value("x-ms-meta-owner"), Some("team-a"));
-    /// ```
-    pub fn metadata<'a>(
-        mut self,
-        meta: impl IntoIterator<Item = (&'a String, &'a String)>,
-    ) -> Request {
-        for (k, v) in meta {
-            self = self.header(&format!("x-ms-meta-{k}"), v.clone());
         }
         self
     }
@@ -467,21 +427,21 @@ mod tests {
         assert!(repeatable(&put));
         let etag = crate::conditions::ETag::new("\"0x1\"");
         assert!(!repeatable(
-            &put.clone().conditions(&Conditions::if_match(&etag))
+            &put.clone().guarded_by(&Conditions::if_match(&etag))
         ));
         let any = Conditions {
             if_match: Some(crate::conditions::MatchCondition::Any),
             ..Conditions::default()
         };
-        assert!(repeatable(&put.clone().conditions(&any)));
+        assert!(repeatable(&put.clone().guarded_by(&any)));
         assert!(!repeatable(
-            &put.clone().conditions(&Conditions::if_not_exists())
+            &put.clone().guarded_by(&Conditions::if_not_exists())
         ));
-        assert!(repeatable(&put.clone().conditions(&Conditions::none())));
+        assert!(repeatable(&put.clone().guarded_by(&Conditions::none())));
         assert!(repeatable(
-            &Request::new(Method::Get, "c/b").conditions(&Conditions::if_match(&etag))
+            &Request::new(Method::Get, "c/b").guarded_by(&Conditions::if_match(&etag))
         ));
         let append = Request::new(Method::Put, "c/b").intent(Intent::NonIdempotent);
-        assert!(!repeatable(&append.conditions(&Conditions::none())));
+        assert!(!repeatable(&append.guarded_by(&Conditions::none())));
     }
 }

@@ -15,7 +15,7 @@ use crate::lock::{Held, LockOwner};
 /// Who leads, as followers see it: the leader's identity and its epoch.
 ///
 /// ```no_run
-/// # async fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) -> azstore::Result<()> {
+/// # async fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) -> azstore::Result<()> {
 /// if let Some(leader) = election.leader().await? {
 ///     println!("{} leads in epoch {}", leader.identity, leader.epoch);
 /// }
@@ -111,16 +111,17 @@ impl Default for ElectionOptions {
 }
 
 impl ElectionOptions {
-    setters! {
-        /// How often [`Election::observe`] reads the lock's status (default 1 s; positive and
-        /// shorter than the lease). One read per interval per observer.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let options = azstore::leader::ElectionOptions::default().observe_every(Duration::from_secs(2));
-        /// # let _ = options;
-        /// ```
-        observe_every => set observe_every: Duration;
+    /// How often [`Election::observe`] reads the lock's status (default 1 s; positive and
+    /// shorter than the lease). One read per interval per observer.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = azstore::leader::ElectionOptions::default().observe_every(Duration::from_secs(2));
+    /// # let _ = options;
+    /// ```
+    pub fn observe_every(mut self, v: Duration) -> Self {
+        self.observe_every = v;
+        self
     }
 }
 
@@ -131,7 +132,8 @@ impl ElectionOptions {
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 /// use azstore::lease::LeaseDuration;
 /// use azstore::leader::{Election, ElectionOptions};
-/// use azstore::lock::{BlobLock, LockOptions};
+/// use azstore::lock::{LockOptions};
+/// use azstore::blob::{BlobLock};
 ///
 /// let options = LockOptions::default().duration(LeaseDuration::seconds(15)?).label("replica-1");
 /// let election = Election::new(
@@ -162,7 +164,7 @@ impl<C: Campaign> Election<C> {
     /// and shorter than the lease. The errors name the option to change.
     ///
     /// ```no_run
-    /// # fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// let election = azstore::leader::Election::new(lock, azstore::leader::ElectionOptions::default())?;
     /// println!("campaigning as {}", election.identity());
     /// # Ok(()) }
@@ -188,7 +190,7 @@ impl<C: Campaign> Election<C> {
     /// This campaigner's identity: the lock's label, else `host:pid`.
     ///
     /// ```no_run
-    /// # fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) {
+    /// # fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) {
     /// println!("I am {}", election.identity());
     /// # }
     /// ```
@@ -199,7 +201,7 @@ impl<C: Campaign> Election<C> {
     /// The lock campaigned on.
     ///
     /// ```no_run
-    /// # fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) {
+    /// # fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) {
     /// println!("{}", election.lock().blob().url());
     /// # }
     /// ```
@@ -213,7 +215,7 @@ impl<C: Campaign> Election<C> {
     /// crashed leader is replaced once its lease ends.
     ///
     /// ```no_run
-    /// # async fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) -> azstore::Result<()> {
+    /// # async fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) -> azstore::Result<()> {
     /// loop {
     ///     let leadership = election.campaign().await?;
     ///     let loss = leadership.lost().await; // lead until the lease can no longer be vouched for
@@ -232,7 +234,7 @@ impl<C: Campaign> Election<C> {
     /// Like [`campaign`](Self::campaign), giving up after `wait` (`None` then).
     ///
     /// ```no_run
-    /// # async fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) -> azstore::Result<()> {
+    /// # async fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) -> azstore::Result<()> {
     /// use std::time::Duration;
     /// match election.campaign_within(Duration::from_secs(5)).await? {
     ///     Some(leadership) => leadership.resign().await?,
@@ -268,7 +270,7 @@ impl<C: Campaign> Election<C> {
     /// cannot tell a crashed leader from a live one; [`observe`](Self::observe) can.
     ///
     /// ```no_run
-    /// # async fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) -> azstore::Result<()> {
+    /// # async fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) -> azstore::Result<()> {
     /// match election.leader().await? {
     ///     Some(l) => println!("leader: {l}"),
     ///     None => println!("no leader"),
@@ -287,7 +289,7 @@ impl<C: Campaign> Election<C> {
     /// receiver is dropped; read failures keep the last value.
     ///
     /// ```no_run
-    /// # async fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) {
+    /// # async fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) {
     /// let mut leaders = election.observe();
     /// while leaders.changed().await.is_ok() {
     ///     match &*leaders.borrow() {
@@ -344,7 +346,7 @@ fn leader_of(seen: &Seen, alive: bool) -> Option<Leader> {
 /// [`resign`](Self::resign); dropping it resigns in the background.
 ///
 /// ```no_run
-/// # async fn demo(election: azstore::leader::Election<azstore::lock::BlobLock>) -> azstore::Result<()> {
+/// # async fn demo(election: azstore::leader::Election<azstore::blob::BlobLock>) -> azstore::Result<()> {
 /// let leadership = election.campaign().await?;
 /// for step in 0..10 {
 ///     leadership.check()?; // stop at once when the leadership can no longer be vouched for

@@ -33,7 +33,8 @@
 //! # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 //! use azstore::lease::LeaseDuration;
 //! use azstore::leader::{Election, ElectionOptions};
-//! use azstore::lock::{BlobLock, LockOptions};
+//! use azstore::lock::{LockOptions};
+//! use azstore::blob::{BlobLock};
 //!
 //! let lock = BlobLock::with_options(
 //!     container,

@@ -76,26 +76,31 @@ impl Default for ShardOptions {
 }
 
 impl ShardOptions {
-    setters! {
-        /// How often each worker reads the group's state and rebalances (default 5 s; at least
-        /// 100 ms). Every interval a worker reads every member slot and every shard lock once,
-        /// in one bulk status read where the backend has one
-        /// ([`LockTarget::status_many`](crate::lock::LockTarget::status_many)).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let options = azstore::leader::ShardOptions::default().interval(Duration::from_secs(1));
-        /// # let _ = options;
-        /// ```
-        interval => set interval: Duration;
-        /// The most workers the group counts (default 32; 1–1024): each worker holds one member
-        /// slot lock `<group>/members/<k>`. A worker that finds every slot taken waits for one.
-        ///
-        /// ```
-        /// let options = azstore::leader::ShardOptions::default().member_slots(8);
-        /// # let _ = options;
-        /// ```
-        member_slots => set member_slots: usize;
+    /// How often each worker reads the group's state and rebalances (default 5 s; at least
+    /// 100 ms). Every interval a worker reads every member slot and every shard lock once,
+    /// in one bulk status read where the backend has one
+    /// ([`LockTarget::status_many`](crate::lock::LockTarget::status_many)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = azstore::leader::ShardOptions::default().interval(Duration::from_secs(1));
+    /// # let _ = options;
+    /// ```
+    pub fn interval(mut self, v: Duration) -> Self {
+        self.interval = v;
+        self
+    }
+
+    /// The most workers the group counts (default 32; 1–1024): each worker holds one member
+    /// slot lock `<group>/members/<k>`. A worker that finds every slot taken waits for one.
+    ///
+    /// ```
+    /// let options = azstore::leader::ShardOptions::default().member_slots(8);
+    /// # let _ = options;
+    /// ```
+    pub fn member_slots(mut self, v: usize) -> Self {
+        self.member_slots = v;
+        self
     }
 }
 

@@ -119,16 +119,17 @@ impl<T: Leasable> LeaseGuard<T> {
     /// Acquires a lease on `target` and starts renewing it, with default [`GuardOptions`]
     /// (renew every third of the duration; loss reported a sixth of the duration before the
     /// lease could expire). `duration` is the lease's length, not a wait: a lease held by
-    /// someone else fails at once with 409 `LeaseAlreadyPresent`.
+    /// someone else fails at once with [`ErrorKind::LeaseHeld`] (409 `LeaseAlreadyPresent` on
+    /// Azure Storage).
     ///
     /// ```no_run
     /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::ErrorCode;
+    /// use azstore::ErrorKind;
     /// use azstore::lease::{LeaseDuration, LeaseGuard};
     /// let guard = match LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15)?).await {
     ///     Ok(guard) => guard,
-    ///     // Leased by someone else: 409 LeaseAlreadyPresent.
-    ///     Err(e) if e.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) => return Ok(()),
+    ///     // Leased by someone else.
+    ///     Err(e) if e.kind() == ErrorKind::LeaseHeld => return Ok(()),
     ///     Err(e) => return Err(e),
     /// };
     /// blob.upload("exclusive write", &guard.conditions()).await?;
@@ -358,8 +359,7 @@ impl<T: Leasable> LeaseGuard<T> {
         match self.keeper.state() {
             GuardState::Held => Ok(()),
             GuardState::Lost(loss) => Err(loss.to_error()),
-            GuardState::Released => Err(Error::new(ErrorKind::Lease, "the lease was released")
-                .with_code(ErrorCode::LeaseLost)),
+            GuardState::Released => Err(Error::new(ErrorKind::LeaseLost, "the lease was released")),
         }
     }
 
@@ -445,11 +445,9 @@ impl<T: Leasable> LeaseGuard<T> {
         self.keeper.release();
         match result {
             Ok(_) => Ok(ReleaseOutcome::Released),
-            Err(e) if e.kind() == ErrorKind::Lease || e.is_not_found() => {
-                Ok(ReleaseOutcome::AlreadyGone {
-                    code: e.error_code().cloned(),
-                })
-            }
+            Err(e) if e.is_lease_error() || e.is_not_found() => Ok(ReleaseOutcome::AlreadyGone {
+                code: e.error_code().cloned(),
+            }),
             Err(e) => Err(e),
         }
     }

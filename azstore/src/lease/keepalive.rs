@@ -68,73 +68,94 @@ pub(crate) enum Kept {
 }
 
 impl GuardOptions {
-    setters! {
-        /// Extend after this fraction of the duration (0 < f < 1; default 1/3), unless
-        /// [`renew_every`](Self::renew_every) is set.
-        ///
-        /// ```
-        /// use azstore::lease::GuardOptions;
-        /// // Renew a 60 s lease every 15 s instead of every 20 s.
-        /// let options = GuardOptions::default().renew_fraction(0.25);
-        /// # let _ = options;
-        /// ```
-        renew_fraction => set renew_fraction: f64;
-        /// Extend at this fixed interval instead (must be shorter than the duration minus the
-        /// safety margin).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let options = azstore::lease::GuardOptions::default().renew_every(Duration::from_secs(5));
-        /// # let _ = options;
-        /// ```
-        renew_every => some renew_every: Duration;
-        /// Report the loss when no extension has succeeded for the duration minus this margin
-        /// (default: a sixth of a lease's duration; zero for a message). The margin absorbs
-        /// request latency and clock-rate differences so the holder stops *before* another client
-        /// can take over.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// // Report a 30 s lease lost 10 s early (instead of 5 s) on a slow network.
-        /// let options = azstore::lease::GuardOptions::default().safety_margin(Duration::from_secs(10));
-        /// # let _ = options;
-        /// ```
-        safety_margin => some safety_margin: Duration;
-        /// First delay before retrying a transient failure (default 250 ms for a lease, doubling up
-        /// to the renew interval; a quarter of the interval, at least 50 ms, for a message). Never
-        /// retried past the loss deadline.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let options = azstore::lease::GuardOptions::default().retry_delay(Duration::from_millis(100));
-        /// # let _ = options;
-        /// ```
-        retry_delay => some retry_delay: Duration;
-        /// The visibility timeout each extension of a [`MessageGuard`](crate::queue::MessageGuard)
-        /// sets (1 s – 7 days; default 30 s). A [`LeaseGuard`](super::LeaseGuard) takes its
-        /// duration from the lease instead.
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// let for_messages = azstore::lease::GuardOptions::default().visibility(Duration::from_secs(120));
-        /// # let _ = for_messages;
-        /// ```
-        visibility => set visibility: Duration;
-        /// The clock the loss deadline is measured on (default [`Clock::system`]). Extensions are
-        /// still scheduled on tokio's clock, and the guard also reports the loss when tokio's clock
-        /// says the window has passed (in a running program the system clock is never behind it;
-        /// under tokio's paused test time, tokio's clock moves and this one does not). Pass a
-        /// [`ManualClock`](crate::clock::ManualClock)'s clock to make "the deadline passed while
-        /// the task did not run" happen in a test.
-        ///
-        /// ```
-        /// use azstore::clock::ManualClock;
-        /// use azstore::lease::GuardOptions;
-        /// let manual = ManualClock::new();
-        /// let options = GuardOptions::default().clock(manual.clock());
-        /// # let _ = options;
-        /// ```
-        clock => set clock: Clock;
+    /// Extend after this fraction of the duration (0 < f < 1; default 1/3), unless
+    /// [`renew_every`](Self::renew_every) is set.
+    ///
+    /// ```
+    /// use azstore::lease::GuardOptions;
+    /// // Renew a 60 s lease every 15 s instead of every 20 s.
+    /// let options = GuardOptions::default().renew_fraction(0.25);
+    /// # let _ = options;
+    /// ```
+    pub fn renew_fraction(mut self, v: f64) -> Self {
+        self.renew_fraction = v;
+        self
+    }
+
+    /// Extend at this fixed interval instead (must be shorter than the duration minus the
+    /// safety margin).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = azstore::lease::GuardOptions::default().renew_every(Duration::from_secs(5));
+    /// # let _ = options;
+    /// ```
+    pub fn renew_every(mut self, v: Duration) -> Self {
+        self.renew_every = Some(v);
+        self
+    }
+
+    /// Report the loss when no extension has succeeded for the duration minus this margin
+    /// (default: a sixth of a lease's duration; zero for a message). The margin absorbs
+    /// request latency and clock-rate differences so the holder stops *before* another client
+    /// can take over.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// // Report a 30 s lease lost 10 s early (instead of 5 s) on a slow network.
+    /// let options = azstore::lease::GuardOptions::default().safety_margin(Duration::from_secs(10));
+    /// # let _ = options;
+    /// ```
+    pub fn safety_margin(mut self, v: Duration) -> Self {
+        self.safety_margin = Some(v);
+        self
+    }
+
+    /// First delay before retrying a transient failure (default 250 ms for a lease, doubling up
+    /// to the renew interval; a quarter of the interval, at least 50 ms, for a message). Never
+    /// retried past the loss deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = azstore::lease::GuardOptions::default().retry_delay(Duration::from_millis(100));
+    /// # let _ = options;
+    /// ```
+    pub fn retry_delay(mut self, v: Duration) -> Self {
+        self.retry_delay = Some(v);
+        self
+    }
+
+    /// The visibility timeout each extension of a [`MessageGuard`](crate::queue::MessageGuard)
+    /// sets (1 s – 7 days; default 30 s). A [`LeaseGuard`](super::LeaseGuard) takes its
+    /// duration from the lease instead.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let for_messages = azstore::lease::GuardOptions::default().visibility(Duration::from_secs(120));
+    /// # let _ = for_messages;
+    /// ```
+    pub fn visibility(mut self, v: Duration) -> Self {
+        self.visibility = v;
+        self
+    }
+
+    /// The clock the loss deadline is measured on (default [`Clock::system`]). Extensions are
+    /// still scheduled on tokio's clock, and the guard also reports the loss when tokio's clock
+    /// says the window has passed (in a running program the system clock is never behind it;
+    /// under tokio's paused test time, tokio's clock moves and this one does not). Pass a
+    /// [`ManualClock`](crate::clock::ManualClock)'s clock to make "the deadline passed while
+    /// the task did not run" happen in a test.
+    ///
+    /// ```
+    /// use azstore::clock::ManualClock;
+    /// use azstore::lease::GuardOptions;
+    /// let manual = ManualClock::new();
+    /// let options = GuardOptions::default().clock(manual.clock());
+    /// # let _ = options;
+    /// ```
+    pub fn clock(mut self, v: Clock) -> Self {
+        self.clock = v;
+        self
     }
 
     pub(crate) fn clock_ref(&self) -> &Clock {
@@ -232,8 +253,8 @@ pub enum LeaseLoss {
 }
 
 impl LeaseLoss {
-    /// This loss as an [`Error`] of kind [`ErrorKind::Lease`] and code
-    /// [`ErrorCode::LeaseLost`], so `err.lease_lost()` is true.
+    /// This loss as an [`Error`] of kind [`ErrorKind::LeaseLost`], so `err.lease_lost()` is
+    /// true.
     ///
     /// ```
     /// use std::time::Duration;
@@ -242,7 +263,7 @@ impl LeaseLoss {
     /// assert!(loss.to_error().lease_lost());
     /// ```
     pub fn to_error(&self) -> Error {
-        Error::new(ErrorKind::Lease, self.to_string()).with_code(ErrorCode::LeaseLost)
+        Error::new(ErrorKind::LeaseLost, self.to_string())
     }
 
     fn refused(e: &Error) -> LeaseLoss {

@@ -43,7 +43,7 @@
 //!   counting while the machine is suspended, so a suspend cannot stretch the lease.
 //! * **The check decides, not only the renew task.** [`is_held`](LeaseGuard::is_held),
 //!   [`check`](LeaseGuard::check) and [`state`](LeaseGuard::state) (and the same methods of
-//!   [`HeldLock`](crate::lock::HeldLock), and
+//!   [`HeldBlobLock`](crate::blob::HeldBlobLock), and
 //!   [`MessageGuard::is_lost`](crate::queue::MessageGuard::is_lost)) compare the clock with the
 //!   deadline themselves, from any task or thread, and publish the loss when it has passed, so
 //!   [`lost`](LeaseGuard::lost) and [`subscribe`](LeaseGuard::subscribe) wake at once. After a
@@ -77,14 +77,14 @@
 //!    ```
 //!
 //! 2. **Check a fencing token** when the protected data lives elsewhere:
-//!    [`BlobLock`](crate::lock::BlobLock) hands each holder a token larger than every earlier
-//!    holder's ([`HeldLock::fencing_token`](crate::lock::HeldLock::fencing_token)); the
+//!    [`BlobLock`](crate::blob::BlobLock) hands each holder a token larger than every earlier
+//!    holder's ([`HeldBlobLock::fencing_token`](crate::blob::HeldBlobLock::fencing_token)); the
 //!    resource remembers the largest token it accepted and refuses smaller ones. Here the
 //!    resource is a blob that keeps the token in its metadata and is written with If-Match,
 //!    so the check and the write are one atomic step on the service:
 //!
 //!    ```no_run
-//!    # async fn demo(lock: azstore::lock::BlobLock, report: azstore::blob::BlobClient) -> azstore::Result<()> {
+//!    # async fn demo(lock: azstore::blob::BlobLock, report: azstore::blob::BlobClient) -> azstore::Result<()> {
 //!    use std::time::Duration;
 //!    use azstore::Conditions;
 //!    use azstore::blob::PutOptions;
@@ -123,15 +123,11 @@ use time::OffsetDateTime;
 
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, Result};
-use crate::http::Response;
 
 pub(crate) mod deadline;
 mod guard;
 pub(crate) mod keepalive;
-mod op;
 mod telemetry;
-
-pub(crate) use op::{LeaseOp, LeaseReply, send};
 
 pub use guard::{LeaseGuard, ReleaseOutcome};
 pub use keepalive::{GuardOptions, GuardState, LeaseLoss};
@@ -356,25 +352,6 @@ impl LeaseResult {
             last_modified: None,
         }
     }
-
-    /// Reads the result of an acquire/renew/change; `sent` is the id we sent or proposed, used
-    /// when the service does not echo one (it always should).
-    pub(crate) fn from_response(resp: &Response, sent: Option<&LeaseId>) -> Result<LeaseResult> {
-        let lease_id = match (resp.headers.get("x-ms-lease-id"), sent) {
-            (Some(id), _) => LeaseId::from_service(id.trim().to_string()),
-            (None, Some(id)) => id.clone(),
-            (None, None) => {
-                return Err(Error::decode(
-                    "lease response is missing the x-ms-lease-id header",
-                ));
-            }
-        };
-        Ok(LeaseResult {
-            lease_id,
-            etag: resp.headers.etag(),
-            last_modified: resp.headers.last_modified(),
-        })
-    }
 }
 
 /// What release returns.
@@ -406,13 +383,6 @@ impl LeaseReleased {
         LeaseReleased {
             etag,
             last_modified: None,
-        }
-    }
-
-    pub(crate) fn from_response(resp: &Response) -> LeaseReleased {
-        LeaseReleased {
-            etag: resp.headers.etag(),
-            last_modified: resp.headers.last_modified(),
         }
     }
 }
@@ -454,15 +424,6 @@ impl LeaseBroken {
             etag,
             last_modified: None,
         }
-    }
-
-    pub(crate) fn from_response(resp: &Response) -> Result<LeaseBroken> {
-        let secs: u64 = resp.headers.parse("x-ms-lease-time")?.unwrap_or(0);
-        Ok(LeaseBroken {
-            remaining: Duration::from_secs(secs),
-            etag: resp.headers.etag(),
-            last_modified: resp.headers.last_modified(),
-        })
     }
 }
 
@@ -549,9 +510,11 @@ impl LeaseCapabilities {
 /// lease.
 ///
 /// The methods return `Send` futures so that a guard can renew from a spawned task. Errors
-/// follow azstore's conventions: a refusal carries an [`ErrorCode`](crate::ErrorCode) such as
-/// `LeaseIdMismatchWithLeaseOperation`, and [`Error::is_retryable`] tells transient failures
-/// apart.
+/// follow azstore's conventions: a refusal is [`ErrorKind::LeaseHeld`](crate::ErrorKind::LeaseHeld)
+/// (someone else holds it) or [`ErrorKind::LeaseLost`](crate::ErrorKind::LeaseLost) (the id
+/// named is no longer the lease's), the service's own code kept in
+/// [`Error::error_code`](crate::Error::error_code); [`Error::is_retryable`] tells transient
+/// failures apart.
 ///
 /// Code generic over `Leasable` works on every kind of lease:
 ///

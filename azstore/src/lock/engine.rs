@@ -18,7 +18,7 @@ use crate::lock::{Held, LockOptions, LockOwner, LockStatus, PollSleep, wakeup_fo
 /// on the backend's lock record, renewed by a [`LeaseGuard`]; each acquisition gets a fencing
 /// token larger than every earlier holder's. Cheap to clone.
 ///
-/// Built through a backend: [`BlobLock`](crate::lock::BlobLock) (`Lock<BlobLockTarget>`),
+/// Built through a backend: [`BlobLock`](crate::blob::BlobLock) (`Lock<BlobLockTarget>`),
 /// `RedisLock` and `CosmosLock` (features `redis`, `cosmos`), or
 /// [`Lock::from_target`] for a [`LockTarget`] of your own. Every method means the same on
 /// every backend (see the [module documentation](crate::lock)).
@@ -26,7 +26,7 @@ use crate::lock::{Held, LockOptions, LockOwner, LockStatus, PollSleep, wakeup_fo
 /// ```no_run
 /// # async fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
 /// use std::time::Duration;
-/// use azstore::lock::BlobLock;
+/// use azstore::blob::BlobLock;
 ///
 /// let lock = BlobLock::new(account.container("locks")?, "jobs/reindex")?;
 /// if let Some(held) = lock.acquire_within(Duration::from_secs(60)).await? {
@@ -60,7 +60,7 @@ impl<T: LockTarget> Lock<T> {
     /// The backend target.
     ///
     /// ```no_run
-    /// # fn demo(lock: azstore::lock::BlobLock) {
+    /// # fn demo(lock: azstore::blob::BlobLock) {
     /// println!("{:?}", lock.target());
     /// # }
     /// ```
@@ -71,7 +71,7 @@ impl<T: LockTarget> Lock<T> {
     /// The options the lock was built with.
     ///
     /// ```no_run
-    /// # fn demo(lock: azstore::lock::BlobLock) {
+    /// # fn demo(lock: azstore::blob::BlobLock) {
     /// println!("{:?}", lock.options());
     /// # }
     /// ```
@@ -83,7 +83,7 @@ impl<T: LockTarget> Lock<T> {
     /// An unreachable service is an error.
     ///
     /// ```no_run
-    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// match lock.try_acquire().await? {
     ///     Some(held) => {
     ///         println!("got it, token {}", held.fencing_token());
@@ -171,7 +171,7 @@ impl<T: LockTarget> Lock<T> {
     /// once; use [`try_acquire`](Self::try_acquire) for a single attempt.
     ///
     /// ```no_run
-    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// use std::time::Duration;
     ///
     /// // Wait up to 2 minutes for the lock (its lease lasts LockOptions::duration).
@@ -271,7 +271,7 @@ impl<T: LockTarget> Lock<T> {
     /// token. It never takes the lock.
     ///
     /// ```no_run
-    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// let status = lock.status().await?;
     /// if status.is_locked() {
     ///     if let Some(owner) = &status.owner {
@@ -290,7 +290,7 @@ impl<T: LockTarget> Lock<T> {
     /// per lock; one [`LockStatus`] per lock, in order, and the requests sent.
     ///
     /// ```no_run
-    /// # async fn demo(locks: Vec<azstore::lock::BlobLock>) -> azstore::Result<()> {
+    /// # async fn demo(locks: Vec<azstore::blob::BlobLock>) -> azstore::Result<()> {
     /// use azstore::lock::Lock;
     /// let read = Lock::status_many(&locks.iter().collect::<Vec<_>>()).await?;
     /// for (lock, status) in locks.iter().zip(&read.statuses) {
@@ -321,7 +321,7 @@ impl<T: LockTarget> Lock<T> {
     /// take it over once they saw it unchanged for the period (the lease duration for `None`).
     ///
     /// ```no_run
-    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// let broken = lock.break_lock(None).await?;
     /// println!("free in {:?} at the latest", broken.remaining);
     /// # Ok(()) }

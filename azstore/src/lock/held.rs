@@ -1,5 +1,5 @@
 //! [`Held`]: a held lock — the renewed lease plus the fencing token of this acquisition —
-//! one type for every backend (aliases [`HeldLock`](crate::lock::HeldLock), `HeldRedisLock`,
+//! one type for every backend (aliases [`HeldBlobLock`](crate::blob::HeldBlobLock), `HeldRedisLock`,
 //! `HeldCosmosLock`).
 
 use std::fmt;
@@ -20,7 +20,7 @@ use crate::lease::{GuardState, Leasable, LeaseGuard, LeaseLoss, ReleaseOutcome};
 /// wakes waiters in this process either way).
 ///
 /// ```no_run
-/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
 /// use std::time::Duration;
 /// if let Some(held) = lock.acquire_within(Duration::from_secs(30)).await? {
 ///     tokio::select! {
@@ -70,7 +70,7 @@ impl<T: Leasable> Held<T> {
     /// smaller than the largest they have seen.
     ///
     /// ```no_run
-    /// # async fn demo(held: azstore::lock::HeldLock, out: azstore::blob::BlobClient) -> azstore::Result<()> {
+    /// # async fn demo(held: azstore::blob::HeldBlobLock, out: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// use azstore::Conditions;
     /// use azstore::blob::PutOptions;
     /// let put = PutOptions::new(Conditions::none())
@@ -85,7 +85,7 @@ impl<T: Leasable> Held<T> {
     /// The lease id (writes to a lock blob itself must carry it; a Redis lock key holds it).
     ///
     /// ```no_run
-    /// # fn demo(held: azstore::lock::HeldLock) {
+    /// # fn demo(held: azstore::blob::HeldBlobLock) {
     /// println!("holding lease {}", held.lease_id());
     /// # }
     /// ```
@@ -96,7 +96,7 @@ impl<T: Leasable> Held<T> {
     /// `Conditions::lease(lease_id)`, for writes to a lock blob.
     ///
     /// ```no_run
-    /// # async fn demo(held: azstore::lock::HeldLock, lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # async fn demo(held: azstore::blob::HeldBlobLock, lock: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// // The lock blob accepts writes only with the lease id.
     /// lock.blob().upload("maintenance in progress", &held.conditions()).await?;
     /// # Ok(()) }
@@ -108,7 +108,7 @@ impl<T: Leasable> Held<T> {
     /// The lease guard that renews the lock's lease.
     ///
     /// ```no_run
-    /// # fn demo(held: azstore::lock::HeldLock) {
+    /// # fn demo(held: azstore::blob::HeldBlobLock) {
     /// println!("lease of {:?}, renewed last at {:?}", held.lease().duration(), held.lease().last_renewed());
     /// # }
     /// ```
@@ -123,7 +123,7 @@ impl<T: Leasable> Held<T> {
     /// [Pauses, clocks and fencing](crate::lock#pauses-clocks-and-fencing)).
     ///
     /// ```no_run
-    /// # async fn demo(held: azstore::lock::HeldLock, jobs: Vec<String>) -> azstore::Result<()> {
+    /// # async fn demo(held: azstore::blob::HeldBlobLock, jobs: Vec<String>) -> azstore::Result<()> {
     /// for job in jobs {
     ///     if !held.is_held() {
     ///         eprintln!("lock lost: leaving the remaining jobs to the next holder");
@@ -141,7 +141,7 @@ impl<T: Leasable> Held<T> {
     /// [`is_held`](Self::is_held).
     ///
     /// ```no_run
-    /// # async fn demo(held: azstore::lock::HeldLock) -> azstore::Result<()> {
+    /// # async fn demo(held: azstore::blob::HeldBlobLock) -> azstore::Result<()> {
     /// held.check()?; // returns the loss as an error once the lock can no longer be vouched for
     /// # Ok(()) }
     /// ```
@@ -152,7 +152,7 @@ impl<T: Leasable> Held<T> {
     /// The lease state, deciding like [`is_held`](Self::is_held) (see [`LeaseGuard::state`]).
     ///
     /// ```no_run
-    /// # fn demo(held: azstore::lock::HeldLock) {
+    /// # fn demo(held: azstore::blob::HeldBlobLock) {
     /// use azstore::lease::GuardState;
     /// match held.state() {
     ///     GuardState::Held => println!("held"),
@@ -168,7 +168,7 @@ impl<T: Leasable> Held<T> {
     /// The lease's loss deadline on its clock; see [`LeaseGuard::deadline`].
     ///
     /// ```no_run
-    /// # fn demo(held: azstore::lock::HeldLock) {
+    /// # fn demo(held: azstore::blob::HeldBlobLock) {
     /// if let Some(deadline) = held.deadline() {
     ///     let left = deadline.saturating_sub(held.lease().clock().now());
     ///     println!("vouched for another {left:?} unless a renew succeeds");
@@ -182,7 +182,7 @@ impl<T: Leasable> Held<T> {
     /// Completes when the lock is (possibly) lost; see [`LeaseGuard::lost`].
     ///
     /// ```no_run
-    /// # async fn demo(held: azstore::lock::HeldLock) -> azstore::Result<()> {
+    /// # async fn demo(held: azstore::blob::HeldBlobLock) -> azstore::Result<()> {
     /// let work = async { /* the critical section */ };
     /// tokio::select! {
     ///     loss = held.lost() => eprintln!("stopping: {loss}"),
@@ -198,7 +198,7 @@ impl<T: Leasable> Held<T> {
     /// State changes of the lease: a receiver to hand to another task.
     ///
     /// ```no_run
-    /// # async fn demo(held: azstore::lock::HeldLock) {
+    /// # async fn demo(held: azstore::blob::HeldBlobLock) {
     /// use azstore::lease::GuardState;
     /// let mut states = held.subscribe();
     /// tokio::spawn(async move {
@@ -214,7 +214,7 @@ impl<T: Leasable> Held<T> {
     /// Releases the lock. A lease that already ended is [`ReleaseOutcome::AlreadyGone`].
     ///
     /// ```no_run
-    /// # async fn demo(held: azstore::lock::HeldLock) -> azstore::Result<()> {
+    /// # async fn demo(held: azstore::blob::HeldBlobLock) -> azstore::Result<()> {
     /// use azstore::lease::ReleaseOutcome;
     /// if let ReleaseOutcome::AlreadyGone { code } = held.release().await? {
     ///     eprintln!("the lease had ended before the release ({code:?})");

@@ -1,4 +1,8 @@
-//! The lock engine; its documentation is the public `azstore::lock` module's (README.md).
+#![doc = include_str!("README.md")]
+//!
+//! The engine knows no backend: each backend implements [`LockTarget`] in its own folder, beside
+//! its lock type (`azstore::blob::BlobLock`, `azstore::redis::RedisLock`,
+//! `azstore::cosmos::CosmosLock`).
 
 use std::time::Duration;
 
@@ -40,7 +44,8 @@ pub(crate) use wake::{PollSleep, wakeup_for};
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
 /// use std::time::Duration;
 /// use azstore::lease::LeaseDuration;
-/// use azstore::lock::{BlobLock, LockOptions};
+/// use azstore::lock::{LockOptions};
+/// use azstore::blob::{BlobLock};
 ///
 /// let options = LockOptions::default()
 ///     .duration(LeaseDuration::seconds(15)?) // a crashed holder blocks others at most 15 s
@@ -76,40 +81,49 @@ impl Default for LockOptions {
 }
 
 impl LockOptions {
-    setters! {
-        /// The lease duration (default 30 s). A holder that stops renewing (crash, pause) keeps
-        /// the lock at most this long. An infinite lease is never renewed and never expires: a
-        /// crashed holder then blocks everyone until someone breaks the lease.
-        ///
-        /// ```
-        /// use azstore::lease::LeaseDuration;
-        /// let options = azstore::lock::LockOptions::default().duration(LeaseDuration::seconds(60)?);
-        /// # let _ = options; Ok::<(), azstore::Error>(())
-        /// ```
-        duration => set duration: LeaseDuration;
-        /// A label recorded with the owner identity (printable ASCII, at most 256 characters;
-        /// checked when the lock is built). Default: none; the host name and process id are
-        /// recorded either way. [`Lock::status`] reports it as [`LockOwner::label`].
-        ///
-        /// ```
-        /// let options = azstore::lock::LockOptions::default().label("billing-export");
-        /// # let _ = options;
-        /// ```
-        label => into label;
-        /// How the held lock's lease is renewed (default [`GuardOptions::default()`]: every
-        /// third of the duration, loss reported a sixth of the duration before the lease can
-        /// expire).
-        ///
-        /// ```
-        /// use std::time::Duration;
-        /// use azstore::lease::GuardOptions;
-        /// use azstore::lock::LockOptions;
-        /// // Renew every 5 s instead of every 10 s (for the default 30 s lease).
-        /// let options = LockOptions::default()
-        ///     .guard(GuardOptions::default().renew_every(Duration::from_secs(5)));
-        /// # let _ = options;
-        /// ```
-        guard => set guard: GuardOptions;
+    /// The lease duration (default 30 s). A holder that stops renewing (crash, pause) keeps
+    /// the lock at most this long. An infinite lease is never renewed and never expires: a
+    /// crashed holder then blocks everyone until someone breaks the lease.
+    ///
+    /// ```
+    /// use azstore::lease::LeaseDuration;
+    /// let options = azstore::lock::LockOptions::default().duration(LeaseDuration::seconds(60)?);
+    /// # let _ = options; Ok::<(), azstore::Error>(())
+    /// ```
+    pub fn duration(mut self, v: LeaseDuration) -> Self {
+        self.duration = v;
+        self
+    }
+
+    /// A label recorded with the owner identity (printable ASCII, at most 256 characters;
+    /// checked when the lock is built). Default: none; the host name and process id are
+    /// recorded either way. [`Lock::status`] reports it as [`LockOwner::label`].
+    ///
+    /// ```
+    /// let options = azstore::lock::LockOptions::default().label("billing-export");
+    /// # let _ = options;
+    /// ```
+    pub fn label(mut self, v: impl Into<String>) -> Self {
+        self.label = Some(v.into());
+        self
+    }
+
+    /// How the held lock's lease is renewed (default [`GuardOptions::default()`]: every
+    /// third of the duration, loss reported a sixth of the duration before the lease can
+    /// expire).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use azstore::lease::GuardOptions;
+    /// use azstore::lock::LockOptions;
+    /// // Renew every 5 s instead of every 10 s (for the default 30 s lease).
+    /// let options = LockOptions::default()
+    ///     .guard(GuardOptions::default().renew_every(Duration::from_secs(5)));
+    /// # let _ = options;
+    /// ```
+    pub fn guard(mut self, v: GuardOptions) -> Self {
+        self.guard = v;
+        self
     }
 
     /// Waiters sleep a random time between `min` and a ceiling that doubles from `min` to
@@ -131,16 +145,17 @@ impl LockOptions {
         self
     }
 
-    setters! {
-        /// Whether waiters in this process are woken the moment a holder in this process releases
-        /// the same lock (default true). Waiters in other processes always rely on polling.
-        ///
-        /// ```
-        /// // Make local waiters poll like remote ones (e.g. to measure the hand-off).
-        /// let options = azstore::lock::LockOptions::default().local_wakeup(false);
-        /// # let _ = options;
-        /// ```
-        local_wakeup => set local_wakeup: bool;
+    /// Whether waiters in this process are woken the moment a holder in this process releases
+    /// the same lock (default true). Waiters in other processes always rely on polling.
+    ///
+    /// ```
+    /// // Make local waiters poll like remote ones (e.g. to measure the hand-off).
+    /// let options = azstore::lock::LockOptions::default().local_wakeup(false);
+    /// # let _ = options;
+    /// ```
+    pub fn local_wakeup(mut self, v: bool) -> Self {
+        self.local_wakeup = v;
+        self
     }
 
     pub(crate) fn validate(&self) -> Result<()> {

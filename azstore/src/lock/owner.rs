@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 /// taking the lock.
 ///
 /// ```no_run
-/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
 /// let status = lock.status().await?;
 /// println!(
 ///     "exists: {}, locked: {}, last token: {:?}, last owner: {:?}",
@@ -88,7 +88,7 @@ impl LockStatus {
     /// Whether someone holds the lock now (held or breaking): `self.locked`.
     ///
     /// ```no_run
-    /// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// if !lock.status().await?.is_locked() {
     ///     println!("free: an acquire should succeed at once");
     /// }
@@ -103,7 +103,7 @@ impl LockStatus {
 /// lock item).
 ///
 /// ```no_run
-/// # async fn demo(lock: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// # async fn demo(lock: azstore::blob::BlobLock) -> azstore::Result<()> {
 /// if let Some(owner) = lock.status().await?.owner {
 ///     println!("{} (pid {:?}, label {:?}) since {:?}", owner.host, owner.pid, owner.label, owner.acquired_at);
 /// }

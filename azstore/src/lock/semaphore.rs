@@ -146,7 +146,8 @@ impl<T: LockTarget> Semaphore<T> {
     ///
     /// ```no_run
     /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
-    /// use azstore::lock::{BlobLock, Semaphore};
+    /// use azstore::lock::{Semaphore};
+    /// use azstore::blob::{BlobLock};
     /// let slots = (0..3)
     ///     .map(|k| BlobLock::new(container.clone(), &format!("pool/slot-{k}")))
     ///     .collect::<azstore::Result<Vec<_>>>()?;

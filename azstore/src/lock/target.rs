@@ -142,7 +142,7 @@ pub trait LockTarget: Clone + fmt::Debug + Send + Sync + 'static {
     /// and member slots through it every interval.
     ///
     /// ```no_run
-    /// # async fn demo(a: azstore::lock::BlobLock, b: azstore::lock::BlobLock) -> azstore::Result<()> {
+    /// # async fn demo(a: azstore::blob::BlobLock, b: azstore::blob::BlobLock) -> azstore::Result<()> {
     /// use azstore::lock::LockTarget;
     /// let read = azstore::blob::BlobLockTarget::status_many(&[a.target(), b.target()]).await?;
     /// println!("{} locked, {} requests", read.statuses.iter().filter(|s| s.is_locked()).count(), read.requests);
@@ -181,7 +181,7 @@ impl StatusMany {
 /// different containers or servers, or too few to be worth a listing).
 ///
 /// ```no_run
-/// # async fn demo(a: azstore::lock::BlobLock, b: azstore::lock::BlobLock) -> azstore::Result<()> {
+/// # async fn demo(a: azstore::blob::BlobLock, b: azstore::blob::BlobLock) -> azstore::Result<()> {
 /// let read = azstore::lock::status_each(&[a.target(), b.target()]).await?;
 /// assert_eq!(read.requests, 2);
 /// # Ok(()) }

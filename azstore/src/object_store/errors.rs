@@ -2,8 +2,8 @@
 //!
 //! | azstore | object_store |
 //! |---|---|
-//! | `NotFound` (404) | `NotFound` |
-//! | 409 `BlobAlreadyExists`; a 412 of a create (`If-None-Match: *`) | `AlreadyExists` |
+//! | `NotFound`, `ContainerNotFound` (404) | `NotFound` (a 404 of an `If-Match` write: `Precondition`) |
+//! | `AlreadyExists` (409 `BlobAlreadyExists`); a 412 of a create (`If-None-Match: *`) | `AlreadyExists` |
 //! | `PreconditionFailed` (412), a lease refusal answered 412; a 404 of an `If-Match` write | `Precondition` |
 //! | `NotModified` (304) | `NotModified` |
 //! | `Auth` 401 / 403 | `Unauthenticated` / `PermissionDenied` |
@@ -14,7 +14,7 @@
 
 use ::object_store::Error as OsError;
 
-use crate::error::{Error, ErrorCode, ErrorKind};
+use crate::error::{Error, ErrorKind};
 
 /// The store name object_store errors carry.
 pub(crate) const STORE: &str = "BlobStore";
@@ -33,8 +33,7 @@ pub(crate) enum Op {
 /// `e`, from an operation on `path`, as an object_store error.
 pub(crate) fn to_object_store(e: Error, path: &str, op: Op) -> OsError {
     let path = path.to_string();
-    let already_exists = e.error_code() == Some(&ErrorCode::BlobAlreadyExists)
-        || (op == Op::Create && e.status() == Some(412));
+    let already_exists = e.is_already_exists() || (op == Op::Create && e.status() == Some(412));
     if already_exists {
         return OsError::AlreadyExists {
             path,
@@ -42,24 +41,19 @@ pub(crate) fn to_object_store(e: Error, path: &str, op: Op) -> OsError {
         };
     }
     match (e.kind(), e.status()) {
-        (ErrorKind::NotFound, _)
-            if op == Op::Update && e.error_code() != Some(&ErrorCode::ContainerNotFound) =>
-        {
-            OsError::Precondition {
-                path,
-                source: Box::new(e),
-            }
-        }
-        (ErrorKind::NotFound, _) => OsError::NotFound {
+        (ErrorKind::NotFound, _) if op == Op::Update => OsError::Precondition {
             path,
             source: Box::new(e),
         },
-        (ErrorKind::PreconditionFailed, _) | (ErrorKind::Lease, Some(412)) => {
-            OsError::Precondition {
-                path,
-                source: Box::new(e),
-            }
-        }
+        (ErrorKind::NotFound | ErrorKind::ContainerNotFound, _) => OsError::NotFound {
+            path,
+            source: Box::new(e),
+        },
+        (ErrorKind::PreconditionFailed, _)
+        | (ErrorKind::LeaseHeld | ErrorKind::LeaseLost, Some(412)) => OsError::Precondition {
+            path,
+            source: Box::new(e),
+        },
         (ErrorKind::NotModified, _) => OsError::NotModified {
             path,
             source: Box::new(e),
@@ -89,32 +83,18 @@ pub(crate) fn from_object_store(e: OsError, write: bool) -> Error {
         |source: Box<dyn std::error::Error + Send + Sync>| source.downcast::<Error>().map(|b| *b);
     match e {
         OsError::NotFound { path, source } => sourced(source).unwrap_or_else(|s| {
-            Error::from_response(
-                404,
-                Some(ErrorCode::ResourceNotFound),
-                format!("{path}: not found"),
-                None,
-            )
-            .with_source(Boxed(s))
+            Error::from_response(404, None, format!("{path}: not found"), None)
+                .with_source(Boxed(s))
         }),
         OsError::AlreadyExists { path, source } => match sourced(source) {
             Ok(e) => e,
-            Err(s) => Error::from_response(
-                409,
-                Some(ErrorCode::ResourceAlreadyExists),
-                format!("{path}: already exists"),
-                None,
-            )
-            .with_source(Boxed(s)),
+            Err(s) => Error::from_response(409, None, format!("{path}: already exists"), None)
+                .with_kind(ErrorKind::AlreadyExists)
+                .with_source(Boxed(s)),
         },
         OsError::Precondition { path, source } => sourced(source).unwrap_or_else(|s| {
-            Error::from_response(
-                412,
-                Some(ErrorCode::ConditionNotMet),
-                format!("{path}: precondition failed"),
-                None,
-            )
-            .with_source(Boxed(s))
+            Error::from_response(412, None, format!("{path}: precondition failed"), None)
+                .with_source(Boxed(s))
         }),
         OsError::NotModified { path, source } => sourced(source).unwrap_or_else(|s| {
             Error::from_response(304, None, format!("{path}: not modified"), None)
@@ -174,6 +154,7 @@ impl std::error::Error for Boxed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     fn status(status: u16, code: Option<ErrorCode>) -> Error {
         Error::from_response(status, code, "m".into(), None)
@@ -251,8 +232,8 @@ mod tests {
             },
             true,
         );
-        assert!(e.is_conflict());
-        assert_eq!(e.error_code(), Some(&ErrorCode::ResourceAlreadyExists));
+        assert_eq!(e.kind(), ErrorKind::AlreadyExists);
+        assert_eq!(e.error_code(), None, "no Storage code the store never sent");
         let e = from_object_store(
             OsError::Precondition {
                 path: "p".into(),

@@ -56,9 +56,7 @@ pub(crate) fn outcome_unknown(e: &Error) -> bool {
 /// Whether `e` is the refusal of a write requiring `expect`.
 fn refused(e: &Error, expect: &Expect) -> bool {
     match expect {
-        Expect::Create => {
-            e.error_code() == Some(&ErrorCode::BlobAlreadyExists) || e.status() == Some(412)
-        }
+        Expect::Create => e.is_already_exists() || e.status() == Some(412),
         Expect::Update(_) => e.is_precondition_failed() || e.status() == Some(404),
     }
 }
@@ -128,12 +126,10 @@ where
                 Expect::Update(etag) if &p.etag == etag => unsettled = Some(e),
                 _ => return Err(rival(e, expect)),
             },
-            Err(r) if r.is_not_found() && r.error_code() != Some(&ErrorCode::ContainerNotFound) => {
-                match expect {
-                    Expect::Create => unsettled = Some(e),
-                    Expect::Update(_) => return Err(rival(e, expect)),
-                }
-            }
+            Err(r) if r.kind() == crate::ErrorKind::NotFound => match expect {
+                Expect::Create => unsettled = Some(e),
+                Expect::Update(_) => return Err(rival(e, expect)),
+            },
             Err(_) => return Err(unsettled.unwrap_or(e)),
         }
     }

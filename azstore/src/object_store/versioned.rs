@@ -227,5 +227,5 @@ impl Versioned for Object {
 fn is_missing_container(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
     source
         .downcast_ref::<Error>()
-        .is_some_and(|e| e.error_code() == Some(&crate::ErrorCode::ContainerNotFound))
+        .is_some_and(|e| e.kind() == crate::ErrorKind::ContainerNotFound)
 }

@@ -15,6 +15,7 @@ use crate::queue::message::{
 };
 use crate::queue::names::validate_queue_name;
 use crate::queue::xml;
+use crate::storage::StorageRequest;
 
 /// One queue. Cheap to clone.
 ///

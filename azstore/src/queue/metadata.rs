@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use crate::error::Result;
 use crate::http::Method;
 use crate::queue::client::QueueClient;
+use crate::storage::StorageRequest;
 
 /// Get Queue Properties: the approximate message count and the metadata.
 ///

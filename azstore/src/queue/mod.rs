@@ -49,6 +49,7 @@ mod names;
 mod service;
 mod telemetry;
 mod worker;
+mod worker_options;
 mod xml;
 
 pub use client::QueueClient;
@@ -62,6 +63,7 @@ pub use metadata::QueueProperties;
 pub use names::validate_queue_name;
 pub use service::{QueueItem, QueueServiceClient};
 pub use worker::{
-    Delivery, HandlerError, POISON_METADATA, WorkerHandle, WorkerOptions, WorkerStats, process,
+    Delivery, HandlerError, POISON_METADATA, WorkerHandle, WorkerStats, process,
     process_until_empty,
 };
+pub use worker_options::WorkerOptions;

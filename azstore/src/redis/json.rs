@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Idempotent, RedisClient, random_hex, validate_key};
 use crate::conditions::ETag;
-use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::update::{Current, Versioned};
 
 /// What is stored at the key: one JSON document (a Redis string) holding the value with its
@@ -31,7 +31,7 @@ struct Stored<T> {
 
 /// A Redis key holding a JSON value, as a [`Versioned`] resource for
 /// [`update`](crate::update::update) — the Redis counterpart of
-/// [`BlobJson`](crate::update::BlobJson).
+/// [`BlobJson`](crate::blob::BlobJson).
 ///
 /// The key is a Redis string holding one JSON document,
 /// `{"etag":"…","wid":"…","value":…}`: `value` is yours, `etag` a random version that
@@ -160,7 +160,6 @@ fn condition_not_met(key: &str, why: &str) -> Error {
         ErrorKind::PreconditionFailed,
         format!("Redis key {key}: {why}"),
     )
-    .with_code(ErrorCode::ConditionNotMet)
 }
 
 fn not_found(key: &str) -> Error {
@@ -168,7 +167,6 @@ fn not_found(key: &str) -> Error {
         ErrorKind::NotFound,
         format!("Redis key {key} does not exist"),
     )
-    .with_code(ErrorCode::ResourceNotFound)
 }
 
 /// The conditional write, atomic on the server: compares the stored etag and, when it is the
@@ -354,10 +352,9 @@ where
         match created {
             true => Ok(ETag::new(new_etag)),
             false => Err(Error::new(
-                ErrorKind::Conflict,
+                ErrorKind::AlreadyExists,
                 format!("Redis key {} already exists", self.key),
-            )
-            .with_code(ErrorCode::ResourceAlreadyExists)),
+            )),
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{Idempotent, RedisClient, validate_key};
 use crate::conditions::LeaseId;
-use crate::error::{Error, ErrorCode, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::lease::{
     BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
     LeaseResult,
@@ -288,14 +288,14 @@ impl RedisLease {
         match answer {
             1 => Ok(()),
             0 => Err(lease_error(
-                ErrorCode::LeaseNotPresentWithLeaseOperation,
+                ErrorKind::LeaseLost,
                 format!(
                     "{what} refused: there is no lease on Redis key {}",
                     self.key
                 ),
             )),
             _ => Err(lease_error(
-                ErrorCode::LeaseIdMismatchWithLeaseOperation,
+                ErrorKind::LeaseLost,
                 format!(
                     "{what} refused: another lease id holds Redis key {}",
                     self.key
@@ -305,8 +305,8 @@ impl RedisLease {
     }
 }
 
-pub(super) fn lease_error(code: ErrorCode, message: String) -> Error {
-    Error::new(ErrorKind::Lease, message).with_code(code)
+pub(super) fn lease_error(kind: ErrorKind, message: String) -> Error {
+    Error::new(kind, message)
 }
 
 impl Leasable for RedisLease {
@@ -335,7 +335,7 @@ impl Leasable for RedisLease {
             Ok(LeaseResult::new(proposed.clone(), None))
         } else {
             Err(lease_error(
-                ErrorCode::LeaseAlreadyPresent,
+                ErrorKind::LeaseHeld,
                 format!("Redis key {} is leased by someone else", self.key),
             ))
         }
@@ -390,7 +390,7 @@ impl Leasable for RedisLease {
             .await?;
         if remaining < 0 {
             return Err(lease_error(
-                ErrorCode::LeaseNotPresentWithLeaseOperation,
+                ErrorKind::LeaseLost,
                 format!("break refused: there is no lease on Redis key {}", self.key),
             ));
         }

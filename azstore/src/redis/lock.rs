@@ -429,10 +429,6 @@ impl Lock<RedisLockTarget> {
     }
 }
 
-/// What [`RedisLock::status`](Lock::status) reports: the one [`LockStatus`].
-#[deprecated(note = "the lock status is one type on every backend: use azstore::lock::LockStatus")]
-pub type RedisLockStatus = LockStatus;
-
 /// A held [`RedisLock`]: the renewed lease plus the fencing token of this acquisition.
 /// Release it with [`release`](Held::release); dropping it releases in the background.
 ///

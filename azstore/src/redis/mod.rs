@@ -46,12 +46,11 @@
 //! Azure Managed Redis listens on port 10000: `RedisConfig::azure_cache(host).port(10000)`.
 //!
 //! # Errors
-//! Redis answers are mapped onto azstore's [`Error`]: a refused condition is
-//! [`ErrorKind::PreconditionFailed`] (code
-//! `ConditionNotMet`), a create that finds the key is
-//! [`ErrorKind::Conflict`] (`ResourceAlreadyExists`), a missing
-//! key is [`ErrorKind::NotFound`] (`ResourceNotFound`), lease
-//! refusals carry the same lease codes as Azure Storage's. A Redis error reply is
+//! Redis answers are mapped onto azstore's [`Error`], in the toolkit's words: a refused
+//! condition is [`ErrorKind::PreconditionFailed`], a create that finds the key is
+//! [`ErrorKind::AlreadyExists`], a missing key is [`ErrorKind::NotFound`], a lease someone
+//! else holds is [`ErrorKind::LeaseHeld`] and a lease id that no longer holds the key is
+//! [`ErrorKind::LeaseLost`]. A Redis error reply is
 //! [`ErrorKind::Service`] with the reply's code (e.g.
 //! `WRONGTYPE`) as [`ErrorCode::Other`]; `LOADING`, `BUSY`,
 //! `TRYAGAIN`, `MASTERDOWN`, `READONLY` and `CLUSTERDOWN` (a failover or restart in progress)
@@ -79,8 +78,6 @@ use config::Auth;
 pub use config::RedisConfig;
 pub use json::RedisJson;
 pub use lease::RedisLease;
-#[allow(deprecated)]
-pub use lock::RedisLockStatus;
 pub use lock::{BULK_STATUS_KEYS, HeldRedisLock, RedisLock, RedisLockTarget, RedisLocks};
 
 /// The environment variable [`RedisClient::from_env`] reads: a `redis://` or `rediss://` URL.

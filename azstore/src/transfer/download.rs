@@ -20,8 +20,8 @@ use futures_util::StreamExt;
 use tokio::task::JoinHandle;
 
 use crate::conditions::ETag;
-use crate::error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
-use crate::http::{Headers, Pipeline, Request, StreamingResponse, range_header};
+use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::http::{Headers, StreamingResponse};
 use crate::transfer::OnChange;
 use crate::transfer::progress::Tracker;
 
@@ -73,26 +73,6 @@ pub(crate) trait FirstProps: Sized {
     fn parse(headers: &Headers) -> Result<Self>;
     /// The version the later ranges are pinned to.
     fn version(&self) -> Version;
-}
-
-/// The first request of a download: `get()` with `x-ms-range: 0..len`, or `get()` alone when
-/// the object is empty (a range of it is answered with 416). The properties, the ETag and the
-/// size are read from the response's headers.
-pub(crate) async fn open_first<P: FirstProps>(
-    pipeline: &Pipeline,
-    get: impl Fn() -> Request,
-    len: u64,
-) -> Result<(P, Version, StreamingResponse)> {
-    let ranged = get().header("x-ms-range", range_header(&(0..len)));
-    let resp = match pipeline.send_streaming(ranged).await {
-        Err(e) if e.status() == Some(416) || e.error_code() == Some(&ErrorCode::InvalidRange) => {
-            pipeline.send_streaming(get()).await
-        }
-        r => r,
-    }?;
-    let props = P::parse(&resp.headers)?;
-    let version = props.version();
-    Ok((props, version, resp))
 }
 
 /// How a download runs.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{Change, Current, Outcome, WRITE_ID_HISTORY};
 use crate::conditions::ETag;
-use crate::error::{Error, ErrorCode, RequestSent};
+use crate::error::{Error, ErrorKind, RequestSent};
 
 /// A write of ours that failed in a way that does not prove it was not applied.
 pub(super) struct Pending<T> {
@@ -157,32 +157,19 @@ pub(super) fn position_in(token: &str, id: &str) -> Option<usize> {
 
 /// Whether a create's error means "someone else created it first".
 pub(super) fn is_create_conflict(e: &Error) -> bool {
-    e.is_precondition_failed()
-        || (e.is_conflict()
-            && matches!(
-                e.error_code(),
-                Some(
-                    ErrorCode::BlobAlreadyExists
-                        | ErrorCode::EntityAlreadyExists
-                        | ErrorCode::ResourceAlreadyExists
-                )
-            ))
+    e.is_precondition_failed() || e.is_already_exists()
 }
 
-/// Whether a replace's or delete's error means "someone else changed or deleted it".
+/// Whether a replace's or delete's error means "someone else changed or deleted it" (a
+/// missing container is not: nothing was there to change).
 pub(super) fn is_replace_conflict(e: &Error) -> bool {
-    e.is_precondition_failed()
-        || (e.is_not_found()
-            && !matches!(
-                e.error_code(),
-                Some(ErrorCode::ContainerNotFound | ErrorCode::TableNotFound)
-            ))
+    e.is_precondition_failed() || e.kind() == ErrorKind::NotFound
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use crate::error::ErrorCode;
 
     #[test]
     fn write_tokens_keep_a_bounded_history() {
@@ -316,14 +303,12 @@ mod tests {
 
     #[test]
     fn conflict_classification() {
-        let e412 = Error::from_response(412, Some(ErrorCode::ConditionNotMet), "x".into(), None);
-        let exists = Error::from_response(409, Some(ErrorCode::BlobAlreadyExists), "".into(), None);
-        let busy =
-            Error::from_response(409, Some(ErrorCode::ContainerBeingDeleted), "".into(), None);
-        let gone = Error::from_response(404, Some(ErrorCode::BlobNotFound), "".into(), None);
-        let no_container =
-            Error::from_response(404, Some(ErrorCode::ContainerNotFound), "".into(), None);
-        let lease = Error::from_response(412, Some(ErrorCode::LeaseIdMissing), "".into(), None);
+        let e412 = Error::from_response(412, None, "x".into(), None);
+        let exists = Error::new(ErrorKind::AlreadyExists, "created by someone else");
+        let busy = Error::new(ErrorKind::Conflict, "being deleted");
+        let gone = Error::new(ErrorKind::NotFound, "deleted by someone else");
+        let no_container = Error::new(ErrorKind::ContainerNotFound, "no container");
+        let lease = Error::new(ErrorKind::LeaseHeld, "leased by someone else");
         assert!(is_create_conflict(&e412) && is_create_conflict(&exists));
         assert!(!is_create_conflict(&busy) && !is_create_conflict(&gone));
         assert!(is_replace_conflict(&e412) && is_replace_conflict(&gone));
@@ -332,7 +317,6 @@ mod tests {
         let ex = Error::retries_exhausted("gave up", e412);
         assert_eq!(ex.kind(), ErrorKind::RetriesExhausted);
         assert_eq!(ex.status(), Some(412));
-        assert_eq!(ex.error_code(), Some(&ErrorCode::ConditionNotMet));
         assert!(std::error::Error::source(&ex).is_some());
     }
 }

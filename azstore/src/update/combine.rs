@@ -42,7 +42,8 @@ struct Inner<R: Versioned> {
 /// waiting does not stall the others.
 ///
 /// ```no_run
-/// use azstore::update::{BlobJson, Combiner, Decision, UpdatePolicy};
+/// use azstore::update::{Combiner, Decision, UpdatePolicy};
+/// use azstore::blob::{BlobJson};
 /// # async fn run(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let counter = Combiner::new(BlobJson::<u64>::new(blob), UpdatePolicy::default());
 /// let tasks: Vec<_> = (0..100)
@@ -85,7 +86,8 @@ where
     /// retried under `policy`. Needs a tokio runtime (the rounds run on a spawned task).
     ///
     /// ```no_run
-    /// use azstore::update::{BlobJson, Combiner, UpdatePolicy};
+    /// use azstore::update::{Combiner, UpdatePolicy};
+    /// use azstore::blob::{BlobJson};
     /// # async fn demo(blob: azstore::blob::BlobClient) {
     /// let hits = Combiner::new(BlobJson::<u64>::new(blob), UpdatePolicy::default());
     /// # let _ = hits; }
@@ -106,7 +108,8 @@ where
     /// The resource.
     ///
     /// ```no_run
-    /// use azstore::update::{BlobJson, Combiner};
+    /// use azstore::update::{Combiner};
+    /// use azstore::blob::{BlobJson};
     /// # fn demo(hits: Combiner<BlobJson<u64>>) {
     /// println!("combining updates of {}", hits.resource().blob().name());
     /// # }
@@ -118,7 +121,8 @@ where
     /// Like [`update`], combined with the other updates in flight on this combiner.
     ///
     /// ```no_run
-    /// use azstore::update::{BlobJson, Combiner, Decision};
+    /// use azstore::update::{Combiner, Decision};
+    /// use azstore::blob::{BlobJson};
     /// # async fn demo(hits: Combiner<BlobJson<u64>>) -> azstore::Result<()> {
     /// let outcome = hits.update(|n| Decision::Write(n.copied().unwrap_or(0) + 1)).await?;
     /// println!("{:?} after this round", outcome.value);

@@ -1,7 +1,8 @@
-//! The `update` engine: the loop over [`Versioned`], written once for every backend. It knows
-//! no backend; each backend implements [`Versioned`] in its own folder. The public module
-//! [`crate::update`] (declared in the crate root) re-exports this one with the blob adapters
-//! and carries the user documentation (`README.md` beside this file).
+#![doc = include_str!("README.md")]
+//!
+//! The engine knows no backend: each backend implements [`Versioned`] in its own folder, beside
+//! its adapters (`azstore::blob::BlobJson`, `azstore::redis::RedisJson`,
+//! `azstore::cosmos::CosmosItem`, `azstore::table::TableClient`'s entities).
 
 mod ambiguity;
 mod combine;
@@ -28,7 +29,8 @@ pub const WRITE_ID_HISTORY: usize = 16;
 /// The current state of a versioned resource, as [`Versioned::read`] returns it.
 ///
 /// ```no_run
-/// use azstore::update::{BlobJson, Versioned};
+/// use azstore::update::{Versioned};
+/// use azstore::blob::{BlobJson};
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let counter = BlobJson::<u64>::new(blob);
 /// if let Some(current) = counter.read().await? {
@@ -59,7 +61,7 @@ pub struct Current<T> {
 ///
 /// Send `replace` and `create` as conditional (or non-idempotent) writes
 /// ([`Intent::ConditionalWrite`](crate::http::Intent::ConditionalWrite), which
-/// [`Request::conditions`](crate::http::Request::conditions) makes of an ETag or create-only
+/// [`StorageRequest::conditions`](crate::storage::StorageRequest::conditions) makes of an ETag or create-only
 /// condition): then a write whose response was lost comes back as an error with
 /// [`RequestSent::Maybe`] and `update` re-reads at once, instead of the pipeline repeating
 /// the write, meeting our own first try as a 412, and `update` recognising it only after its
@@ -80,7 +82,7 @@ pub struct Current<T> {
 ///     Ok(outcome.value.unwrap_or(0))
 /// }
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-/// let visits = increment(&azstore::update::BlobJson::<u64>::new(blob)).await?;
+/// let visits = increment(&azstore::blob::BlobJson::<u64>::new(blob)).await?;
 /// # let _ = visits; Ok(()) }
 /// ```
 pub trait Versioned: Send + Sync {
@@ -90,7 +92,8 @@ pub trait Versioned: Send + Sync {
     /// Reads the current value and ETag; `Ok(None)` when the resource does not exist.
     ///
     /// ```no_run
-    /// use azstore::update::{BlobJson, Versioned};
+    /// use azstore::update::{Versioned};
+    /// use azstore::blob::{BlobJson};
     /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// match BlobJson::<Vec<String>>::new(blob).read().await? {
     ///     Some(current) => println!("{} names at {}", current.value.len(), current.etag),
@@ -105,7 +108,8 @@ pub trait Versioned: Send + Sync {
     /// hand, it is one optimistic write (412 when someone wrote since `etag`).
     ///
     /// ```no_run
-    /// use azstore::update::{BlobJson, Versioned};
+    /// use azstore::update::{Versioned};
+    /// use azstore::blob::{BlobJson};
     /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// let doc = BlobJson::<u64>::new(blob);
     /// if let Some(current) = doc.read().await? {
@@ -127,7 +131,8 @@ pub trait Versioned: Send + Sync {
     /// `write_id` with it. Returns the new ETag.
     ///
     /// ```no_run
-    /// use azstore::update::{BlobJson, Versioned};
+    /// use azstore::update::{Versioned};
+    /// use azstore::blob::{BlobJson};
     /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// let doc = BlobJson::<u64>::new(blob);
     /// match doc.create(&0, "0a1b2c").await {
@@ -145,7 +150,8 @@ pub trait Versioned: Send + Sync {
     /// Deletes the resource only if the current ETag is `etag`.
     ///
     /// ```no_run
-    /// use azstore::update::{BlobJson, Versioned};
+    /// use azstore::update::{Versioned};
+    /// use azstore::blob::{BlobJson};
     /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
     /// let doc = BlobJson::<u64>::new(blob);
     /// if let Some(current) = doc.read().await? {
@@ -193,7 +199,7 @@ pub trait Versioned: Send + Sync {
     /// ```
     /// use azstore::update::Versioned;
     /// # fn f(blob: azstore::blob::BlobClient) {
-    /// let counter = azstore::update::BlobJson::<u64>::new(blob.clone());
+    /// let counter = azstore::blob::BlobJson::<u64>::new(blob.clone());
     /// assert_eq!(counter.key(), blob.url());
     /// # }
     /// ```
@@ -212,7 +218,8 @@ pub trait Versioned: Send + Sync {
     /// ```
     /// use azstore::StorageAccount;
     /// use azstore::blob::BlobServiceClient;
-    /// use azstore::update::{BlobJson, Versioned};
+    /// use azstore::update::{Versioned};
+    /// use azstore::blob::{BlobJson};
     /// # fn main() -> azstore::Result<()> {
     /// let blobs = BlobServiceClient::new(&StorageAccount::development())?;
     /// let counter = BlobJson::<u64>::new(blobs.container("counters")?.blob("visits")?);
@@ -231,7 +238,8 @@ pub trait Versioned: Send + Sync {
     /// ```
     /// use azstore::StorageAccount;
     /// use azstore::blob::BlobServiceClient;
-    /// use azstore::update::{BlobJson, Versioned};
+    /// use azstore::update::{Versioned};
+    /// use azstore::blob::{BlobJson};
     /// # fn main() -> azstore::Result<()> {
     /// let blobs = BlobServiceClient::new(&StorageAccount::development())?;
     /// let counter = BlobJson::<u64>::new(blobs.container("counters")?.blob("visits")?);
@@ -247,7 +255,8 @@ pub trait Versioned: Send + Sync {
 /// What the closure passed to [`update`] decided for the value it was shown.
 ///
 /// ```no_run
-/// use azstore::update::{BlobJson, Decision, UpdatePolicy, update};
+/// use azstore::update::{Decision, UpdatePolicy, update};
+/// use azstore::blob::{BlobJson};
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// // A stock level: take 3 items, delete the record when it reaches zero.
 /// let stock = BlobJson::<u32>::new(blob);
@@ -288,7 +297,8 @@ impl<T> Decision<T> {
 /// What the successful write (or non-write) of an [`update`] did.
 ///
 /// ```no_run
-/// use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
+/// use azstore::update::{Change, Decision, UpdatePolicy, update};
+/// use azstore::blob::{BlobJson};
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let flag = BlobJson::<bool>::new(blob);
 /// let outcome = update(&flag, &UpdatePolicy::default(), |on| match on {
@@ -319,7 +329,8 @@ pub enum Change {
 /// The result of a successful [`update`].
 ///
 /// ```no_run
-/// use azstore::update::{BlobJson, Decision, UpdatePolicy, update};
+/// use azstore::update::{Decision, UpdatePolicy, update};
+/// use azstore::blob::{BlobJson};
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let counter = BlobJson::<u64>::new(blob);
 /// let outcome = update(&counter, &UpdatePolicy::default(), |n| {

@@ -48,7 +48,8 @@ use crate::error::{Error, RequestSent, Result};
 ///
 /// ```no_run
 /// use std::collections::BTreeMap;
-/// use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
+/// use azstore::update::{Change, Decision, UpdatePolicy, update};
+/// use azstore::blob::{BlobJson};
 ///
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// // seat -> guest
@@ -612,7 +613,8 @@ impl<T> Run<'_, T> {
 /// instead of a false "already exists".
 ///
 /// ```no_run
-/// use azstore::update::{BlobJson, create_only};
+/// use azstore::update::{create_only};
+/// use azstore::blob::{BlobJson};
 /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
 /// let config = BlobJson::<Vec<String>>::new(blob);
 /// match create_only(&config, &vec!["eu-west".to_string()]).await {

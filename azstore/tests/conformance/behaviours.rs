@@ -127,7 +127,7 @@ async fn table_error_code_in_body() -> Check {
         .err()
         .ok_or("409 read as success")?;
     ensure!(
-        err.kind() == ErrorKind::Conflict
+        err.kind() == ErrorKind::AlreadyExists
             && err.error_code() == Some(&ErrorCode::TableAlreadyExists),
         "{err:?}"
     );
@@ -261,7 +261,7 @@ async fn lease_break_period() -> Check {
         .err()
         .ok_or("write after the break succeeded")?;
     ensure!(
-        err.kind() == ErrorKind::Lease && err.error_code() == Some(&ErrorCode::LeaseLost),
+        err.kind() == ErrorKind::LeaseLost && err.error_code() == Some(&ErrorCode::LeaseLost),
         "{err:?}"
     );
     ensure!(

@@ -45,14 +45,10 @@ pub fn query_pairs(raw: &str) -> Vec<(String, String)> {
     v
 }
 
-/// The semantic headers compared when the recording carries them (lower-case names).
+/// The semantic headers compared when the recording carries them (lower-case names), beside
+/// [`MUST_NOT_ADD`] and [`BLOB_HTTP_HEADERS`].
 const SEMANTIC: &[&str] = &[
-    "if-match",
-    "if-none-match",
-    "if-modified-since",
-    "if-unmodified-since",
     "x-ms-lease-action",
-    "x-ms-lease-id",
     "x-ms-lease-duration",
     "x-ms-lease-break-period",
     "x-ms-proposed-lease-id",
@@ -63,13 +59,6 @@ const SEMANTIC: &[&str] = &[
     "x-ms-blob-content-length",
     "x-ms-write",
     "x-ms-page-write",
-    "x-ms-delete-snapshots",
-    "x-ms-blob-condition-appendpos",
-    "x-ms-blob-condition-maxsize",
-    "x-ms-source-if-match",
-    "x-ms-source-if-none-match",
-    "x-ms-source-if-modified-since",
-    "x-ms-source-if-unmodified-since",
     "x-ms-source-range",
     "x-ms-copy-source",
     "x-ms-blob-public-access",
@@ -80,12 +69,6 @@ const SEMANTIC: &[&str] = &[
     "x-ms-source-content-md5",
     "x-ms-requires-sync",
     "x-ms-copy-action",
-    "x-ms-blob-content-disposition",
-    "x-ms-blob-content-language",
-    "x-ms-blob-content-type",
-    "x-ms-blob-content-md5",
-    "x-ms-blob-cache-control",
-    "x-ms-blob-content-encoding",
     "x-ms-blob-sequence-number",
     "x-ms-sequence-number-action",
     "x-ms-access-tier",
@@ -101,8 +84,9 @@ const SEMANTIC: &[&str] = &[
     "content-md5",
 ];
 
-/// Headers that azstore must not add when the recording does not have them: sending a
-/// condition or lease id the recorded client did not send changes what the request means.
+/// Semantic headers that azstore must also not add when the recording does not have them:
+/// sending a condition or lease id the recorded client did not send changes what the request
+/// means.
 const MUST_NOT_ADD: &[&str] = &[
     "if-match",
     "if-none-match",
@@ -116,6 +100,16 @@ const MUST_NOT_ADD: &[&str] = &[
     "x-ms-source-if-none-match",
     "x-ms-source-if-modified-since",
     "x-ms-source-if-unmodified-since",
+];
+
+/// The HTTP headers Set Blob Properties stores (semantic too).
+pub const BLOB_HTTP_HEADERS: &[&str] = &[
+    "x-ms-blob-content-disposition",
+    "x-ms-blob-content-language",
+    "x-ms-blob-content-type",
+    "x-ms-blob-content-md5",
+    "x-ms-blob-cache-control",
+    "x-ms-blob-content-encoding",
 ];
 
 fn is_date_header(name: &str) -> bool {
@@ -219,8 +213,10 @@ pub fn compare_request(rec: &RecordedRequest, got: &CapturedRequest) -> Result<(
         .map(|(k, _)| k.to_ascii_lowercase())
         .filter(|k| k.starts_with("x-ms-file-"))
         .collect();
-    let names = SEMANTIC
+    let names = MUST_NOT_ADD
         .iter()
+        .chain(SEMANTIC)
+        .chain(BLOB_HTTP_HEADERS)
         .copied()
         .chain(file_headers.iter().map(String::as_str));
     let mut seen = std::collections::BTreeSet::new();
@@ -528,16 +524,7 @@ fn batch_parts(body: &str) -> Vec<BatchPart> {
             .unwrap_or(url);
         let line = format!("{method} {}", decode(path, false));
         i += 1;
-        let mut if_match = None;
-        while i < lines.len() && !lines[i].is_empty() {
-            if let Some((k, v)) = lines[i].split_once(':') {
-                if k.trim().eq_ignore_ascii_case("if-match") {
-                    if_match = Some(v.trim().to_string());
-                }
-            }
-            i += 1;
-        }
-        i += 1;
+        let if_match = part_if_match(&lines, &mut i);
         let mut json = None;
         if i < lines.len() && lines[i].trim_start().starts_with('{') {
             json = serde_json::from_str(lines[i].trim()).ok();
@@ -546,6 +533,22 @@ fn batch_parts(body: &str) -> Vec<BatchPart> {
         out.push((line, if_match, json));
     }
     out
+}
+
+/// The `If-Match` among the headers of one part of a batch body that start at `lines[*i]`;
+/// leaves `*i` past the blank line that ends them.
+pub fn part_if_match(lines: &[&str], i: &mut usize) -> Option<String> {
+    let mut if_match = None;
+    while *i < lines.len() && !lines[*i].is_empty() {
+        if let Some((k, v)) = lines[*i].split_once(':') {
+            if k.trim().eq_ignore_ascii_case("if-match") {
+                if_match = Some(v.trim().to_string());
+            }
+        }
+        *i += 1;
+    }
+    *i += 1;
+    if_match
 }
 
 /// The error code the service gave: `x-ms-error-code`, else the XML `<Code>`, else the
@@ -570,11 +573,37 @@ pub fn recorded_error_code(resp: &RecordedResponse) -> Option<String> {
 /// The `ErrorKind` the service's answer means.
 pub fn expected_kind(status: u16, code: Option<&str>) -> ErrorKind {
     let lease = code.is_some_and(|c| c.starts_with("Lease"));
+    // A lease this request named that is no longer its own, as opposed to a lease someone
+    // else holds.
+    let lost = code.is_some_and(|c| {
+        c.starts_with("LeaseIdMismatchWith")
+            || c.starts_with("LeaseNotPresentWith")
+            || matches!(
+                c,
+                "LeaseLost"
+                    | "LeaseIsBrokenAndCannotBeRenewed"
+                    | "LeaseIsBreakingAndCannotBeChanged"
+                    | "LeaseAlreadyBroken"
+            )
+    });
+    let container_gone = matches!(
+        code,
+        Some(
+            "ContainerNotFound"
+                | "TableNotFound"
+                | "QueueNotFound"
+                | "ShareNotFound"
+                | "ParentNotFound"
+        )
+    );
     match status {
         304 => ErrorKind::NotModified,
-        409 | 412 if lease => ErrorKind::Lease,
+        409 | 412 if lost => ErrorKind::LeaseLost,
+        409 | 412 if lease => ErrorKind::LeaseHeld,
         412 => ErrorKind::PreconditionFailed,
+        409 if code.is_some_and(|c| c.ends_with("AlreadyExists")) => ErrorKind::AlreadyExists,
         409 => ErrorKind::Conflict,
+        404 if container_gone => ErrorKind::ContainerNotFound,
         404 => ErrorKind::NotFound,
         401 | 403 => ErrorKind::Auth,
         400 if matches!(code, Some("Md5Mismatch" | "Crc64Mismatch")) => ErrorKind::Integrity,
@@ -781,6 +810,39 @@ pub fn xml_items(body: &[u8], item: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The metadata of each listed item (names compared lower-case) against the recorded
+/// `<Metadata>` of each `<item>`, in order.
+pub fn check_listed_metadata<'a>(
+    listed: impl Iterator<Item = &'a BTreeMap<String, String>>,
+    resp: &RecordedResponse,
+    item: &str,
+) -> Result<(), String> {
+    let metas = xml_metadata(&resp.body, item);
+    let got: Vec<BTreeMap<String, String>> = listed
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
+                .collect()
+        })
+        .collect();
+    if got != metas {
+        return Err(format!("metadata {got:?} != recorded {metas:?}"));
+    }
+    Ok(())
+}
+
+/// A listing page's continuation marker against the recorded `<NextMarker>` (empty is none).
+pub fn check_next_marker(got: Option<&str>, resp: &RecordedResponse) -> Result<(), String> {
+    let want = xml_texts(&resp.body, &["NextMarker"])
+        .into_iter()
+        .next()
+        .filter(|m| !m.is_empty());
+    if got != want.as_deref() {
+        return Err(format!("next marker {got:?} != recorded {want:?}"));
+    }
+    Ok(())
 }
 
 /// For each element named `item`, its `<Metadata>` pairs (names lower-cased).

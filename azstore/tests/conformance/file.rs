@@ -13,7 +13,7 @@ use bytes::Bytes;
 use testkit::replay::{Interaction, RecordedResponse};
 
 use crate::blob::{check_metadata, check_version};
-use crate::compare::{eq_header, outcome, xml_texts};
+use crate::compare::{check_listed_metadata, check_next_marker, eq_header, outcome, xml_texts};
 use crate::cx::{Cx, Plan, one};
 use crate::req::Req;
 
@@ -232,14 +232,7 @@ fn check_list(
     if got != want {
         return Err(format!("entries {got:?} != recorded {want:?}"));
     }
-    let want = xml_texts(&resp.body, &["NextMarker"])
-        .into_iter()
-        .next()
-        .filter(|m| !m.is_empty());
-    if next != want {
-        return Err(format!("next marker {next:?} != recorded {want:?}"));
-    }
-    Ok(())
+    check_next_marker(next.as_deref(), resp)
 }
 
 fn plan_service(req: &Req) -> Result<Plan, String> {
@@ -299,31 +292,9 @@ fn plan_service(req: &Req) -> Result<Plan, String> {
                 return Err(format!("ETags {etags:?} != recorded {want:?}"));
             }
             if options.include_metadata {
-                let metas = crate::compare::xml_metadata(&resp.body, "Share");
-                let got: Vec<std::collections::BTreeMap<String, String>> = page
-                    .shares
-                    .iter()
-                    .map(|s| {
-                        s.metadata
-                            .iter()
-                            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-                            .collect()
-                    })
-                    .collect();
-                if got != metas {
-                    return Err(format!("metadata {got:?} != recorded {metas:?}"));
-                }
+                check_listed_metadata(page.shares.iter().map(|s| &s.metadata), resp, "Share")?;
             }
-            let want = xml_texts(&resp.body, &["NextMarker"])
-                .into_iter()
-                .next()
-                .filter(|m| !m.is_empty());
-            if page.next_marker != want {
-                return Err(format!(
-                    "next marker {:?} != recorded {want:?}",
-                    page.next_marker
-                ));
-            }
+            check_next_marker(page.next_marker.as_deref(), resp)?;
         }
         Ok(())
     }))
@@ -347,7 +318,9 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 None => None,
             };
             Ok(one(move |cx, it| async move {
-                let got = share(&cx, &s)?.create_with(&meta, quota).await;
+                let mut options = azstore::file::ShareOptions::default().metadata(meta);
+                options.quota_gib = quota;
+                let got = share(&cx, &s)?.create_with(&options).await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }
@@ -488,7 +461,10 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
             let meta = req.metadata();
             let smb = smb_of(&req)?;
             Ok(one(move |cx, it| async move {
-                let got = dir(&cx, &s, &path)?.create_with_smb(&meta, &smb).await;
+                let options = azstore::file::CreateDirectoryOptions::default()
+                    .metadata(meta)
+                    .smb(smb);
+                let got = dir(&cx, &s, &path)?.create_with(&options).await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }
@@ -557,15 +533,14 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 .h("x-ms-content-length")
                 .and_then(|v| v.parse().ok())
                 .ok_or("Create File without x-ms-content-length")?;
-            let options = CreateFileOptions::default()
+            let mut options = CreateFileOptions::default()
+                .size(size)
                 .metadata(req.metadata())
                 .headers(http_headers_of(&req))
                 .smb(smb_of(&req)?);
-            let l = lease(&req)?;
+            options.lease = lease(&req)?;
             Ok(one(move |cx, it| async move {
-                let got = file(&cx, &s, &path)?
-                    .create_with(size, &options, l.as_ref())
-                    .await;
+                let got = file(&cx, &s, &path)?.create_with(&options).await;
                 if let Some(w) = outcome(got, &it.response)? {
                     check_version(Some(&w.etag), w.last_modified, &it.response)?;
                 }
@@ -606,9 +581,7 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                 let f = file(&cx, &s, &path)?;
                 let got = match range {
                     Some(r) => f.download_range(r).await,
-                    // One unranged Get File, as recorded (`download` may split it in ranges).
-                    #[allow(deprecated)]
-                    None => f.get().await,
+                    None => f.download(&azstore::file::TransferOptions::default()).await,
                 };
                 let resp = &it.response;
                 if let Some(d) = outcome(got, resp)? {

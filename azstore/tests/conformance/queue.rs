@@ -6,7 +6,9 @@ use azstore::queue::QueueClient;
 use azstore::queue::{MessageEncoding, MessageId, PopReceipt, PutMessageOptions, TimeToLive};
 use testkit::replay::{Interaction, RecordedResponse};
 
-use crate::compare::{eq_date, eq_header, outcome, xml_texts};
+use crate::compare::{
+    check_listed_metadata, check_next_marker, eq_date, eq_header, outcome, xml_texts,
+};
 use crate::cx::{Cx, Plan, one};
 use crate::req::Req;
 
@@ -96,30 +98,8 @@ pub fn plan(its: &[Interaction], i: usize) -> Result<Plan, String> {
                     if names != want {
                         return Err(format!("names {names:?} != recorded {want:?}"));
                     }
-                    let metas = crate::compare::xml_metadata(&resp.body, "Queue");
-                    let got: Vec<std::collections::BTreeMap<String, String>> = page
-                        .items
-                        .iter()
-                        .map(|q| {
-                            q.metadata
-                                .iter()
-                                .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-                                .collect()
-                        })
-                        .collect();
-                    if got != metas {
-                        return Err(format!("metadata {got:?} != recorded {metas:?}"));
-                    }
-                    let want = xml_texts(&resp.body, &["NextMarker"])
-                        .into_iter()
-                        .next()
-                        .filter(|m| !m.is_empty());
-                    if page.next_marker != want {
-                        return Err(format!(
-                            "next marker {:?} != recorded {want:?}",
-                            page.next_marker
-                        ));
-                    }
+                    check_listed_metadata(page.items.iter().map(|q| &q.metadata), resp, "Queue")?;
+                    check_next_marker(page.next_marker.as_deref(), resp)?;
                 }
                 Ok(())
             }))

@@ -6,7 +6,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 use testkit::replay::{Interaction, RecordedResponse};
 
-use crate::compare::{check_error, eq_header, outcome, recorded_error_code};
+use crate::compare::{check_error, eq_header, outcome, part_if_match, recorded_error_code};
 use crate::cx::{Cx, Plan, one};
 use crate::req::Req;
 
@@ -433,16 +433,7 @@ fn batch_ops(body: &str) -> Result<Vec<BatchOp>, String> {
                 None => (path.clone(), None),
             };
             i += 1;
-            let mut if_match = None;
-            while i < lines.len() && !lines[i].is_empty() {
-                if let Some((k, v)) = lines[i].split_once(':') {
-                    if k.trim().eq_ignore_ascii_case("if-match") {
-                        if_match = Some(v.trim().to_string());
-                    }
-                }
-                i += 1;
-            }
-            i += 1;
+            let if_match = part_if_match(&lines, &mut i);
             let mut json = None;
             if i < lines.len() && lines[i].trim_start().starts_with('{') {
                 json = Some(json_object(lines[i].trim().as_bytes())?);

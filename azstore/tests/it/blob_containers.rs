@@ -1,5 +1,5 @@
-//! Containers: properties, metadata, access policies, listing with paging, and name
-//! validation before sending.
+//! Containers: properties, metadata, access policies, listing with paging (and with deleted
+//! and system items), and name validation before sending.
 
 use testkit as support;
 use testkit::blob as blob_support;
@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use azstore::access_policy::SignedIdentifier;
 use azstore::blob::{BlobListItem, ContainerAcl, ListOptions, PublicAccess};
-use azstore::{Conditions, ErrorKind, OffsetDateTime};
+use azstore::{Conditions, ErrorKind, OffsetDateTime, RequestSent};
 use futures_util::TryStreamExt;
+use testkit::scripted::{Reply, Scripted};
 
 #[tokio::test]
 async fn properties_metadata_and_etag() {
@@ -263,7 +264,7 @@ async fn create_with_metadata_and_public_access() {
         .create_with(&azstore::blob::CreateContainerOptions::default())
         .await
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert_eq!(e.kind(), ErrorKind::AlreadyExists, "{e}");
     assert_eq!(c.get_properties().await.unwrap().etag, p.etag);
     // Bad metadata is refused before sending.
     let bad = azstore::blob::CreateContainerOptions::default().metadata("not a name", "v");
@@ -273,4 +274,114 @@ async fn create_with_metadata_and_public_access() {
     let e = other.create_with(&bad).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
     assert!(!other.exists().await.unwrap());
+}
+
+/// List Containers with `include=deleted,system` (REST reference, 2025-11-05). Azurite
+/// ignores both values (it has no container soft delete and no system containers), so the
+/// answer is scripted as Azure shapes it.
+#[tokio::test]
+async fn list_containers_includes_deleted_and_system_containers() {
+    use azstore::blob::{BlobServiceClient, ListInclude, ListOptions};
+    use testkit::scripted::{Reply, Scripted};
+    let body = "\u{feff}<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"https://a.blob.core.windows.net/\"><Containers>\
+<Container><Name>$logs</Name><Properties><Last-Modified>Wed, 19 Jan 2022 22:28:43 GMT</Last-Modified><Etag>\"0x8D9DB9C8B1C3E5A\"</Etag><LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState><DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope><DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride><HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold></Properties></Container>\
+<Container><Name>reports</Name><Deleted>true</Deleted><Version>01D60F8BB59A4652</Version><Properties><Last-Modified>Wed, 19 Jan 2022 22:28:43 GMT</Last-Modified><Etag>\"0x8D9DB9C8B1C3E5B\"</Etag><LeaseStatus>unlocked</LeaseStatus><LeaseState>expired</LeaseState><PublicAccess>blob</PublicAccess><DefaultEncryptionScope>scope1</DefaultEncryptionScope><DenyEncryptionScopeOverride>true</DenyEncryptionScopeOverride><DeletedTime>Thu, 20 Jan 2022 08:00:00 GMT</DeletedTime><RemainingRetentionDays>6</RemainingRetentionDays></Properties></Container>\
+</Containers><NextMarker /></EnumerationResults>";
+    let server = Scripted::start(vec![Reply::with(
+        200,
+        &[("content-type", "application/xml")],
+        body.as_bytes(),
+    )])
+    .await;
+    let service = BlobServiceClient::new(&server.account()).unwrap();
+    let options = ListOptions::default()
+        .with_metadata()
+        .with_deleted()
+        .including(ListInclude::System);
+    let page = service.list_containers_page(&options, None).await.unwrap();
+    let target = &server.requests()[0].target;
+    assert!(
+        target.ends_with("?comp=list&include=metadata%2Cdeleted%2Csystem")
+            || target.ends_with("?comp=list&include=metadata,deleted,system"),
+        "{target}"
+    );
+    assert_eq!(page.items.len(), 2);
+    let logs = &page.items[0];
+    assert_eq!(logs.name, "$logs");
+    assert!(!logs.deleted && logs.version.is_none());
+    assert_eq!(
+        logs.default_encryption_scope.as_deref(),
+        Some("$account-encryption-key")
+    );
+    let gone = &page.items[1];
+    assert!(gone.deleted);
+    assert_eq!(gone.version.as_deref(), Some("01D60F8BB59A4652"));
+    assert_eq!(gone.remaining_retention_days, Some(6));
+    assert_eq!(gone.deleted_time.unwrap().unix_timestamp(), 1_642_665_600);
+    assert_eq!(gone.default_encryption_scope.as_deref(), Some("scope1"));
+    assert_eq!(gone.deny_encryption_scope_override, Some(true));
+    assert_eq!(gone.public_access.as_deref(), Some("blob"));
+    // Values for List Blobs only are refused before sending.
+    let e = service
+        .list_containers_page(&ListOptions::default().including(ListInclude::Tags), None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    assert_eq!(server.count(), 1);
+}
+
+#[tokio::test]
+async fn list_blobs_with_deleted_sends_include_deleted() {
+    // Azurite does not implement soft delete, but it accepts include=deleted and lists the
+    // live blobs unmarked; the real service's answer (with <Deleted>true</Deleted>) is
+    // checked against test_common_blob.test_soft_delete_with_leased_blob in the conformance
+    // suite.
+    let c = blob_support::container("listdel").await;
+    c.blob("live")
+        .unwrap()
+        .upload("x", &Conditions::none())
+        .await
+        .unwrap();
+    let page = c
+        .list_blobs_page(&ListOptions::default().with_deleted(), None)
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    match &page.items[0] {
+        azstore::blob::BlobListItem::Blob(b) => assert!(!b.deleted),
+        other => panic!("{other:?}"),
+    }
+    // include=system is List Containers' only.
+    let e = c
+        .list_blobs_page(
+            &ListOptions::default().including(azstore::blob::ListInclude::System),
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+}
+
+#[tokio::test]
+async fn invalid_names_are_refused_before_sending() {
+    let server = Scripted::start(vec![Reply::status(201)]).await;
+    let blobs = azstore::blob::BlobServiceClient::new(&server.account()).unwrap();
+    for bad in ["ab", "Upper", "a--b", "-ab", "has space"] {
+        let err = blobs.container(bad).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{bad}");
+        assert_eq!(err.request_sent(), RequestSent::No);
+    }
+    let c = blobs.container("fine").unwrap();
+    assert_eq!(c.blob("").unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(
+        c.blob(&"x".repeat(1025)).unwrap_err().kind(),
+        ErrorKind::InvalidInput
+    );
+    // a condition Delete Container does not support
+    let err = c
+        .delete(&azstore::Conditions::if_match(&azstore::ETag::new("\"x\"")))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert_eq!(server.count(), 0, "nothing may be sent for invalid input");
 }

@@ -6,8 +6,8 @@ use testkit::blob as blob_support;
 use std::time::Duration;
 
 use azstore::blob::{
-    BlockId, BlockRef, CommitOptions, CopyOptions, CopySource, CopyTags, PutOptions,
-    SourceAuthorization, crc64_base64, md5_base64,
+    AppendFromUrlOptions, BlockId, BlockRef, CommitOptions, CopyOptions, CopySource, CopyTags,
+    PutOptions, SourceAuthorization, crc64_base64, md5_base64,
 };
 use azstore::{Conditions, ErrorCode, ErrorKind, OffsetDateTime};
 
@@ -165,4 +165,29 @@ async fn copy_from_url_checks_the_source_md5_and_copies_tags() {
     }
     assert!(SourceAuthorization::bearer("two words").is_err());
     assert!(!never.exists().await.unwrap());
+}
+
+// Append Block From URL against a server: Azurite 3.37 answers 501 APINotImplemented, so it
+// is proven only by the replay of live Azure traffic (tests/conformance, the eleven
+// test_append_blob.test_append_block_from_url_* recordings: success, source and destination
+// conditions, append position and maximum size).
+
+#[tokio::test]
+async fn append_block_from_url_refuses_bad_input_before_sending() {
+    let c = blob_support::container("appurlbad").await;
+    let dst = c.blob("d").unwrap();
+    let bad_range = AppendFromUrlOptions::default().source_range(5..5);
+    let e = dst
+        .append_block_from_url("https://x.example/c/b", &bad_range)
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    // The same URL rules as every other From URL operation: http(s), percent-encoded.
+    for url in ["ftp://x/c/b", "https://x.example/c/a b"] {
+        let e = dst
+            .append_block_from_url(url, &AppendFromUrlOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{url}");
+    }
 }

@@ -8,11 +8,13 @@
 use testkit::blob as blob_support;
 use testkit::scripted::{Reply, Scripted};
 
+use azstore::blob::DownloadOptions;
 use azstore::blob::{
     AppendOptions, BlockId, BlockOptions, BlockRef, Checksum, CommitOptions, CreateOptions,
     PageWriteOptions, PutOptions, UploadOptions,
 };
 use azstore::http::{Method, Request};
+use azstore::http_headers::HttpHeaders;
 use azstore::{Conditions, ErrorCode, ErrorKind, blob::BlobServiceClient};
 
 #[tokio::test]
@@ -207,4 +209,77 @@ async fn verified_ranged_read_with_crc64_detects_corruption_scripted() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Service);
     assert!(e.message().contains("x-ms-content-crc64"), "{e}");
+}
+
+#[tokio::test]
+async fn a_ranged_blob_read_keeps_the_stored_md5_apart_from_the_ranges() {
+    let c = blob_support::container("rangemd5").await;
+    let b = c.blob("data.bin").unwrap();
+    let data = blob_support::pattern(10_000, 3);
+    let stored = azstore::blob::md5_base64(&data);
+    let headers = HttpHeaders::default()
+        .content_type("application/x-test")
+        .content_md5(stored.clone());
+    b.put(
+        data.clone(),
+        &PutOptions::new(azstore::Conditions::none()).http_headers(headers.clone()),
+    )
+    .await
+    .unwrap();
+
+    let whole = b.download().await.unwrap();
+    assert_eq!(
+        whole.properties.http_headers.content_md5,
+        Some(stored.clone())
+    );
+    assert_eq!(whole.properties.range_content_md5, None);
+
+    // A 206 carries the blob's stored MD5 in x-ms-blob-content-md5, not Content-MD5.
+    let part = b.download_range(100..600).await.unwrap();
+    assert_eq!(
+        part.properties.http_headers.content_md5,
+        Some(stored.clone())
+    );
+    assert_eq!(part.properties.range_content_md5, None, "not asked for");
+
+    // Asked for, the range's own MD5 stays apart from the stored one.
+    let verified = b
+        .download_range_verified(100..600, Checksum::Md5)
+        .await
+        .unwrap();
+    assert_eq!(
+        verified.properties.http_headers.content_md5,
+        Some(stored.clone())
+    );
+    assert_eq!(
+        verified.properties.range_content_md5,
+        Some(azstore::blob::md5_base64(&data[100..600]))
+    );
+
+    // A parallel download reads ranges only.
+    let mut buf = vec![0u8; data.len()];
+    let props = b
+        .download_into(
+            &mut buf,
+            &DownloadOptions::default()
+                .chunk_size(1024)
+                .max_concurrency(3),
+        )
+        .await
+        .unwrap();
+    assert_eq!(buf, data);
+    assert_eq!(props.http_headers.content_md5, Some(stored.clone()));
+
+    // Writing those headers back (to change one) keeps the stored MD5.
+    let mut changed = part.properties.http_headers.clone();
+    changed.cache_control = Some("no-cache".into());
+    b.set_http_headers(&changed, &azstore::Conditions::none())
+        .await
+        .unwrap();
+    let after = b.get_properties().await.unwrap();
+    assert_eq!(after.http_headers.content_md5, Some(stored));
+    assert_eq!(
+        after.http_headers.cache_control.as_deref(),
+        Some("no-cache")
+    );
 }

@@ -256,3 +256,50 @@ async fn seal_makes_an_append_blob_read_only() {
     assert_eq!(e.error_code(), Some(&ErrorCode::BlobIsSealed));
     assert_eq!(&log.download().await.unwrap().body[..], b"one\n");
 }
+
+#[tokio::test]
+async fn a_page_blob_created_with_an_initial_sequence_number() {
+    use azstore::blob::{CreateOptions, PageWriteOptions};
+    let c = blob_support::container("pageseq").await;
+    let disk = c.blob("disk").unwrap();
+    let w = disk
+        .create_page_blob(
+            1024,
+            &CreateOptions::new(azstore::Conditions::none()).sequence_number(7),
+        )
+        .await
+        .unwrap();
+    let p = disk.get_properties().await.unwrap();
+    assert_eq!(p.sequence_number, Some(7));
+    assert_eq!(p.etag, w.etag);
+    // A writer fenced on the sequence number sees it from the start.
+    let fenced = PageWriteOptions::default().if_sequence_number_eq(6);
+    let e = disk
+        .put_pages_with(0, vec![1u8; 512], &fenced)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(412), "{e}");
+    disk.put_pages_with(
+        0,
+        vec![1u8; 512],
+        &PageWriteOptions::default().if_sequence_number_eq(7),
+    )
+    .await
+    .unwrap();
+    // Refused before sending: an append blob has none; above 2^63 - 1.
+    let log = c.blob("log").unwrap();
+    let e = log
+        .create_append_blob(&CreateOptions::new(azstore::Conditions::none()).sequence_number(1))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    let e = disk
+        .create_page_blob(
+            512,
+            &CreateOptions::new(azstore::Conditions::none()).sequence_number(u64::MAX),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    assert!(!log.exists().await.unwrap());
+}

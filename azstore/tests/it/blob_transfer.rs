@@ -95,23 +95,8 @@ async fn torn_read_is_refused() {
 async fn chunked_read_under_concurrent_writes_returns_one_version() {
     let c = blob_support::container("restart").await;
     let b = c.blob("r").unwrap();
-    let versions: Vec<Vec<u8>> = (0..4u8)
-        .map(|i| blob_support::pattern(64 * 1024, 10 + i))
-        .collect();
-    b.upload(versions[0].clone(), &Conditions::none())
-        .await
-        .unwrap();
-
-    let writer = {
-        let b = b.clone();
-        let versions = versions.clone();
-        tokio::spawn(async move {
-            for v in versions.iter().skip(1) {
-                tokio::time::sleep(Duration::from_millis(15)).await;
-                b.upload(v.clone(), &Conditions::none()).await.unwrap();
-            }
-        })
-    };
+    let (versions, writer) =
+        blob_support::rewritten_over_time(&b, 4, 64 * 1024, 10, Duration::from_millis(15)).await;
     let dir = std::env::temp_dir().join(support::unique("dl"));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("blob.bin");

@@ -131,22 +131,13 @@ async fn append_and_page_blobs_take_the_same_options() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    let e = none
-        .put(
-            "x",
-            &PutOptions::new(Conditions::none()).tier(AccessTier::Premium(10)),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    let e = none
-        .put(
-            "x",
-            &PutOptions::new(Conditions::none()).tag("bad;key", "v"),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    for refused in [
+        PutOptions::new(Conditions::none()).tier(AccessTier::Premium(10)),
+        PutOptions::new(Conditions::none()).tag("bad;key", "v"),
+    ] {
+        let e = none.put("x", &refused).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    }
     assert!(!none.exists().await.unwrap());
 }
 
@@ -184,4 +175,112 @@ async fn copy_sets_tags_tier_and_metadata_but_refuses_headers() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
     assert!(e.message().contains("set_http_headers"), "{e}");
+}
+
+/// Encryption scopes (REST reference, 2025-11-05): a container's default scope with
+/// deny-override on Create Container and read back from Get Container Properties;
+/// `x-ms-encryption-scope` on Set Blob Metadata and Append Block. Azurite has no encryption
+/// scopes (it ignores the headers), so the answers are scripted.
+#[tokio::test]
+async fn encryption_scope_on_container_create_metadata_and_append() {
+    use azstore::blob::{
+        AppendOptions, BlobServiceClient, CreateContainerOptions, SetMetadataOptions,
+    };
+    use testkit::scripted::{Reply, Scripted};
+    let version = [
+        ("etag", "\"0x8DA707C178DC7C6\""),
+        ("last-modified", "Thu, 28 Jul 2022 09:32:29 GMT"),
+    ];
+    let server = Scripted::start(vec![
+        Reply::with(201, &version, b""),
+        Reply::with(
+            200,
+            &[
+                version[0],
+                version[1],
+                ("x-ms-default-encryption-scope", "scope1"),
+                ("x-ms-deny-encryption-scope-override", "true"),
+            ],
+            b"",
+        ),
+        Reply::with(
+            200,
+            &[version[0], version[1], ("x-ms-encryption-scope", "scope1")],
+            b"",
+        ),
+        Reply::with(
+            201,
+            &[
+                version[0],
+                version[1],
+                ("x-ms-blob-append-offset", "0"),
+                ("x-ms-blob-committed-block-count", "1"),
+                ("x-ms-encryption-scope", "scope1"),
+            ],
+            b"",
+        ),
+    ])
+    .await;
+    let container = BlobServiceClient::new(&server.account())
+        .unwrap()
+        .container("scoped")
+        .unwrap();
+    container
+        .create_with(
+            &CreateContainerOptions::default()
+                .default_encryption_scope("scope1")
+                .deny_encryption_scope_override(),
+        )
+        .await
+        .unwrap();
+    let p = container.get_properties().await.unwrap();
+    assert_eq!(p.default_encryption_scope.as_deref(), Some("scope1"));
+    assert_eq!(p.deny_encryption_scope_override, Some(true));
+    let blob = container.blob("log").unwrap();
+    let meta = [("k".to_string(), "v".to_string())].into();
+    blob.set_metadata_with(
+        &meta,
+        &SetMetadataOptions::default().encryption_scope("scope1"),
+    )
+    .await
+    .unwrap();
+    blob.append_block(
+        b"line\n".to_vec(),
+        &AppendOptions::default().encryption_scope("scope1"),
+    )
+    .await
+    .unwrap();
+    let sent = server.requests();
+    assert_eq!(
+        sent[0].header("x-ms-default-encryption-scope"),
+        Some("scope1")
+    );
+    assert_eq!(
+        sent[0].header("x-ms-deny-encryption-scope-override"),
+        Some("true")
+    );
+    assert!(
+        sent[2].target.ends_with("?comp=metadata"),
+        "{}",
+        sent[2].target
+    );
+    assert_eq!(sent[2].header("x-ms-encryption-scope"), Some("scope1"));
+    assert_eq!(sent[2].header("x-ms-meta-k"), Some("v"));
+    assert!(sent[3].target.ends_with("?comp=appendblock"));
+    assert_eq!(sent[3].header("x-ms-encryption-scope"), Some("scope1"));
+    // Deny-override without a default scope, and an empty scope, are refused before sending.
+    let e = container
+        .create_with(&CreateContainerOptions::default().deny_encryption_scope_override())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    let e = blob
+        .append_block(
+            b"x".to_vec(),
+            &AppendOptions::default().encryption_scope(""),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+    assert_eq!(server.count(), 4);
 }

@@ -6,7 +6,8 @@
 //!
 //! `UseDevelopmentStorage=true;DevelopmentStorageProxyUri=...` and `EndpointSuffix` name fixed
 //! ports or a host-style DNS name that a private Azurite on free ports does not serve: their
-//! parsing is checked in the unit tests of `account.rs`.
+//! parsing is checked in the unit tests of `account.rs`. A malformed connection string is
+//! refused naming the key, never the value.
 
 use testkit as support;
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use azstore::credential::{Credential, SharedKeyCredential};
 use azstore::sas::SasBuilder;
-use azstore::{Conditions, Service, StorageAccount};
+use azstore::{Conditions, ErrorKind, Service, StorageAccount};
 
 /// Azurite's account, key and endpoints, from the connection string `scripts/azurite` exports.
 struct Azurite {
@@ -214,4 +215,27 @@ async fn a_key_with_endpoints_and_no_account_name_signs_as_the_endpoints_account
     ))
     .unwrap();
     blob_round_trip(&full).await;
+}
+
+#[test]
+fn malformed_connection_strings_name_the_key_not_the_value() {
+    for (cs, key) in [
+        ("AccountName=acct;AccountKey=notbase64!!", "AccountKey"),
+        (
+            "AccountName=acct;AccountKey=a2V5;BlobEndpoint=ftp://x",
+            "BlobEndpoint",
+        ),
+        (
+            "AccountName=acct;DefaultEndpointsProtocol=gopher",
+            "DefaultEndpointsProtocol",
+        ),
+        ("AccountName=ACCT!;AccountKey=a2V5", "AccountName"),
+        ("AccountName=acct;Typo=1", "Typo"),
+        ("UseDevelopmentStorage=yes", "UseDevelopmentStorage"),
+    ] {
+        let err = StorageAccount::from_connection_string(cs).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert!(err.message().contains(key), "{cs}: {err}");
+        assert!(!err.to_string().contains("notbase64"));
+    }
 }

@@ -44,33 +44,8 @@ async fn containers() -> (ContainerClient, ContainerClient) {
     (c, other)
 }
 
-#[tokio::test]
-async fn contract_lease_held_lease_excludes_others_blob() {
-    let (a, b) = blobs().await;
-    contract::held_lease_excludes_others(a, b).await.unwrap();
-}
-
-#[tokio::test]
-async fn contract_lease_guard_renews_past_several_periods_blob() {
-    let (a, b) = blobs().await;
-    contract::guard_renews_past_several_periods(a, b)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_lease_guard_reports_loss_before_expiry_blob() {
-    let (a, b) = blobs().await;
-    contract::guard_reports_loss_before_expiry(a, b)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_lease_guard_releases_on_drop_blob() {
-    let (a, b) = blobs().await;
-    contract::guard_releases_on_drop(a, b).await.unwrap();
-}
+testkit::contract_lease!(blob, blobs().await);
+testkit::contract_lease!(container, containers().await);
 
 /// A deliberately broken adapter fails the suite: a blob whose renew and release succeed
 /// without sending anything loses its lease to another party after 15 s, and a dropped
@@ -93,34 +68,6 @@ async fn contract_lease_guarantees_fail_on_a_silent_adapter_blob() {
     .await
     .expect_err("a renew that sends nothing must fail the guarantee");
     assert!(err.contains("did not renew"), "{err}");
-}
-
-#[tokio::test]
-async fn contract_lease_held_lease_excludes_others_container() {
-    let (a, b) = containers().await;
-    contract::held_lease_excludes_others(a, b).await.unwrap();
-}
-
-#[tokio::test]
-async fn contract_lease_guard_renews_past_several_periods_container() {
-    let (a, b) = containers().await;
-    contract::guard_renews_past_several_periods(a, b)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_lease_guard_reports_loss_before_expiry_container() {
-    let (a, b) = containers().await;
-    contract::guard_reports_loss_before_expiry(a, b)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_lease_guard_releases_on_drop_container() {
-    let (a, b) = containers().await;
-    contract::guard_releases_on_drop(a, b).await.unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,51 +93,22 @@ async fn shares(server: &FileServer) -> ((ShareClient, ShareClient), (FileClient
     ((share, share_at()), (file, other_file))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contract_lease_held_lease_excludes_others_share() {
+/// Two clients of one share on a local File service started for the test (kept running).
+async fn share_pair() -> (ShareClient, ShareClient, FileServer) {
     let server = FileServer::start().await;
     let ((a, b), _) = shares(&server).await;
-    contract::held_lease_excludes_others(a, b).await.unwrap();
+    (a, b, server)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contract_lease_guard_renews_past_several_periods_share() {
-    let server = FileServer::start().await;
-    let ((a, b), _) = shares(&server).await;
-    contract::guard_renews_past_several_periods(a, b)
-        .await
-        .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contract_lease_guard_reports_loss_before_expiry_share() {
-    let server = FileServer::start().await;
-    let ((a, b), _) = shares(&server).await;
-    contract::guard_reports_loss_before_expiry(a, b)
-        .await
-        .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contract_lease_guard_releases_on_drop_share() {
-    let server = FileServer::start().await;
-    let ((a, b), _) = shares(&server).await;
-    contract::guard_releases_on_drop(a, b).await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contract_lease_held_lease_excludes_others_file() {
+/// Two clients of one file on a local File service started for the test (kept running).
+async fn file_pair() -> (FileClient, FileClient, FileServer) {
     let server = FileServer::start().await;
     let (_, (a, b)) = shares(&server).await;
-    contract::held_lease_excludes_others(a, b).await.unwrap();
+    (a, b, server)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn contract_lease_guard_releases_on_drop_file() {
-    let server = FileServer::start().await;
-    let (_, (a, b)) = shares(&server).await;
-    contract::guard_releases_on_drop(a, b).await.unwrap();
-}
+testkit::contract_lease!(share, share_pair().await);
+testkit::contract_lease!(file, file_pair().await, infinite_only);
 
 /// The renewal guarantees say so when a target cannot renew, instead of passing vacuously.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,36 +138,7 @@ fn redis_leases() -> (azstore::redis::RedisLease, azstore::redis::RedisLease) {
 }
 
 #[cfg(feature = "redis")]
-#[tokio::test]
-async fn contract_lease_held_lease_excludes_others_redis() {
-    let (a, b) = redis_leases();
-    contract::held_lease_excludes_others(a, b).await.unwrap();
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test]
-async fn contract_lease_guard_renews_past_several_periods_redis() {
-    let (a, b) = redis_leases();
-    contract::guard_renews_past_several_periods(a, b)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test]
-async fn contract_lease_guard_reports_loss_before_expiry_redis() {
-    let (a, b) = redis_leases();
-    contract::guard_reports_loss_before_expiry(a, b)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test]
-async fn contract_lease_guard_releases_on_drop_redis() {
-    let (a, b) = redis_leases();
-    contract::guard_releases_on_drop(a, b).await.unwrap();
-}
+testkit::contract_lease!(redis, redis_leases());
 
 // ---------------------------------------------------------------------------------------------
 // Cosmos DB item.
@@ -263,33 +152,7 @@ async fn cosmos_leases() -> (azstore::cosmos::CosmosLease, azstore::cosmos::Cosm
 }
 
 #[cfg(feature = "cosmos")]
-#[tokio::test]
-async fn contract_lease_held_lease_excludes_others_cosmos() {
-    let (a, b) = cosmos_leases().await;
-    contract::held_lease_excludes_others(a, b).await.unwrap();
-}
+testkit::contract_lease!(cosmos, cosmos_leases().await);
 
-#[cfg(feature = "cosmos")]
-#[tokio::test]
-async fn contract_lease_guard_renews_past_several_periods_cosmos() {
-    let (a, b) = cosmos_leases().await;
-    contract::guard_renews_past_several_periods(a, b)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "cosmos")]
-#[tokio::test]
-async fn contract_lease_guard_reports_loss_before_expiry_cosmos() {
-    let (a, b) = cosmos_leases().await;
-    contract::guard_reports_loss_before_expiry(a, b)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "cosmos")]
-#[tokio::test]
-async fn contract_lease_guard_releases_on_drop_cosmos() {
-    let (a, b) = cosmos_leases().await;
-    contract::guard_releases_on_drop(a, b).await.unwrap();
-}
+#[cfg(feature = "testing")]
+testkit::contract_lease!(memory, crate::memory::leases());

@@ -2,15 +2,16 @@
 //! once per backend, named `contract_versioned_<guarantee>_<backend>`. Backends: blob
 //! (`BlobJson` on Azurite), table entity (`VersionedEntity` on Azurite), Redis key
 //! (`RedisJson` on redis-server, feature `redis`), Cosmos DB item (`CosmosItem` on the local
-//! Cosmos DB server, feature `cosmos`). Every item value is made by a factory that builds a
-//! new client each time, as a user would per task or process.
+//! Cosmos DB server, feature `cosmos`), each one `testkit::contract_versioned!` line. Every
+//! item value is made by a factory that builds a new client each time, as a user would per
+//! task or process.
 
 use testkit as support;
 
 use azstore::StorageAccount;
+use azstore::blob::BlobJson;
 use azstore::blob::BlobServiceClient;
 use azstore::table::{TableServiceClient, VersionedEntity};
-use azstore::update::BlobJson;
 use azstore::{Service, update::Versioned};
 use serde::{Deserialize, Serialize};
 use testkit::contract::versioned::{self as contract, Counter, HttpWrites};
@@ -35,36 +36,8 @@ async fn blob_container() -> (StorageAccount, String) {
     (support::account(), c.name().to_string())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_and_hands_over_blob() {
-    let (account, c) = blob_container().await;
-    contract::turns_hand_over_what_was_written(|| blob_at(&account, &c), Counter::PLAIN, true)
-        .await
-        .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_separate_writers_lose_no_update_blob() {
-    let (account, c) = blob_container().await;
-    contract::separate_writers_lose_no_update(|| blob_at(&account, &c), Counter::PLAIN)
-        .await
-        .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_create_race_one_wins_blob() {
-    let (account, c) = blob_container().await;
-    contract::create_race_one_wins(|| blob_at(&account, &c), Counter::PLAIN)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_versioned_the_pace_passes_between_writers_blob() {
-    let (account, c) = blob_container().await;
-    contract::the_pace_passes_between_writers(|| blob_at(&account, &c), Counter::PLAIN)
-        .await
-        .unwrap();
+fn blob_item((account, c): &(StorageAccount, String)) -> BlobJson<u64> {
+    blob_at(account, c)
 }
 
 /// The counter blob through a fault proxy, the same blob reached directly, and the proxy.
@@ -85,21 +58,14 @@ async fn blob_faults() -> (BlobJson<u64>, BlobJson<u64>, HttpWrites) {
     )
 }
 
-#[tokio::test]
-async fn contract_versioned_ambiguous_replace_is_applied_once_blob() {
-    let (item, direct, faults) = blob_faults().await;
-    contract::ambiguous_replace_is_applied_once(&item, &direct, &faults, Counter::PLAIN)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_versioned_ambiguous_create_is_applied_once_blob() {
-    let (item, direct, faults) = blob_faults().await;
-    contract::ambiguous_create_is_applied_once(&item, &direct, &faults, Counter::PLAIN)
-        .await
-        .unwrap();
-}
+testkit::contract_versioned!(
+    blob,
+    place = blob_container().await,
+    item = blob_item,
+    counter = Counter::PLAIN,
+    snapshots = true,
+    faults = blob_faults().await
+);
 
 /// A deliberately broken adapter fails the suite: a `BlobJson` whose `key()` is fresh on
 /// every call never takes turns, and the one-process guarantee reports its wasted writes.
@@ -171,37 +137,8 @@ async fn fresh_table() -> (StorageAccount, String) {
     (support::account(), t.name().to_string())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_and_hands_over_table() {
-    let (account, t) = fresh_table().await;
-    // No snapshots: a read returns the entity's Timestamp, which the service sets.
-    contract::turns_hand_over_what_was_written(|| entity_at(&account, &t), TABLE_COUNT, false)
-        .await
-        .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_separate_writers_lose_no_update_table() {
-    let (account, t) = fresh_table().await;
-    contract::separate_writers_lose_no_update(|| entity_at(&account, &t), TABLE_COUNT)
-        .await
-        .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_create_race_one_wins_table() {
-    let (account, t) = fresh_table().await;
-    contract::create_race_one_wins(|| entity_at(&account, &t), TABLE_COUNT)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_versioned_the_pace_passes_between_writers_table() {
-    let (account, t) = fresh_table().await;
-    contract::the_pace_passes_between_writers(|| entity_at(&account, &t), TABLE_COUNT)
-        .await
-        .unwrap();
+fn table_item((account, t): &(StorageAccount, String)) -> VersionedEntity<TableCount> {
+    entity_at(account, t)
 }
 
 /// The counter entity through a fault proxy, the same entity reached directly, and the proxy.
@@ -226,21 +163,15 @@ async fn table_faults() -> (
     )
 }
 
-#[tokio::test]
-async fn contract_versioned_ambiguous_replace_is_applied_once_table() {
-    let (item, direct, faults) = table_faults().await;
-    contract::ambiguous_replace_is_applied_once(&item, &direct, &faults, TABLE_COUNT)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn contract_versioned_ambiguous_create_is_applied_once_table() {
-    let (item, direct, faults) = table_faults().await;
-    contract::ambiguous_create_is_applied_once(&item, &direct, &faults, TABLE_COUNT)
-        .await
-        .unwrap();
-}
+// No snapshots: a read returns the entity's Timestamp, which the service sets.
+testkit::contract_versioned!(
+    table,
+    place = fresh_table().await,
+    item = table_item,
+    counter = TABLE_COUNT,
+    snapshots = false,
+    faults = table_faults().await
+);
 
 // ---------------------------------------------------------------------------------------------
 // Redis key.
@@ -275,60 +206,14 @@ mod redis_backend {
 }
 
 #[cfg(feature = "redis")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_and_hands_over_redis() {
-    let k = redis_backend::key();
-    contract::turns_hand_over_what_was_written(|| redis_backend::json(&k), Counter::PLAIN, true)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_separate_writers_lose_no_update_redis() {
-    let k = redis_backend::key();
-    contract::separate_writers_lose_no_update(|| redis_backend::json(&k), Counter::PLAIN)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_create_race_one_wins_redis() {
-    let k = redis_backend::key();
-    contract::create_race_one_wins(|| redis_backend::json(&k), Counter::PLAIN)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test]
-async fn contract_versioned_the_pace_passes_between_writers_redis() {
-    let k = redis_backend::key();
-    contract::the_pace_passes_between_writers(|| redis_backend::json(&k), Counter::PLAIN)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test]
-async fn contract_versioned_ambiguous_replace_is_applied_once_redis() {
-    let (item, direct, proxy) = redis_backend::faults().await;
-    contract::ambiguous_replace_is_applied_once(&item, &direct, &proxy, Counter::PLAIN)
-        .await
-        .unwrap();
-    assert_eq!(proxy.lost(), 1);
-}
-
-#[cfg(feature = "redis")]
-#[tokio::test]
-async fn contract_versioned_ambiguous_create_is_applied_once_redis() {
-    let (item, direct, proxy) = redis_backend::faults().await;
-    contract::ambiguous_create_is_applied_once(&item, &direct, &proxy, Counter::PLAIN)
-        .await
-        .unwrap();
-    assert_eq!(proxy.lost(), 1);
-}
+testkit::contract_versioned!(
+    redis,
+    place = redis_backend::key(),
+    item = redis_backend::json,
+    counter = Counter::PLAIN,
+    snapshots = true,
+    faults = redis_backend::faults().await
+);
 
 // ---------------------------------------------------------------------------------------------
 // Cosmos DB item.
@@ -406,46 +291,6 @@ pub(crate) mod cosmos_backend {
 }
 
 #[cfg(feature = "cosmos")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_one_process_wastes_no_write_and_hands_over_cosmos() {
-    use cosmos_backend::*;
-    let db = fresh("contract").await;
-    contract::turns_hand_over_what_was_written(|| item(&db), COUNT, true)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "cosmos")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_separate_writers_lose_no_update_cosmos() {
-    use cosmos_backend::*;
-    let db = fresh("contract").await;
-    contract::separate_writers_lose_no_update(|| item(&db), COUNT)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "cosmos")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn contract_versioned_create_race_one_wins_cosmos() {
-    use cosmos_backend::*;
-    let db = fresh("contract").await;
-    contract::create_race_one_wins(|| item(&db), COUNT)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "cosmos")]
-#[tokio::test]
-async fn contract_versioned_the_pace_passes_between_writers_cosmos() {
-    use cosmos_backend::*;
-    let db = fresh("contract").await;
-    contract::the_pace_passes_between_writers(|| item(&db), COUNT)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "cosmos")]
 /// The counter item through a fault proxy, the same item reached directly, and the proxy.
 async fn cosmos_faults() -> (
     azstore::cosmos::CosmosItem<cosmos_backend::Count>,
@@ -468,24 +313,14 @@ async fn cosmos_faults() -> (
 }
 
 #[cfg(feature = "cosmos")]
-#[tokio::test]
-async fn contract_versioned_ambiguous_replace_is_applied_once_cosmos() {
-    use cosmos_backend::*;
-    let (item, direct, faults) = cosmos_faults().await;
-    contract::ambiguous_replace_is_applied_once(&item, &direct, &faults, COUNT)
-        .await
-        .unwrap();
-}
-
-#[cfg(feature = "cosmos")]
-#[tokio::test]
-async fn contract_versioned_ambiguous_create_is_applied_once_cosmos() {
-    use cosmos_backend::*;
-    let (item, direct, faults) = cosmos_faults().await;
-    contract::ambiguous_create_is_applied_once(&item, &direct, &faults, COUNT)
-        .await
-        .unwrap();
-}
+testkit::contract_versioned!(
+    cosmos,
+    place = cosmos_backend::fresh("contract").await,
+    item = cosmos_backend::item,
+    counter = cosmos_backend::COUNT,
+    snapshots = true,
+    faults = cosmos_faults().await
+);
 
 /// The one-process Cosmos DB case measured both ways: 8 tasks × 50 updates of one item
 /// with turns (the default) and without (what `update()` did before a Cosmos DB item had a
@@ -517,3 +352,13 @@ async fn contract_versioned_one_process_cosmos_measured() {
         }
     }
 }
+
+#[cfg(feature = "testing")]
+testkit::contract_versioned!(
+    memory,
+    place = crate::memory::store(),
+    item = crate::memory::json,
+    counter = Counter::PLAIN,
+    snapshots = true,
+    faults = crate::memory::faults()
+);

@@ -1,28 +1,21 @@
 //! Errors that name the fix: a refused Shared Key or SAS says what to check, a refused
 //! connection keeps the operating system's cause, and a chunked read that found the blob
 //! rewritten says how to start over and is told apart from the caller's own stale If-Match.
-//! Against Azurite and the local File service.
+//! Every error displays on one line (a transport error names the host), and the errors users
+//! branch on are recognisable (a stale pop receipt, an SMB delete pending). Against Azurite and
+//! the local File service.
 
 use testkit as support;
 use testkit::blob as blob_support;
+use testkit::file_server::{FileServer, SmbLock};
 
 use std::time::Duration;
 
 use azstore::blob::{BlobServiceClient, DownloadOptions, OnChange};
 use azstore::credential::{Credential, SharedKeyCredential};
-use azstore::http::{ClientOptions, Jitter, RetryPolicy};
 use azstore::sas::SasBuilder;
-use azstore::{Conditions, ErrorKind, StorageAccount};
+use azstore::{Conditions, EmulatorPorts, ErrorKind, RequestSent, StorageAccount};
 use futures_util::StreamExt;
-
-fn fast_retry() -> ClientOptions {
-    ClientOptions::default().retry(
-        RetryPolicy::default()
-            .max_retries(2)
-            .initial_delay(Duration::from_millis(5))
-            .jitter(Jitter::None),
-    )
-}
 
 #[tokio::test]
 async fn a_wrong_key_is_named_as_the_cause() {
@@ -98,7 +91,7 @@ async fn a_refused_connection_keeps_the_os_cause() {
             "http://127.0.0.1:1/devstoreaccount1",
         )
         .unwrap();
-    let blob = BlobServiceClient::with_options(&account, fast_retry())
+    let blob = BlobServiceClient::with_options(&account, testkit::fast_retry(2))
         .unwrap()
         .container("refused")
         .unwrap()
@@ -171,17 +164,14 @@ async fn a_blob_changed_during_a_chunked_read_says_how_to_restart() {
 async fn a_lease_on_a_missing_blob_says_the_blob_must_exist() {
     use azstore::ErrorCode;
     use azstore::lease::{LeaseDuration, LeaseGuard};
+    let fifteen = LeaseDuration::seconds(15).unwrap();
     let c = blob_support::container("leasemissing").await;
     let blob = c.blob("not-there").unwrap();
     let direct = blob
-        .acquire_lease(
-            LeaseDuration::seconds(15).unwrap(),
-            None,
-            &Conditions::none(),
-        )
+        .acquire_lease(fifteen, None, &Conditions::none())
         .await
         .unwrap_err();
-    let guarded = LeaseGuard::acquire(blob.clone(), LeaseDuration::seconds(15).unwrap())
+    let guarded = LeaseGuard::acquire(blob.clone(), fifteen)
         .await
         .unwrap_err();
     for e in [direct, guarded] {
@@ -202,11 +192,7 @@ async fn a_lease_on_a_missing_blob_says_the_blob_must_exist() {
         .blob("b")
         .unwrap();
     let e = in_missing_container
-        .acquire_lease(
-            LeaseDuration::seconds(15).unwrap(),
-            None,
-            &Conditions::none(),
-        )
+        .acquire_lease(fifteen, None, &Conditions::none())
         .await
         .unwrap_err();
     assert_eq!(e.error_code(), Some(&ErrorCode::ContainerNotFound), "{e}");
@@ -214,15 +200,92 @@ async fn a_lease_on_a_missing_blob_says_the_blob_must_exist() {
     // Once the blob exists, the same acquire succeeds.
     blob.upload_if_not_exists("").await.unwrap();
     let lease = blob
-        .acquire_lease(
-            LeaseDuration::seconds(15).unwrap(),
-            None,
-            &Conditions::none(),
-        )
+        .acquire_lease(fifteen, None, &Conditions::none())
         .await
         .unwrap();
     blob.release_lease(&lease.lease_id, &Conditions::none())
         .await
         .unwrap();
     c.delete(&Conditions::none()).await.unwrap();
+}
+
+#[tokio::test]
+async fn transport_errors_name_the_host_on_one_line() {
+    // A port nobody listens on: bind, note the port, close.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let ports = EmulatorPorts {
+        blob: port,
+        ..EmulatorPorts::default()
+    };
+    let account = StorageAccount::emulator("127.0.0.1", ports).unwrap();
+    let options = azstore::http::ClientOptions::default().retry(azstore::http::RetryPolicy::none());
+    let blob = azstore::blob::BlobServiceClient::with_options(&account, options)
+        .unwrap()
+        .container("nobody")
+        .unwrap()
+        .blob("b")
+        .unwrap();
+    let e = blob.download().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Transport);
+    assert_eq!(e.request_sent(), RequestSent::No);
+    let shown = e.to_string();
+    assert!(shown.contains(&format!("127.0.0.1:{port}")), "{shown}");
+    assert!(!shown.contains('\n'), "{shown:?}");
+}
+
+#[tokio::test]
+async fn service_messages_display_on_one_line() {
+    let account = support::account();
+    let blob = account.blob(&support::unique("ergo"), "missing").unwrap();
+    let e = blob.download().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ContainerNotFound);
+    let shown = e.to_string();
+    assert!(!shown.contains('\n'), "{shown:?}");
+}
+
+#[tokio::test]
+async fn a_stale_pop_receipt_is_recognisable() {
+    let account = support::account();
+    let queue = account.queue(&support::unique("ergo")).unwrap();
+    queue.create_if_not_exists().await.unwrap();
+    queue.put_message("work").await.unwrap();
+    let mut first = queue
+        .receive_messages(1, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let msg = first.pop().expect("one message");
+    let stale = msg.pop_receipt().clone();
+    let id = msg.id.clone();
+    // Updating the message issues a new receipt: the old one is now stale.
+    let mut msg = msg;
+    queue
+        .update_message(&mut msg, Duration::from_secs(30), None)
+        .await
+        .unwrap();
+    let e = queue
+        .delete_message_with_receipt(&id, &stale)
+        .await
+        .unwrap_err();
+    assert!(e.is_pop_receipt_stale(), "{e}");
+    queue.delete_message(msg).await.unwrap();
+    queue.delete().await.unwrap();
+}
+
+#[tokio::test]
+async fn smb_delete_pending_is_recognisable() {
+    let server = FileServer::start().await;
+    let share = server.account().share(&support::unique("ergo")).unwrap();
+    share.create().await.unwrap();
+    let file = share.file("busy.txt").unwrap();
+    file.create(1, None).await.unwrap();
+    server.lock(
+        &format!("{}/busy.txt", share.name()),
+        SmbLock::DeletePending,
+    );
+    let e = file.get_properties().await.unwrap_err();
+    assert!(e.is_delete_pending(), "{e}");
+    assert!(!e.is_sharing_violation());
 }

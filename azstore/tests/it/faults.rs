@@ -12,16 +12,19 @@ use testkit as support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use azstore::blob::BlobJson;
+use azstore::blob::BlobLock;
 use azstore::http::{ClientOptions, Method, Pipeline, Request};
 use azstore::lease::{LeaseDuration, LeaseGuard};
-use azstore::lock::BlobLock;
-use azstore::update::{BlobJson, Change, Decision, UpdatePolicy, update};
+use azstore::update::{Change, UpdatePolicy, update};
 use azstore::{
     Conditions, ETag, ErrorCode, ErrorKind, RequestSent, Service, StorageAccount, blob::BlobClient,
     blob::BlobServiceClient, blob::ContainerClient, http::Jitter, http::RetryPolicy,
     queue::QueueServiceClient, table::TableServiceClient,
 };
+use support::blob::blob_with;
 use support::fault::{Fault, FaultProxy, Rule};
+use support::update::{increment, read_u64};
 use tokio::time::Instant;
 
 /// Short timeouts and quick, deterministic retries for real-time wire tests.
@@ -43,30 +46,19 @@ fn ms(n: u64) -> Duration {
 
 /// A fresh container on Azurite (direct, no proxy).
 async fn container(account: &StorageAccount) -> ContainerClient {
-    let c = BlobServiceClient::new(account)
-        .unwrap()
-        .container(&support::unique("fault"))
-        .unwrap();
-    c.create().await.unwrap();
-    c
+    support::blob::container_at(account, "fault").await
 }
 
-fn blob_via(account: &StorageAccount, options: ClientOptions, c: &str, b: &str) -> BlobClient {
-    BlobServiceClient::with_options(account, options)
-        .unwrap()
-        .container(c)
-        .unwrap()
-        .blob(b)
-        .unwrap()
-}
-
-async fn read_u64(blob: &BlobClient) -> u64 {
-    let d = blob.download().await.unwrap();
-    serde_json::from_slice(&d.body).unwrap()
-}
-
-fn increment(cur: Option<&u64>) -> Decision<u64> {
-    Decision::Write(cur.copied().unwrap_or(0) + 1)
+/// A counter blob holding 5 (`direct`, on Azurite), a fresh fault proxy in front of Azurite,
+/// and the counter as `BlobJson` through the proxy with `options`.
+async fn counter_at_five(options: ClientOptions) -> (BlobClient, FaultProxy, BlobJson<u64>) {
+    let account = support::account();
+    let c = container(&account).await;
+    let direct = c.blob("n").unwrap();
+    direct.upload("5", &Conditions::none()).await.unwrap();
+    let proxy = FaultProxy::start(&account, Service::Blob).await;
+    let counter = BlobJson::new(blob_with(&proxy.account(&account), options, c.name(), "n"));
+    (direct, proxy, counter)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -85,7 +77,7 @@ async fn reset_before_the_request_arrives_is_retried_for_reads_and_never_for_a_p
     let via = proxy.account(&account);
 
     proxy.inject(Rule::new(Fault::ResetBeforeForward).method("GET"));
-    let blob = blob_via(&via, quick(ms(2000), ms(5000)), c.name(), "b");
+    let blob = blob_with(&via, quick(ms(2000), ms(5000)), c.name(), "b");
     let got = blob.download().await.unwrap();
     assert_eq!(&got.body[..], b"data");
     assert_eq!(proxy.count("GET"), 2, "a read is retried after a reset");
@@ -114,7 +106,7 @@ async fn reset_after_the_write_applied_is_never_applied_twice() {
     let direct = c.blob("w").unwrap();
     direct.upload("old", &Conditions::none()).await.unwrap();
     let proxy = FaultProxy::start(&account, Service::Blob).await;
-    let blob = blob_via(
+    let blob = blob_with(
         &proxy.account(&account),
         quick(ms(2000), ms(5000)),
         c.name(),
@@ -170,17 +162,7 @@ async fn reset_after_the_write_applied_is_never_applied_twice() {
 
 #[tokio::test]
 async fn update_with_one_attempt_and_a_lost_response_reports_the_applied_write() {
-    let account = support::account();
-    let c = container(&account).await;
-    let direct = c.blob("n").unwrap();
-    direct.upload("5", &Conditions::none()).await.unwrap();
-    let proxy = FaultProxy::start(&account, Service::Blob).await;
-    let counter = BlobJson::<u64>::new(blob_via(
-        &proxy.account(&account),
-        quick(ms(2000), ms(5000)),
-        c.name(),
-        "n",
-    ));
+    let (direct, proxy, counter) = counter_at_five(quick(ms(2000), ms(5000))).await;
     proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
     let out = update(
         &counter,
@@ -198,17 +180,7 @@ async fn update_with_one_attempt_and_a_lost_response_reports_the_applied_write()
 
 #[tokio::test]
 async fn update_whose_write_answers_too_late_reports_the_applied_write() {
-    let account = support::account();
-    let c = container(&account).await;
-    let direct = c.blob("n").unwrap();
-    direct.upload("5", &Conditions::none()).await.unwrap();
-    let proxy = FaultProxy::start(&account, Service::Blob).await;
-    let counter = BlobJson::<u64>::new(blob_via(
-        &proxy.account(&account),
-        quick(ms(500), ms(3000)),
-        c.name(),
-        "n",
-    ));
+    let (direct, proxy, counter) = counter_at_five(quick(ms(500), ms(3000))).await;
     // The write applies, its answer never comes; by the time the attempt gives up, the
     // update's own time is over too.
     proxy.inject(Rule::new(Fault::StallHeaders).method("PUT"));
@@ -221,17 +193,7 @@ async fn update_whose_write_answers_too_late_reports_the_applied_write() {
 
 #[tokio::test]
 async fn update_that_gives_up_says_whether_its_last_write_may_have_applied() {
-    let account = support::account();
-    let c = container(&account).await;
-    let direct = c.blob("n").unwrap();
-    direct.upload("5", &Conditions::none()).await.unwrap();
-    let proxy = FaultProxy::start(&account, Service::Blob).await;
-    let counter = BlobJson::<u64>::new(blob_via(
-        &proxy.account(&account),
-        quick(ms(5000), ms(10000)),
-        c.name(),
-        "n",
-    ));
+    let (direct, proxy, counter) = counter_at_five(quick(ms(5000), ms(10000))).await;
     let once = UpdatePolicy::default().max_attempts(1);
 
     // Reset before the write arrived: the settling read shows the blob unchanged.
@@ -275,7 +237,7 @@ async fn update_that_gives_up_says_whether_its_last_write_may_have_applied() {
     assert_eq!(err.error_code(), Some(&ErrorCode::OperationTimedOut));
     assert_eq!(err.request_sent(), RequestSent::Yes, "{err}");
     assert_eq!(
-        proxy.count_matching("PUT", c.name()),
+        proxy.count_matching("PUT", direct.container_name()),
         2 + 4,
         "1 try + 3 retries"
     );
@@ -410,7 +372,7 @@ async fn stalled_truncated_and_misframed_bodies_of_a_read_are_retried() {
         .await
         .unwrap();
     let proxy = FaultProxy::start(&account, Service::Blob).await;
-    let blob = blob_via(
+    let blob = blob_with(
         &proxy.account(&account),
         quick(ms(600), ms(5000)),
         c.name(),
@@ -578,7 +540,7 @@ async fn a_huge_error_body_is_read_only_up_to_a_small_bound() {
 #[tokio::test]
 async fn header_values_that_cannot_be_sent_are_refused_before_sending() {
     let proxy = FaultProxy::standalone().await;
-    let blob = blob_via(&proxy.dev_account(), quick(ms(500), ms(1000)), "cont", "b");
+    let blob = blob_with(&proxy.dev_account(), quick(ms(500), ms(1000)), "cont", "b");
     let attempts: Vec<(&str, azstore::Result<azstore::blob::WriteResult>)> = vec![
         (
             "empty ETag",
@@ -746,7 +708,7 @@ async fn lease_guard_release_is_bounded_by_the_budget() {
         .await
         .unwrap();
     let proxy = FaultProxy::start(&account, Service::Blob).await;
-    let blob = blob_via(
+    let blob = blob_with(
         &proxy.account(&account),
         quick(ms(500), ms(1200)),
         c.name(),

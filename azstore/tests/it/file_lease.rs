@@ -46,7 +46,7 @@ async fn file_lease_guards_writes() {
         .await
         .unwrap_err();
     assert_eq!(err.status(), Some(412));
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseHeld);
     assert_eq!(err.error_code(), Some(&ErrorCode::LeaseIdMissing));
     assert!(err.is_file_lease_refusal());
     // A writer with a stale or foreign id: 412 too.
@@ -216,7 +216,7 @@ async fn share_lease_renew_change_break() {
     );
     share.renew_lease(&id).await.unwrap();
     let err = share.renew_lease(&LeaseId::random()).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseLost);
     assert_eq!(
         err.error_code(),
         Some(&ErrorCode::LeaseIdMismatchWithLeaseOperation)
@@ -225,7 +225,7 @@ async fn share_lease_renew_change_break() {
     // The lease guards deleting the share.
     let err = share.delete(None).await.unwrap_err();
     assert_eq!(err.status(), Some(412));
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseHeld);
     let err = share.delete(Some(&LeaseId::random())).await.unwrap_err();
     assert_eq!(
         err.error_code(),
@@ -317,4 +317,55 @@ async fn file_lease_guard_acquires_and_releases() {
     file.put_range(0, Bytes::from_static(b"y"), None)
         .await
         .unwrap();
+}
+
+/// Leases on a share snapshot (Lease Share with `sharesnapshot=`, REST reference), against
+/// the local File service: the snapshot's lease is its own, independent of the share's, and
+/// guards deleting the snapshot.
+#[tokio::test]
+async fn a_share_snapshot_has_a_lease_of_its_own() {
+    use azstore::blob::LeaseState;
+    use azstore::lease::LeaseDuration;
+    let server = FileServer::start().await;
+    let share = server.fresh_share("snaplease").await;
+    let snap = share.create_snapshot(&Default::default()).await.unwrap();
+    let id = &snap.snapshot;
+    let lease = share
+        .acquire_snapshot_lease(id, LeaseDuration::Infinite, None)
+        .await
+        .unwrap();
+    let p = share.snapshot_properties(id).await.unwrap();
+    assert_eq!(p.lease.state, Some(LeaseState::Leased));
+    // The share itself stays unleased.
+    assert_ne!(
+        share.get_properties().await.unwrap().lease.state,
+        Some(LeaseState::Leased)
+    );
+    // A second acquire is refused; so is deleting the snapshot without the lease.
+    let e = share
+        .acquire_snapshot_lease(id, LeaseDuration::Infinite, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), Some(409), "{e}");
+    let e = share.delete_snapshot(id).await.unwrap_err();
+    assert_eq!(e.status(), Some(412), "{e}");
+    share
+        .release_snapshot_lease(id, &lease.lease_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        share.snapshot_properties(id).await.unwrap().lease.state,
+        Some(LeaseState::Available)
+    );
+    share.delete_snapshot(id).await.unwrap();
+    // A bad snapshot id is refused before sending.
+    let e = share
+        .acquire_snapshot_lease(
+            &azstore::file::SnapshotId::new("not a snapshot"),
+            LeaseDuration::Infinite,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
 }

@@ -1,5 +1,6 @@
 //! SMB properties, Set File / Share Properties, share permissions, Copy File and List Shares
-//! options, against the local File service (testkit::file_server).
+//! options, share snapshots and metadata reads, against the local File service
+//! (testkit::file_server).
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,7 @@ use azstore::file::{
 use azstore::http_headers::HttpHeaders;
 use azstore::{ErrorCode, ErrorKind};
 use bytes::Bytes;
+use testkit as support;
 use testkit::file_server::FileServer;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -41,7 +43,7 @@ async fn smb_properties_are_set_on_create_and_preserved_or_changed_on_set() {
         .creation_time(created)
         .last_write_time(created)
         .permission(FilePermission::Sddl(SDDL.into()));
-    file.create_with(8, &CreateFileOptions::default().smb(smb), None)
+    file.create_with(&CreateFileOptions::default().smb(smb).size(8))
         .await
         .unwrap();
     let p = file.get_properties().await.unwrap().smb;
@@ -83,11 +85,13 @@ async fn directory_smb_properties_on_create_and_set() {
     let share = share(&server).await;
     let dir = share.directory("d").unwrap();
     let created = at("2019-07-15T18:59:07.5365640Z");
-    dir.create_with_smb(
-        &BTreeMap::new(),
-        &SmbProperties::default()
-            .attributes(FileAttributes::HIDDEN)
-            .creation_time(created),
+    dir.create_with(
+        &azstore::file::CreateDirectoryOptions::default().smb(
+            SmbProperties::default()
+                .attributes(FileAttributes::HIDDEN)
+                .creation_time(created)
+                .clone(),
+        ),
     )
     .await
     .unwrap();
@@ -118,7 +122,10 @@ async fn invalid_smb_input_is_refused_before_sending() {
     let before = server.request_count();
     let preserve =
         CreateFileOptions::default().smb(SmbProperties::default().creation_time(SmbTime::Preserve));
-    let err = file.create_with(1, &preserve, None).await.unwrap_err();
+    let err = file
+        .create_with(&preserve.clone().size(1))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
     let huge = SmbProperties::default().permission(FilePermission::Sddl("O:".repeat(5000)));
     let err = file.set_smb_properties(&huge, None).await.unwrap_err();
@@ -150,7 +157,7 @@ async fn share_permissions_by_key() {
 
     let file = share.file("f").unwrap();
     let by_key = SmbProperties::default().permission(FilePermission::Key(key.clone()));
-    file.create_with(1, &CreateFileOptions::default().smb(by_key), None)
+    file.create_with(&CreateFileOptions::default().smb(by_key).size(1))
         .await
         .unwrap();
     assert_eq!(
@@ -168,7 +175,7 @@ async fn set_share_properties_and_create_options() {
     let service = ShareServiceClient::new(&server.account()).unwrap();
     let share = service.share(&testkit::unique("tier")).unwrap();
     share
-        .create_with_options(
+        .create_with(
             &ShareOptions::default()
                 .quota_gib(5)
                 .access_tier("Hot")
@@ -271,9 +278,10 @@ async fn copy_file_with_its_options_and_abort() {
         .permission(FilePermission::Sddl(SDDL.into()));
     let meta = BTreeMap::from([("origin".to_string(), "src".to_string())]);
     src.create_with(
-        5,
-        &CreateFileOptions::default().smb(smb).metadata(meta.clone()),
-        None,
+        &CreateFileOptions::default()
+            .smb(smb)
+            .metadata(meta.clone())
+            .size(5),
     )
     .await
     .unwrap();
@@ -413,4 +421,71 @@ async fn directory_listing_streams_across_pages() {
         3,
         "three pages of at most 3"
     );
+}
+
+#[tokio::test]
+async fn share_snapshots_list_shares_metadata_and_directory_exists() {
+    let server = FileServer::start().await;
+    let files = ShareServiceClient::new(&server.account()).unwrap();
+    let name = support::unique("snap");
+    let share = files.share(&name).unwrap();
+    let meta = BTreeMap::from([("kind".to_string(), "original".to_string())]);
+    share
+        .create_with(
+            &azstore::file::ShareOptions::default()
+                .metadata(meta.clone())
+                .quota_gib(7),
+        )
+        .await
+        .unwrap();
+
+    let snap = share.create_snapshot(&BTreeMap::new()).await.unwrap();
+    let props = share.snapshot_properties(&snap.snapshot).await.unwrap();
+    assert_eq!(props.etag, snap.etag);
+    assert_eq!(props.quota_gib, Some(7));
+    assert_eq!(
+        props.metadata, meta,
+        "a snapshot keeps the share's metadata"
+    );
+
+    // A share with snapshots cannot be deleted alone.
+    let e = share.delete(None).await.unwrap_err();
+    assert_eq!(e.status(), Some(409), "{e:?}");
+    share.delete_snapshot(&snap.snapshot).await.unwrap();
+    let e = share.snapshot_properties(&snap.snapshot).await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+    share.create_snapshot(&BTreeMap::new()).await.unwrap();
+
+    let (m, etag) = share.get_metadata().await.unwrap();
+    assert_eq!(m, meta);
+    assert_eq!(etag, share.get_properties().await.unwrap().etag);
+
+    let dir = share.directory("d1").unwrap();
+    assert!(!dir.exists().await.unwrap());
+    dir.create().await.unwrap();
+    assert!(dir.exists().await.unwrap());
+    let (m, _) = dir.get_metadata().await.unwrap();
+    assert!(m.is_empty());
+    let f = share.file("d1/f").unwrap();
+    f.create(3, None).await.unwrap();
+    let fm = BTreeMap::from([("a".to_string(), "1".to_string())]);
+    f.set_metadata(&fm, None).await.unwrap();
+    assert_eq!(f.get_metadata().await.unwrap().0, fm);
+
+    let page = files
+        .list_shares_page(
+            &ListSharesOptions::default()
+                .prefix(name.clone())
+                .with_metadata(),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.shares.len(), 1);
+    assert_eq!(page.shares[0].name, name);
+    assert_eq!(page.shares[0].metadata, meta);
+    assert!(page.next_marker.is_none());
+
+    share.delete_with_snapshots().await.unwrap();
+    assert!(share.get_properties().await.unwrap_err().is_not_found());
 }

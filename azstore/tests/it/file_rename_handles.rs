@@ -269,7 +269,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
         .content_disposition("inline")
         .content_md5(azstore::blob::md5_base64(b"<p>"));
     let opts = CreateFileOptions::default().headers(created.clone());
-    f.create_with(3, &opts, None).await.unwrap();
+    f.create_with(&opts.clone().size(3)).await.unwrap();
     let p = f.get_properties().await.unwrap();
     assert_eq!(p.http_headers.clone(), created);
 
@@ -298,7 +298,7 @@ async fn http_headers_on_create_file_and_set_file_properties() {
     let e = share
         .file("other")
         .unwrap()
-        .create_with(1, &twice, None)
+        .create_with(&twice.clone().size(1))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
@@ -368,4 +368,81 @@ async fn put_range_from_url_copies_a_range_of_another_file() {
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
     }
     assert_eq!(server.request_count(), after_props);
+}
+
+/// List Handles and Force Close Handles on a directory are `<share>/<dir>?comp=...` with no
+/// `restype` (REST reference, 2025-11-05); `x-ms-recursive` is sent only when true (false is
+/// the service's default). The local File service accepts either form, so the request line
+/// is checked on a scripted server.
+#[tokio::test]
+async fn directory_handle_calls_send_no_restype() {
+    use azstore::file::HandleSelector;
+    use testkit::scripted::{Reply, Scripted};
+    let list = Reply::with(
+        200,
+        &[("content-type", "application/xml")],
+        b"<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults><HandleList /><NextMarker /></EnumerationResults>",
+    );
+    let closed = Reply::with(
+        200,
+        &[
+            ("x-ms-number-of-handles-closed", "2"),
+            ("x-ms-number-of-handles-failed", "0"),
+        ],
+        b"",
+    );
+    let server = Scripted::start(vec![list.clone(), list, closed.clone(), closed]).await;
+    let share = ShareServiceClient::new(&server.account())
+        .unwrap()
+        .share("handles")
+        .unwrap();
+    let dir = share.directory("a/b").unwrap();
+    dir.list_handles(false, None).await.unwrap();
+    dir.list_handles(true, None).await.unwrap();
+    let n = dir
+        .force_close_handles(&HandleSelector::All, false)
+        .await
+        .unwrap();
+    assert_eq!(n.closed, 2);
+    share
+        .root()
+        .force_close_handles(&HandleSelector::All, true)
+        .await
+        .unwrap();
+    let got = server.requests();
+    let lines: Vec<(String, String, Option<String>)> = got
+        .iter()
+        .map(|r| {
+            (
+                r.method.clone(),
+                r.target.clone(),
+                r.header("x-ms-recursive").map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            (
+                "GET".into(),
+                "/devstoreaccount1/handles/a/b?comp=listhandles".into(),
+                None
+            ),
+            (
+                "GET".into(),
+                "/devstoreaccount1/handles/a/b?comp=listhandles".into(),
+                Some("true".into())
+            ),
+            (
+                "PUT".into(),
+                "/devstoreaccount1/handles/a/b?comp=forceclosehandles".into(),
+                None
+            ),
+            (
+                "PUT".into(),
+                "/devstoreaccount1/handles?comp=forceclosehandles".into(),
+                Some("true".into())
+            ),
+        ]
+    );
 }

@@ -112,3 +112,58 @@ async fn the_extended_listing_asks_for_etag_as_the_service_spells_it() {
         "{target}"
     );
 }
+
+/// Rename File / Rename Directory with SMB properties (`x-ms-file-attributes`, times,
+/// permission key; REST reference), against the local File service.
+#[tokio::test]
+async fn rename_sets_smb_properties() {
+    use azstore::file::{FileAttributes, FilePermission, RenameOptions, SmbProperties, SmbTime};
+    let server = FileServer::start().await;
+    let share = server.fresh_share("renamesmb").await;
+    let sddl = "O:BAG:SYD:(A;;FA;;;BA)(A;;0x1200a9;;;WD)";
+    let key = share.create_permission(sddl).await.unwrap();
+    let file = share.file("draft.txt").unwrap();
+    file.create(3, None).await.unwrap();
+    let before = file.get_properties().await.unwrap().smb;
+    let written = time::macros::datetime!(2020-01-02 03:04:05.0000001 UTC);
+    let smb = SmbProperties::default()
+        .attributes(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
+        .last_write_time(SmbTime::At(written))
+        .permission(FilePermission::Key(key.clone()));
+    let done = file
+        .rename("final.txt", &RenameOptions::default().smb(smb))
+        .await
+        .unwrap();
+    let after = done.get_properties().await.unwrap().smb;
+    assert_eq!(
+        after.attributes,
+        Some(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
+    );
+    assert_eq!(after.last_write_time, Some(SmbTime::At(written)));
+    assert_eq!(after.permission, Some(FilePermission::Key(key)));
+    assert_eq!(after.creation_time, before.creation_time, "not given: kept");
+
+    let dir = share.directory("staging").unwrap();
+    dir.create().await.unwrap();
+    let hidden =
+        SmbProperties::default().attributes(FileAttributes::DIRECTORY | FileAttributes::HIDDEN);
+    let moved = dir
+        .rename("archive", &RenameOptions::default().smb(hidden))
+        .await
+        .unwrap();
+    let p = moved.get_properties().await.unwrap().smb;
+    assert_eq!(
+        p.attributes,
+        Some(FileAttributes::DIRECTORY | FileAttributes::HIDDEN)
+    );
+    // An empty SDDL is refused before sending.
+    let e = done
+        .rename(
+            "again.txt",
+            &RenameOptions::default()
+                .smb(SmbProperties::default().permission(FilePermission::Sddl(String::new()))),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), azstore::ErrorKind::InvalidInput);
+}

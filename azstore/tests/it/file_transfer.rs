@@ -1,14 +1,17 @@
 //! Shares, directories and files against the in-process File test server
-//! (tests/support/file_server.rs): ranged parallel round trips, listing with paging,
-//! properties and metadata, and input refused before sending.
+//! (`testkit::file_server`): ranged parallel round trips (keeping the stored MD5), Put Range
+//! From URL, listing with paging and extended info, properties and metadata, and input refused
+//! before sending.
 
 use testkit as support;
+use testkit::blob as blob_support;
 use testkit::file_server;
 
 use std::collections::BTreeMap;
 
 use azstore::ErrorKind;
 use azstore::file::{ListItem, ListOptions, ShareClient, ShareServiceClient, TransferOptions};
+use azstore::http_headers::HttpHeaders;
 use bytes::Bytes;
 use file_server::FileServer;
 use futures_util::TryStreamExt;
@@ -245,7 +248,14 @@ async fn shares_and_directories() {
     let service = ShareServiceClient::new(&server.account()).unwrap();
     let share = service.share(&support::unique("share")).unwrap();
     let meta = BTreeMap::from([("k".to_string(), "v".to_string())]);
-    share.create_with(&meta, Some(5)).await.unwrap();
+    share
+        .create_with(
+            &azstore::file::ShareOptions::default()
+                .metadata(meta.clone())
+                .quota_gib(5),
+        )
+        .await
+        .unwrap();
     assert!(!share.create_if_not_exists().await.unwrap());
     let p = share.get_properties().await.unwrap();
     assert_eq!(p.metadata, meta);
@@ -467,4 +477,176 @@ async fn share_being_deleted_is_typed() {
     );
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert!(share.create_if_not_exists().await.unwrap());
+}
+
+#[tokio::test]
+async fn a_ranged_file_read_keeps_the_stored_md5() {
+    let server = FileServer::start().await;
+    let share = server.fresh_share("rangemd5").await;
+    let file = share.file("a.bin").unwrap();
+    let data = blob_support::pattern(4096, 5);
+    let stored = azstore::blob::md5_base64(&data);
+    file.create(data.len() as u64, None).await.unwrap();
+    file.put_range(0, data.clone(), None).await.unwrap();
+    file.set_http_headers(&HttpHeaders::default().content_md5(stored.clone()), None)
+        .await
+        .unwrap();
+
+    let part = file.download_range(10..100).await.unwrap();
+    assert_eq!(&part.body[..], &data[10..100]);
+    assert_eq!(
+        part.properties.http_headers.content_md5,
+        Some(stored.clone())
+    );
+    assert_eq!(part.properties.range_content_md5, None, "not asked for");
+
+    // A parallel download reads ranges only.
+    let whole = file
+        .download(
+            &azstore::file::TransferOptions::default()
+                .range_size(1024)
+                .max_concurrency(3),
+        )
+        .await
+        .unwrap();
+    assert_eq!(&whole.body[..], &data[..]);
+    assert_eq!(
+        whole.properties.http_headers.content_md5,
+        Some(stored.clone())
+    );
+
+    let mut changed = part.properties.http_headers.clone();
+    changed.content_type = Some("text/plain".into());
+    file.set_http_headers(&changed, None).await.unwrap();
+    let after = file.get_properties().await.unwrap();
+    assert_eq!(after.http_headers.content_md5, Some(stored));
+    assert_eq!(
+        after.http_headers.content_type.as_deref(),
+        Some("text/plain")
+    );
+}
+
+/// Put Range From URL with CRC-64 conditions on the source range and a preserved last-write
+/// time, against the local File service (which implements both as the REST reference
+/// defines them).
+#[tokio::test]
+async fn put_range_from_url_crc64_conditions_and_last_write_time() {
+    use azstore::blob::{CopySource, crc64_base64};
+    use azstore::file::{
+        CreateFileOptions, LastWriteTime, RangeFromUrlOptions, SmbProperties, SmbTime,
+    };
+    let server = FileServer::start().await;
+    let share = server.fresh_share("rangeurl").await;
+    let src = share.file("src.bin").unwrap();
+    let data = blob_support::pattern(2048, 9);
+    src.create(2048, None).await.unwrap();
+    src.put_range(0, data.clone(), None).await.unwrap();
+    let dst = share.file("dst.bin").unwrap();
+    let written = SmbTime::At(time::macros::datetime!(2019-07-11 21:40:12.9953010 UTC));
+    dst.create_with(
+        &CreateFileOptions::default()
+            .smb(SmbProperties::default().last_write_time(written))
+            .size(1024),
+    )
+    .await
+    .unwrap();
+    let source = CopySource::url(src.url()).unwrap().range(100..600);
+    let crc = crc64_base64(&data[100..600]);
+
+    // Conditions that do not hold: 412, nothing written.
+    for options in [
+        RangeFromUrlOptions::default().source_if_match_crc64(crc64_base64(b"other")),
+        RangeFromUrlOptions::default().source_if_none_match_crc64(crc.clone()),
+    ] {
+        let e = dst
+            .put_range_from_url_with(0, &source, &options)
+            .await
+            .unwrap_err();
+        assert_eq!(e.status(), Some(412), "{e}");
+    }
+    assert!(dst.list_ranges(None).await.unwrap().ranges.is_empty());
+
+    // Holding, with the last-write time preserved.
+    let options = RangeFromUrlOptions::default()
+        .source_if_match_crc64(crc.clone())
+        .source_if_none_match_crc64(crc64_base64(b"other"))
+        .last_write_time(LastWriteTime::Preserve);
+    dst.put_range_from_url_with(0, &source, &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        &dst.download_range(0..500).await.unwrap().body[..],
+        &data[100..600]
+    );
+    let p = dst.get_properties().await.unwrap();
+    assert_eq!(p.smb.last_write_time, Some(written));
+
+    // Now (the default): the last-write time moves.
+    dst.put_range_from_url_with(
+        0,
+        &source,
+        &RangeFromUrlOptions::default().last_write_time(LastWriteTime::Now),
+    )
+    .await
+    .unwrap();
+    let p = dst.get_properties().await.unwrap();
+    assert_ne!(p.smb.last_write_time, Some(written));
+}
+
+/// List Directories and Files with extended info (`include=Timestamps,Etag,Attributes,
+/// PermissionKey`, `x-ms-file-extended-info: true`), against the local File service, which
+/// answers as the REST reference shapes it.
+#[tokio::test]
+async fn directory_listing_with_extended_info() {
+    use azstore::file::{CreateFileOptions, FileAttributes, ListOptions, SmbProperties, SmbTime};
+    let server = FileServer::start().await;
+    let share = server.fresh_share("extinfo").await;
+    let root = share.root();
+    share.directory("sub").unwrap().create().await.unwrap();
+    let written = time::macros::datetime!(2019-07-11 21:40:12.9953010 UTC);
+    let file = share.file("a.txt").unwrap();
+    file.create_with(
+        &CreateFileOptions::default()
+            .smb(
+                SmbProperties::default()
+                    .attributes(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
+                    .last_write_time(SmbTime::At(written)),
+            )
+            .size(5),
+    )
+    .await
+    .unwrap();
+    let props = file.get_properties().await.unwrap();
+
+    let plain = root.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(plain.entries.len(), 2);
+    assert!(
+        plain
+            .entries
+            .iter()
+            .all(|e| e.etag.is_none() && e.attributes.is_none())
+    );
+
+    let page = root
+        .list(&ListOptions::default().extended_info())
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 2);
+    let a = page.entries.iter().find(|e| e.name == "a.txt").unwrap();
+    assert!(!a.is_directory);
+    assert_eq!(a.size, Some(5));
+    assert_eq!(a.etag.as_ref(), Some(&props.etag));
+    assert_eq!(a.last_write_time, Some(written));
+    assert_eq!(
+        a.attributes,
+        Some(FileAttributes::READ_ONLY | FileAttributes::ARCHIVE)
+    );
+    let Some(azstore::file::FilePermission::Key(key)) = props.smb.permission.clone() else {
+        panic!("no permission key in {props:?}");
+    };
+    assert_eq!(a.permission_key.as_deref(), Some(key.as_str()));
+    assert!(a.file_id.is_some() && a.creation_time.is_some() && a.change_time.is_some());
+    let sub = page.entries.iter().find(|e| e.name == "sub").unwrap();
+    assert!(sub.is_directory && sub.size.is_none());
+    assert_eq!(sub.attributes, Some(FileAttributes::DIRECTORY));
 }

@@ -483,17 +483,24 @@ mod entra {
         options
     }
 
-    #[tokio::test]
-    async fn azure_identity_client_secret_credential_against_a_local_token_endpoint() {
-        let issuer = TokenIssuer::start(Duration::from_secs(3600)).await;
-        let client_options = pointed_at(issuer.authority_host());
-        let credential = azure_identity::ClientSecretCredential::new(
+    /// A client-secret credential of the test tenant whose token requests go by `client_options`.
+    fn client_secret(
+        client_options: azure_core::http::ClientOptions,
+    ) -> Arc<azure_identity::ClientSecretCredential> {
+        azure_identity::ClientSecretCredential::new(
             testkit::token::TENANT,
             "00000000-0000-0000-0000-0000000c11e7".to_string(),
             "test-client-secret".to_string().into(),
             Some(azure_identity::ClientSecretCredentialOptions { client_options }),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn azure_identity_client_secret_credential_against_a_local_token_endpoint() {
+        let issuer = TokenIssuer::start(Duration::from_secs(3600)).await;
+        let client_options = pointed_at(issuer.authority_host());
+        let credential = client_secret(client_options);
         tour(Credential::entra(credential)).await.unwrap();
         assert_eq!(
             issuer.requests(),
@@ -507,13 +514,7 @@ mod entra {
     async fn a_token_endpoint_that_refuses_is_a_typed_auth_error() {
         // Nothing listens at the authority (port 9): the credential cannot get a token.
         let client_options = pointed_at("https://127.0.0.1:9".to_string());
-        let credential = azure_identity::ClientSecretCredential::new(
-            testkit::token::TENANT,
-            "00000000-0000-0000-0000-0000000c11e7".to_string(),
-            "test-client-secret".to_string().into(),
-            Some(azure_identity::ClientSecretCredentialOptions { client_options }),
-        )
-        .unwrap();
+        let credential = client_secret(client_options);
         // A short fetch timeout: azure_core retries a refused connection with backoff.
         let cache = TokenCache::new(entra::EntraTokens(credential))
             .with_fetch_timeout(Duration::from_secs(2));

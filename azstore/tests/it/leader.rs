@@ -1,26 +1,23 @@
-//! Leader election and shard ownership (`azstore::leader`) on every lock backend: one
-//! generic test per guarantee, called once per backend (Blob on Azurite, Redis on
-//! redis-server, Cosmos DB on the local Cosmos DB server when the `cosmos` feature is on).
+//! Leader election and shard ownership (`azstore::leader`) on every lock backend: the
+//! leader contract suite (`testkit::contract::leader`), one `testkit::contract_leader!` line
+//! per backend (Blob on Azurite, Redis on redis-server, Cosmos DB on the local Cosmos DB
+//! server when the `cosmos` feature is on) with the lock suite's fixtures, and the checks of
+//! the options.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use azstore::blob::BlobLock;
 use azstore::blob::{BlobLocks, BlobServiceClient};
-use azstore::leader::{
-    Campaign, Election, ElectionOptions, LockFactory, ShardEvent, ShardGroup, ShardOptions,
-};
+use azstore::leader::{Election, ElectionOptions, ShardGroup, ShardOptions};
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
-use tokio::time::Instant;
+use azstore::lock::LockOptions;
+use testkit::contract::leader::lock_options;
 
-fn lock_options(label: &str) -> LockOptions {
-    // Waiters poll (no local wake-up), as campaigners in other processes would.
-    LockOptions::default()
-        .duration(LeaseDuration::seconds(15).unwrap())
-        .label(label)
-        .local_wakeup(false)
-}
+use crate::contract_lock::blob as blob_backend;
+#[cfg(feature = "cosmos")]
+use crate::contract_lock::cosmos as cosmos_backend;
+#[cfg(feature = "redis")]
+use crate::contract_lock::redis as redis_backend;
 
 fn blob_container() -> azstore::blob::ContainerClient {
     BlobServiceClient::new(&testkit::account())
@@ -29,254 +26,28 @@ fn blob_container() -> azstore::blob::ContainerClient {
         .unwrap()
 }
 
-fn blob_election(name: &str) -> impl Fn(&str) -> BlobLock {
-    let c = blob_container();
-    let name = name.to_string();
-    move |label| BlobLock::with_options(c.clone(), &name, lock_options(label)).unwrap()
-}
+testkit::contract_leader!(
+    blob,
+    place = blob_backend::fresh(),
+    lock = blob_backend::lock,
+    locks = blob_backend::locks
+);
 
-fn election<C: Campaign>(lock: C) -> Election<C> {
-    Election::new(
-        lock,
-        ElectionOptions::default().observe_every(Duration::from_millis(200)),
-    )
-    .unwrap()
-}
+#[cfg(feature = "redis")]
+testkit::contract_leader!(
+    redis,
+    place = redis_backend::fresh(),
+    lock = redis_backend::lock,
+    locks = redis_backend::locks
+);
 
-/// One term of leadership: start, end, leader, epoch.
-type Term = (Instant, Instant, String, u64);
-
-/// Four campaigners, three terms each: the recorded terms never overlap and their epochs
-/// strictly increase in the order the terms began.
-async fn one_leader_at_a_time<C: Campaign>(make: impl Fn(&str) -> C) {
-    let terms: Arc<Mutex<Vec<Term>>> = Arc::default();
-    let mut tasks = Vec::new();
-    for i in 0..4 {
-        let e = election(make(&format!("campaigner-{i}")));
-        let terms = terms.clone();
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..3 {
-                let l = e.campaign().await.unwrap();
-                let start = Instant::now();
-                assert!(l.is_leader());
-                tokio::time::sleep(Duration::from_millis(150)).await;
-                l.check().unwrap();
-                let end = Instant::now();
-                let (who, epoch) = (l.identity().to_string(), l.epoch());
-                l.resign().await.unwrap();
-                terms.lock().unwrap().push((start, end, who, epoch));
-            }
-        }));
-    }
-    for t in tasks {
-        tokio::time::timeout(Duration::from_secs(90), t)
-            .await
-            .expect("12 terms within 90 s")
-            .unwrap();
-    }
-    let mut terms = terms.lock().unwrap().clone();
-    assert_eq!(terms.len(), 12);
-    terms.sort_by_key(|t| t.0);
-    for w in terms.windows(2) {
-        assert!(
-            w[0].1 <= w[1].0,
-            "two leaders at once: {} until {:?}, {} from {:?}",
-            w[0].2,
-            w[0].1,
-            w[1].2,
-            w[1].0
-        );
-        assert!(w[0].3 < w[1].3, "epochs must strictly increase: {terms:?}");
-    }
-}
-
-/// A resignation hands over to a waiting campaigner (polling) within 1 s, and an observer
-/// sees the change of leader with a larger epoch.
-async fn resign_hands_over_and_observe_sees_it<C: Campaign>(make: impl Fn(&str) -> C) {
-    let a = election(make("leader-a"));
-    let b = election(make("leader-b"));
-    let watcher = election(make("observer"));
-    let mut seen = watcher.observe();
-    let la = a.campaign().await.unwrap();
-    let first = tokio::time::timeout(
-        Duration::from_secs(5),
-        seen.wait_for(|l| l.as_ref().is_some_and(|l| l.identity == "leader-a")),
-    )
-    .await
-    .expect("the observer sees leader-a within 5 s")
-    .unwrap()
-    .clone()
-    .unwrap();
-    assert_eq!(first.epoch, la.epoch());
-    assert_eq!(a.leader().await.unwrap(), Some(first.clone()));
-    let waiting = tokio::spawn(async move {
-        let l = b.campaign().await.unwrap();
-        (Instant::now(), l)
-    });
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!waiting.is_finished(), "b must not lead while a does");
-    let resigned = Instant::now();
-    la.resign().await.unwrap();
-    let (got, lb) = waiting.await.unwrap();
-    let handover = got - resigned;
-    assert!(
-        handover < Duration::from_secs(1),
-        "resign handed over in {handover:?}"
-    );
-    assert!(lb.epoch() > first.epoch);
-    let second = tokio::time::timeout(
-        Duration::from_secs(5),
-        seen.wait_for(|l| l.as_ref().is_some_and(|l| l.identity == "leader-b")),
-    )
-    .await
-    .expect("the observer sees leader-b within 5 s")
-    .unwrap()
-    .clone()
-    .unwrap();
-    assert_eq!(second.epoch, lb.epoch());
-    lb.resign().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(5), seen.wait_for(Option::is_none))
-        .await
-        .expect("the observer sees nobody lead within 5 s")
-        .unwrap();
-}
-
-type Log = Arc<Mutex<Vec<(Instant, String, ShardEvent)>>>;
-
-/// Records `w`'s events with their arrival time; the returned sender makes it leave (its
-/// `Lost` events are recorded as they come, before the releases).
-fn record(
-    log: &Log,
-    mut w: azstore::leader::ShardWorker,
-) -> (
-    tokio::task::JoinHandle<()>,
-    tokio::sync::oneshot::Sender<()>,
-) {
-    let log = log.clone();
-    let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let me = w.identity().to_string();
-        let mut leaving = false;
-        loop {
-            tokio::select! {
-                e = w.recv() => match e {
-                    Some(e) => log.lock().unwrap().push((Instant::now(), me.clone(), e)),
-                    None => return,
-                },
-                _ = &mut rx, if !leaving => {
-                    leaving = true;
-                    w.stop();
-                }
-            }
-        }
-    });
-    (task, tx)
-}
-
-/// Owners per shard from the events, checking that no shard ever has two owners.
-fn replay(log: &Log) -> BTreeMap<String, String> {
-    let mut owner: BTreeMap<String, String> = BTreeMap::new();
-    let mut epochs: HashMap<String, u64> = HashMap::new();
-    let events = log.lock().unwrap().clone();
-    for (t, w, e) in events {
-        match e {
-            ShardEvent::Acquired { shard, epoch } => {
-                if let Some(other) = owner.get(&shard) {
-                    panic!("{shard} acquired by {w} at {t:?} while {other} owns it");
-                }
-                if let Some(prev) = epochs.insert(shard.clone(), epoch) {
-                    assert!(epoch > prev, "{shard}: epoch {epoch} after {prev}");
-                }
-                owner.insert(shard, w);
-            }
-            ShardEvent::Lost { shard } => {
-                assert_eq!(owner.remove(&shard).as_deref(), Some(w.as_str()), "{shard}");
-            }
-            _ => unreachable!(),
-        }
-    }
-    owner
-}
-
-fn loads(owner: &BTreeMap<String, String>) -> BTreeMap<String, usize> {
-    let mut l = BTreeMap::new();
-    for w in owner.values() {
-        *l.entry(w.clone()).or_insert(0) += 1;
-    }
-    l
-}
-
-async fn wait_balanced(log: &Log, workers: usize, shards: usize) -> BTreeMap<String, usize> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let owner = replay(log);
-        let l = loads(&owner);
-        let (lo, hi) = (shards / workers, shards.div_ceil(workers));
-        if owner.len() == shards && l.len() == workers && l.values().all(|c| (lo..=hi).contains(c))
-        {
-            return l;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "not balanced over {workers} workers within 30 s: {l:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// 8 shards over 1 -> 3 -> 2 workers (the third leaves gracefully): every step ends
-/// balanced, no shard is ever owned twice, and each shard's epochs increase.
-async fn shards_balance_without_double_ownership<F: LockFactory>(locks: F) {
-    let group = ShardGroup::with_count(
-        locks,
-        &testkit::unique("grp"),
-        8,
-        ShardOptions::default()
-            .interval(Duration::from_millis(500))
-            .member_slots(4),
-    )
-    .unwrap();
-    let log: Log = Arc::default();
-    let (w1, _s1) = record(&log, group.join("w1").unwrap());
-    assert_eq!(wait_balanced(&log, 1, 8).await["w1"], 8);
-    let (w2, _s2) = record(&log, group.join("w2").unwrap());
-    let (w3, s3) = record(&log, group.join("w3").unwrap());
-    let three = wait_balanced(&log, 3, 8).await;
-    assert_eq!(three.values().sum::<usize>(), 8);
-    s3.send(()).unwrap();
-    w3.await.unwrap();
-    let two = wait_balanced(&log, 2, 8).await;
-    assert_eq!(two.values().copied().collect::<Vec<_>>(), vec![4, 4]);
-    // Steady: no change over a few more intervals.
-    let before = log.lock().unwrap().len();
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(
-        log.lock().unwrap().len(),
-        before,
-        "changes in a steady group"
-    );
-    replay(&log);
-    drop((_s1, _s2));
-    w1.await.unwrap();
-    w2.await.unwrap();
-    assert!(replay(&log).is_empty(), "every shard released on leaving");
-}
-
-#[tokio::test]
-async fn contract_leader_one_at_a_time_blob() {
-    one_leader_at_a_time(blob_election("leader")).await;
-}
-
-#[tokio::test]
-async fn contract_leader_resign_hands_over_and_observe_sees_it_blob() {
-    resign_hands_over_and_observe_sees_it(blob_election("leader")).await;
-}
-
-#[tokio::test]
-async fn contract_leader_shards_balance_without_double_ownership_blob() {
-    let locks = BlobLocks::new(blob_container(), lock_options("unused"));
-    shards_balance_without_double_ownership(locks).await;
-}
+#[cfg(feature = "cosmos")]
+testkit::contract_leader!(
+    cosmos,
+    place = cosmos_backend::fresh().await,
+    lock = cosmos_backend::lock,
+    locks = cosmos_backend::locks
+);
 
 #[test]
 fn leader_options_are_checked_before_any_request() {
@@ -321,79 +92,10 @@ fn leader_options_are_checked_before_any_request() {
     }
 }
 
-#[cfg(feature = "redis")]
-mod redis_backend {
-    use super::*;
-    use azstore::redis::RedisLocks;
-    use azstore::redis::{RedisClient, RedisConfig, RedisLock};
-
-    fn client() -> RedisClient {
-        RedisClient::new(RedisConfig::from_url(&testkit::redis::redis_url()).unwrap()).unwrap()
-    }
-
-    fn redis_election() -> impl Fn(&str) -> RedisLock {
-        let c = client();
-        let key = format!("azstore-test:{}", testkit::unique("leader"));
-        move |label| RedisLock::with_options(c.clone(), &key, lock_options(label)).unwrap()
-    }
-
-    #[tokio::test]
-    async fn contract_leader_one_at_a_time_redis() {
-        one_leader_at_a_time(redis_election()).await;
-    }
-
-    #[tokio::test]
-    async fn contract_leader_resign_hands_over_and_observe_sees_it_redis() {
-        resign_hands_over_and_observe_sees_it(redis_election()).await;
-    }
-
-    #[tokio::test]
-    async fn contract_leader_shards_balance_without_double_ownership_redis() {
-        let locks = RedisLocks::new(client(), lock_options("unused"));
-        shards_balance_without_double_ownership(locks).await;
-    }
-}
-
-#[cfg(feature = "cosmos")]
-mod cosmos_backend {
-    use super::*;
-    use azstore::cosmos::CosmosLocks;
-    use azstore::cosmos::{CosmosClient, CosmosContainer, CosmosKey, CosmosLock, EMULATOR_KEY};
-
-    async fn container() -> CosmosContainer {
-        let endpoint = std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
-            panic!(
-                "AZSTORE_COSMOS_ENDPOINT is not set: run the tests through `scripts/cosmos run -- ...`"
-            )
-        });
-        let client = CosmosClient::new(&endpoint, CosmosKey::new(EMULATOR_KEY).unwrap()).unwrap();
-        let db = client.database(&testkit::unique("leader")).unwrap();
-        db.create_if_not_exists().await.unwrap();
-        let c = db.container("locks", "/pk").unwrap();
-        c.create_if_not_exists().await.unwrap();
-        c
-    }
-
-    async fn cosmos_election() -> impl Fn(&str) -> CosmosLock {
-        let c = container().await;
-        move |label| {
-            CosmosLock::with_options(c.clone(), "leader", "leader", lock_options(label)).unwrap()
-        }
-    }
-
-    #[tokio::test]
-    async fn contract_leader_one_at_a_time_cosmos() {
-        one_leader_at_a_time(cosmos_election().await).await;
-    }
-
-    #[tokio::test]
-    async fn contract_leader_resign_hands_over_and_observe_sees_it_cosmos() {
-        resign_hands_over_and_observe_sees_it(cosmos_election().await).await;
-    }
-
-    #[tokio::test]
-    async fn contract_leader_shards_balance_without_double_ownership_cosmos() {
-        let locks = CosmosLocks::new(container().await, lock_options("unused"));
-        shards_balance_without_double_ownership(locks).await;
-    }
-}
+#[cfg(feature = "testing")]
+testkit::contract_leader!(
+    memory,
+    place = crate::memory::store(),
+    lock = crate::memory::lock,
+    locks = crate::memory::locks
+);

@@ -86,7 +86,7 @@ impl Leasable for Scripted {
         match next {
             Renew::Ok => Ok(LeaseResult::new(id.clone(), None)),
             Renew::Transient => Err(Error::new(ErrorKind::Transport, "connection reset")),
-            Renew::Refuse => Err(Error::new(ErrorKind::Lease, "lease id mismatch")),
+            Renew::Refuse => Err(Error::new(ErrorKind::LeaseLost, "lease id mismatch")),
             Renew::Hang => std::future::pending().await,
         }
     }
@@ -170,7 +170,7 @@ async fn persistent_failures_signal_loss_before_the_lease_can_expire() {
     assert!(matches!(&*rx.borrow_and_update(), GuardState::Lost(_)));
     let err = guard.check().unwrap_err();
     assert!(err.lease_lost());
-    assert_eq!(err.error_code(), Some(&ErrorCode::LeaseLost));
+    assert_eq!(err.kind(), ErrorKind::LeaseLost);
     // Retries grew from 0.25 s but never past the renew interval, and stopped at the deadline.
     let renews = fake.calls("renew");
     assert!(renews.len() >= 6, "{renews:?}");

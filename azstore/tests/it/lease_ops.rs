@@ -54,7 +54,7 @@ async fn seed_pessimistic_scenario() {
         .unwrap_err();
     assert_eq!(err.status(), Some(412));
     assert_eq!(err.error_code(), Some(&ErrorCode::LeaseIdMissing));
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseHeld);
     let got = blob.download().await.unwrap();
     assert_eq!(&got.body[..], b"v2");
 
@@ -151,7 +151,7 @@ async fn acquire_renew_change_release_and_their_refusals() {
         .renew_lease(&new_id, &Conditions::none())
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease, "{err}");
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
 }
 
 #[tokio::test]
@@ -190,7 +190,7 @@ async fn break_reports_remaining_time_and_blocks_acquire_while_breaking() {
         err.error_code(),
         Some(&ErrorCode::LeaseIsBreakingAndCannotBeAcquired)
     );
-    assert_eq!(err.kind(), ErrorKind::Lease);
+    assert_eq!(err.kind(), ErrorKind::LeaseHeld);
     // While breaking the holder can still write.
     blob.upload("still mine", &Conditions::lease(&lease.lease_id))
         .await
@@ -224,7 +224,7 @@ async fn break_reports_remaining_time_and_blocks_acquire_while_breaking() {
         .upload("stale", &Conditions::lease(&next.lease_id))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease, "{err}");
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
 }
 
 #[tokio::test]

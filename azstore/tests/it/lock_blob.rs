@@ -8,9 +8,10 @@ use testkit as support;
 
 use std::time::{Duration, Instant};
 
+use azstore::blob::BlobLock;
 use azstore::blob::LeaseState;
 use azstore::lease::{BreakPeriod, LeaseDuration, LeaseLoss, ReleaseOutcome};
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::{Conditions, ErrorCode, ErrorKind, blob::BlobServiceClient, blob::ContainerClient};
 use support::scripted::{Reply, Scripted};
 
@@ -115,7 +116,7 @@ async fn after_a_break_the_old_holders_writes_to_the_lock_blob_are_refused() {
         .upload("", &Conditions::lease(&stale))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Lease, "{err}");
+    assert_eq!(err.kind(), ErrorKind::LeaseLost, "{err}");
     assert_eq!(
         err.error_code(),
         Some(&ErrorCode::LeaseIdMismatchWithBlobOperation)

@@ -8,23 +8,30 @@ use testkit::queue as queue_support;
 
 use std::time::Duration;
 
+use azstore::blob::BlobLock;
 use azstore::clock::ManualClock;
 use azstore::lease::{
     GuardOptions, GuardState, LeaseDuration, LeaseGuard, LeaseLoss, ReleaseOutcome,
 };
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::queue::MessageGuard;
-use azstore::{Conditions, blob::LeaseState};
+use azstore::{Conditions, blob::BlobClient, blob::LeaseState};
 use futures_util::FutureExt;
 
 const WINDOW: Duration = Duration::from_millis(12_500); // 15 s minus the default margin (1/6)
 const TICK: Duration = Duration::from_millis(1);
 
-#[tokio::test]
-async fn lease_guard_reports_a_passed_deadline_before_its_renew_task_runs() {
-    let c = blob_support::container("pauseclk").await;
+/// A blob to lease, in a fresh container named after `prefix`.
+async fn leased_blob(prefix: &str) -> BlobClient {
+    let c = blob_support::container(prefix).await;
     let blob = c.blob("leased").unwrap();
     blob.upload("x", &Conditions::none()).await.unwrap();
+    blob
+}
+
+#[tokio::test]
+async fn lease_guard_reports_a_passed_deadline_before_its_renew_task_runs() {
+    let blob = leased_blob("pauseclk").await;
     let manual = ManualClock::new();
     let guard = LeaseGuard::acquire_with(
         blob.clone(),
@@ -77,9 +84,7 @@ async fn lease_guard_reports_a_passed_deadline_before_its_renew_task_runs() {
 
 #[tokio::test]
 async fn a_successful_renew_moves_the_deadline_on_the_guards_clock() {
-    let c = blob_support::container("pauseren").await;
-    let blob = c.blob("leased").unwrap();
-    blob.upload("x", &Conditions::none()).await.unwrap();
+    let blob = leased_blob("pauseren").await;
     let manual = ManualClock::new();
     let guard = LeaseGuard::acquire_with(
         blob.clone(),

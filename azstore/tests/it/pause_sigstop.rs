@@ -19,10 +19,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use azstore::blob::BlobLock;
 use azstore::blob::BlobServiceClient;
 use azstore::clock::Clock;
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 
 const MODES: [&str; 3] = ["async-is-held", "async-check", "thread-is-held"];
 const RUNS_PER_MODE: usize = 2;

@@ -7,7 +7,7 @@ use testkit as support;
 use std::time::{Duration, Instant};
 
 use azstore::lease::GuardOptions;
-use azstore::queue::{MessageGuard, QueueClient, QueueServiceClient};
+use azstore::queue::{MessageGuard, QueueClient, QueueServiceClient, ReceivedMessage};
 use azstore::{ErrorCode, http::ClientOptions, http::RetryPolicy};
 use support::scripted::{Reply, Scripted};
 
@@ -33,6 +33,13 @@ fn queue(server: &Scripted) -> QueueClient {
         .unwrap()
 }
 
+/// The scripted queue and the message it hands out first, visible again after `visibility`.
+async fn received(server: &Scripted, visibility: Duration) -> (QueueClient, ReceivedMessage) {
+    let q = queue(server);
+    let msg = q.receive_message(visibility).await.unwrap().unwrap();
+    (q, msg)
+}
+
 fn receipt_of(target: &str) -> Option<&str> {
     target
         .split(['?', '&'])
@@ -48,12 +55,7 @@ async fn guard_tracks_the_newest_receipt_through_a_transient_failure() {
         updated("r3"),
     ])
     .await;
-    let q = queue(&server);
-    let msg = q
-        .receive_message(Duration::from_secs(1))
-        .await
-        .unwrap()
-        .unwrap();
+    let (q, msg) = received(&server, Duration::from_secs(1)).await;
     assert_eq!(msg.pop_receipt().as_str(), "r0");
     let guard = MessageGuard::start(
         &q,
@@ -103,12 +105,7 @@ async fn guard_signals_loss_when_extensions_keep_failing() {
         Reply::with(503, &[("x-ms-error-code", "ServerBusy")], b""),
     ])
     .await;
-    let q = queue(&server);
-    let msg = q
-        .receive_message(Duration::from_secs(1))
-        .await
-        .unwrap()
-        .unwrap();
+    let (q, msg) = received(&server, Duration::from_secs(1)).await;
     let start = Instant::now();
     let guard = MessageGuard::start(
         &q,
@@ -139,12 +136,7 @@ async fn guard_signals_loss_at_once_on_a_rejected_receipt() {
         Reply::with(400, &[("x-ms-error-code", "PopReceiptMismatch")], b""),
     ])
     .await;
-    let q = queue(&server);
-    let msg = q
-        .receive_message(Duration::from_secs(30))
-        .await
-        .unwrap()
-        .unwrap();
+    let (q, msg) = received(&server, Duration::from_secs(30)).await;
     let guard = MessageGuard::start(
         &q,
         msg,

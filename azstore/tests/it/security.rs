@@ -3,7 +3,7 @@
 //! and against Azurite with an account SAS), a success body never takes more memory than its
 //! operation's cap, no SAS or copy-source token goes over cleartext to another host, no
 //! redirect is followed, a table batch cannot be made to carry a forged header, a service's
-//! text cannot drive the terminal.
+//! text cannot drive the terminal, and no key or SAS signature shows in `Debug` or `Display`.
 
 use testkit as support;
 
@@ -11,11 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use azstore::blob::{BlobServiceClient, CopyOptions, CopySource, SourceAuthorization};
-use azstore::credential::Credential;
+use azstore::credential::{Credential, SharedKeyCredential};
 use azstore::queue::{MessageId, PopReceipt, QueueServiceClient};
 use azstore::sas::SasBuilder;
 use azstore::table::{Batch, Entity, TableServiceClient};
 use azstore::{Conditions, ETag, ErrorKind, RequestSent, Service, StorageAccount};
+use support::blob::blob_at;
 use support::scripted::{Reply, Scripted};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -333,13 +334,11 @@ async fn a_sas_or_a_copy_source_token_never_goes_over_cleartext_to_another_host(
         .unwrap();
     // `.invalid` never resolves: the refusal must come before any lookup.
     let remote = account_at("http://storage.azstore.invalid/devstoreaccount1");
-    let blob =
-        BlobServiceClient::new(&remote.clone().with_credential(Credential::Sas(sas.clone())))
-            .unwrap()
-            .container("ctr")
-            .unwrap()
-            .blob("b")
-            .unwrap();
+    let blob = blob_at(
+        &remote.clone().with_credential(Credential::Sas(sas.clone())),
+        "ctr",
+        "b",
+    );
     let e = blob.download().await.unwrap_err();
     assert_refused_before_sending(&e, "SAS over http");
     assert!(e.to_string().contains("allow_sas_over_http"), "{e}");
@@ -362,12 +361,7 @@ async fn a_sas_or_a_copy_source_token_never_goes_over_cleartext_to_another_host(
 
     // A copy source's bearer token over http, even to a loopback server, unless allowed.
     let server = Scripted::start(vec![Reply::status(201)]).await;
-    let local = BlobServiceClient::new(&server.account())
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let local = blob_at(&server.account(), "ctr", "b");
     let from = CopySource::url("https://src.blob.core.windows.net/c/b")
         .unwrap()
         .bearer(SourceAuthorization::bearer("eyJ0-token").unwrap());
@@ -397,12 +391,11 @@ async fn a_redirect_is_never_followed_and_no_referer_is_sent() {
     let sas = SasBuilder::new("r", expiry)
         .account(&key, "b", "sco")
         .unwrap();
-    let blob = BlobServiceClient::new(&server.account().with_credential(Credential::Sas(sas)))
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let blob = blob_at(
+        &server.account().with_credential(Credential::Sas(sas)),
+        "ctr",
+        "b",
+    );
     let e = blob.download().await.unwrap_err();
     assert_eq!(e.status(), Some(307), "{e}");
     assert_eq!(elsewhere.count(), 0, "the redirect was not followed");
@@ -437,12 +430,7 @@ async fn a_services_text_cannot_drive_the_terminal() {
         b"<?xml version=\"1.0\"?><Error><Code>X</Code><Message>owned\x1b[31m red\x07\rforged line</Message></Error>",
     )])
     .await;
-    let blob = BlobServiceClient::new(&server.account())
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let blob = blob_at(&server.account(), "ctr", "b");
     let e = blob.download().await.unwrap_err();
     let shown = e.to_string();
     assert!(!shown.chars().any(char::is_control), "{shown:?}");
@@ -452,12 +440,7 @@ async fn a_services_text_cannot_drive_the_terminal() {
 #[tokio::test]
 async fn metadata_and_header_values_the_service_would_mangle_are_refused() {
     let server = Scripted::start(vec![Reply::status(201)]).await;
-    let blob = BlobServiceClient::new(&server.account())
-        .unwrap()
-        .container("ctr")
-        .unwrap()
-        .blob("b")
-        .unwrap();
+    let blob = blob_at(&server.account(), "ctr", "b");
     let big = std::collections::BTreeMap::from([("note".to_string(), "x".repeat(1 << 20))]);
     let e = blob
         .set_metadata(&big, &Conditions::none())
@@ -482,4 +465,46 @@ async fn metadata_and_header_values_the_service_would_mangle_are_refused() {
         .unwrap_err();
     assert_refused_before_sending(&e, "non-ASCII header");
     assert_eq!(server.count(), 0);
+}
+
+#[test]
+fn secrets_never_appear_in_debug_or_display() {
+    let key = "c2VjcmV0LWtleS1tYXRlcmlhbA==";
+    let account = StorageAccount::from_connection_string(&format!(
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={key}"
+    ))
+    .unwrap();
+    let blobs = azstore::blob::BlobServiceClient::new(&account).unwrap();
+    let blob = blobs.container("c1c").unwrap().blob("b").unwrap();
+    let sas = SasBuilder::new(
+        "r",
+        time::OffsetDateTime::now_utc() + time::Duration::hours(1),
+    )
+    .blob(&SharedKeyCredential::new("acct", key).unwrap(), "c1c", "b")
+    .unwrap();
+    let sig = sas
+        .expose_secret()
+        .split("sig=")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let sas_account = account
+        .clone()
+        .with_credential(Credential::Sas(sas.clone()));
+    let texts = [
+        format!("{account:?}"),
+        format!("{:?}", account.credential()),
+        format!("{blobs:?}"),
+        format!("{blob:?}"),
+        format!("{sas:?} {sas}"),
+        format!("{sas_account:?}"),
+        format!(
+            "{:?}",
+            azstore::blob::BlobServiceClient::new(&sas_account).unwrap()
+        ),
+    ];
+    for t in texts {
+        assert!(!t.contains(key), "key leaked: {t}");
+        assert!(!t.contains(&sig), "sig leaked: {t}");
+    }
 }

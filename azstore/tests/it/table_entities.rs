@@ -4,7 +4,7 @@
 use testkit as support;
 use testkit::table as table_support;
 
-use azstore::table::{DateTime, EdmValue, Entity, Guid, Query, Stored};
+use azstore::table::{DateTime, EdmValue, Entity, Guid, Query, Stored, TableServiceClient};
 use azstore::{ErrorCode, ErrorKind, MatchCondition, RequestSent};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
@@ -37,7 +37,7 @@ async fn create_list_and_delete_tables() {
     assert!(!t.create_if_not_exists().await.unwrap());
     let e = t.create().await.unwrap_err();
     assert_eq!(e.error_code(), Some(&ErrorCode::TableAlreadyExists));
-    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert_eq!(e.kind(), ErrorKind::AlreadyExists);
     let listed: Vec<_> = svc.list_tables(Query::all()).try_collect().await.unwrap();
     assert!(listed.iter().any(|i| i.name == name), "{listed:?}");
     t.delete().await.unwrap();
@@ -494,4 +494,15 @@ async fn table_acl_round_trips_and_a_policy_sas_follows_its_policy() {
         .account(&key, "t", "o")
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
+}
+
+#[tokio::test]
+async fn table_exists() {
+    let tables = TableServiceClient::new(&support::account()).unwrap();
+    let t = tables.table(&support::unique("exists")).unwrap();
+    assert!(!t.exists().await.unwrap());
+    t.create().await.unwrap();
+    assert!(t.exists().await.unwrap());
+    t.delete().await.unwrap();
+    assert!(!t.exists().await.unwrap());
 }

@@ -149,22 +149,8 @@ async fn every_blob_download_mode_returns_the_bytes_in_parallel_ranges() {
 async fn parallel_downloads_under_concurrent_writes_return_one_version() {
     let c = blob_support::container("pwrites").await;
     let b = c.blob("v").unwrap();
-    let versions: Vec<Vec<u8>> = (0..6u8)
-        .map(|i| blob_support::pattern(256 * 1024, 30 + i))
-        .collect();
-    b.upload(versions[0].clone(), &Conditions::none())
-        .await
-        .unwrap();
-    let writer = {
-        let b = b.clone();
-        let versions = versions.clone();
-        tokio::spawn(async move {
-            for v in versions.iter().skip(1) {
-                tokio::time::sleep(Duration::from_millis(40)).await;
-                b.upload(v.clone(), &Conditions::none()).await.unwrap();
-            }
-        })
-    };
+    let (versions, writer) =
+        blob_support::rewritten_over_time(&b, 6, 256 * 1024, 30, Duration::from_millis(40)).await;
     let one_version = |got: &[u8]| versions.iter().any(|v| v[..] == got[..]);
     let dir = temp_dir();
     let file = dir.join("v.bin");
@@ -560,4 +546,48 @@ async fn file_download_restarts_on_change() {
     }
     writer.await.unwrap();
     println!("file downloads under writes: {ok} whole, {conflicts} conflicts");
+}
+
+#[tokio::test]
+async fn a_read_open_at_the_end_returns_the_tail() {
+    use azstore::blob::{AppendOptions, CreateOptions};
+    let c = blob_support::container("tail").await;
+    let log = c.blob("log").unwrap();
+    log.create_append_blob(&CreateOptions::new(azstore::Conditions::none()))
+        .await
+        .unwrap();
+    log.append_block(b"hello ".to_vec(), &AppendOptions::default())
+        .await
+        .unwrap();
+    let none = azstore::Conditions::none();
+    let first = log.download_from(0, &none).await.unwrap();
+    assert_eq!(&first.body[..], b"hello ");
+    log.append_block(b"world".to_vec(), &AppendOptions::default())
+        .await
+        .unwrap();
+    let tail = log.download_from(6, &none).await.unwrap();
+    assert_eq!(&tail.body[..], b"world");
+    assert_eq!(tail.properties.content_length, 11);
+    // Pinned to a version: a changed blob is a 412, not a silently different tail.
+    let stale = azstore::Conditions::if_match(&first.properties.etag);
+    let e = log.download_from(6, &stale).await.unwrap_err();
+    assert!(e.is_precondition_failed(), "{e}");
+    // At the end Azure answers 416 InvalidRange; Azurite answers an empty body.
+    let at_end = log.download_from(11, &none).await;
+    assert!(at_end.is_err() || at_end.unwrap().body.is_empty());
+
+    let server = FileServer::start().await;
+    let share = server.fresh_share("tail").await;
+    let file = share.file("f").unwrap();
+    file.create(10, None).await.unwrap();
+    file.put_range(0, b"0123456789".to_vec(), None)
+        .await
+        .unwrap();
+    let tail = file.download_from(7).await.unwrap();
+    assert_eq!(&tail.body[..], b"789");
+    assert_eq!(tail.properties.content_length, 10);
+    assert_eq!(
+        file.download_from(10).await.unwrap_err().status(),
+        Some(416)
+    );
 }

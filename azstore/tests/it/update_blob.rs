@@ -8,50 +8,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use azstore::blob::{BlobBytes, BlobJson};
 use azstore::http::ClientOptions;
-use azstore::update::{
-    BlobBytes, BlobJson, Change, Current, Decision, UpdatePolicy, Versioned, create_only, update,
-};
+use azstore::update::{Change, Current, Decision, UpdatePolicy, Versioned, create_only, update};
 use azstore::{
     Conditions, ETag, Error, ErrorCode, ErrorKind, StorageAccount, blob::BlobClient,
-    blob::BlobServiceClient, blob::PutOptions, http::Jitter, http::RetryPolicy,
+    blob::PutOptions, http::Jitter, http::RetryPolicy,
 };
-use update_support::Proxy;
+use support::blob::blob_at;
+use update_support::{Proxy, increment, read_u64};
 
 async fn container(account: &StorageAccount) -> azstore::blob::ContainerClient {
-    let c = BlobServiceClient::new(account)
-        .unwrap()
-        .container(&support::unique("upd"))
-        .unwrap();
-    c.create().await.unwrap();
-    c
-}
-
-fn blob_via(account: &StorageAccount, container: &str, name: &str) -> BlobClient {
-    BlobServiceClient::new(account)
-        .unwrap()
-        .container(container)
-        .unwrap()
-        .blob(name)
-        .unwrap()
+    support::blob::container_at(account, "upd").await
 }
 
 fn no_transport_retry(account: &StorageAccount, container: &str, name: &str) -> BlobClient {
-    BlobServiceClient::with_options(account, ClientOptions::default().retry(RetryPolicy::none()))
-        .unwrap()
-        .container(container)
-        .unwrap()
-        .blob(name)
-        .unwrap()
-}
-
-async fn read_u64(blob: &BlobClient) -> u64 {
-    let d = blob.download().await.unwrap();
-    serde_json::from_slice(&d.body).unwrap()
-}
-
-fn increment(cur: Option<&u64>) -> Decision<u64> {
-    Decision::Write(cur.copied().unwrap_or(0) + 1)
+    let options = ClientOptions::default().retry(RetryPolicy::none());
+    support::blob::blob_with(account, options, container, name)
 }
 
 /// A `Versioned` blob whose writes are repeated once after a lost response, as a retrying
@@ -80,7 +53,7 @@ impl Versioned for PipelineRepeats {
                 write_id: d
                     .properties
                     .metadata
-                    .get(azstore::update::WRITE_ID_METADATA)
+                    .get(azstore::blob::WRITE_ID_METADATA)
                     .cloned(),
                 etag: d.properties.etag,
             })),
@@ -91,13 +64,13 @@ impl Versioned for PipelineRepeats {
 
     async fn replace(&self, value: &u64, etag: &ETag, write_id: &str) -> azstore::Result<ETag> {
         let opts = PutOptions::new(Conditions::if_match(etag))
-            .meta(azstore::update::WRITE_ID_METADATA, write_id);
+            .meta(azstore::blob::WRITE_ID_METADATA, write_id);
         self.put_repeating(value, &opts).await
     }
 
     async fn create(&self, value: &u64, write_id: &str) -> azstore::Result<ETag> {
         let opts = PutOptions::new(Conditions::if_not_exists())
-            .meta(azstore::update::WRITE_ID_METADATA, write_id);
+            .meta(azstore::blob::WRITE_ID_METADATA, write_id);
         self.put_repeating(value, &opts).await
     }
 
@@ -121,7 +94,7 @@ async fn lost_response_then_pipeline_repeat_412_is_recognised_as_our_write() {
     let direct = c.blob("n").unwrap();
     direct.upload("41", &Conditions::none()).await.unwrap();
     let proxy = Proxy::start(&account).await;
-    let counter = PipelineRepeats(blob_via(proxy.account(), c.name(), "n"));
+    let counter = PipelineRepeats(blob_at(proxy.account(), c.name(), "n"));
     proxy.lose_next_response_to("PUT");
     let out = update(&counter, &UpdatePolicy::default(), increment)
         .await
@@ -162,8 +135,8 @@ async fn lost_response_then_overwritten_by_another_writer_is_still_recognised() 
     let direct = c.blob("n").unwrap();
     direct.upload("0", &Conditions::none()).await.unwrap();
     let proxy = Arc::new(Proxy::start(&account).await);
-    let ours = PipelineRepeats(blob_via(proxy.account(), c.name(), "n"));
-    let other = BlobJson::<u64>::new(blob_via(&account, c.name(), "n"));
+    let ours = PipelineRepeats(blob_at(proxy.account(), c.name(), "n"));
+    let other = BlobJson::<u64>::new(blob_at(&account, c.name(), "n"));
     let slow = UpdatePolicy::default().fixed(Duration::from_millis(800), Jitter::None);
     proxy.lose_next_response_to("PUT");
     let p = proxy.clone();
@@ -199,7 +172,7 @@ async fn create_only_recognises_its_lost_create() {
     let account = support::account();
     let c = container(&account).await;
     let proxy = Proxy::start(&account).await;
-    let other = BlobBytes::new(blob_via(proxy.account(), c.name(), "once"));
+    let other = BlobBytes::new(blob_at(proxy.account(), c.name(), "once"));
     proxy.lose_next_response_to("PUT");
     let etag = create_only(&other, &"v1".into()).await.unwrap();
     assert_eq!(proxy.lost(), 1);
@@ -218,7 +191,7 @@ async fn no_change_sends_no_write_and_abort_leaves_data_untouched() {
     let direct = c.blob("n").unwrap();
     let before = direct.upload("5", &Conditions::none()).await.unwrap();
     let proxy = Proxy::start(&account).await;
-    let counter = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "n"));
+    let counter = BlobJson::<u64>::new(blob_at(proxy.account(), c.name(), "n"));
 
     let out = update(&counter, &UpdatePolicy::default(), |cur| {
         assert_eq!(cur, Some(&5));
@@ -254,7 +227,7 @@ async fn no_change_sends_no_write_and_abort_leaves_data_untouched() {
 
     // NoChange / Delete on an absent blob send nothing either.
     proxy.reset_log();
-    let missing = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "missing"));
+    let missing = BlobJson::<u64>::new(blob_at(proxy.account(), c.name(), "missing"));
     let out = update(&missing, &UpdatePolicy::default(), |_| Decision::Delete)
         .await
         .unwrap();
@@ -400,7 +373,7 @@ async fn delete_decision_and_other_errors_unchanged() {
     assert!(!blob.exists().await.unwrap());
 
     // A missing container is not "absent": the 404 comes back unchanged, nothing retried.
-    let nowhere = BlobJson::<u64>::new(blob_via(&account, &support::unique("none"), "x"));
+    let nowhere = BlobJson::<u64>::new(blob_at(&account, &support::unique("none"), "x"));
     let err = update(&nowhere, &UpdatePolicy::default(), increment)
         .await
         .unwrap_err();
@@ -455,7 +428,7 @@ async fn last_writer_wins_and_create_only_are_explicit() {
     assert!(
         props
             .metadata
-            .contains_key(azstore::update::WRITE_ID_METADATA)
+            .contains_key(azstore::blob::WRITE_ID_METADATA)
     );
 }
 
@@ -468,7 +441,7 @@ async fn lost_response_to_a_delete_is_a_successful_delete() {
     let direct = c.blob("d").unwrap();
     direct.upload("1", &Conditions::none()).await.unwrap();
     let proxy = Proxy::start(&account).await;
-    let doc = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "d"));
+    let doc = BlobJson::<u64>::new(blob_at(proxy.account(), c.name(), "d"));
     proxy.lose_next_response_to("DELETE");
     let out = update(&doc, &UpdatePolicy::default(), |_| Decision::Delete)
         .await

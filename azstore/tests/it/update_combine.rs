@@ -3,34 +3,21 @@
 
 use testkit as support;
 use testkit::update as update_support;
+use testkit::update::increment;
 
-use azstore::update::{BlobJson, Change, Combiner, Decision, UpdatePolicy, update};
-use azstore::{Conditions, ErrorKind, StorageAccount, blob::BlobServiceClient};
+use azstore::blob::BlobJson;
+use azstore::update::{Change, Combiner, Decision, UpdatePolicy, update};
+use azstore::{Conditions, ErrorKind, StorageAccount};
 use update_support::Proxy;
 
 fn counter(account: &StorageAccount, container: &str) -> BlobJson<u64> {
-    BlobJson::new(
-        BlobServiceClient::new(account)
-            .unwrap()
-            .container(container)
-            .unwrap()
-            .blob("counter")
-            .unwrap(),
-    )
-}
-
-fn increment(cur: Option<&u64>) -> Decision<u64> {
-    Decision::Write(cur.copied().unwrap_or(0) + 1)
+    BlobJson::new(support::blob::blob_at(account, container, "counter"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn combined_and_independent_writers_never_lose_an_update() {
     let account = support::account();
-    let c = BlobServiceClient::new(&account)
-        .unwrap()
-        .container(&support::unique("comb"))
-        .unwrap();
-    c.create().await.unwrap();
+    let c = support::blob::container_at(&account, "comb").await;
     let proxy = Proxy::start(&account).await;
     // One process: 40 tasks x 5 increments through one combiner (via the counting proxy).
     let combiner = Combiner::new(counter(proxy.account(), c.name()), UpdatePolicy::default());
@@ -72,11 +59,7 @@ async fn combined_and_independent_writers_never_lose_an_update() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborting_closure_fails_alone() {
     let account = support::account();
-    let c = BlobServiceClient::new(&account)
-        .unwrap()
-        .container(&support::unique("comb"))
-        .unwrap();
-    c.create().await.unwrap();
+    let c = support::blob::container_at(&account, "comb").await;
     c.blob("counter")
         .unwrap()
         .upload("10", &Conditions::none())

@@ -3,31 +3,29 @@
 //! the documented cost (an ambiguous write ends as `RequestSent::Maybe`, never applied twice).
 
 use testkit as support;
+use testkit::update::increment;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use azstore::blob::{BlobServiceClient, PutOptions};
+use azstore::blob::PutOptions;
+use azstore::blob::{BlobBytes, BlobJson, WRITE_ID_METADATA};
 use azstore::http::{ClientOptions, RetryPolicy};
-use azstore::table::{Entity, TableServiceClient, WRITE_ID_PROPERTY};
-use azstore::update::{
-    BlobBytes, BlobJson, Change, Decision, UpdatePolicy, WRITE_ID_METADATA, update,
-};
+use azstore::table::{Entity, TableClient, TableServiceClient, WRITE_ID_PROPERTY};
+use azstore::update::{Change, Decision, UpdatePolicy, update};
 use azstore::{Conditions, RequestSent, Service};
 use support::fault::{Fault, FaultProxy, Rule};
 
-fn increment(cur: Option<&u64>) -> Decision<u64> {
-    Decision::Write(cur.copied().unwrap_or(0) + 1)
+/// The `N` that entity (p, r) holds, read directly.
+async fn stored_n(table: &TableClient) -> Option<i64> {
+    let got = table.get::<Entity>("p", "r").await.unwrap();
+    got.entity.get("N").and_then(|v| v.as_i64())
 }
 
 #[tokio::test]
 async fn update_keeps_the_blobs_other_metadata_and_http_headers() {
     let account = support::account();
-    let c = BlobServiceClient::new(&account)
-        .unwrap()
-        .container(&support::unique("keep"))
-        .unwrap();
-    c.create().await.unwrap();
+    let c = support::blob::container_at(&account, "keep").await;
     let blob = c.blob("counter.json").unwrap();
     let put = PutOptions::new(Conditions::if_not_exists())
         .content_type("application/vnd.counter+json")
@@ -98,11 +96,7 @@ async fn update_keeps_the_blobs_other_metadata_and_http_headers() {
 #[tokio::test]
 async fn concurrent_updates_through_one_wrapper_keep_the_metadata() {
     let account = support::account();
-    let c = BlobServiceClient::new(&account)
-        .unwrap()
-        .container(&support::unique("keepc"))
-        .unwrap();
-    c.create().await.unwrap();
+    let c = support::blob::container_at(&account, "keepc").await;
     let blob = c.blob("n").unwrap();
     blob.put(
         "0",
@@ -186,13 +180,7 @@ async fn a_table_entity_without_write_ids_stores_no_property_and_never_applies_t
         .unwrap_err();
     assert_eq!(err.request_sent(), RequestSent::Maybe, "{err}");
     assert_eq!(proxy.count("PUT"), 1, "never written a second time");
-    let n = table
-        .get::<Entity>("p", "r")
-        .await
-        .unwrap()
-        .entity
-        .get("N")
-        .and_then(|v| v.as_i64());
+    let n = stored_n(&table).await;
     assert_eq!(n, Some(3), "applied once");
 
     // With write ids (the default) the same fault is recognised as our write.
@@ -203,12 +191,6 @@ async fn a_table_entity_without_write_ids_stores_no_property_and_never_applies_t
         .unwrap();
     assert_eq!(out.change, Change::Replaced);
     assert_eq!(out.recovered_ambiguous, 1);
-    let n = table
-        .get::<Entity>("p", "r")
-        .await
-        .unwrap()
-        .entity
-        .get("N")
-        .and_then(|v| v.as_i64());
+    let n = stored_n(&table).await;
     assert_eq!(n, Some(4));
 }

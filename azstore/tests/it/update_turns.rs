@@ -6,25 +6,12 @@ use testkit as support;
 
 use std::collections::BTreeSet;
 
-use azstore::StorageAccount;
-use azstore::blob::{BlobClient, BlobServiceClient};
+use azstore::blob::BlobJson;
 use azstore::table::VersionedEntity;
-use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, Versioned, update};
 use serde::{Deserialize, Serialize};
-use testkit::update::Proxy;
-
-fn blob_via(account: &StorageAccount, container: &str, name: &str) -> BlobClient {
-    BlobServiceClient::new(account)
-        .unwrap()
-        .container(container)
-        .unwrap()
-        .blob(name)
-        .unwrap()
-}
-
-fn increment(cur: Option<&u64>) -> Decision<u64> {
-    Decision::Write(cur.copied().unwrap_or(0) + 1)
-}
+use testkit::blob::blob_at;
+use testkit::update::{Proxy, increment};
 
 /// The response to one write is lost while 23 other writers of this process wait for their
 /// turn: the writer keeps its turn for the read that settles it, so it finds its own write
@@ -33,11 +20,7 @@ fn increment(cur: Option<&u64>) -> Decision<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_unanswered_write_keeps_its_turn_until_settled() {
     let account = support::account();
-    let c = BlobServiceClient::new(&account)
-        .unwrap()
-        .container(&support::unique("turnlost"))
-        .unwrap();
-    c.create().await.unwrap();
+    let c = support::blob::container_at(&account, "turnlost").await;
     BlobJson::<u64>::new(c.blob("n").unwrap())
         .create(&0, "seed")
         .await
@@ -46,7 +29,7 @@ async fn an_unanswered_write_keeps_its_turn_until_settled() {
     proxy.lose_next_response_to("PUT");
     let tasks: Vec<_> = (0..24)
         .map(|_| {
-            let counter = BlobJson::<u64>::new(blob_via(proxy.account(), c.name(), "n"));
+            let counter = BlobJson::<u64>::new(blob_at(proxy.account(), c.name(), "n"));
             tokio::spawn(async move {
                 update(&counter, &UpdatePolicy::default(), increment)
                     .await
@@ -117,11 +100,7 @@ async fn turn_takers_and_independent_writers_lose_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn handed_over_turns_beside_independent_writers_lose_nothing() {
     let account = support::account();
-    let c = BlobServiceClient::new(&account)
-        .unwrap()
-        .container(&support::unique("handoff"))
-        .unwrap();
-    c.create().await.unwrap();
+    let c = support::blob::container_at(&account, "handoff").await;
     let mut tasks = Vec::new();
     for i in 0..12 {
         let counter = BlobJson::<u64>::new(c.blob("n").unwrap());

@@ -4,7 +4,7 @@
 use azstore::Service;
 use azstore::blob::{BlobLock, BlobLocks, ContainerClient};
 use azstore::lock::LockOptions;
-use azstore::update::BlobJson;
+use azstore::blob::BlobJson;
 use azstore::{ETag, Result};
 use futures_util::future::{BoxFuture, LocalBoxFuture};
 

@@ -108,7 +108,7 @@ impl Prepared for Proxied {
     fn cleanup(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {
             if let Ok(db) = self.1.client().database(self.1.database_id()) {
-                let _ = db.delete().await;
+                let _ = db.delete_if_exists().await;
             }
         })
     }

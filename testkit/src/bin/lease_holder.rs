@@ -21,9 +21,10 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use azstore::blob::BlobLock;
 use azstore::clock::Clock;
 use azstore::lease::LeaseDuration;
-use azstore::lock::{BlobLock, LockOptions};
+use azstore::lock::LockOptions;
 use azstore::{StorageAccount, blob::BlobServiceClient};
 
 const PERIOD: Duration = Duration::from_millis(20);

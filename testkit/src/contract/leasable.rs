@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use azstore::lease::{BreakPeriod, Leasable, LeaseDuration, LeaseGuard, LeaseLoss, ReleaseOutcome};
-use azstore::{ErrorCode, LeaseId};
+use azstore::{ErrorKind, LeaseId};
 
 /// The fixed lease duration the guarantees use (the shortest the services allow).
 pub const LEASE: Duration = Duration::from_secs(15);
@@ -50,7 +50,7 @@ async fn try_acquire<L: Leasable>(other: &L) -> Result<Option<LeaseId>, String> 
     let id = LeaseId::random();
     match other.lease_acquire(duration_for(other), &id).await {
         Ok(r) => Ok(Some(r.lease_id)),
-        Err(e) if e.error_code() == Some(&ErrorCode::LeaseAlreadyPresent) => Ok(None),
+        Err(e) if e.kind() == ErrorKind::LeaseHeld => Ok(None),
         Err(e) => Err(format!("another party's acquire failed: {e}")),
     }
 }

@@ -10,10 +10,26 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use azstore::LeaseId;
-use azstore::lease::{BreakPeriod, LeaseBroken, LeaseLoss, ReleaseOutcome};
-use azstore::lock::{Attempt, Held, Lock, LockClaim, LockStatus, LockTarget, Probe};
+use azstore::lease::{BreakPeriod, LeaseBroken, LeaseDuration, LeaseLoss, ReleaseOutcome};
+use azstore::lock::{Attempt, Held, Lock, LockClaim, LockOptions, LockStatus, LockTarget, Probe};
 use tokio::time::Instant;
+
+/// The options every guarantee uses: 15 s leases (the shortest a blob lease can be).
+pub fn opts() -> LockOptions {
+    LockOptions::default()
+        .duration(LeaseDuration::seconds(15).expect("15 s is a valid lease"))
+        .label("contract")
+}
+
+/// Alternates contenders between the in-process wake-up and polling only (what separate
+/// processes get), so mutual exclusion is checked under both.
+pub fn alternating<T: LockTarget>(make: impl Fn(LockOptions) -> Lock<T>) -> impl Fn() -> Lock<T> {
+    let n = Arc::new(AtomicUsize::new(0));
+    move || make(opts().local_wakeup(n.fetch_add(1, Ordering::Relaxed) % 2 == 0))
+}
 
 /// Smallest fencing token that is a wall-clock value (2023-11-14): the first token of a fresh
 /// lock is the clock in milliseconds, on every backend.

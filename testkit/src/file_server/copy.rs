@@ -152,7 +152,7 @@ pub(super) fn abort_copy(st: &mut State, share_name: &str, path: &str, req: &Htt
     let Some(share) = st.shares.get_mut(share_name) else {
         return super::not_found_share();
     };
-    let f = match writable_file(share, path, req) {
+    let f = match writable_file(&mut share.files, path, req) {
         Ok(f) => f,
         Err(r) => return r,
     };

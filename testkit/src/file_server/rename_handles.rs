@@ -331,7 +331,7 @@ pub(super) fn put_range_from_url(
             );
         }
     };
-    let f = match writable_file(share, path, req) {
+    let f = match writable_file(&mut share.files, path, req) {
         Ok(f) => f,
         Err(r) => return r,
     };

@@ -3,11 +3,13 @@
 use std::collections::BTreeMap;
 
 use azstore::blob::{BlobListItem, ListInclude, ListOptions};
-use azstore::lease::LeaseDuration;
+use azstore::lease::{LeaseDuration, LeaseResult};
 use azstore::{ETag, blob::BlobClient, blob::ContainerClient};
 use testkit::replay::{Interaction, RecordedResponse};
 
-use crate::compare::{eq_date, eq_header, outcome, xml_texts};
+use crate::compare::{
+    check_listed_metadata, check_next_marker, eq_date, eq_header, outcome, xml_texts,
+};
 use crate::cx::{Cx, Plan, one};
 use crate::req::Req;
 
@@ -30,6 +32,30 @@ pub fn check_version(
 ) -> Result<(), String> {
     check_etag(etag, resp)?;
     eq_date("Last-Modified", last_modified, resp, "last-modified")
+}
+
+/// The lease id a lease operation answered, and the resource's version beside it.
+pub(crate) fn check_lease_result(r: &LeaseResult, resp: &RecordedResponse) -> Result<(), String> {
+    eq_header(
+        "lease id",
+        Some(r.lease_id.as_str().into()),
+        resp,
+        "x-ms-lease-id",
+    )?;
+    check_version(r.etag.as_ref(), r.last_modified, resp)
+}
+
+/// The lease state a read reported, as the service spells it in `x-ms-lease-state`.
+fn check_lease_state(
+    state: Option<azstore::blob::LeaseState>,
+    resp: &RecordedResponse,
+) -> Result<(), String> {
+    eq_header(
+        "lease state",
+        state.map(|s| format!("{s:?}").to_lowercase()),
+        resp,
+        "x-ms-lease-state",
+    )
 }
 
 fn lease_duration(v: Option<&str>) -> Result<LeaseDuration, String> {
@@ -83,13 +109,7 @@ macro_rules! lease_step {
                         .acquire_lease(duration.unwrap(), proposed.as_ref(), &conditions)
                         .await;
                     if let Some(r) = outcome(got, resp)? {
-                        eq_header(
-                            "lease id",
-                            Some(r.lease_id.as_str().into()),
-                            resp,
-                            "x-ms-lease-id",
-                        )?;
-                        check_version(r.etag.as_ref(), r.last_modified, resp)?;
+                        crate::blob::check_lease_result(&r, resp)?;
                     }
                 }
                 "renew" | "change" | "release" => {
@@ -99,13 +119,7 @@ macro_rules! lease_step {
                             if let Some(r) =
                                 outcome(target.renew_lease(&id, &conditions).await, resp)?
                             {
-                                eq_header(
-                                    "lease id",
-                                    Some(r.lease_id.as_str().into()),
-                                    resp,
-                                    "x-ms-lease-id",
-                                )?;
-                                check_version(r.etag.as_ref(), r.last_modified, resp)?;
+                                crate::blob::check_lease_result(&r, resp)?;
                             }
                         }
                         "change" => {
@@ -114,13 +128,7 @@ macro_rules! lease_step {
                                 target.change_lease(&id, &proposed, &conditions).await,
                                 resp,
                             )? {
-                                eq_header(
-                                    "lease id",
-                                    Some(r.lease_id.as_str().into()),
-                                    resp,
-                                    "x-ms-lease-id",
-                                )?;
-                                check_version(r.etag.as_ref(), r.last_modified, resp)?;
+                                crate::blob::check_lease_result(&r, resp)?;
                             }
                         }
                         _ => {
@@ -199,12 +207,12 @@ fn plan_service(req: &Req) -> Result<Plan, String> {
                     )?;
                     if options.include_metadata {
                         check_listed_metadata(
-                            page.items.iter().map(|c| c.metadata.clone()).collect(),
-                            &resp.body,
+                            page.items.iter().map(|c| &c.metadata),
+                            resp,
                             "Container",
                         )?;
                     }
-                    check_marker(page.next_marker, &resp.body)?;
+                    check_next_marker(page.next_marker.as_deref(), resp)?;
                 }
                 Ok(())
             }))
@@ -238,18 +246,6 @@ fn plan_service(req: &Req) -> Result<Plan, String> {
     }
 }
 
-fn check_marker(got: Option<String>, body: &[u8]) -> Result<(), String> {
-    let want = xml_texts(body, &["NextMarker"])
-        .into_iter()
-        .next()
-        .filter(|m| !m.is_empty());
-    if got == want {
-        Ok(())
-    } else {
-        Err(format!("next marker {got:?} != recorded {want:?}"))
-    }
-}
-
 /// A listed ETag must equal the header ETag of the same version: quoted.
 fn check_listed_etags(got: Vec<Option<ETag>>, body: &[u8], path: &[&str]) -> Result<(), String> {
     let want: Vec<Option<String>> = xml_texts(body, path)
@@ -269,27 +265,6 @@ fn check_listed_etags(got: Vec<Option<ETag>>, body: &[u8], path: &[&str]) -> Res
         Err(format!(
             "listed ETags {got:?} != recorded (quoted) {want:?}"
         ))
-    }
-}
-
-fn check_listed_metadata(
-    got: Vec<BTreeMap<String, String>>,
-    body: &[u8],
-    item: &str,
-) -> Result<(), String> {
-    let want = crate::compare::xml_metadata(body, item);
-    let got: Vec<BTreeMap<String, String>> = got
-        .into_iter()
-        .map(|m| {
-            m.into_iter()
-                .map(|(k, v)| (k.to_ascii_lowercase(), v))
-                .collect()
-        })
-        .collect();
-    if got == want {
-        Ok(())
-    } else {
-        Err(format!("listed metadata {got:?} != recorded {want:?}"))
     }
 }
 
@@ -336,12 +311,7 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
                 if let Some(p) = outcome(got, resp)? {
                     check_version(Some(&p.etag), p.last_modified, resp)?;
                     check_metadata(&p.metadata, resp)?;
-                    eq_header(
-                        "lease state",
-                        p.lease_state.map(|s| format!("{s:?}").to_lowercase()),
-                        resp,
-                        "x-ms-lease-state",
-                    )?;
+                    check_lease_state(p.lease_state, resp)?;
                 }
                 Ok(())
             }))
@@ -510,13 +480,9 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
                         return Err(format!("deleted flags {dels:?} != recorded {want:?}"));
                     }
                     if options.include_metadata {
-                        check_listed_metadata(
-                            blobs.iter().map(|b| b.metadata.clone()).collect(),
-                            &resp.body,
-                            "Blob",
-                        )?;
+                        check_listed_metadata(blobs.iter().map(|b| &b.metadata), resp, "Blob")?;
                     }
-                    check_marker(page.next_marker, &resp.body)?;
+                    check_next_marker(page.next_marker.as_deref(), resp)?;
                 }
                 Ok(())
             }))
@@ -576,12 +542,7 @@ pub(super) fn check_properties(
         resp,
         "x-ms-blob-type",
     )?;
-    eq_header(
-        "lease state",
-        p.lease_state.map(|s| format!("{s:?}").to_lowercase()),
-        resp,
-        "x-ms-lease-state",
-    )?;
+    check_lease_state(p.lease_state, resp)?;
     eq_header(
         "lease status",
         p.lease_status.map(|s| format!("{s:?}").to_lowercase()),

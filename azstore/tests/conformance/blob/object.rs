@@ -11,6 +11,7 @@ use super::{blob_of, check_etag, check_metadata, check_properties, check_version
 use crate::compare::{eq_header, outcome, xml_texts};
 use crate::cx::{Cx, Plan, one};
 use crate::req::Req;
+use testkit::replay::RecordedResponse;
 
 pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
     let c = req.segs[0].clone();
@@ -200,15 +201,13 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
             }))
         }
         ("PUT", "properties") => {
-            req.only(&[
-                "x-ms-blob-content-disposition",
-                "x-ms-blob-content-language",
-                "x-ms-blob-content-type",
-                "x-ms-blob-content-md5",
-                "x-ms-blob-cache-control",
-                "x-ms-blob-content-encoding",
-                "x-ms-blob-content-length",
-            ])?;
+            req.only(
+                &[
+                    crate::compare::BLOB_HTTP_HEADERS,
+                    &["x-ms-blob-content-length"],
+                ]
+                .concat(),
+            )?;
             if let Some(size) = num(req.h("x-ms-blob-content-length"))? {
                 req.only(&["x-ms-blob-content-length"])?;
                 return Ok(one(move |cx, it| async move {
@@ -373,13 +372,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                     .await;
                 let resp = &it.response;
                 if let Some(r) = outcome(got, resp)? {
-                    check_version(Some(&r.etag), r.last_modified, resp)?;
-                    eq_header(
-                        "append offset",
-                        Some(r.append_offset.to_string()),
-                        resp,
-                        "x-ms-blob-append-offset",
-                    )?;
+                    check_appended(&r, resp)?;
                 }
                 Ok(())
             }))
@@ -399,13 +392,7 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                 let got = blob_of(&cx, &c, &b)?.append_block(body, &options).await;
                 let resp = &it.response;
                 if let Some(r) = outcome(got, resp)? {
-                    check_version(Some(&r.etag), r.last_modified, resp)?;
-                    eq_header(
-                        "append offset",
-                        Some(r.append_offset.to_string()),
-                        resp,
-                        "x-ms-blob-append-offset",
-                    )?;
+                    check_appended(&r, resp)?;
                     eq_header(
                         "committed block count",
                         r.committed_block_count.map(|n| n.to_string()),
@@ -487,6 +474,17 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
         }
         (m, comp) => Err(format!("blob operation {m} comp={comp}")),
     }
+}
+
+/// An append's new version and the offset the block landed at.
+fn check_appended(r: &azstore::blob::AppendResult, resp: &RecordedResponse) -> Result<(), String> {
+    check_version(Some(&r.etag), r.last_modified, resp)?;
+    eq_header(
+        "append offset",
+        Some(r.append_offset.to_string()),
+        resp,
+        "x-ms-blob-append-offset",
+    )
 }
 
 fn num(v: Option<&str>) -> Result<Option<u64>, String> {

@@ -7,7 +7,10 @@
 //! when `update()` stops unable to tell (`RequestSent::Maybe`).
 //!
 //! Each test runs on tokio's current-thread runtime: the subscriber and the recorder are set
-//! for the test's thread only, so tests running in parallel do not see each other's spans.
+//! for the test's thread only. The tests take turns (one capture at a time, [`capture`]) and
+//! are this binary's only tests: tracing caches each callsite's interest process-wide, and a
+//! callsite first hit on another thread while a capture registers could be cached as
+//! uninterested, losing the event the test looks for.
 //! The poison test needs `AZSTORE_PYTHON` (`scripts/pyenv` prints one).
 
 use testkit as support;
@@ -16,12 +19,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use azstore::blob::BlobJson;
 use azstore::credential::Credential;
 use azstore::lease::BreakPeriod;
 use azstore::lease::{GuardOptions, LeaseDuration, LeaseGuard, LeaseLoss};
 use azstore::queue::{Delivery, WorkerOptions, process_until_empty};
 use azstore::sas::SasBuilder;
-use azstore::update::{BlobJson, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Decision, UpdatePolicy, Versioned, update};
 use azstore::{Conditions, DEV_KEY, RequestSent, Service};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use support::fault::{Fault, FaultProxy, Rule};
@@ -139,16 +143,31 @@ impl Capture {
 }
 
 /// Sets a capturing subscriber for this thread; returns the capture and the guard.
-fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
+/// One capture at a time in this binary (see the module documentation).
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// What keeps a capture going: this test's turn and its subscriber.
+struct Capturing {
+    _subscriber: tracing::subscriber::DefaultGuard,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+/// Waits for this test's turn, then captures every span and event of this thread until the
+/// returned guard drops.
+async fn capture() -> (Capture, Capturing) {
+    let turn = TURN.lock().await;
     let cap = Capture::default();
     let subscriber = tracing_subscriber::registry().with(cap.clone());
     let guard = tracing::subscriber::set_default(subscriber);
-    // Other tests of this binary hit callsites for the first time on their own threads while
-    // this subscriber registers; tracing caches each callsite's interest globally, and a
-    // registration racing with ours can cache "never" for a callsite this test needs. Asking
-    // every callsite again once this subscriber is live closes that window.
+    // Callsites hit before this subscriber existed cached "no interest": ask them again.
     tracing::callsite::rebuild_interest_cache();
-    (cap, guard)
+    (
+        cap,
+        Capturing {
+            _subscriber: guard,
+            _turn: turn,
+        },
+    )
 }
 
 /// The metrics recorded, as (name, labels, value).
@@ -212,6 +231,19 @@ fn histogram(
         .collect()
 }
 
+/// How many `update()` calls ended with `outcome`, by the duration histogram.
+fn update_durations(
+    metrics: &[(String, BTreeMap<String, String>, DebugValue)],
+    outcome: &str,
+) -> usize {
+    histogram(
+        metrics,
+        "azstore.update.duration",
+        &[("azstore.update.outcome", outcome)],
+    )
+    .len()
+}
+
 /// A 412 on the replace of an `update()` is one conflict: counted in the outcome, in the
 /// event and the counter, and followed by a second attempt span; the refused HTTP attempt is
 /// recorded with its status and error code.
@@ -225,7 +257,7 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture();
+    let (cap, _guard) = capture().await;
 
     let account = support::account();
     let (container, name) = (c.name().to_string(), blob.name().to_string());
@@ -326,15 +358,7 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
     assert_eq!(counter(&m, "azstore.update.conflicts", &[]), 1, "{m:?}");
     assert_eq!(counter(&m, "azstore.update.attempts", &[]), 2, "{m:?}");
     assert_eq!(counter(&m, "azstore.update.maybe", &[]), 0);
-    assert_eq!(
-        histogram(
-            &m,
-            "azstore.update.duration",
-            &[("azstore.update.outcome", "replaced")]
-        )
-        .len(),
-        1
-    );
+    assert_eq!(update_durations(&m, "replaced"), 1);
     let put_calls = histogram(
         &m,
         "azstore.client.operation.duration",
@@ -363,7 +387,7 @@ async fn a_lost_lease_is_reported_with_its_reason() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture();
+    let (cap, _guard) = capture().await;
 
     let guard = LeaseGuard::acquire_with(
         blob.clone(),
@@ -465,7 +489,7 @@ async fn a_poisoned_message_is_logged_counted_and_readable() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture();
+    let (cap, _guard) = capture().await;
 
     let stats = process_until_empty(
         q.clone(),
@@ -586,7 +610,7 @@ async fn no_span_or_metric_holds_a_secret() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture();
+    let (cap, _guard) = capture().await;
 
     // With the key.
     let keyed = c.blob("k").unwrap();
@@ -642,13 +666,13 @@ async fn no_span_or_metric_holds_a_secret() {
 #[tokio::test]
 async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
     let c = support::blob::container("obslock").await;
-    let lock = azstore::lock::BlobLock::new(c.clone(), "l").unwrap();
-    let waiter = azstore::lock::BlobLock::new(c.clone(), "l").unwrap();
+    let lock = azstore::blob::BlobLock::new(c.clone(), "l").unwrap();
+    let waiter = azstore::blob::BlobLock::new(c.clone(), "l").unwrap();
 
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture();
+    let (cap, _guard) = capture().await;
 
     let held = lock.try_acquire().await.unwrap().expect("free");
     let first = held.fencing_token();
@@ -750,7 +774,7 @@ async fn a_recognised_ambiguous_write_is_logged_and_counted() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture();
+    let (cap, _guard) = capture().await;
 
     proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
     let outcome = update(&doc, &UpdatePolicy::default(), |v| {
@@ -795,15 +819,7 @@ async fn a_recognised_ambiguous_write_is_logged_and_counted() {
     let m = metrics_of(&snap);
     assert_eq!(counter(&m, "azstore.update.recognised_writes", &[]), 1);
     assert_eq!(counter(&m, "azstore.update.maybe", &[]), 0);
-    assert_eq!(
-        histogram(
-            &m,
-            "azstore.update.duration",
-            &[("azstore.update.outcome", "replaced")]
-        )
-        .len(),
-        1
-    );
+    assert_eq!(update_durations(&m, "replaced"), 1);
 }
 
 /// The response of the replace is lost, and every read after it is refused (403), so the
@@ -817,7 +833,7 @@ async fn a_maybe_outcome_is_logged_and_counted() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture();
+    let (cap, _guard) = capture().await;
 
     proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
     // The first read (before the write) goes through; every later one is refused, with a
@@ -862,13 +878,5 @@ async fn a_maybe_outcome_is_logged_and_counted() {
     let m = metrics_of(&snap);
     assert_eq!(counter(&m, "azstore.update.maybe", &[]), 1);
     assert_eq!(counter(&m, "azstore.update.recognised_writes", &[]), 0);
-    assert_eq!(
-        histogram(
-            &m,
-            "azstore.update.duration",
-            &[("azstore.update.outcome", "maybe")]
-        )
-        .len(),
-        1
-    );
+    assert_eq!(update_durations(&m, "maybe"), 1);
 }

@@ -1,12 +1,9 @@
-//! The API without ceremony (issue 12): one-line clients from an account, plain reads, the
-//! emulator helper, one-line errors that name the host, the local File service started by
-//! `scripts/azurite`, and the helpers for errors users must branch on.
-
-use std::time::Duration;
+//! Clients from a `StorageAccount`: one-line clients and plain reads, the emulator helper, and
+//! the File endpoint `scripts/azurite` exports (Azurite has no File service; testkit's
+//! emulator answers it).
 
 use azstore::{Conditions, EmulatorPorts, ErrorKind, RequestSent, Service, StorageAccount};
 use testkit as support;
-use testkit::file_server::{FileServer, SmbLock};
 
 #[tokio::test]
 async fn one_line_clients_and_plain_reads() {
@@ -89,85 +86,4 @@ fn emulator_helper_takes_host_and_ports() {
         "http://127.0.0.1:10004/devstoreaccount1"
     );
     assert!(StorageAccount::emulator("bad/host", EmulatorPorts::default()).is_err());
-}
-
-#[tokio::test]
-async fn transport_errors_name_the_host_on_one_line() {
-    // A port nobody listens on: bind, note the port, close.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let ports = EmulatorPorts {
-        blob: port,
-        ..EmulatorPorts::default()
-    };
-    let account = StorageAccount::emulator("127.0.0.1", ports).unwrap();
-    let options = azstore::http::ClientOptions::default().retry(azstore::http::RetryPolicy::none());
-    let blob = azstore::blob::BlobServiceClient::with_options(&account, options)
-        .unwrap()
-        .container("nobody")
-        .unwrap()
-        .blob("b")
-        .unwrap();
-    let e = blob.download().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Transport);
-    assert_eq!(e.request_sent(), RequestSent::No);
-    let shown = e.to_string();
-    assert!(shown.contains(&format!("127.0.0.1:{port}")), "{shown}");
-    assert!(!shown.contains('\n'), "{shown:?}");
-}
-
-#[tokio::test]
-async fn service_messages_display_on_one_line() {
-    let account = support::account();
-    let blob = account.blob(&support::unique("ergo"), "missing").unwrap();
-    let e = blob.download().await.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotFound);
-    let shown = e.to_string();
-    assert!(!shown.contains('\n'), "{shown:?}");
-}
-
-#[tokio::test]
-async fn a_stale_pop_receipt_is_recognisable() {
-    let account = support::account();
-    let queue = account.queue(&support::unique("ergo")).unwrap();
-    queue.create_if_not_exists().await.unwrap();
-    queue.put_message("work").await.unwrap();
-    let mut first = queue
-        .receive_messages(1, Duration::from_secs(30))
-        .await
-        .unwrap();
-    let msg = first.pop().expect("one message");
-    let stale = msg.pop_receipt().clone();
-    let id = msg.id.clone();
-    // Updating the message issues a new receipt: the old one is now stale.
-    let mut msg = msg;
-    queue
-        .update_message(&mut msg, Duration::from_secs(30), None)
-        .await
-        .unwrap();
-    let e = queue
-        .delete_message_with_receipt(&id, &stale)
-        .await
-        .unwrap_err();
-    assert!(e.is_pop_receipt_stale(), "{e}");
-    queue.delete_message(msg).await.unwrap();
-    queue.delete().await.unwrap();
-}
-
-#[tokio::test]
-async fn smb_delete_pending_is_recognisable() {
-    let server = FileServer::start().await;
-    let share = server.account().share(&support::unique("ergo")).unwrap();
-    share.create().await.unwrap();
-    let file = share.file("busy.txt").unwrap();
-    file.create(1, None).await.unwrap();
-    server.lock(
-        &format!("{}/busy.txt", share.name()),
-        SmbLock::DeletePending,
-    );
-    let e = file.get_properties().await.unwrap_err();
-    assert!(e.is_delete_pending(), "{e}");
-    assert!(!e.is_sharing_violation());
 }

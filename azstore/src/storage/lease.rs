@@ -2,7 +2,9 @@
 //! leasable resource: blobs, containers (`blob/lease.rs`), shares and files (`file/lease.rs`).
 
 use crate::conditions::LeaseId;
-use crate::error::Result;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
 use crate::http::{Pipeline, Request, Response};
 use crate::lease::{BreakPeriod, LeaseBroken, LeaseDuration, LeaseReleased, LeaseResult};
 
@@ -102,6 +104,49 @@ pub(crate) async fn send<R: LeaseReply>(
 ) -> Result<R> {
     let resp = pipeline.send(op.apply(base)).await?;
     R::read(&resp, &op)
+}
+
+/// The lease responses' headers (`x-ms-lease-id`, `x-ms-lease-time`), read into the lease
+/// engine's values.
+impl LeaseResult {
+    /// Reads the result of an acquire/renew/change; `sent` is the id we sent or proposed, used
+    /// when the service does not echo one (it always should).
+    pub(crate) fn from_response(resp: &Response, sent: Option<&LeaseId>) -> Result<LeaseResult> {
+        let lease_id = match (resp.headers.get("x-ms-lease-id"), sent) {
+            (Some(id), _) => LeaseId::from_service(id.trim().to_string()),
+            (None, Some(id)) => id.clone(),
+            (None, None) => {
+                return Err(Error::decode(
+                    "lease response is missing the x-ms-lease-id header",
+                ));
+            }
+        };
+        Ok(LeaseResult {
+            lease_id,
+            etag: resp.headers.etag(),
+            last_modified: resp.headers.last_modified(),
+        })
+    }
+}
+
+impl LeaseReleased {
+    pub(crate) fn from_response(resp: &Response) -> LeaseReleased {
+        LeaseReleased {
+            etag: resp.headers.etag(),
+            last_modified: resp.headers.last_modified(),
+        }
+    }
+}
+
+impl LeaseBroken {
+    pub(crate) fn from_response(resp: &Response) -> Result<LeaseBroken> {
+        let secs: u64 = resp.headers.parse("x-ms-lease-time")?.unwrap_or(0);
+        Ok(LeaseBroken {
+            remaining: Duration::from_secs(secs),
+            etag: resp.headers.etag(),
+            last_modified: resp.headers.last_modified(),
+        })
+    }
 }
 
 #[cfg(test)]

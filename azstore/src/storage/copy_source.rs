@@ -8,6 +8,7 @@ use std::ops::Range;
 use crate::conditions::Conditions;
 use crate::error::{Error, Result};
 use crate::http::Request;
+use crate::storage::SourceConditions;
 
 /// Refuses a copy source that is not an `http(s)` URL (before any request is sent).
 pub(crate) fn validate_source_url(url: &str) -> Result<()> {

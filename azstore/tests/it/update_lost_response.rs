@@ -9,8 +9,9 @@ use testkit as support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use azstore::blob::BlobJson;
 use azstore::blob::{BlobClient, BlobServiceClient};
-use azstore::update::{BlobJson, Current, Decision, UpdatePolicy, Versioned, update};
+use azstore::update::{Current, Decision, UpdatePolicy, Versioned, update};
 use azstore::{ETag, RequestSent, Result, Service};
 use support::fault::{Fault, FaultProxy, Rule};
 
