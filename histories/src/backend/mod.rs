@@ -14,6 +14,12 @@
 //!
 //! Adding a backend: a file `backend/NAME.rs` with one `impl Backend`, and its line in the
 //! `backends!` list below.
+//!
+//! The writers are processes of their own (SIGSTOP and SIGKILL must hit a whole client), so a
+//! backend's data has to be reachable from another process by its address. A store that lives
+//! in one process, such as `azstore::memory`, joins by serving it from the campaign process
+//! (started by its `prepare`, its fault hooks offered as its [`Faults`]), or once the campaign
+//! can run its writers as tasks of its own.
 
 use std::future::Future;
 
