@@ -18,20 +18,18 @@ use azstore::Service;
 use azstore::blob::BlobJson;
 use azstore::blob::BlobServiceClient;
 use azstore::queue::QueueServiceClient;
-use azstore::redis::{RedisClient, RedisConfig};
-use azstore::table::TableServiceClient;
 use azstore::update::Versioned;
 use serde_json::{Value, json};
-use testkit::fault::{Fault, FaultProxy, Rule};
-use testkit::redis::RedisProxy;
+use testkit::fault::{Fault, Rule};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 
+use crate::backend::{Faults, HttpFaults, Prepared, Site};
 use crate::check::Verdict;
 use crate::history::{Event, Kind, Recorder, now_ns};
-use crate::model::{Backend, Model, Variant};
+use crate::model::{Model, Variant};
 use crate::rng::Rng;
-use crate::writer::{EFFECT_SHARDS, Fenced, Reg, TableReg, WriterArgs};
+use crate::writer::{EFFECT_SHARDS, Fenced, Reg, RegisterRun, WriterArgs};
 
 /// How a campaign runs.
 #[derive(Clone, Debug)]
@@ -51,7 +49,11 @@ pub struct Plan {
     /// Whether the nemesis plays.
     pub nemesis: bool,
     /// Checker-sanity runs: besides the random nemesis, the fault that exposes the broken
-    /// variant is made certain (a lock holder paused past its lease; lost queue deletes).
+    /// variant is made certain, as far as the nemesis can: a lock holder caught right after
+    /// its acquire is paused past its lease and on until another writer's later acquisition
+    /// completed (at most 45 s in all), with no other fault in the way; every queue DELETE
+    /// fails until 24 did (deletes and their retries), so handled messages come back.
+    /// [`crate::sanity::exposed`] tells whether a history holds the failure.
     pub sanity: bool,
     /// Keep every history file, not only those with anomalies.
     pub keep_all: bool,
@@ -184,18 +186,75 @@ struct Writer {
 /// The writers, shared by the waiter and the nemesis.
 type Writers = Arc<tokio::sync::Mutex<Vec<Writer>>>;
 
-/// The writer that last acquired the lock and has not begun to release it (lock models), and
-/// whether it has not yet checked its hold since (a fresh holder).
-type Holder = Arc<Mutex<Option<(u64, bool)>>>;
+/// Who holds the lock, as the writers' own records tell (lock and shard models).
+type Holder = Arc<Mutex<Holding>>;
+
+/// The lock as the writers' records tell it.
+#[derive(Debug, Default)]
+struct Holding {
+    /// The writer that last acquired the lock and has not begun to release it, and whether it
+    /// has not yet checked its hold since (a fresh holder).
+    now: Option<(u64, bool)>,
+    /// Every acquisition completed so far: (writer, what it holds, invoked, completed),
+    /// times of the history's clock. What it holds: `""` for a lock or a shard, `slot:K` for
+    /// a permit, `read` or `write` for a reader-writer lock's holds.
+    acquired: Vec<(u64, String, u64, u64)>,
+}
+
+impl Holding {
+    /// Whether a writer other than `n` completed an acquisition that it began after `n`'s
+    /// latest acquisition completed: `n` lost the lock to it, whatever `n` believes.
+    fn taken_from(&self, n: u64) -> bool {
+        let Some((what, mine)) = self
+            .acquired
+            .iter()
+            .rev()
+            .find(|a| a.0 == n)
+            .map(|a| (&a.1, a.3))
+        else {
+            return false;
+        };
+        self.acquired
+            .iter()
+            .any(|a| a.0 != n && a.2 > mine && crate::sanity::excludes(what, &a.1))
+    }
+}
+
+/// The DELETE requests the queue's checker-sanity run makes fail before it lets deletes
+/// through again (see [`Plan::sanity`]).
+const SANITY_FAILED_DELETES: usize = 24;
 
 struct Setup {
     resource: String,
-    blob: FaultProxy,
-    table: FaultProxy,
-    queue: FaultProxy,
-    redis: Option<RedisProxy>,
-    cosmos: Option<FaultProxy>,
+    /// The proxy in front of Azurite's Blob service: the fenced resources and the queue
+    /// worker's effects.
+    blob: HttpFaults,
+    /// The proxy in front of Azurite's Queue service (queue model).
+    queue: Option<HttpFaults>,
+    /// The backend's part of the history (register, lock and shard models).
+    backend: Option<Box<dyn Prepared>>,
     enqueued: Vec<u64>,
+}
+
+impl Setup {
+    /// The faults that matter to `model`: the backend's own, the fenced resources' (lock and
+    /// shard models), the queue's and the effects' (queue model).
+    fn faults(&self, model: Model) -> Vec<&dyn Faults> {
+        let mut all = self.backend.as_ref().map_or_else(Vec::new, |b| b.faults());
+        match model {
+            Model::Register(_) => {}
+            Model::Lock(_) | Model::Shards(_) | Model::Semaphore(_) | Model::RwLock(_) => {
+                all.push(&self.blob)
+            }
+            Model::Queue => all.extend(
+                self.queue
+                    .iter()
+                    .map(|q| q as &dyn Faults)
+                    .chain([&self.blob as &dyn Faults]),
+            ),
+        }
+        all
+    }
 }
 
 /// Records and decides one history.
@@ -206,56 +265,41 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
     let blobs = BlobServiceClient::new(&account).expect("blob client");
     let container = blobs.container(&resource).expect("container name");
     container.create().await.expect("create container");
-    if plan.model.uses_cosmos() {
-        let c = crate::writer::cosmos_container(0, &resource);
-        let db = c.client().database(&resource).expect("database name");
-        db.create_if_not_exists().await.expect("create database");
-        c.create_if_not_exists().await.expect("create container");
-    }
-    match plan.model {
-        Model::Register(Backend::Table) => TableServiceClient::new(&account)
-            .expect("table client")
-            .table(&resource)
-            .expect("table name")
-            .create()
-            .await
-            .expect("create table"),
-        Model::Queue => {
-            let q = QueueServiceClient::new(&account)
-                .expect("queue client")
-                .queue(&resource)
-                .expect("queue name");
-            q.create_if_not_exists().await.expect("create queue");
-            let n = plan.writers * plan.ops;
-            for id in 1..=n {
-                q.put_message(id.to_string()).await.expect("enqueue");
-                enqueued.push(id);
-            }
+    let backend = match (plan.model.backend(), plan.model.family()) {
+        (Some(b), Some(family)) => Some(b.prepare(&resource, family).await),
+        _ => None,
+    };
+    let mut queue = None;
+    if plan.model == Model::Queue {
+        let q = QueueServiceClient::new(&account)
+            .expect("queue client")
+            .queue(&resource)
+            .expect("queue name");
+        q.create_if_not_exists().await.expect("create queue");
+        let n = plan.writers * plan.ops;
+        for id in 1..=n {
+            q.put_message(id.to_string()).await.expect("enqueue");
+            enqueued.push(id);
         }
-        _ => {}
+        queue = Some(HttpFaults::start(&account, Service::Queue, QUEUE_METHODS).await);
     }
+    // The fenced resources and the effects: `update()` sends GET and PUT (the queue model's
+    // faults aim at the methods of both of its services, as they always have).
+    let blob_methods: &[&str] = if plan.model == Model::Queue {
+        QUEUE_METHODS
+    } else {
+        &["", "GET", "PUT"]
+    };
     let setup = Setup {
-        blob: FaultProxy::start(&account, Service::Blob).await,
-        table: FaultProxy::start(&account, Service::Table).await,
-        queue: FaultProxy::start(&account, Service::Queue).await,
-        redis: if plan.model.uses_redis() {
-            Some(RedisProxy::start(&testkit::redis::redis_url()).await)
-        } else {
-            None
-        },
-        cosmos: if plan.model.uses_cosmos() {
-            let endpoint = crate::writer::cosmos_endpoint();
-            let hostport = endpoint
-                .trim_start_matches("http://")
-                .trim_end_matches('/')
-                .to_string();
-            Some(FaultProxy::to_host(&hostport).await)
-        } else {
-            None
-        },
+        blob: HttpFaults::start(&account, Service::Blob, blob_methods).await,
+        queue,
+        backend,
         resource,
         enqueued,
     };
+    if plan.sanity && plan.model == Model::Queue {
+        lose_deletes(&setup);
+    }
     let file = std::fs::File::create(path).expect("history file");
     let sink: Sink = Arc::new(Mutex::new(Recorder::new(std::io::BufWriter::new(file))));
     note(&sink, "model", Kind::Ok, json!(plan.model.name()));
@@ -268,7 +312,7 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
     let stderr_path = path.with_extension("stderr");
     let writers: Writers = Arc::new(tokio::sync::Mutex::new(Vec::new()));
     let next_number = Arc::new(std::sync::atomic::AtomicU64::new(1));
-    let holder: Holder = Arc::new(Mutex::new(None));
+    let holder: Holder = Arc::default();
     for _ in 0..plan.writers {
         let n = next_number.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let w = spawn(
@@ -358,20 +402,14 @@ async fn history(plan: &Plan, seed: u64, path: &Path) -> Verdict {
             }
         }
     }
-    setup.blob.clear();
-    setup.table.clear();
-    setup.queue.clear();
-    if let Some(c) = &setup.cosmos {
-        c.clear();
-    }
-    if let Some(r) = &setup.redis {
-        r.stall(false);
+    for f in setup.faults(plan.model) {
+        f.clear();
     }
     // Give the stdout readers a moment to drain.
     tokio::time::sleep(Duration::from_millis(200)).await;
     final_state(plan.model, plan.shards, &setup, &sink).await;
     sink.lock().unwrap().flush();
-    cleanup(plan.model, &setup.resource).await;
+    cleanup(&setup).await;
     decide(plan, path).await
 }
 
@@ -385,41 +423,17 @@ async fn final_state(model: Model, shard_count: usize, setup: &Setup, sink: &Sin
     match model {
         Model::Register(backend) => {
             let t0 = now_ns();
-            let reg: Option<Reg> = match backend {
-                Backend::Blob => BlobJson::<Reg>::new(container.blob("register").expect("blob"))
-                    .read()
-                    .await
-                    .expect("final read")
-                    .map(|c| c.value),
-                Backend::Table => TableServiceClient::new(&account)
-                    .expect("table client")
-                    .table(&setup.resource)
-                    .expect("table")
-                    .versioned::<TableReg>("register", "register")
-                    .expect("keys")
-                    .read()
-                    .await
-                    .expect("final read")
-                    .map(|c| Reg {
-                        n: c.value.n as u64,
-                        by: u64::try_from(c.value.by).ok(),
-                        applied: crate::writer::parse_applied(&c.value.applied),
-                    }),
-                Backend::Cosmos => crate::writer::cosmos_register(
-                    &crate::writer::cosmos_container(0, &setup.resource),
-                )
-                .read()
-                .await
-                .expect("final read")
-                .map(|c| c.value),
-                Backend::Redis => redis_client()
-                    .json::<Reg>(&setup.resource)
-                    .expect("key")
-                    .read()
-                    .await
-                    .expect("final read")
-                    .map(|c| c.value),
-            };
+            let mut reg: Option<Reg> = None;
+            if let Some(prepared) = &setup.backend {
+                let direct = prepared.direct();
+                let site = Site {
+                    resource: &setup.resource,
+                    address: &direct,
+                };
+                backend
+                    .register(site, RegisterRun::final_read(&mut reg))
+                    .await;
+            }
             let reg = reg.unwrap_or(Reg {
                 n: 0,
                 by: None,
@@ -444,7 +458,7 @@ async fn final_state(model: Model, shard_count: usize, setup: &Setup, sink: &Sin
                 None,
             );
         }
-        Model::Lock(_) => {
+        Model::Lock(_) | Model::RwLock(_) => {
             let fenced: Fenced = BlobJson::<Fenced>::new(container.blob("fenced").expect("blob"))
                 .read()
                 .await
@@ -457,6 +471,25 @@ async fn final_state(model: Model, shard_count: usize, setup: &Setup, sink: &Sin
                 Kind::Ok,
                 serde_json::to_value(fenced).expect("json"),
             );
+        }
+        Model::Semaphore(_) => {
+            let mut slots = serde_json::Map::new();
+            for slot in 0..crate::hold::PERMITS {
+                let blob = container
+                    .blob(&format!("fenced-slot-{slot}"))
+                    .expect("blob");
+                let fenced: Fenced = BlobJson::<Fenced>::new(blob)
+                    .read()
+                    .await
+                    .expect("final read")
+                    .map(|c| c.value)
+                    .unwrap_or_default();
+                slots.insert(
+                    slot.to_string(),
+                    serde_json::to_value(fenced).expect("json"),
+                );
+            }
+            note(sink, "final", Kind::Ok, json!({ "slots": slots }));
         }
         Model::Shards(_) => {
             let mut shards = serde_json::Map::new();
@@ -503,40 +536,21 @@ async fn effects(resource: &str) -> Vec<u64> {
     all
 }
 
-async fn cleanup(model: Model, resource: &str) {
+async fn cleanup(setup: &Setup) {
     let account = testkit::account();
     let blobs = BlobServiceClient::new(&account).expect("blob client");
     let _ = blobs
-        .container(resource)
+        .container(&setup.resource)
         .expect("container")
         .delete(&azstore::Conditions::none())
         .await;
-    if model.uses_cosmos() {
-        let c = crate::writer::cosmos_container(0, resource);
-        if let Ok(db) = c.client().database(resource) {
-            let _ = db.delete_if_exists().await;
-        }
+    if let Some(b) = &setup.backend {
+        b.cleanup().await;
     }
-    match model {
-        Model::Register(Backend::Table) => {
-            let _ = TableServiceClient::new(&account)
-                .expect("table client")
-                .table(resource)
-                .expect("table")
-                .delete()
-                .await;
-        }
-        Model::Queue => {
-            let q = QueueServiceClient::new(&account).expect("queue client");
-            let _ = q.queue(resource).expect("queue").delete().await;
-        }
-        _ => {}
+    if setup.queue.is_some() {
+        let q = QueueServiceClient::new(&account).expect("queue client");
+        let _ = q.queue(&setup.resource).expect("queue").delete().await;
     }
-}
-
-fn redis_client() -> RedisClient {
-    RedisClient::new(RedisConfig::from_url(&testkit::redis::redis_url()).expect("redis url"))
-        .expect("redis client")
 }
 
 /// Runs the checker in its own process (bounded in time; a search that does not end in time
@@ -599,13 +613,11 @@ fn spawn(
         seed: seed.wrapping_mul(1000).wrapping_add(number),
         ops,
         blob_port: setup.blob.port(),
-        table_port: setup.table.port(),
-        queue_port: setup.queue.port(),
-        redis_url: setup
-            .redis
+        queue_port: setup.queue.as_ref().map_or(0, HttpFaults::port),
+        site: setup
+            .backend
             .as_ref()
-            .map_or_else(|| "redis://127.0.0.1:1".to_string(), |r| r.url()),
-        cosmos_port: setup.cosmos.as_ref().map_or(0, FaultProxy::port),
+            .map_or_else(String::new, |b| b.address()),
         resource: setup.resource.clone(),
         shards: plan.shards,
         workers: plan.workers_per_writer,
@@ -631,22 +643,31 @@ fn spawn(
     let holder = holder.clone();
     tokio::spawn(async move {
         let mut lines = BufReader::new(stdout).lines();
+        // Acquisitions in flight: (process, op) -> invoked.
+        let mut invoked = std::collections::HashMap::new();
         while let Ok(Some(line)) = lines.next_line().await {
             if let Ok(e) = serde_json::from_str::<Event>(&line) {
                 match (e.f.as_str(), e.kind) {
+                    ("acquire", Kind::Invoke) => {
+                        invoked.insert((e.p, e.op), e.t);
+                    }
                     ("acquire" | "acquired", Kind::Ok) => {
-                        *holder.lock().unwrap() = Some((number, true))
+                        let mut h = holder.lock().unwrap();
+                        h.now = Some((number, true));
+                        let began = invoked.remove(&(e.p, e.op)).unwrap_or(e.t);
+                        let what = crate::sanity::held_what(&e.value);
+                        h.acquired.push((number, what, began, e.t));
                     }
                     ("held", Kind::Invoke) => {
                         let mut h = holder.lock().unwrap();
-                        if *h == Some((number, true)) {
-                            *h = Some((number, false));
+                        if h.now == Some((number, true)) {
+                            h.now = Some((number, false));
                         }
                     }
                     ("release", Kind::Invoke) => {
                         let mut h = holder.lock().unwrap();
-                        if h.is_some_and(|(n, _)| n == number) {
-                            *h = None;
+                        if h.now.is_some_and(|(n, _)| n == number) {
+                            h.now = None;
                         }
                     }
                     _ => {}
@@ -687,6 +708,18 @@ impl Drop for Resume {
 /// thread of its own, not by a task of the runtime: a busy, blocked or shut-down runtime, or a
 /// nemesis that ends, is dropped or panics, cannot postpone it past the pause.
 fn pause(pid: i32, n: u64, ms: u64, sink: &Sink, stopped: &Stopped) {
+    pause_until(pid, n, ms, sink, stopped, None);
+}
+
+/// What ends a pause early or late: resume once it holds, but not after `max_ms`.
+struct Until {
+    holds: Box<dyn Fn() -> bool + Send>,
+    max_ms: u64,
+}
+
+/// As [`pause`], and then, with `until`, on until `until.holds()` (checked every 10 ms), for
+/// at most `until.max_ms` in all.
+fn pause_until(pid: i32, n: u64, ms: u64, sink: &Sink, stopped: &Stopped, until: Option<Until>) {
     unsafe_signal(pid, libc::SIGSTOP);
     let resume = Resume(pid);
     note_signal(sink, "sigstop", n);
@@ -694,7 +727,14 @@ fn pause(pid: i32, n: u64, ms: u64, sink: &Sink, stopped: &Stopped) {
     let thread = std::thread::Builder::new()
         .name(format!("pause-{pid}"))
         .spawn(move || {
+            let began = std::time::Instant::now();
             std::thread::sleep(Duration::from_millis(ms));
+            if let Some(u) = until {
+                let max = Duration::from_millis(u.max_ms);
+                while !(u.holds)() && began.elapsed() < max {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
             drop(resume);
             note_signal(&sink2, "sigcont", n);
             stopped2
@@ -724,41 +764,25 @@ struct NemesisCtx {
     holder: Holder,
 }
 
-/// The proxies whose faults matter to `model`.
-fn http_proxies(model: Model, setup: &Setup) -> Vec<&FaultProxy> {
-    match model {
-        Model::Register(Backend::Blob)
-        | Model::Lock(Backend::Blob | Backend::Redis)
-        | Model::Shards(Backend::Blob | Backend::Redis) => vec![&setup.blob],
-        Model::Register(Backend::Table) => vec![&setup.table],
-        Model::Register(Backend::Redis) => vec![],
-        Model::Register(Backend::Cosmos) => setup.cosmos.iter().collect(),
-        Model::Lock(Backend::Cosmos) | Model::Shards(Backend::Cosmos) => {
-            setup.cosmos.iter().chain([&setup.blob]).collect()
-        }
-        Model::Lock(Backend::Table) | Model::Shards(Backend::Table) => vec![&setup.table],
-        Model::Queue => vec![&setup.queue, &setup.blob],
+/// The longest pause of a lock holder in a checker-sanity run (ms).
+const SANITY_PAUSE_MAX_MS: u64 = 45_000;
+
+/// The queue's checker-sanity fault: every DELETE reset before it reaches the service (all of
+/// a delete's retries fail, so the message comes back after its visibility timeout and is
+/// handled again), until the proxy has seen [`SANITY_FAILED_DELETES`] of them.
+fn lose_deletes(setup: &Setup) {
+    let queue = setup.queue.as_ref().expect("the queue model's proxy");
+    if queue.proxy.count("DELETE") < SANITY_FAILED_DELETES {
+        queue.proxy.inject(
+            Rule::new(Fault::ResetBeforeForward)
+                .method("DELETE")
+                .always(),
+        );
     }
 }
 
-fn random_fault(rng: &mut Rng) -> Fault {
-    match rng.below(10) {
-        0 => Fault::ResetBeforeForward,
-        1 => Fault::ResetAfterForward,
-        2 => Fault::LoseResponse,
-        3 => Fault::NeverAnswer,
-        4 => Fault::StallHeaders,
-        5 => Fault::StallBody {
-            after: rng.below(16) as usize,
-        },
-        6 => Fault::TruncateBody {
-            after: rng.below(16) as usize,
-        },
-        7 => Fault::status(500, "InternalError"),
-        8 => Fault::busy_retry_after("1"),
-        _ => Fault::status(503, "ServerBusy"),
-    }
-}
+/// The methods the queue model's faults aim at (`""`: any request).
+const QUEUE_METHODS: &[&str] = &["", "GET", "PUT", "POST", "DELETE"];
 
 /// The nemesis: from the history's seed, every 200–1000 ms one to three actions at once.
 /// Proxy faults last until the next round (a rule that met no request by then is dropped);
@@ -769,32 +793,23 @@ fn random_fault(rng: &mut Rng) -> Fault {
 async fn nemesis_loop(ctx: NemesisCtx) {
     let mut rng = Rng::new(ctx.seed ^ 0x005e_ed0f_0e11);
     let mut kills = 0;
-    let lock = ctx.plan.model.is_lock();
+    let lock = ctx.plan.model.is_lock_like();
     let owner_pause = lock || ctx.plan.model.is_shards();
     let mut long_pause_done = false;
-    let mut rounds = 0u32;
     let stopped: Stopped = Arc::default();
     while !ctx.finished.load(std::sync::atomic::Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(rng.between(200, 1000))).await;
-        rounds += 1;
-        for p in http_proxies(ctx.plan.model, &ctx.setup) {
-            p.clear();
+        for f in ctx.setup.faults(ctx.plan.model) {
+            f.clear();
         }
-        if ctx.plan.sanity && ctx.plan.model == Model::Queue && rounds < 5 {
-            // Deletes that never reach the service: the messages come back. Enough resets
-            // to outlast the pipeline's retries of a delete (4 attempts), which would
-            // otherwise get it through on the last one and leave nothing to redeliver.
-            ctx.setup.queue.inject(
-                Rule::new(Fault::ResetBeforeForward)
-                    .method("DELETE")
-                    .times(12),
-            );
+        if ctx.plan.sanity && ctx.plan.model == Model::Queue {
+            lose_deletes(&ctx.setup);
         }
         let mut due = rng.chance(15);
         if ctx.plan.sanity && lock && !long_pause_done {
             // Catch a holder right after its acquire: it has its checks still ahead.
             let until = tokio::time::Instant::now() + Duration::from_secs(5);
-            while !matches!(*ctx.holder.lock().unwrap(), Some((_, true)))
+            while !matches!(ctx.holder.lock().unwrap().now, Some((_, true)))
                 && tokio::time::Instant::now() < until
             {
                 tokio::time::sleep(Duration::from_millis(1)).await;
@@ -802,7 +817,7 @@ async fn nemesis_loop(ctx: NemesisCtx) {
             due = true;
         }
         if owner_pause && !long_pause_done && due {
-            let holder = ctx.holder.lock().unwrap().map(|(n, _)| n);
+            let holder = ctx.holder.lock().unwrap().now.map(|(n, _)| n);
             let pid = {
                 let ws = ctx.writers.lock().await;
                 ws.iter().find(|w| Some(w.number) == holder).map(|w| w.pid)
@@ -811,16 +826,27 @@ async fn nemesis_loop(ctx: NemesisCtx) {
                 if stopped.lock().unwrap().insert(pid) {
                     long_pause_done = true;
                     let ms = rng.between(16_000, 19_000);
-                    pause(pid, n, ms, &ctx.sink, &stopped);
                     let who = if lock { "lock holder" } else { "shard owner" };
-                    note(
-                        &ctx.sink,
-                        "nemesis",
-                        Kind::Info,
-                        json!(format!(
-                            "SIGSTOP {who} {n} for {ms} ms (past its 15 s lease)"
-                        )),
-                    );
+                    let desc = if ctx.plan.sanity && lock {
+                        // Until another writer took the lock over, so that the holder's
+                        // checks still ahead come after that (bounded: the others may have
+                        // run out of operations).
+                        let holder = ctx.holder.clone();
+                        let until = Until {
+                            holds: Box::new(move || holder.lock().unwrap().taken_from(n)),
+                            max_ms: SANITY_PAUSE_MAX_MS,
+                        };
+                        pause_until(pid, n, ms, &ctx.sink, &stopped, Some(until));
+                        format!(
+                            "SIGSTOP {who} {n} for {ms} ms (past its 15 s lease), then until \
+                             another writer's later acquisition completed (at most \
+                             {SANITY_PAUSE_MAX_MS} ms in all)"
+                        )
+                    } else {
+                        pause(pid, n, ms, &ctx.sink, &stopped);
+                        format!("SIGSTOP {who} {n} for {ms} ms (past its 15 s lease)")
+                    };
+                    note(&ctx.sink, "nemesis", Kind::Info, json!(desc));
                 }
             }
         }
@@ -833,52 +859,13 @@ async fn nemesis_loop(ctx: NemesisCtx) {
         for _ in 0..actions {
             let what = rng.below(100);
             let desc: Option<String> = if what < 45 {
-                // A fault on the next matching request(s).
-                let proxies = http_proxies(ctx.plan.model, &ctx.setup);
-                if let Some(r) = ctx
-                    .setup
-                    .redis
-                    .as_ref()
-                    .filter(|_| proxies.is_empty() || rng.chance(50))
-                {
-                    if rng.chance(70) {
-                        let cmd = ["SET", "GET", "EVAL"][rng.below(3) as usize];
-                        r.lose_next_reply_to(cmd);
-                        Some(format!("redis: lose the reply to the next {cmd}"))
-                    } else {
-                        let ms = rng.between(200, 2500);
-                        r.stall(true);
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        r.stall(false);
-                        Some(format!("redis: stalled {ms} ms"))
-                    }
-                } else if !proxies.is_empty() {
-                    let proxy = proxies[rng.below(proxies.len() as u64) as usize];
-                    let fault = random_fault(&mut rng);
-                    let methods: &[&str] = match ctx.plan.model {
-                        Model::Register(Backend::Table) => &["", "GET", "PUT", "POST"],
-                        Model::Queue => &["", "GET", "PUT", "POST", "DELETE"],
-                        Model::Lock(Backend::Blob) | Model::Shards(Backend::Blob) => {
-                            &["", "GET", "PUT", "HEAD"]
-                        }
-                        Model::Register(Backend::Cosmos)
-                        | Model::Lock(Backend::Cosmos)
-                        | Model::Shards(Backend::Cosmos) => &["", "GET", "PUT", "POST", "DELETE"],
-                        _ => &["", "GET", "PUT"],
-                    };
-                    let method = methods[rng.below(methods.len() as u64) as usize];
-                    let times = rng.between(1, 2) as usize;
-                    let mut rule = Rule::new(fault.clone()).times(times);
-                    if !method.is_empty() {
-                        rule = rule.method(method);
-                    }
-                    proxy.inject(rule);
-                    Some(format!(
-                        "http: {fault:?} x{times} on {}",
-                        if method.is_empty() { "any" } else { method }
-                    ))
-                } else {
+                // A fault on the next matching request(s), or for a while.
+                let faults = ctx.setup.faults(ctx.plan.model);
+                if faults.is_empty() {
                     None
+                } else {
+                    let f = faults[rng.below(faults.len() as u64) as usize];
+                    Some(f.inject(&mut rng).await)
                 }
             } else if what < 70 {
                 // Freeze a writer process — while another is still writing: once the others
@@ -947,8 +934,8 @@ async fn nemesis_loop(ctx: NemesisCtx) {
             }
         }
     }
-    for p in http_proxies(ctx.plan.model, &ctx.setup) {
-        p.clear();
+    for f in ctx.setup.faults(ctx.plan.model) {
+        f.clear();
     }
 }
 

@@ -27,8 +27,6 @@ use serde_json::Value;
 use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
 
 use crate::history::{Event, Kind, Operation, operations};
-#[cfg(test)]
-use crate::model::Backend;
 use crate::model::Model;
 use crate::writer::Fenced;
 
@@ -102,6 +100,8 @@ pub fn check(model: Model, events: &[Event]) -> Verdict {
     let (anomalies, transfers, fenced_overlaps) = match model {
         Model::Register(_) => (check_register(&ops), 0, 0),
         Model::Lock(_) => (check_lock(&ops), 0, 0),
+        Model::Semaphore(_) => (check_semaphore(&ops), 0, 0),
+        Model::RwLock(_) => (check_rwlock(&ops), 0, 0),
         Model::Queue => (check_queue(&ops), 0, 0),
         Model::Shards(_) => {
             let s = check_shards(&ops);
@@ -302,14 +302,109 @@ fn linearizable(ops: &[Operation], resolved: Option<&HashMap<u64, u64>>) -> Resu
 
 /// The lock models.
 pub fn check_lock(ops: &[Operation]) -> Vec<String> {
-    let mut anomalies = Vec::new();
-    let acquires: Vec<&Operation> = ops
+    let acquires: Vec<(&Operation, Value)> = ops
         .iter()
         .filter(|o| o.f == "acquire" && o.kind == Kind::Ok)
+        .map(|a| (a, a.ret.clone()))
         .collect();
+    let mut anomalies = Vec::new();
+    let by_token = tokens(&acquires, &mut anomalies);
+    // Mutual exclusion as the holders saw it.
+    anomalies.extend(exclusion(ops, &by_token, |_, _| true));
+    // The fenced resource.
+    match final_fenced(ops, |v| v.clone()) {
+        Ok(fenced) => anomalies.extend(fenced_anomalies(ops, &fenced, |_| true)),
+        Err(e) => anomalies.push(e),
+    }
+    anomalies
+}
+
+/// The semaphore model: the permits' tokens unique and growing in real time across all
+/// permits, no slot beyond the [`PERMITS`](crate::hold::PERMITS), and each slot decided as a
+/// lock (its holders' claims, its fenced resource `fenced-slot-<k>`): at most one holder per
+/// slot, so at most N at once.
+pub fn check_semaphore(ops: &[Operation]) -> Vec<String> {
+    let acquires: Vec<(&Operation, Value)> = ops
+        .iter()
+        .filter(|o| o.f == "acquire" && o.kind == Kind::Ok)
+        .map(|a| (a, a.ret["token"].clone()))
+        .collect();
+    let mut anomalies = Vec::new();
+    let by_token = tokens(&acquires, &mut anomalies);
+    let slot_of = |token: u64| by_token.get(&token).and_then(|a| a.ret["slot"].as_u64());
+    for a in by_token.values() {
+        if a.ret["slot"]
+            .as_u64()
+            .is_none_or(|k| k >= u64::from(crate::hold::PERMITS))
+        {
+            anomalies.push(format!(
+                "a permit beyond the {} slots: {}",
+                crate::hold::PERMITS,
+                short(a)
+            ));
+        }
+    }
+    anomalies.extend(exclusion(ops, &by_token, |c, b| {
+        slot_of(c) == b.ret["slot"].as_u64()
+    }));
+    for slot in 0..u64::from(crate::hold::PERMITS) {
+        let mine: Vec<Operation> = ops
+            .iter()
+            .filter(|o| {
+                o.f != "acquire" && o.f != "final" && o.arg.as_u64().and_then(slot_of) == Some(slot)
+            })
+            .cloned()
+            .collect();
+        match final_fenced(ops, |v| v["slots"][slot.to_string()].clone()) {
+            Ok(fenced) => anomalies.extend(
+                fenced_anomalies(&mine, &fenced, |_| true)
+                    .into_iter()
+                    .map(|a| format!("slot {slot}: {a}")),
+            ),
+            Err(e) => anomalies.push(e),
+        }
+    }
+    anomalies
+}
+
+/// The reader-writer lock model: tokens unique and growing in real time across reads and
+/// writes; a writer excludes everyone (no writer claims its hold after another acquisition
+/// completed that began after its own, and no reader after a writer's); the fenced resource
+/// accepted reads (`observe`) and writes in non-decreasing token order, one writer's writes
+/// never interleaved with another's, every acknowledged one present and every refused one
+/// absent.
+pub fn check_rwlock(ops: &[Operation]) -> Vec<String> {
+    let acquires: Vec<(&Operation, Value)> = ops
+        .iter()
+        .filter(|o| o.f == "acquire" && o.kind == Kind::Ok)
+        .map(|a| (a, a.ret["token"].clone()))
+        .collect();
+    let mut anomalies = Vec::new();
+    let by_token = tokens(&acquires, &mut anomalies);
+    let writes = |token: u64| {
+        by_token
+            .get(&token)
+            .is_some_and(|a| a.ret["mode"] == "write")
+    };
+    anomalies.extend(exclusion(ops, &by_token, |c, b| {
+        writes(c) || b.ret["mode"] == "write"
+    }));
+    match final_fenced(ops, |v| v.clone()) {
+        Ok(fenced) => anomalies.extend(fenced_anomalies(ops, &fenced, writes)),
+        Err(e) => anomalies.push(e),
+    }
+    anomalies
+}
+
+/// The acquisitions by token (from `(acquisition, its token)`), with anomalies for a missing
+/// or repeated token and for tokens that do not grow in real time.
+fn tokens<'a>(
+    acquires: &[(&'a Operation, Value)],
+    anomalies: &mut Vec<String>,
+) -> BTreeMap<u64, &'a Operation> {
     let mut by_token: BTreeMap<u64, &Operation> = BTreeMap::new();
-    for a in &acquires {
-        let Some(t) = a.ret.as_u64() else {
+    for (a, t) in acquires {
+        let Some(t) = t.as_u64() else {
             anomalies.push(format!("acquire without a token: {}", short(a)));
             continue;
         };
@@ -322,9 +417,9 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
         }
     }
     // Tokens grow in real time.
-    for a in &acquires {
-        for b in &acquires {
-            if a.t_done < b.t_invoke && a.ret.as_u64() >= b.ret.as_u64() {
+    for (a, ta) in acquires {
+        for (b, tb) in acquires {
+            if a.t_done < b.t_invoke && ta.as_u64() >= tb.as_u64() {
                 anomalies.push(format!(
                     "fencing token went backwards: {} completed before {} began",
                     short(a),
@@ -333,7 +428,18 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
             }
         }
     }
-    // Mutual exclusion as the holders saw it.
+    by_token
+}
+
+/// Mutual exclusion as the holders saw it: no holder claims its hold (`held` ok) after an
+/// acquisition that `excludes(its token, that acquisition)`, begun after its own completed,
+/// has completed.
+fn exclusion(
+    ops: &[Operation],
+    by_token: &BTreeMap<u64, &Operation>,
+    excludes: impl Fn(u64, &Operation) -> bool,
+) -> Vec<String> {
+    let mut anomalies = Vec::new();
     for c in ops.iter().filter(|o| o.f == "held" && o.kind == Kind::Ok) {
         let Some(token) = c.arg.as_u64() else {
             continue;
@@ -345,8 +451,12 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
             ));
             continue;
         };
-        for b in &acquires {
-            if b.ret.as_u64() != Some(token) && b.t_invoke > mine.t_done && b.t_done < c.t_invoke {
+        for (t, b) in by_token {
+            if *t != token
+                && b.t_invoke > mine.t_done
+                && b.t_done < c.t_invoke
+                && excludes(token, b)
+            {
                 anomalies.push(format!(
                     "two holders: {} claims the lock of token {token} after {} acquired it \
                      ({:.3} s after that acquire completed)",
@@ -358,18 +468,27 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
             }
         }
     }
-    // The fenced resource.
+    anomalies
+}
+
+/// The fenced resource's final state, picked by `pick` from the history's `final` value.
+fn final_fenced(ops: &[Operation], pick: impl Fn(&Value) -> Value) -> Result<Fenced, String> {
     let Some(final_op) = ops.iter().find(|o| o.f == "final") else {
-        anomalies.push("the history has no final state of the fenced resource".into());
-        return anomalies;
+        return Err("the history has no final state of the fenced resource".into());
     };
-    let fenced: Fenced = match serde_json::from_value(final_op.ret.clone()) {
-        Ok(f) => f,
-        Err(e) => {
-            anomalies.push(format!("final state unreadable: {e}"));
-            return anomalies;
-        }
-    };
+    serde_json::from_value(pick(&final_op.ret)).map_err(|e| format!("final state unreadable: {e}"))
+}
+
+/// A fenced resource's accepted writes in non-decreasing token order, those of an
+/// `exclusive` token's holder never interleaved with another's, each token used by one writer
+/// process, every acknowledged write (`write`, or a reader's `observe`) present and every
+/// refused one absent.
+fn fenced_anomalies(
+    ops: &[Operation],
+    fenced: &Fenced,
+    exclusive: impl Fn(u64) -> bool,
+) -> Vec<String> {
+    let mut anomalies = Vec::new();
     let mut seen_tokens: BTreeSet<u64> = BTreeSet::new();
     let mut last: Option<u64> = None;
     let mut token_child: HashMap<u64, u64> = HashMap::new();
@@ -379,7 +498,7 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
                 anomalies.push(format!(
                     "the resource accepted token {token} after token {l} (entry {i})"
                 ));
-            } else if *token != l && seen_tokens.contains(token) {
+            } else if *token != l && seen_tokens.contains(token) && exclusive(*token) {
                 anomalies.push(format!(
                     "writes of token {token} interleaved with another holder's (entry {i})"
                 ));
@@ -398,7 +517,7 @@ pub fn check_lock(ops: &[Operation]) -> Vec<String> {
     }
     let accepted: BTreeSet<(u64, u64, u64)> =
         fenced.log.iter().map(|[t, p, o]| (*t, *p, *o)).collect();
-    for w in ops.iter().filter(|o| o.f == "write") {
+    for w in ops.iter().filter(|o| o.f == "write" || o.f == "observe") {
         let token = w.arg.as_u64().unwrap_or(0);
         let present = accepted.contains(&(token, w.p, w.op));
         match w.kind {
@@ -488,7 +607,7 @@ pub const SHARD_MARGIN_NS: u64 = SHARD_LEASE_NS / 6;
 pub const SHARD_LEASE_NS: u64 = crate::writer::SHARD_LEASE_SECS * 1_000_000_000;
 
 /// Whether the windows cover all of `[a, b)`.
-fn covered(a: u64, b: u64, windows: &[(u64, u64)]) -> bool {
+pub(crate) fn covered(a: u64, b: u64, windows: &[(u64, u64)]) -> bool {
     let mut w: Vec<(u64, u64)> = windows
         .iter()
         .copied()
@@ -796,6 +915,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn model(name: &str) -> Model {
+        Model::parse(name).unwrap()
+    }
+
     /// Builds events: (process, op, kind, f, value, time).
     fn ev(p: u64, op: u64, kind: Kind, f: &str, value: Value, t: u64) -> Event {
         Event {
@@ -836,7 +959,7 @@ mod tests {
         h.extend(incr(2000, 1, 21, 20, 40, Some(1)));
         h.extend(read(3000, 1, 1, Some(21), 30, 45));
         h.extend(read(3000, 2, 2, Some(11), 60, 70));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         assert_eq!(v.operations, 4);
     }
@@ -849,7 +972,7 @@ mod tests {
         h.extend(incr(1000, 1, 11, 10, 20, Some(1)));
         h.extend(incr(1000, 2, 12, 30, 40, Some(2)));
         h.extend(read(2000, 1, 1, Some(11), 50, 60));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
         assert!(
             v.anomalies[0].starts_with("not linearizable"),
@@ -867,12 +990,12 @@ mod tests {
         h.extend(read(3000, 1, 2, Some(11), 40, 50));
         // Another unknown one that never took effect.
         h.extend(incr(4000, 1, 41, 15, 0, None));
-        let v = check(Model::Register(Backend::Blob), &sorted(h.clone()));
+        let v = check(model("blob-register"), &sorted(h.clone()));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         // With the final value listing the applied increments.
         h.push(ev(0, 1, Kind::Invoke, "read", Value::Null, 60));
         h.push(ev(0, 1, Kind::Ok, "read", json!([2, 11, [21, 11]]), 70));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
     }
 
@@ -882,7 +1005,7 @@ mod tests {
         h.extend(incr(1000, 1, 11, 10, 0, None));
         h.push(ev(1000, 1, Kind::Fail, "incr", Value::Null, 20));
         h.extend(read(2000, 1, 1, Some(11), 30, 40));
-        let v = check(Model::Register(Backend::Blob), &sorted(h));
+        let v = check(model("blob-register"), &sorted(h));
         assert!(
             v.anomalies[0].contains("reported as failed"),
             "{:?}",
@@ -916,13 +1039,81 @@ mod tests {
 
     #[test]
     fn a_holder_claiming_the_lock_after_another_acquired_it_is_caught() {
-        let ok = check(Model::Lock(Backend::Blob), &lock_history(25));
+        let ok = check(model("blob-lock"), &lock_history(25));
         assert!(ok.anomalies.is_empty(), "{:?}", ok.anomalies);
-        let bad = check(Model::Lock(Backend::Blob), &lock_history(50));
+        let bad = check(model("blob-lock"), &lock_history(50));
         assert!(
             bad.anomalies[0].starts_with("two holders"),
             "{:?}",
             bad.anomalies
+        );
+    }
+
+    /// Two holds: process 1000 takes token 1 (`first`), process 2000 token 2 (`second`)
+    /// after it, and process 1000 claims token 1 after that; each writes its fenced resource.
+    fn two_holds(first: Value, second: Value, final_state: Value) -> Vec<Event> {
+        sorted(vec![
+            ev(1000, 1, Kind::Invoke, "acquire", Value::Null, 10),
+            ev(1000, 1, Kind::Ok, "acquire", first, 20),
+            ev(2000, 1, Kind::Invoke, "acquire", Value::Null, 30),
+            ev(2000, 1, Kind::Ok, "acquire", second, 40),
+            ev(1000, 2, Kind::Invoke, "held", json!(1), 50),
+            ev(1000, 2, Kind::Ok, "held", json!(1), 51),
+            ev(1000, 3, Kind::Invoke, "write", json!(1), 25),
+            ev(1000, 3, Kind::Ok, "write", json!(1), 26),
+            ev(2000, 2, Kind::Invoke, "write", json!(2), 45),
+            ev(2000, 2, Kind::Ok, "write", json!(2), 46),
+            ev(0, 0, Kind::Ok, "final", final_state, 100),
+        ])
+    }
+
+    #[test]
+    fn two_permits_of_one_slot_at_once_are_caught_and_of_two_slots_are_not() {
+        let permit = |token: u64, slot: u64| json!({"token": token, "slot": slot});
+        let fenced = |a: Value, b: Value| json!({"slots": {"0": a, "1": b}});
+        let one = json!({"max": 2, "log": [[1, 1000, 3], [2, 2000, 2]]});
+        let empty = json!({"max": 0, "log": []});
+        let same = two_holds(permit(1, 0), permit(2, 0), fenced(one, empty.clone()));
+        let v = check(model("redis-semaphore"), &same);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("two holders")),
+            "{:?}",
+            v.anomalies
+        );
+        let a = json!({"max": 1, "log": [[1, 1000, 3]]});
+        let b = json!({"max": 2, "log": [[2, 2000, 2]]});
+        let two = two_holds(permit(1, 0), permit(2, 1), fenced(a.clone(), b.clone()));
+        let v = check(model("redis-semaphore"), &two);
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        let beyond = two_holds(permit(1, 0), permit(2, 2), fenced(a, b));
+        let v = check(model("blob-semaphore"), &beyond);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("a permit beyond")),
+            "{:?}",
+            v.anomalies
+        );
+    }
+
+    #[test]
+    fn a_reader_claiming_after_a_writer_acquired_is_caught_but_not_after_a_reader() {
+        let hold = |token: u64, mode: &str| json!({"token": token, "mode": mode});
+        let log = json!({"max": 2, "log": [[1, 1000, 3], [2, 2000, 2]]});
+        let readers = two_holds(hold(1, "read"), hold(2, "read"), log.clone());
+        let v = check(model("redis-rwlock"), &readers);
+        assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
+        let writer = two_holds(hold(1, "read"), hold(2, "write"), log.clone());
+        let v = check(model("redis-rwlock"), &writer);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("two holders")),
+            "{:?}",
+            v.anomalies
+        );
+        let after_reader = two_holds(hold(1, "write"), hold(2, "read"), log);
+        let v = check(model("cosmos-rwlock"), &after_reader);
+        assert!(
+            v.anomalies.iter().any(|a| a.starts_with("two holders")),
+            "{:?}",
+            v.anomalies
         );
     }
 
@@ -938,7 +1129,7 @@ mod tests {
             json!({"max": 2, "log": [[2, 2000, 2], [1, 1000, 3]]}),
             100,
         ));
-        let v = check(Model::Lock(Backend::Blob), &h);
+        let v = check(model("blob-lock"), &h);
         assert!(
             v.anomalies
                 .iter()
@@ -985,7 +1176,7 @@ mod tests {
     #[test]
     fn a_clean_shard_handover_passes_and_counts_one_transfer() {
         let v = check(
-            Model::Shards(Backend::Redis),
+            model("redis-shards"),
             &shard_history(3 * S, 4 * S, good_log()),
         );
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
@@ -997,7 +1188,7 @@ mod tests {
     fn two_owners_able_to_write_one_shard_at_once_are_caught() {
         // 2001 acquires at 3 s; 1001 sees its loss only at 4 s.
         let v = check(
-            Model::Shards(Backend::Blob),
+            model("blob-shards"),
             &shard_history(4 * S, 3 * S, good_log()),
         );
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
@@ -1029,7 +1220,7 @@ mod tests {
             se("0", 1),
             5 * S + S / 2 + 10,
         ));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
         assert!(
             v.anomalies[0].contains("writing after its loss"),
@@ -1041,7 +1232,7 @@ mod tests {
     #[test]
     fn a_stale_epoch_accepted_by_the_fenced_resource_is_caught() {
         let v = check(
-            Model::Shards(Backend::Redis),
+            model("redis-shards"),
             &shard_history(3 * S, 4 * S, json!([[2, 2001, 2], [1, 1001, 2]])),
         );
         assert!(
@@ -1056,7 +1247,7 @@ mod tests {
     #[test]
     fn an_accepted_write_from_a_worker_not_holding_its_epoch_is_caught() {
         let v = check(
-            Model::Shards(Backend::Redis),
+            model("redis-shards"),
             &shard_history(3 * S, 4 * S, json!([[1, 1001, 2], [2, 1001, 2]])),
         );
         assert!(
@@ -1082,7 +1273,7 @@ mod tests {
             3 * S / 2,
         ));
         h.push(ev(0, 0, Kind::Info, "sigcont", json!({"child": 1}), 20 * S));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         assert_eq!(v.fenced_overlaps, 1);
         // A short freeze (under the lease's safety margin) excuses nothing.
@@ -1096,7 +1287,7 @@ mod tests {
             json!({"child": 1}),
             3 * S + S / 2,
         ));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
     }
 
@@ -1106,11 +1297,11 @@ mod tests {
         let mut h = shard_history(3 * S, 20 * S, good_log());
         h.retain(|e| !(e.p == 1001 && e.f == "lost"));
         h.push(ev(0, 0, Kind::Info, "sigkill", json!({"child": 1}), 3 * S));
-        let v = check(Model::Shards(Backend::Blob), &sorted(h.clone()));
+        let v = check(model("blob-shards"), &sorted(h.clone()));
         assert!(v.anomalies.is_empty(), "{:?}", v.anomalies);
         // Without the kill it would own the shard to the end of the history.
         h.retain(|e| e.f != "sigkill");
-        let v = check(Model::Shards(Backend::Blob), &sorted(h));
+        let v = check(model("blob-shards"), &sorted(h));
         assert_eq!(v.anomalies.len(), 1, "{:?}", v.anomalies);
     }
 

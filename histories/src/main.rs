@@ -79,7 +79,7 @@ fn campaign(args: &[String]) {
         })
     };
     let models: Vec<Model> = match flag(args, "model").unwrap_or("all") {
-        "all" => Model::ALL.to_vec(),
+        "all" => Model::all(),
         m => vec![Model::parse(m).unwrap_or_else(|e| usage(&e))],
     };
     let seed = flag(args, "seed").map_or_else(

@@ -9,27 +9,23 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use azstore::blob::BlobJson;
-use azstore::blob::BlobLock;
-use azstore::blob::{BlobClient, BlobLocks, BlobServiceClient, ContainerClient};
+use azstore::blob::{BlobServiceClient, ContainerClient};
 use azstore::clock::ManualClock;
-use azstore::cosmos::{
-    CosmosClient, CosmosContainer, CosmosItem, CosmosKey, CosmosLock, CosmosLocks, EMULATOR_KEY,
-    PartitionKey,
-};
 use azstore::http::{ClientOptions, RetryPolicy};
 use azstore::leader::{LockFactory, ShardEvent, ShardGroup, ShardOptions};
-use azstore::lease::{GuardOptions, Leasable, LeaseDuration};
-use azstore::lock::{Held, Lock, LockOptions, LockTarget};
+use azstore::lease::{GuardOptions, LeaseDuration};
+use azstore::lock::{Lock, LockOptions, LockTarget, RwLock, Semaphore};
 use azstore::queue::{Delivery, QueueServiceClient, WorkerOptions, process};
-use azstore::redis::{RedisClient, RedisConfig, RedisLock, RedisLocks};
-use azstore::table::TableServiceClient;
 use azstore::update::{Current, Decision, UpdatePolicy, Versioned, update};
 use azstore::{ETag, Error, ErrorKind, RequestSent, Result, Service, StorageAccount};
+use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::backend::{Backend, DEFAULT_SHARD_INTERVAL_MS, Register, Site};
 use crate::history::{Kind, Recorder};
-use crate::model::{Backend, Model, Variant};
+use crate::hold;
+use crate::model::{Model, Variant};
 use crate::rng::Rng;
 
 /// What a writer process is told on its command line.
@@ -45,16 +41,14 @@ pub struct WriterArgs {
     pub seed: u64,
     /// Operations to run.
     pub ops: u64,
-    /// Proxy ports by service (`blob`, `table`, `queue`) and the Redis proxy URL.
+    /// Port of the proxy in front of Azurite's Blob service: the fenced resources and the
+    /// queue worker's effects.
     pub blob_port: u16,
-    /// Table proxy port.
-    pub table_port: u16,
-    /// Queue proxy port.
+    /// Port of the proxy in front of Azurite's Queue service (queue model; 0: none).
     pub queue_port: u16,
-    /// Redis proxy URL.
-    pub redis_url: String,
-    /// Port of the proxy in front of the Cosmos DB server (0: none).
-    pub cosmos_port: u16,
+    /// How the writer reaches its backend's data: what the backend's
+    /// [`Prepared::address`](crate::backend::Prepared::address) said ("" without a backend).
+    pub site: String,
     /// The resource names (container, table, queue or key prefix).
     pub resource: String,
     /// Shard models: the shards in the group.
@@ -73,10 +67,8 @@ impl WriterArgs {
             format!("--seed={}", self.seed),
             format!("--ops={}", self.ops),
             format!("--blob-port={}", self.blob_port),
-            format!("--table-port={}", self.table_port),
             format!("--queue-port={}", self.queue_port),
-            format!("--redis={}", self.redis_url),
-            format!("--cosmos-port={}", self.cosmos_port),
+            format!("--site={}", self.site),
             format!("--resource={}", self.resource),
             format!("--shards={}", self.shards),
             format!("--workers={}", self.workers),
@@ -104,10 +96,8 @@ impl WriterArgs {
             seed: num("seed")?,
             ops: num("ops")?,
             blob_port: num("blob-port")? as u16,
-            table_port: num("table-port")? as u16,
             queue_port: num("queue-port")? as u16,
-            redis_url: get("redis")?,
-            cosmos_port: num("cosmos-port")? as u16,
+            site: get("site")?,
             resource: get("resource")?,
             shards: num("shards")? as usize,
             workers: num("workers")?.max(1),
@@ -127,24 +117,6 @@ pub struct Reg {
     /// Ids of the increments applied, oldest first.
     #[serde(default)]
     pub applied: Vec<u64>,
-}
-
-/// The register as a table entity (the keys travel with the value).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TableReg {
-    /// Partition key.
-    #[serde(rename = "PartitionKey")]
-    pub pk: String,
-    /// Row key.
-    #[serde(rename = "RowKey")]
-    pub rk: String,
-    /// Counter.
-    pub n: i64,
-    /// Writer of the value, -1 for none.
-    pub by: i64,
-    /// Ids of the increments applied, comma-separated.
-    #[serde(default)]
-    pub applied: String,
 }
 
 /// The fenced resource behind the lock models: every accepted write with its token.
@@ -173,10 +145,10 @@ pub fn update_policy() -> UpdatePolicy {
     UpdatePolicy::default().max_elapsed(Duration::from_secs(10))
 }
 
-/// The account with every endpoint of `account` that has a proxy port pointed at it.
+/// The account with every endpoint of `account` that has a proxy port (not 0) pointed at it.
 pub fn via_proxies(account: &StorageAccount, ports: &[(Service, u16)]) -> StorageAccount {
     let mut out = account.clone();
-    for (svc, port) in ports {
+    for (svc, port) in ports.iter().filter(|(_, port)| *port != 0) {
         if let Ok(ep) = account.endpoint(*svc) {
             out = out
                 .with_endpoint(
@@ -190,22 +162,22 @@ pub fn via_proxies(account: &StorageAccount, ports: &[(Service, u16)]) -> Storag
 }
 
 /// The logical process and operation numbering of one writer.
-struct Ids {
+pub(crate) struct Ids {
     child: u64,
     generation: u64,
     op: u64,
 }
 
 impl Ids {
-    fn p(&self) -> u64 {
+    pub(crate) fn p(&self) -> u64 {
         self.child * 1000 + self.generation
     }
-    fn next_op(&mut self) -> u64 {
+    pub(crate) fn next_op(&mut self) -> u64 {
         self.op += 1;
         self.op
     }
     /// After an `info`, the operation may still be pending: continue as a new process.
-    fn after_info(&mut self) {
+    pub(crate) fn after_info(&mut self) {
         self.generation += 1;
     }
     /// A globally unique id for an operation.
@@ -215,16 +187,24 @@ impl Ids {
 }
 
 /// The writer's shared recorder.
-type Rec = Arc<Mutex<Recorder<std::io::Stdout>>>;
+pub(crate) type Rec = Arc<Mutex<Recorder<std::io::Stdout>>>;
 
-fn record(rec: &Rec, p: u64, op: u64, kind: Kind, f: &str, value: Value, err: Option<String>) {
+pub(crate) fn record(
+    rec: &Rec,
+    p: u64,
+    op: u64,
+    kind: Kind,
+    f: &str,
+    value: Value,
+    err: Option<String>,
+) {
     rec.lock()
         .unwrap_or_else(|e| e.into_inner())
         .record(p, op, kind, f, value, err);
 }
 
 /// How the history classifies a failed call: `info` when it may have applied.
-fn failure_kind(e: &Error) -> Kind {
+pub(crate) fn failure_kind(e: &Error) -> Kind {
     match e.request_sent() {
         RequestSent::Maybe => Kind::Info,
         _ => Kind::Fail,
@@ -278,7 +258,6 @@ pub fn main(args: WriterArgs) {
             &account,
             &[
                 (Service::Blob, args.blob_port),
-                (Service::Table, args.table_port),
                 (Service::Queue, args.queue_port),
             ],
         );
@@ -289,165 +268,63 @@ pub fn main(args: WriterArgs) {
             op: 0,
         };
         let guard = GuardOptions::default().clock(manual.clock());
-        let ctx = Ctx {
-            proxied: &proxied,
-            args: &args,
-            guard,
+        let container = container_client(&proxied, &args.resource);
+        let site = Site {
+            resource: &args.resource,
+            address: &args.site,
         };
+        let args = &args;
         match args.model {
-            Model::Register(backend) => register_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
-            Model::Lock(backend) => lock_on(backend, &ctx, &mut rng, &mut ids, &rec).await,
-            Model::Shards(backend) => shards_on(backend, &ctx, &mut rng, &rec, stop).await,
+            Model::Register(backend) => {
+                let run = RegisterRun(RegisterJob::Writer {
+                    args,
+                    rng: &mut rng,
+                    ids: &mut ids,
+                    rec: &rec,
+                });
+                backend.register(site, run).await
+            }
+            Model::Lock(backend) => {
+                let run = LockRun {
+                    fenced: BlobJson::new(container.blob("fenced").expect("blob name")),
+                    args,
+                    rng: &mut rng,
+                    ids: &mut ids,
+                    rec: &rec,
+                };
+                backend.lock(site, lock_options(args, guard), run).await
+            }
+            Model::Shards(backend) | Model::Semaphore(backend) | Model::RwLock(backend) => {
+                let run = FactoryRun {
+                    model: args.model,
+                    interval: shard_interval_ms(backend, args.shards),
+                    container: &container,
+                    args,
+                    rng: &mut rng,
+                    ids: &mut ids,
+                    rec: &rec,
+                    stop,
+                };
+                backend.locks(site, lock_options(args, guard), run).await
+            }
             Model::Queue => {
-                let container = container_client(&proxied, &args.resource);
                 let queue = QueueServiceClient::with_options(&proxied, client_options())
                     .expect("queue client")
                     .queue(&args.resource)
                     .expect("queue name");
-                queue_worker(queue, container, &args, rec, stop).await
+                queue_worker(queue, container, args, rec, stop).await
             }
         }
     });
 }
 
-/// What a model's writer needs to build its clients.
-struct Ctx<'a> {
-    /// The account with the storage endpoints pointed at the fault proxies.
-    proxied: &'a StorageAccount,
-    args: &'a WriterArgs,
-    /// Guard options with the writer's jumpable lease clock.
-    guard: GuardOptions,
-}
-
-/// The register model on `backend`: one line per backend.
-async fn register_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut Ids, rec: &Rec) {
-    let (args, resource) = (ctx.args, &ctx.args.resource);
-    match backend {
-        Backend::Blob => {
-            let res = BlobJson::<Reg>::new(blob_client(ctx.proxied, resource, "register"));
-            register_variant(res, args, rng, ids, rec).await
-        }
-        Backend::Table => register_variant(table_register(ctx), args, rng, ids, rec).await,
-        Backend::Redis => {
-            let res = RedisRegister(redis(&args.redis_url).json::<Reg>(resource).expect("key"));
-            register_variant(res, args, rng, ids, rec).await
-        }
-        Backend::Cosmos => {
-            let res = cosmos_register(&cosmos_container(args.cosmos_port, resource));
-            register_variant(res, args, rng, ids, rec).await
-        }
-    }
-}
-
-/// The lock model on `backend`: one line per backend (every lock is the one engine,
-/// `Lock<T: LockTarget>`). The fenced resource is a blob either way.
-async fn lock_on(backend: Backend, ctx: &Ctx<'_>, rng: &mut Rng, ids: &mut Ids, rec: &Rec) {
-    let args = ctx.args;
-    let container = container_client(ctx.proxied, &args.resource);
-    let fenced = BlobJson::<Fenced>::new(container.blob("fenced").expect("blob name"));
-    let opts = lock_options(args, ctx.guard.clone());
-    match backend {
-        Backend::Blob => {
-            let lock = BlobLock::with_options(container, "lock", opts).expect("lock");
-            lock_loop(&lock, &fenced, args, rng, ids, rec).await
-        }
-        Backend::Redis => {
-            let lock = RedisLock::with_options(redis(&args.redis_url), &args.resource, opts)
-                .expect("lock");
-            lock_loop(&lock, &fenced, args, rng, ids, rec).await
-        }
-        Backend::Cosmos => {
-            let c = cosmos_container(args.cosmos_port, &args.resource);
-            let lock = CosmosLock::with_options(c, "lock", "lock", opts).expect("lock");
-            lock_loop(&lock, &fenced, args, rng, ids, rec).await
-        }
-        Backend::Table => panic!("no lock on a table entity"),
-    }
-}
-
-/// The register model with the correct or the broken client.
-async fn register_variant<R>(res: R, args: &WriterArgs, rng: &mut Rng, ids: &mut Ids, rec: &Rec)
-where
-    R: Register + Overwrite,
-    R::Value: Clone,
-{
-    match args.variant {
-        Variant::Correct => register(&res, args, rng, ids, rec).await,
-        Variant::Broken => register(&Unconditional(res), args, rng, ids, rec).await,
-    }
-}
-
-fn table_register(ctx: &Ctx<'_>) -> TableRegister {
-    let table = TableServiceClient::with_options(ctx.proxied, client_options())
-        .expect("table client")
-        .table(&ctx.args.resource)
-        .expect("table name");
-    TableRegister(
-        table
-            .versioned::<TableReg>("register", "register")
-            .expect("keys"),
-        table,
-    )
-}
-
-/// The Cosmos DB container of a history: database `resource`, container `items` (partition
-/// key `/pk`), reached through the proxy on `port` (or directly with port 0).
-pub fn cosmos_container(port: u16, resource: &str) -> CosmosContainer {
-    let endpoint = if port == 0 {
-        cosmos_endpoint()
-    } else {
-        format!("http://127.0.0.1:{port}")
-    };
-    CosmosClient::with_options(
-        &endpoint,
-        CosmosKey::new(EMULATOR_KEY).expect("key"),
-        client_options(),
-    )
-    .expect("cosmos client")
-    .database(resource)
-    .expect("database name")
-    .container("items", "/pk")
-    .expect("container name")
-}
-
-/// The local Cosmos DB server's endpoint (`scripts/cosmos run` exports it).
-pub fn cosmos_endpoint() -> String {
-    std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
-        panic!(
-            "AZSTORE_COSMOS_ENDPOINT is not set: run the campaigns through `scripts/cosmos run --` \
-             (scripts/campaign and scripts/test do)"
-        )
-    })
-}
-
-/// The register item of a Cosmos DB history.
-pub fn cosmos_register(container: &CosmosContainer) -> CosmosItem<Reg> {
-    container
-        .item::<Reg>("register", PartitionKey::from("register"))
-        .expect("item id")
-}
-
-fn container_client(account: &StorageAccount, name: &str) -> ContainerClient {
+/// The history's container (the fenced resources, the queue worker's effects, and the
+/// Blob backend's data) on `account`, with the writers' [`client_options`].
+pub fn container_client(account: &StorageAccount, name: &str) -> ContainerClient {
     BlobServiceClient::with_options(account, client_options())
         .expect("blob client")
         .container(name)
         .expect("container name")
-}
-
-fn blob_client(account: &StorageAccount, container: &str, blob: &str) -> BlobClient {
-    container_client(account, container)
-        .blob(blob)
-        .expect("blob name")
-}
-
-fn redis(url: &str) -> RedisClient {
-    RedisClient::new(
-        RedisConfig::from_url(url)
-            .expect("redis url")
-            .connect_timeout(Duration::from_millis(1500))
-            .operation_timeout(Duration::from_millis(1500)),
-    )
-    .expect("redis client")
 }
 
 fn lock_options(args: &WriterArgs, guard: GuardOptions) -> LockOptions {
@@ -458,148 +335,118 @@ fn lock_options(args: &WriterArgs, guard: GuardOptions) -> LockOptions {
         .poll_interval(Duration::from_millis(20), Duration::from_millis(200))
 }
 
-/// A register as the models see it: values made of and read into `Reg`.
-trait Register: Versioned {
-    fn make(&self, reg: Reg) -> Self::Value;
-    fn get(&self, v: &Self::Value) -> Reg;
+/// The register model's run, handed to [`Backend::register`]:
+/// the writer's increments and reads, or the campaign's final read.
+pub struct RegisterRun<'a>(RegisterJob<'a>);
+
+enum RegisterJob<'a> {
+    Writer {
+        args: &'a WriterArgs,
+        rng: &'a mut Rng,
+        ids: &'a mut Ids,
+        rec: &'a Rec,
+    },
+    Final(&'a mut Option<Reg>),
 }
 
-impl Register for BlobJson<Reg> {
-    fn make(&self, reg: Reg) -> Reg {
-        reg
+impl<'a> RegisterRun<'a> {
+    /// The campaign's read of the final value into `out` (`None`: never written).
+    pub fn final_read(out: &'a mut Option<Reg>) -> RegisterRun<'a> {
+        RegisterRun(RegisterJob::Final(out))
     }
-    fn get(&self, v: &Reg) -> Reg {
-        v.clone()
-    }
-}
 
-impl Register for CosmosItem<Reg> {
-    fn make(&self, reg: Reg) -> Reg {
-        reg
-    }
-    fn get(&self, v: &Reg) -> Reg {
-        v.clone()
-    }
-}
-
-impl Overwrite for CosmosItem<Reg> {
-    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
-        self.overwrite(value).await
-    }
-}
-
-/// `RedisJson<Reg>` as a register.
-struct RedisRegister(azstore::redis::RedisJson<Reg>);
-
-impl Versioned for RedisRegister {
-    type Value = Reg;
-    async fn read(&self) -> Result<Option<Current<Reg>>> {
-        self.0.read().await
-    }
-    async fn replace(&self, value: &Reg, etag: &ETag, write_id: &str) -> Result<ETag> {
-        self.0.replace(value, etag, write_id).await
-    }
-    async fn create(&self, value: &Reg, write_id: &str) -> Result<ETag> {
-        self.0.create(value, write_id).await
-    }
-    async fn delete(&self, etag: &ETag) -> Result<()> {
-        self.0.delete(etag).await
-    }
-    fn key(&self) -> String {
-        Versioned::key(&self.0)
-    }
-    fn stores_write_ids(&self) -> bool {
-        self.0.stores_write_ids()
+    /// Runs the model on `res`: the correct client, or the broken one (no If-Match).
+    pub fn with<R: Register + 'a>(self, res: R) -> LocalBoxFuture<'a, ()> {
+        Box::pin(async move {
+            match self.0 {
+                RegisterJob::Writer {
+                    args,
+                    rng,
+                    ids,
+                    rec,
+                } => match args.variant {
+                    Variant::Correct => register(&res, args, rng, ids, rec).await,
+                    Variant::Broken => register(&Unconditional(res), args, rng, ids, rec).await,
+                },
+                RegisterJob::Final(out) => {
+                    *out = res
+                        .read()
+                        .await
+                        .expect("final read")
+                        .map(|c| res.get(&c.value));
+                }
+            }
+        })
     }
 }
 
-impl Register for RedisRegister {
-    fn make(&self, reg: Reg) -> Reg {
-        reg
-    }
-    fn get(&self, v: &Reg) -> Reg {
-        v.clone()
+/// The lock model's run, handed to [`Backend::lock`].
+pub struct LockRun<'a> {
+    fenced: BlobJson<Fenced>,
+    args: &'a WriterArgs,
+    rng: &'a mut Rng,
+    ids: &'a mut Ids,
+    rec: &'a Rec,
+}
+
+impl<'a> LockRun<'a> {
+    /// Runs the model on `lock` (every lock is the one engine, `Lock<T: LockTarget>`); the
+    /// fenced resource is a blob whatever the lock.
+    pub fn with<T: LockTarget>(self, lock: Lock<T>) -> LocalBoxFuture<'a, ()> {
+        Box::pin(async move {
+            let acquire = hold::lock(&lock, &self.fenced);
+            hold::hold_loop(acquire, self.args, self.rng, self.ids, self.rec).await
+        })
     }
 }
 
-/// A table entity as a register (and its table, for the unconditional writes of the broken
-/// variant).
-struct TableRegister(
-    azstore::table::VersionedEntity<TableReg>,
-    azstore::table::TableClient,
-);
-
-impl Versioned for TableRegister {
-    type Value = TableReg;
-    async fn read(&self) -> Result<Option<Current<TableReg>>> {
-        self.0.read().await
-    }
-    async fn replace(&self, value: &TableReg, etag: &ETag, write_id: &str) -> Result<ETag> {
-        self.0.replace(value, etag, write_id).await
-    }
-    async fn create(&self, value: &TableReg, write_id: &str) -> Result<ETag> {
-        self.0.create(value, write_id).await
-    }
-    async fn delete(&self, etag: &ETag) -> Result<()> {
-        self.0.delete(etag).await
-    }
-    fn key(&self) -> String {
-        Versioned::key(&self.0)
-    }
-    fn stores_write_ids(&self) -> bool {
-        self.0.stores_write_ids()
-    }
+/// The run of a model over a lock factory (shards, semaphore, reader-writer lock), handed to
+/// [`Backend::locks`].
+pub struct FactoryRun<'a> {
+    model: Model,
+    interval: u64,
+    container: &'a ContainerClient,
+    args: &'a WriterArgs,
+    rng: &'a mut Rng,
+    ids: &'a mut Ids,
+    rec: &'a Rec,
+    stop: Arc<tokio::sync::Notify>,
 }
 
-impl Register for TableRegister {
-    fn make(&self, reg: Reg) -> TableReg {
-        TableReg {
-            pk: "register".into(),
-            rk: "register".into(),
-            n: reg.n as i64,
-            by: reg.by.map_or(-1, |b| b as i64),
-            applied: reg
-                .applied
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
+impl<'a> FactoryRun<'a> {
+    /// Runs the model over `factory` (every `LockFactory` makes one kind of `Lock<T>`): a
+    /// shard group, a semaphore or a reader-writer lock made by it. The fenced resources are
+    /// blobs whatever the locks.
+    pub fn with<T, F>(self, factory: F) -> LocalBoxFuture<'a, ()>
+    where
+        T: LockTarget,
+        F: LockFactory<Lock = Lock<T>>,
+    {
+        let label = format!("child-{}", self.args.child);
+        match self.model {
+            Model::Semaphore(_) => Box::pin(async move {
+                let sem = Semaphore::new(&factory, "semaphore", hold::PERMITS, &label)
+                    .expect("semaphore");
+                let acquire = hold::permit(&sem, self.container);
+                hold::hold_loop(acquire, self.args, self.rng, self.ids, self.rec).await
+            }),
+            Model::RwLock(_) => Box::pin(async move {
+                let rw = RwLock::new(&factory, "rwlock", hold::MAX_READERS, &label)
+                    .expect("reader-writer lock");
+                let fenced = BlobJson::new(self.container.blob("fenced").expect("blob name"));
+                let acquire = hold::read_or_write(&rw, &fenced);
+                hold::hold_loop(acquire, self.args, self.rng, self.ids, self.rec).await
+            }),
+            _ => Box::pin(shard_loop(
+                self.interval,
+                factory,
+                self.container,
+                self.args,
+                self.rng,
+                self.rec,
+                self.stop,
+            )),
         }
-    }
-    fn get(&self, v: &TableReg) -> Reg {
-        Reg {
-            n: v.n as u64,
-            by: u64::try_from(v.by).ok(),
-            applied: parse_applied(&v.applied),
-        }
-    }
-}
-
-/// The comma-separated ids of [`TableReg::applied`].
-pub fn parse_applied(s: &str) -> Vec<u64> {
-    s.split(',').filter_map(|x| x.parse().ok()).collect()
-}
-
-/// Resources that can also be overwritten unconditionally.
-trait Overwrite: Versioned {
-    fn overwrite_value(&self, value: &Self::Value) -> impl Future<Output = Result<ETag>> + Send;
-}
-
-impl Overwrite for BlobJson<Reg> {
-    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
-        self.overwrite(value).await
-    }
-}
-
-impl Overwrite for TableRegister {
-    async fn overwrite_value(&self, value: &TableReg) -> Result<ETag> {
-        self.1.insert_or_replace(value).await
-    }
-}
-
-impl Overwrite for RedisRegister {
-    async fn overwrite_value(&self, value: &Reg) -> Result<ETag> {
-        self.0.overwrite(value).await
     }
 }
 
@@ -607,7 +454,7 @@ impl Overwrite for RedisRegister {
 /// overwrite), so concurrent read-modify-writes lose updates.
 struct Unconditional<R>(R);
 
-impl<R: Overwrite> Versioned for Unconditional<R> {
+impl<R: Register> Versioned for Unconditional<R> {
     type Value = R::Value;
     async fn read(&self) -> Result<Option<Current<R::Value>>> {
         self.0.read().await
@@ -629,20 +476,26 @@ impl<R: Overwrite> Versioned for Unconditional<R> {
     }
 }
 
-impl<R: Overwrite + Register> Register for Unconditional<R> {
+impl<R: Register> Register for Unconditional<R> {
     fn make(&self, reg: Reg) -> R::Value {
         self.0.make(reg)
     }
     fn get(&self, v: &R::Value) -> Reg {
         self.0.get(v)
     }
+    async fn overwrite_value(&self, value: &R::Value) -> Result<ETag> {
+        self.0.overwrite_value(value).await
+    }
 }
 
 /// The CAS-register model: increments through `update()` and plain reads.
-async fn register<R: Register>(res: &R, args: &WriterArgs, rng: &mut Rng, ids: &mut Ids, rec: &Rec)
-where
-    R::Value: Clone,
-{
+async fn register<R: Register>(
+    res: &R,
+    args: &WriterArgs,
+    rng: &mut Rng,
+    ids: &mut Ids,
+    rec: &Rec,
+) {
     let policy = update_policy();
     for _ in 0..args.ops {
         think(rng).await;
@@ -723,158 +576,9 @@ where
     }
 }
 
-/// The lock model: acquire, then 1–3 fenced writes each preceded by the holder's own check
-/// that it still holds the lock (recorded as `held`), then release. The broken variant
-/// ignores loss: it claims to hold the lock without asking.
-async fn lock_loop<T: LockTarget>(
-    lock: &Lock<T>,
-    resource: &BlobJson<Fenced>,
-    args: &WriterArgs,
-    rng: &mut Rng,
-    ids: &mut Ids,
-    rec: &Rec,
-) {
-    let policy = update_policy();
-    let mut done = 0;
-    while done < args.ops {
-        think(rng).await;
-        let op = ids.next_op();
-        let p = ids.p();
-        record(rec, p, op, Kind::Invoke, "acquire", Value::Null, None);
-        done += 1;
-        let held = match lock.acquire_within(Duration::from_secs(20)).await {
-            Ok(Some(h)) => {
-                record(
-                    rec,
-                    p,
-                    op,
-                    Kind::Ok,
-                    "acquire",
-                    json!(h.fencing_token()),
-                    None,
-                );
-                h
-            }
-            Ok(None) => {
-                record(
-                    rec,
-                    p,
-                    op,
-                    Kind::Fail,
-                    "acquire",
-                    Value::Null,
-                    Some("timed out".into()),
-                );
-                continue;
-            }
-            Err(e) => {
-                let kind = failure_kind(&e);
-                record(
-                    rec,
-                    p,
-                    op,
-                    kind,
-                    "acquire",
-                    Value::Null,
-                    Some(e.to_string()),
-                );
-                if kind == Kind::Info {
-                    ids.after_info();
-                }
-                continue;
-            }
-        };
-        let token = held.fencing_token();
-        let writes = 1 + rng.below(3);
-        for _ in 0..writes {
-            if done >= args.ops {
-                break;
-            }
-            think(rng).await;
-            let p = ids.p();
-            if !claim(&held, token, args.variant, ids, rec) {
-                break;
-            }
-            let op = ids.next_op();
-            record(rec, p, op, Kind::Invoke, "write", json!(token), None);
-            done += 1;
-            let result = update(resource, &policy, |cur| {
-                let mut f = cur.cloned().unwrap_or_default();
-                if token < f.max {
-                    return Decision::abort(format!("fenced: token {token} < {}", f.max));
-                }
-                f.max = token;
-                f.log.push([token, p, op]);
-                Decision::Write(f)
-            })
-            .await;
-            match result {
-                Ok(_) => record(rec, p, op, Kind::Ok, "write", json!(token), None),
-                Err(e) => {
-                    let kind = if e.kind() == ErrorKind::Aborted {
-                        Kind::Fail
-                    } else {
-                        failure_kind(&e)
-                    };
-                    record(rec, p, op, kind, "write", json!(token), Some(e.to_string()));
-                    if kind == Kind::Info {
-                        ids.after_info();
-                    }
-                    if e.kind() == ErrorKind::Aborted {
-                        break;
-                    }
-                }
-            }
-        }
-        // The holder's last check before letting go: a holder paused past its lease must
-        // see the loss here.
-        think(rng).await;
-        claim(&held, token, args.variant, ids, rec);
-        let op = ids.next_op();
-        let p = ids.p();
-        record(rec, p, op, Kind::Invoke, "release", json!(token), None);
-        match held.release().await.map(|_| ()) {
-            Ok(()) => record(rec, p, op, Kind::Ok, "release", json!(token), None),
-            Err(e) => {
-                let kind = failure_kind(&e);
-                record(
-                    rec,
-                    p,
-                    op,
-                    kind,
-                    "release",
-                    json!(token),
-                    Some(e.to_string()),
-                );
-                if kind == Kind::Info {
-                    ids.after_info();
-                }
-            }
-        }
-    }
-}
-
-/// The holder asks itself whether it still holds the lock (recorded as `held`, ok or fail);
-/// the broken variant claims it without asking.
-fn claim<T: Leasable>(
-    held: &Held<T>,
-    token: u64,
-    variant: Variant,
-    ids: &mut Ids,
-    rec: &Rec,
-) -> bool {
-    let op = ids.next_op();
-    let p = ids.p();
-    record(rec, p, op, Kind::Invoke, "held", json!(token), None);
-    let still = variant == Variant::Broken || held.is_held();
-    let kind = if still { Kind::Ok } else { Kind::Fail };
-    record(rec, p, op, kind, "held", json!(token), None);
-    still
-}
-
 /// A random pause between operations (0–40 ms), so that the writers interleave and the
 /// nemesis meets operations in flight.
-async fn think(rng: &mut Rng) {
+pub(crate) async fn think(rng: &mut Rng) {
     tokio::time::sleep(Duration::from_millis(rng.below(41))).await;
 }
 
@@ -950,56 +654,22 @@ async fn queue_worker(
 /// resource, the blob `fenced-<shard>`; `--shards` sets another count.
 pub const SHARDS: usize = 8;
 
-/// The shard group's balancing interval in the shard models (ms): short, so that a history
-/// holds many ownership transfers. On Cosmos DB, 1 s (the local Cosmos DB server answers a
-/// group's reads more slowly). A group of more than 64 shards gets four times as long: each
-/// worker then moves tens of shards per change.
-pub fn shard_interval_ms(backend: Backend, shards: usize) -> u64 {
-    let base = match backend {
-        Backend::Cosmos => 1000,
-        _ => 250,
-    };
+/// The shard group's balancing interval in the shard models (ms): the backend's
+/// ([`Backend::shard_interval_ms`]), four times as long for a group of more than 64 shards
+/// (each worker then moves tens of shards per change).
+pub fn shard_interval_ms(backend: &dyn Backend, shards: usize) -> u64 {
+    let base = backend.shard_interval_ms();
     if shards > 64 { base * 4 } else { base }
 }
 
 /// The shard locks' lease in the shard models (the shortest the library allows).
 pub const SHARD_LEASE_SECS: u64 = 15;
 
-/// The shard model on `backend`: one line per backend (every `LockFactory` makes one kind of
-/// `Lock<T>`). The fenced resources are blobs either way.
-async fn shards_on(
-    backend: Backend,
-    ctx: &Ctx<'_>,
-    rng: &mut Rng,
-    rec: &Rec,
-    stop: Arc<tokio::sync::Notify>,
-) {
-    let args = ctx.args;
-    let container = container_client(ctx.proxied, &args.resource);
-    let opts = lock_options(args, ctx.guard.clone());
-    match backend {
-        Backend::Blob => {
-            let locks = BlobLocks::new(container.clone(), opts);
-            shard_loop(backend, locks, &container, args, rng, rec, stop).await
-        }
-        Backend::Redis => {
-            let locks = RedisLocks::new(redis(&args.redis_url), opts);
-            shard_loop(backend, locks, &container, args, rng, rec, stop).await
-        }
-        Backend::Cosmos => {
-            let c = cosmos_container(args.cosmos_port, &args.resource);
-            let locks = CosmosLocks::new(c, opts);
-            shard_loop(backend, locks, &container, args, rng, rec, stop).await
-        }
-        Backend::Table => panic!("no locks on table entities"),
-    }
-}
-
 /// The shard model: the writer runs `--workers` shard workers at once (one by default), each
 /// joining the group in sessions of 0.3–2 s (each a worker of its own identity, logical
 /// process `child * 1000 + session`, sessions numbered across the writer's workers), leaving
-/// at the end of each and staying away 0.2–1.2 s (both stretched as the interval is: four
-/// times as long on Cosmos DB, and again for a group of more than 64 shards), so that shards
+/// at the end of each and staying away 0.2–1.2 s (both stretched as the interval is, see
+/// [`shard_interval_ms`]), so that shards
 /// change hands all the time (freed by a leave, and released to a joiner). While in a session
 /// a worker records every `Acquired` (`acquired`, with shard and epoch) and `Lost` (`lost`)
 /// the moment it receives them, and writes, every 40–120 ms, one shard it owns to that
@@ -1008,7 +678,7 @@ async fn shards_on(
 /// broken variant ignores `Lost`: it keeps writing the shard as its owner (also for a moment
 /// after it began to leave). The writer's `--ops` writes are split among its workers.
 async fn shard_loop<F: LockFactory>(
-    backend: Backend,
+    interval: u64,
     factory: F,
     container: &ContainerClient,
     args: &WriterArgs,
@@ -1017,7 +687,6 @@ async fn shard_loop<F: LockFactory>(
     stop: Arc<tokio::sync::Notify>,
 ) {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    let interval = shard_interval_ms(backend, args.shards);
     // Room for every writer's workers (a history has at most 8 writers, restarts included).
     let slots = (args.workers as usize * 8 + 4).max(12);
     let options = ShardOptions::default()
@@ -1042,7 +711,7 @@ async fn shard_loop<F: LockFactory>(
     let each = args.ops.div_ceil(args.workers);
     let shared = Sessions {
         group: &group,
-        stretch: interval / shard_interval_ms(Backend::Blob, SHARDS),
+        stretch: interval / DEFAULT_SHARD_INTERVAL_MS,
         container,
         args,
         rec,
@@ -1176,9 +845,12 @@ impl<F: LockFactory> Sessions<'_, F> {
             record(rec, p, op, Kind::Invoke, "leave", json!(identity), None);
             let _ = leave_tx.send(());
             if broken {
-                // Ignoring those `Lost` too: it goes on writing its shards for a moment.
-                let until =
-                    tokio::time::Instant::now() + Duration::from_millis(rng.between(300, 600));
+                // Ignoring those `Lost` too: it goes on writing its shards for a moment,
+                // stretched as the interval is (on Cosmos DB a released shard's next owner
+                // takes it about a second later: 300–600 ms ended before it in 2 of 3
+                // histories under the whole suite's load).
+                let ms = rng.between(300, 600) * stretch;
+                let until = tokio::time::Instant::now() + Duration::from_millis(ms);
                 while tokio::time::Instant::now() < until && !self.stopping.load(Ordering::SeqCst) {
                     tokio::time::sleep(Duration::from_millis(rng.between(40, 120))).await;
                     w.write_one(rng).await;

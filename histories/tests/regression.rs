@@ -22,12 +22,12 @@
 fn the_kept_histories_of_the_double_apply_are_still_anomalies() {
     for (model, file, uid) in [
         (
-            histories::model::Model::Register(histories::model::Backend::Blob),
+            "blob-register",
             "blob-register-correct-seed20261126.jsonl",
             5242880017u64,
         ),
         (
-            histories::model::Model::Register(histories::model::Backend::Table),
+            "table-register",
             "table-register-correct-seed20261135.jsonl",
             5242880016,
         ),
@@ -35,6 +35,7 @@ fn the_kept_histories_of_the_double_apply_are_still_anomalies() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("kept")
             .join(file);
+        let model = histories::model::Model::parse(model).unwrap();
         let v = histories::check::check_file(model, &path).unwrap();
         assert!(v.operations >= 200, "{}", v.operations);
         assert_eq!(
