@@ -20,24 +20,23 @@ use crate::http::pipeline::transport_error;
 /// wait's deadline (at most once per `idle`), instead of being registered and cancelled for
 /// every chunk of a long download.
 pub(crate) struct Body<S> {
-    chunks: S,
+    /// `None` once the body ended, failed or timed out (the connection is let go at once).
+    chunks: Option<S>,
     idle: Duration,
     /// When the current wait for a chunk ends (`None`: not waiting yet).
     deadline: Option<Instant>,
     /// Fires at or before `deadline`; created at the first wait.
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
-    done: bool,
 }
 
 impl<S> Body<S> {
     /// The chunks of `chunks`, each waited for at most `idle`.
     pub(crate) fn new(chunks: S, idle: Duration) -> Body<S> {
         Body {
-            chunks,
+            chunks: Some(chunks),
             idle,
             deadline: None,
             timer: None,
-            done: false,
         }
     }
 }
@@ -50,20 +49,21 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes>>> {
         let this = self.get_mut();
-        if this.done {
+        let Some(chunks) = &mut this.chunks else {
             return Poll::Ready(None);
-        }
-        match this.chunks.poll_next_unpin(cx) {
+        };
+        match chunks.poll_next_unpin(cx) {
             Poll::Ready(Some(Ok(chunk))) => {
                 this.deadline = None;
                 return Poll::Ready(Some(Ok(chunk)));
             }
             Poll::Ready(Some(Err(e))) => {
-                this.done = true;
+                this.chunks = None;
                 return Poll::Ready(Some(Err(transport_error(e, true))));
             }
             Poll::Ready(None) => {
-                this.done = true;
+                this.chunks = None;
+                this.timer = None;
                 return Poll::Ready(None);
             }
             Poll::Pending => {}
@@ -81,7 +81,8 @@ where
                 return Poll::Pending;
             }
             if timer.deadline() >= deadline {
-                this.done = true;
+                this.chunks = None;
+                this.timer = None;
                 return Poll::Ready(Some(Err(Error::new(
                     ErrorKind::Timeout,
                     format!("the response body stalled for {idle:?}"),
