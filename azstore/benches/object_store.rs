@@ -25,6 +25,9 @@
 //! `BlobStore` or `MicrosoftAzure`) runs COUNT operations and nothing else:
 //! `scripts/bench-instructions` counts its instructions under callgrind.
 //!
+//! `OBJSTORE_BENCH_SAME=BlobStore` (or `=MicrosoftAzure`) runs the same store in both columns:
+//! a control for how far the ratios stray on this machine when the stores do not differ.
+//!
 //! `object_store latency OP COUNT` (OP `get-1k`, `put-1k` or `get-8m`) alternates single
 //! operations of the two stores, one in flight, and prints each one's latency percentiles:
 //! the finest interleaving, where a busy machine slows both stores alike.
@@ -427,19 +430,26 @@ async fn run() {
     let account = StorageAccount::from_env().expect("run under scripts/azurite");
     let container = testkit::blob::container("objbench").await;
     let name = container.name().to_string();
-    let stores: Vec<(&str, Store)> = vec![
-        (
-            "BlobStore",
-            Arc::new(BlobStore::new(container.clone()).with_prefix("blobstore")),
-        ),
-        (
-            "MicrosoftAzure",
-            Arc::new(object_store::prefix::PrefixStore::new(
-                microsoft_azure(&name, None),
-                "microsoftazure",
-            )),
-        ),
-    ];
+    let blob_store =
+        |prefix: &str| -> Store { Arc::new(BlobStore::new(container.clone()).with_prefix(prefix)) };
+    let azure = |prefix: &str| -> Store {
+        Arc::new(object_store::prefix::PrefixStore::new(
+            microsoft_azure(&name, None),
+            prefix,
+        ))
+    };
+    // `OBJSTORE_BENCH_SAME=BlobStore` or `=MicrosoftAzure`: the same store on both sides (in the
+    // two columns' prefixes), a control that shows how far the ratios stray when nothing but
+    // the machine and the server differs.
+    let (a, b) = match std::env::var("OBJSTORE_BENCH_SAME").as_deref() {
+        Ok("BlobStore") => (blob_store("blobstore"), blob_store("microsoftazure")),
+        Ok("MicrosoftAzure") => (azure("blobstore"), azure("microsoftazure")),
+        _ => (blob_store("blobstore"), azure("microsoftazure")),
+    };
+    if let Ok(same) = std::env::var("OBJSTORE_BENCH_SAME") {
+        println!("objstore: control run, {same} in both columns");
+    }
+    let stores: Vec<(&str, Store)> = vec![("BlobStore", a), ("MicrosoftAzure", b)];
     // Fixtures: 64 small objects, 1,000 to list, the 8 MiB objects to read.
     for (_, s) in &stores {
         small_puts(s, 16, 200).await;
