@@ -1,10 +1,14 @@
 //! `BlobStore` (azstore behind object_store's `ObjectStore`) side by side with object_store's
-//! own `MicrosoftAzure` client, in one run against one Azurite, interleaved (store A, store
-//! B, store A, ...), 3 repetitions, medians printed:
+//! own `MicrosoftAzure` client, in one run against one Azurite, interleaved in 24 short rounds
+//! (store A, store B, then B, A, ...: each store runs first in half the rounds of every
+//! metric, after a pause of 50 ms that lets the server settle from the phase before). Printed
+//! per metric: each store's median, the median of the rounds' ratios (BlobStore over
+//! MicrosoftAzure in the same round) and their quartiles:
 //!
 //! * get and put of 1 KiB, 1 and 16 in flight (ops/s);
-//! * put and get of 8 MiB (MiB/s);
+//! * get of 8 MiB (MiB/s);
 //! * a list of 1,000 objects (lists/s);
+//! * put of 8 MiB (MiB/s), last;
 //! * a commit log as delta-style writers keep one: 8 writers × 25 commits, each commit a
 //!   `PutMode::Create` of the next numbered entry (on `AlreadyExists`, the next number), through
 //!   a fault proxy that loses 5 % and then 20 % of the commit PUTs' replies after Azurite
@@ -16,10 +20,17 @@
 //!
 //! Run: `scripts/azurite run -- cargo bench -p azstore --features object_store --bench object_store`
 //!
-//! `object_store instr OP STORE COUNT` (OP `get-1k` or `put-1k`, 16 in flight, or
-//! `list-1000`, a list of 1,000 objects; STORE
+//! `object_store instr OP STORE COUNT` (OP `get-1k` or `put-1k`, 16 in flight, `get-8m`, one
+//! at a time, or `list-1000`, a list of 1,000 objects; STORE
 //! `BlobStore` or `MicrosoftAzure`) runs COUNT operations and nothing else:
 //! `scripts/bench-instructions` counts its instructions under callgrind.
+//!
+//! `OBJSTORE_BENCH_SAME=BlobStore` (or `=MicrosoftAzure`) runs the same store in both columns:
+//! a control for how far the ratios stray on this machine when the stores do not differ.
+//!
+//! `object_store latency OP COUNT` (OP `get-1k`, `put-1k` or `get-8m`) alternates single
+//! operations of the two stores, one in flight, and prints each one's latency percentiles:
+//! the finest interleaving, where a busy machine slows both stores alike.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -34,7 +45,12 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode};
 use testkit::fault::{Fault, FaultProxy, Rule};
 
-const REPS: usize = 3;
+/// Even, so that each store runs first in as many rounds as the other. Many short rounds
+/// rather than a few long ones: on a busy machine the load changes from one second to the
+/// next, and a ratio of two neighbouring short phases sees the same load.
+const ROUNDS: usize = 24;
+/// The pause before each measured phase.
+const SETTLE: Duration = Duration::from_millis(50);
 const SMALL: usize = 1024;
 const BIG: usize = 8 << 20;
 const WRITERS: usize = 8;
@@ -84,9 +100,10 @@ where
     n as f64 / t.elapsed().as_secs_f64()
 }
 
-async fn small_puts(s: &Store, flight: usize) -> f64 {
+/// `n` puts of 1 KiB, `flight` at a time, over the 64 small objects.
+async fn small_puts(s: &Store, flight: usize, n: usize) -> f64 {
     let body = Bytes::from(vec![7u8; SMALL]);
-    rate(200 * flight.min(4), flight, |i| {
+    rate(n, flight, |i| {
         let (s, body) = (s.clone(), body.clone());
         async move {
             s.put(&Path::from(format!("small/{}", i % 64)), body.into())
@@ -97,8 +114,9 @@ async fn small_puts(s: &Store, flight: usize) -> f64 {
     .await
 }
 
-async fn small_gets(s: &Store, flight: usize) -> f64 {
-    rate(200 * flight.min(4), flight, |i| {
+/// `n` gets of 1 KiB, `flight` at a time.
+async fn small_gets(s: &Store, flight: usize, n: usize) -> f64 {
+    rate(n, flight, |i| {
         let s = s.clone();
         async move {
             let b = s
@@ -114,12 +132,12 @@ async fn small_gets(s: &Store, flight: usize) -> f64 {
     .await
 }
 
-async fn big(s: &Store, put: bool) -> f64 {
+/// `n` puts or gets of 8 MiB, one at a time, of the objects `first`, `first + 1`, ... (of 8).
+async fn big(s: &Store, put: bool, first: usize, n: usize) -> f64 {
     let body = Bytes::from(vec![3u8; BIG]);
-    let n = 4;
     let t = Instant::now();
-    for i in 0..n {
-        let p = Path::from(format!("big/{i}"));
+    for i in first..first + n {
+        let p = Path::from(format!("big/{}", i % 8));
         if put {
             s.put(&p, body.clone().into()).await.unwrap();
         } else {
@@ -129,8 +147,8 @@ async fn big(s: &Store, put: bool) -> f64 {
     (n * BIG) as f64 / (1 << 20) as f64 / t.elapsed().as_secs_f64()
 }
 
-async fn lists(s: &Store) -> f64 {
-    let n = 5;
+/// `n` lists of the 1,000 objects.
+async fn lists(s: &Store, n: usize) -> f64 {
     let t = Instant::now();
     for _ in 0..n {
         let c = s
@@ -256,6 +274,15 @@ fn main() {
         rt.block_on(instr(&args[2], &args[3], args[4].parse().expect("COUNT")));
         return;
     }
+    if args.get(1).map(String::as_str) == Some("latency") && args.len() == 4 {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(latency(&args[2], args[3].parse().expect("COUNT")));
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -279,6 +306,15 @@ async fn instr(op: &str, store: &str, count: usize) {
         other => panic!("unknown store {other}"),
     };
     let body = Bytes::from(vec![7u8; SMALL]);
+    if op == "get-8m" {
+        // One 8 MiB object read whole, one at a time: the cost of a long body's chunks.
+        let p = Path::from("instr/big");
+        s.put(&p, Bytes::from(vec![3u8; BIG]).into()).await.unwrap();
+        for _ in 0..2 + count {
+            assert_eq!(s.get(&p).await.unwrap().bytes().await.unwrap().len(), BIG);
+        }
+        return;
+    }
     let one = |i: usize| {
         let (s, body) = (s.clone(), body.clone());
         async move {
@@ -328,26 +364,96 @@ async fn instr(op: &str, store: &str, count: usize) {
     }
 }
 
+/// `count` single operations `op` (`get-1k`, `put-1k`, `get-8m`), one in flight, alternating
+/// between the two stores operation by operation; prints each store's latency percentiles.
+async fn latency(op: &str, count: usize) {
+    let container = std::env::var("AZSTORE_INSTRUCTIONS_CONTAINER").unwrap_or("latobj".into());
+    let c = StorageAccount::from_env()
+        .unwrap()
+        .container(&container)
+        .unwrap();
+    c.create_if_not_exists().await.unwrap();
+    let stores: [(&str, Store); 2] = [
+        ("BlobStore", Arc::new(BlobStore::new(c))),
+        ("MicrosoftAzure", microsoft_azure(&container, None)),
+    ];
+    let size = if op == "get-8m" { BIG } else { SMALL };
+    let body = Bytes::from(vec![7u8; size]);
+    // Each store reads what it wrote itself (`LATENCY_READ=other`: what the other one wrote).
+    let cross = std::env::var("LATENCY_READ").is_ok_and(|v| v == "other");
+    for (k, (_, s)) in stores.iter().enumerate() {
+        s.put(&Path::from(format!("lat/{k}")), body.clone().into())
+            .await
+            .unwrap();
+    }
+    let mut took: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    // 20 rounds of warm-up, then `count`; each store goes first in every other round.
+    for i in 0..count + 20 {
+        for k in if i % 2 == 0 { [0, 1] } else { [1, 0] } {
+            let s = &stores[k].1;
+            let t = Instant::now();
+            if op == "put-1k" {
+                s.put(&Path::from("lat/1"), body.clone().into())
+                    .await
+                    .unwrap();
+            } else {
+                let read = if cross { 1 - k } else { k };
+                let b = s
+                    .get(&Path::from(format!("lat/{read}")))
+                    .await
+                    .unwrap()
+                    .bytes()
+                    .await
+                    .unwrap();
+                assert_eq!(b.len(), size);
+            }
+            if i >= 20 {
+                took[k].push(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+    }
+    for (k, (name, _)) in stores.iter().enumerate() {
+        let mut v = took[k].clone();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let q = |p: f64| v[((v.len() - 1) as f64 * p) as usize];
+        println!(
+            "latency: {op} {name:<14} p10 {:>8.0} p50 {:>8.0} p90 {:>8.0} mean {:>8.0} us",
+            q(0.1),
+            q(0.5),
+            q(0.9),
+            v.iter().sum::<f64>() / v.len() as f64
+        );
+    }
+}
+
 async fn run() {
     let account = StorageAccount::from_env().expect("run under scripts/azurite");
     let container = testkit::blob::container("objbench").await;
     let name = container.name().to_string();
-    let stores: Vec<(&str, Store)> = vec![
-        (
-            "BlobStore",
-            Arc::new(BlobStore::new(container.clone()).with_prefix("blobstore")),
-        ),
-        (
-            "MicrosoftAzure",
-            Arc::new(object_store::prefix::PrefixStore::new(
-                microsoft_azure(&name, None),
-                "microsoftazure",
-            )),
-        ),
-    ];
-    // Fixtures: 64 small objects, 1,000 to list.
+    let blob_store =
+        |prefix: &str| -> Store { Arc::new(BlobStore::new(container.clone()).with_prefix(prefix)) };
+    let azure = |prefix: &str| -> Store {
+        Arc::new(object_store::prefix::PrefixStore::new(
+            microsoft_azure(&name, None),
+            prefix,
+        ))
+    };
+    // `OBJSTORE_BENCH_SAME=BlobStore` or `=MicrosoftAzure`: the same store on both sides (in the
+    // two columns' prefixes), a control that shows how far the ratios stray when nothing but
+    // the machine and the server differs.
+    let (a, b) = match std::env::var("OBJSTORE_BENCH_SAME").as_deref() {
+        Ok("BlobStore") => (blob_store("blobstore"), blob_store("microsoftazure")),
+        Ok("MicrosoftAzure") => (azure("blobstore"), azure("microsoftazure")),
+        _ => (blob_store("blobstore"), azure("microsoftazure")),
+    };
+    if let Ok(same) = std::env::var("OBJSTORE_BENCH_SAME") {
+        println!("objstore: control run, {same} in both columns");
+    }
+    let stores: Vec<(&str, Store)> = vec![("BlobStore", a), ("MicrosoftAzure", b)];
+    // Fixtures: 64 small objects, 1,000 to list, the 8 MiB objects to read.
     for (_, s) in &stores {
-        small_puts(s, 16).await;
+        small_puts(s, 16, 200).await;
+        big(s, true, 0, 8).await;
         futures_util::stream::iter(0..1000)
             .map(|i| {
                 let s = s.clone();
@@ -366,36 +472,58 @@ async fn run() {
         "get 1 KiB, 1 in flight (ops/s)",
         "put 1 KiB, 16 in flight (ops/s)",
         "get 1 KiB, 16 in flight (ops/s)",
-        "put 8 MiB (MiB/s)",
         "get 8 MiB (MiB/s)",
         "list 1,000 (lists/s)",
+        // Last: the server is still writing 8 MiB objects out for a while after their puts,
+        // which would slow whatever came next (a read of 8 MiB objects most of all).
+        "put 8 MiB (MiB/s)",
     ];
+    // results[(store, metric)]: one value per round, in round order.
     let mut results: HashMap<(&str, usize), Vec<f64>> = HashMap::new();
-    for _ in 0..REPS {
+    for round in 0..ROUNDS {
         for (m, _) in metrics.iter().enumerate() {
-            for (store, s) in &stores {
+            // Each store goes first in half the rounds of every metric: the store that runs
+            // second meets the server still settling from the first one's phase.
+            let order = if (round + m) % 2 == 0 { [0, 1] } else { [1, 0] };
+            for (store, s) in order.map(|i| &stores[i]) {
+                // Let the server settle from the phase before (writes flushed, garbage
+                // collected) so that each phase starts from the same state.
+                tokio::time::sleep(SETTLE).await;
                 let v = match m {
-                    0 => small_puts(s, 1).await,
-                    1 => small_gets(s, 1).await,
-                    2 => small_puts(s, 16).await,
-                    3 => small_gets(s, 16).await,
-                    4 => big(s, true).await,
-                    5 => big(s, false).await,
-                    _ => lists(s).await,
+                    0 => small_puts(s, 1, 50).await,
+                    1 => small_gets(s, 1, 50).await,
+                    2 => small_puts(s, 16, 200).await,
+                    3 => small_gets(s, 16, 200).await,
+                    4 => big(s, false, 2 * round, 2).await,
+                    5 => lists(s, 1).await,
+                    _ => big(s, true, 2 * round, 2).await,
                 };
-                results.entry((store, m)).or_default().push(v);
+                results.entry((*store, m)).or_default().push(v);
             }
         }
     }
-    println!("objstore: medians of {REPS} interleaved repetitions, one Azurite");
     println!(
-        "{:<34} {:>12} {:>15} {:>7}",
+        "objstore: {ROUNDS} interleaved rounds (each store first in half), one Azurite; \
+         medians, and the quartiles of the rounds' ratios"
+    );
+    println!(
+        "{:<34} {:>12} {:>15} {:>7}   ratio q1..q3",
         "", "BlobStore", "MicrosoftAzure", "ratio"
     );
     for (m, label) in metrics.iter().enumerate() {
-        let a = median(results[&("BlobStore", m)].clone());
-        let b = median(results[&("MicrosoftAzure", m)].clone());
-        println!("{label:<34} {a:>12.1} {b:>15.1} {:>7.2}", a / b);
+        let a = &results[&("BlobStore", m)];
+        let b = &results[&("MicrosoftAzure", m)];
+        // Paired: BlobStore's value over MicrosoftAzure's of the same round.
+        let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+        ratios.sort_by(|x, y| x.total_cmp(y));
+        let q = |p: usize| ratios[(ratios.len() - 1) * p / 4];
+        let (a, b) = (median(a.clone()), median(b.clone()));
+        println!(
+            "{label:<34} {a:>12.1} {b:>15.1} {:>7.2}   {:.2}..{:.2}",
+            q(2),
+            q(1),
+            q(3)
+        );
     }
 
     // The commit log through a proxy that loses replies of commit PUTs.
@@ -448,5 +576,4 @@ async fn run() {
         }
     }
     let _ = container.delete(&azstore::Conditions::none()).await;
-    let _ = Duration::ZERO;
 }

@@ -3,6 +3,7 @@
 //! returns. Service clients are thin typed layers over this; it is public so that operations
 //! azstore does not wrap can still be sent correctly signed.
 
+mod body;
 pub(crate) mod checks;
 pub(crate) mod encode;
 mod options;

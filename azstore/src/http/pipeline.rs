@@ -134,23 +134,7 @@ impl StreamingResponse {
     /// # Ok(()) }
     /// ```
     pub fn into_stream(self) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
-        let idle = self.idle;
-        futures_util::stream::unfold(Some(self.body), move |body| async move {
-            let mut body = body?;
-            match tokio::time::timeout(idle, body.chunk()).await {
-                Err(_) => Some((
-                    Err(Error::new(
-                        ErrorKind::Timeout,
-                        format!("the response body stalled for {idle:?}"),
-                    )
-                    .with_sent(RequestSent::Maybe)),
-                    None,
-                )),
-                Ok(Err(e)) => Some((Err(transport_error(e, true)), None)),
-                Ok(Ok(Some(chunk))) => Some((Ok(chunk), Some(body))),
-                Ok(Ok(None)) => None,
-            }
-        })
+        crate::http::body::Body::new(self.body.bytes_stream(), self.idle)
     }
 
     /// Reads the whole body (each chunk within the per-attempt timeout).
@@ -693,7 +677,7 @@ fn request_id() -> String {
 }
 
 /// Converts a reqwest error, dropping the URL (it may carry a SAS signature).
-fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
+pub(super) fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
     // Name the host (never the path or query: a SAS signature lives there).
     let host = e.url().and_then(|u| {
         let h = u.host_str()?;

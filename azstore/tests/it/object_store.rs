@@ -270,6 +270,42 @@ async fn object_store_unknown_outcome_with_a_rival_keeps_the_refusal() {
 /// A create whose outcome is unknown and that did not apply (the 500 was answered without
 /// forwarding): the read shows nothing, the create is sent again with the same write id.
 #[tokio::test]
+async fn object_store_rename_keeps_a_source_rewritten_between_its_copy_and_its_delete() {
+    let (store, direct, proxy) = proxied().await;
+    let (from, to) = (Path::from("staging/part-0"), Path::from("final/part-0"));
+    direct.put(&from, "version 1".into()).await.unwrap();
+    // The rename's Delete Blob is answered 503 with `Retry-After: 3` (not forwarded): the
+    // store sends it again 3 s later, and in between another writer rewrites the source.
+    proxy.inject(Rule::new(Fault::busy_retry_after("3")).method("DELETE"));
+    let rename = tokio::spawn({
+        let (store, from, to) = (store.clone(), from.clone(), to.clone());
+        async move { store.rename(&from, &to).await }
+    });
+    while proxy.count("DELETE") == 0 && !rename.is_finished() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    direct.put(&from, "version 2".into()).await.unwrap();
+    let err = rename.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, object_store::Error::Precondition { .. }),
+        "a rename whose source changed after the copy: {err}"
+    );
+    assert_eq!(
+        proxy.count("DELETE"),
+        2,
+        "the delete was sent again after the 503"
+    );
+    assert_eq!(proxy.forwarded("DELETE"), 1);
+    // The destination holds the version copied; the rewritten source is not deleted.
+    let read = |p: Path| {
+        let direct = direct.clone();
+        async move { direct.get(&p).await.unwrap().bytes().await.unwrap() }
+    };
+    assert_eq!(read(to).await, "version 1");
+    assert_eq!(read(from).await, "version 2");
+}
+
+#[tokio::test]
 async fn object_store_unknown_outcome_not_applied_is_sent_again() {
     let (store, direct, proxy) = proxied().await;
     let path = Path::from("log/8.json");
