@@ -10,7 +10,6 @@ use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
 
 use crate::error::{Error, ErrorKind, RequestSent, Result};
-use crate::http::pipeline::transport_error;
 
 /// A streamed response body whose every wait for the next chunk ends after `idle`.
 ///
@@ -93,6 +92,49 @@ where
             timer.as_mut().reset(deadline);
         }
     }
+}
+
+/// Converts a reqwest error, dropping the URL (it may carry a SAS signature).
+pub(super) fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
+    // Name the host (never the path or query: a SAS signature lives there).
+    let host = e.url().and_then(|u| {
+        let h = u.host_str()?;
+        Some(match u.port_or_known_default() {
+            Some(p) => format!(" ({h}:{p})"),
+            None => format!(" ({h})"),
+        })
+    });
+    let e = e.without_url();
+    if e.is_builder() {
+        // The request could not even be built (the headers are checked before sending, so
+        // this is a last line of defence): nothing was sent, and retrying cannot help.
+        return Error::invalid_input("the request could not be built")
+            .with_sent(RequestSent::No)
+            .with_source(e);
+    }
+    let (kind, sent) = if e.is_timeout() {
+        (ErrorKind::Timeout, RequestSent::Maybe)
+    } else if e.is_connect() && !during_body {
+        (ErrorKind::Transport, RequestSent::No)
+    } else {
+        (ErrorKind::Transport, RequestSent::Maybe)
+    };
+    let what = if during_body {
+        "reading the response body failed"
+    } else if sent == RequestSent::No {
+        "could not connect"
+    } else {
+        "the connection failed"
+    };
+    // The innermost cause is the one a user acts on ("Connection refused (os error 111)", a
+    // DNS or TLS failure); it goes into the message, and the whole chain stays the source.
+    let mut cause: &dyn std::error::Error = &e;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    let cause = crate::redact::redact(&cause.to_string());
+    let what = format!("{what}{}: {cause}", host.unwrap_or_default());
+    Error::new(kind, what).with_sent(sent).with_source(e)
 }
 
 #[cfg(test)]

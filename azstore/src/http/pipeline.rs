@@ -30,6 +30,7 @@ use crate::account::{Endpoint, Service, StorageAccount};
 use crate::auth::{Authorization, Authorizer, Sign, Unsigned};
 use crate::credential::{AccessToken, Credential};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
+use crate::http::body::transport_error;
 use crate::http::checks;
 use crate::http::options::ClientOptions;
 use crate::http::request::{Method, Request};
@@ -674,47 +675,4 @@ fn request_id() -> String {
     let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
     let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
     id.hyphenated().encode_lower(&mut buf).to_string()
-}
-
-/// Converts a reqwest error, dropping the URL (it may carry a SAS signature).
-pub(super) fn transport_error(e: reqwest::Error, during_body: bool) -> Error {
-    // Name the host (never the path or query: a SAS signature lives there).
-    let host = e.url().and_then(|u| {
-        let h = u.host_str()?;
-        Some(match u.port_or_known_default() {
-            Some(p) => format!(" ({h}:{p})"),
-            None => format!(" ({h})"),
-        })
-    });
-    let e = e.without_url();
-    if e.is_builder() {
-        // The request could not even be built (the headers are checked before sending, so
-        // this is a last line of defence): nothing was sent, and retrying cannot help.
-        return Error::invalid_input("the request could not be built")
-            .with_sent(RequestSent::No)
-            .with_source(e);
-    }
-    let (kind, sent) = if e.is_timeout() {
-        (ErrorKind::Timeout, RequestSent::Maybe)
-    } else if e.is_connect() && !during_body {
-        (ErrorKind::Transport, RequestSent::No)
-    } else {
-        (ErrorKind::Transport, RequestSent::Maybe)
-    };
-    let what = if during_body {
-        "reading the response body failed"
-    } else if sent == RequestSent::No {
-        "could not connect"
-    } else {
-        "the connection failed"
-    };
-    // The innermost cause is the one a user acts on ("Connection refused (os error 111)", a
-    // DNS or TLS failure); it goes into the message, and the whole chain stays the source.
-    let mut cause: &dyn std::error::Error = &e;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    let cause = crate::redact::redact(&cause.to_string());
-    let what = format!("{what}{}: {cause}", host.unwrap_or_default());
-    Error::new(kind, what).with_sent(sent).with_source(e)
 }
