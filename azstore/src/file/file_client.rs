@@ -48,7 +48,7 @@ pub struct FileClient {
 ///
 /// ```no_run
 /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
-/// let got = file.get().await?;
+/// let got = file.download(&azstore::file::TransferOptions::default()).await?;
 /// println!("{} bytes, version {}", got.body.len(), got.properties.etag);
 /// # Ok(()) }
 /// ```

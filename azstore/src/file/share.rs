@@ -68,7 +68,8 @@ impl ShareClient {
     ///
     /// ```no_run
     /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// let text = share.file("2026/notes.txt")?.get().await?.body;
+    /// use azstore::file::TransferOptions;
+    /// let text = share.file("2026/notes.txt")?.download(&TransferOptions::default()).await?.body;
     /// # let _ = text;
     /// # Ok(()) }
     /// ```
