@@ -78,7 +78,8 @@ pub async fn one_leader_at_a_time<C: Campaign>(make: impl Fn(&str) -> C) {
     }
 }
 
-/// **A resignation hands over, and an observer sees it**: a resignation hands over to a waiting campaigner (polling) within 1 s, and an observer
+/// **A resignation hands over, and an observer sees it**: a resignation hands over to a waiting campaigner (polling) at its next poll, well before
+/// the lease could expire, and an observer
 /// sees the change of leader with a larger epoch.
 pub async fn resign_hands_over_and_observe_sees_it<C: Campaign>(make: impl Fn(&str) -> C) {
     let a = election(make("leader-a"));
@@ -107,9 +108,12 @@ pub async fn resign_hands_over_and_observe_sees_it<C: Campaign>(make: impl Fn(&s
     la.resign().await.unwrap();
     let (got, lb) = waiting.await.unwrap();
     let handover = got - resigned;
+    // The resignation releases the lock: the waiter gets it at its next poll, long before the
+    // 15 s lease could expire (how soon within that depends on the machine's load, so the
+    // bound is half the lease: a hand-over that waited for expiry fails it).
     assert!(
-        handover < Duration::from_secs(1),
-        "resign handed over in {handover:?}"
+        handover < Duration::from_millis(7500),
+        "resign handed over in {handover:?}: it waited for the lease to expire"
     );
     assert!(lb.epoch() > first.epoch);
     let second = tokio::time::timeout(
