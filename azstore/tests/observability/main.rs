@@ -152,10 +152,10 @@ struct Capturing {
     _turn: tokio::sync::MutexGuard<'static, ()>,
 }
 
-/// Waits for this test's turn, then captures every span and event of this thread until the
-/// returned guard drops.
-async fn capture() -> (Capture, Capturing) {
-    let turn = TURN.lock().await;
+/// Captures every span and event of this thread until the returned guard drops; `turn` is
+/// this test's turn, taken before the test sent anything (a callsite first hit on another
+/// test's thread while this subscriber registers could be cached as uninterested).
+fn capture(turn: tokio::sync::MutexGuard<'static, ()>) -> (Capture, Capturing) {
     let cap = Capture::default();
     let subscriber = tracing_subscriber::registry().with(cap.clone());
     let guard = tracing::subscriber::set_default(subscriber);
@@ -249,6 +249,7 @@ fn update_durations(
 /// recorded with its status and error code.
 #[tokio::test]
 async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
+    let turn = TURN.lock().await;
     let c = support::blob::container("obsconf").await;
     let blob = c.blob("counter.json").unwrap();
     blob.upload("1", &Conditions::none()).await.unwrap();
@@ -257,7 +258,7 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture().await;
+    let (cap, _guard) = capture(turn);
 
     let account = support::account();
     let (container, name) = (c.name().to_string(), blob.name().to_string());
@@ -380,6 +381,7 @@ async fn a_conflict_is_counted_and_gives_a_second_attempt_span() {
 /// with its reason and counted; the time left is recorded.
 #[tokio::test]
 async fn a_lost_lease_is_reported_with_its_reason() {
+    let turn = TURN.lock().await;
     let c = support::blob::container("obslease").await;
     let blob = c.blob("held").unwrap();
     blob.upload("x", &Conditions::none()).await.unwrap();
@@ -387,7 +389,7 @@ async fn a_lost_lease_is_reported_with_its_reason() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture().await;
+    let (cap, _guard) = capture(turn);
 
     let guard = LeaseGuard::acquire_with(
         blob.clone(),
@@ -481,6 +483,7 @@ fn python() -> String {
 /// SDK reads it.
 #[tokio::test]
 async fn a_poisoned_message_is_logged_counted_and_readable() {
+    let turn = TURN.lock().await;
     let q = support::queue::fresh_queue("obspoison").await;
     let poison = q.sibling(&format!("{}-poison", q.name())).unwrap();
     let text = "order 7: {\"qty\": 3} ü";
@@ -489,7 +492,7 @@ async fn a_poisoned_message_is_logged_counted_and_readable() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture().await;
+    let (cap, _guard) = capture(turn);
 
     let stats = process_until_empty(
         q.clone(),
@@ -586,6 +589,7 @@ async fn a_poisoned_message_is_logged_counted_and_readable() {
 /// holds either (nor the signature's decoded form), while `url.full` is recorded.
 #[tokio::test]
 async fn no_span_or_metric_holds_a_secret() {
+    let turn = TURN.lock().await;
     let account = support::account();
     let Credential::SharedKey(key) = account.credential().clone() else {
         panic!("Azurite's account uses a shared key")
@@ -610,7 +614,7 @@ async fn no_span_or_metric_holds_a_secret() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture().await;
+    let (cap, _guard) = capture(turn);
 
     // With the key.
     let keyed = c.blob("k").unwrap();
@@ -665,6 +669,7 @@ async fn no_span_or_metric_holds_a_secret() {
 /// a span and a timing; each hold a span with its fencing token and a timing.
 #[tokio::test]
 async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
+    let turn = TURN.lock().await;
     let c = support::blob::container("obslock").await;
     let lock = azstore::blob::BlobLock::new(c.clone(), "l").unwrap();
     let waiter = azstore::blob::BlobLock::new(c.clone(), "l").unwrap();
@@ -672,7 +677,7 @@ async fn lock_wait_and_hold_are_timed_with_the_fencing_token() {
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture().await;
+    let (cap, _guard) = capture(turn);
 
     let held = lock.try_acquire().await.unwrap().expect("free");
     let first = held.fencing_token();
@@ -769,12 +774,13 @@ async fn counter_behind_proxy(
 /// and the `azstore.update.recognised_writes` counter; it is not a `Maybe`.
 #[tokio::test]
 async fn a_recognised_ambiguous_write_is_logged_and_counted() {
+    let turn = TURN.lock().await;
     let (doc, direct, proxy) = counter_behind_proxy("obsrecog", 1).await;
 
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture().await;
+    let (cap, _guard) = capture(turn);
 
     proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
     let outcome = update(&doc, &UpdatePolicy::default(), |v| {
@@ -828,12 +834,13 @@ async fn a_recognised_ambiguous_write_is_logged_and_counted() {
 /// `maybe` and the `azstore.update.maybe` counter; nothing counts as recognised.
 #[tokio::test]
 async fn a_maybe_outcome_is_logged_and_counted() {
+    let turn = TURN.lock().await;
     let (doc, direct, proxy) = counter_behind_proxy("obsmaybe", 1).await;
 
     let recorder = DebuggingRecorder::new();
     let snap = recorder.snapshotter();
     let _metrics = metrics::set_default_local_recorder(&recorder);
-    let (cap, _guard) = capture().await;
+    let (cap, _guard) = capture(turn);
 
     proxy.inject(Rule::new(Fault::LoseResponse).method("PUT"));
     // The first read (before the write) goes through; every later one is refused, with a
