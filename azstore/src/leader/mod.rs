@@ -53,9 +53,12 @@
 //! ```
 
 mod backends;
+mod balance;
 mod election;
+mod shard_options;
 mod shards;
 
 pub use backends::{Campaign, LockFactory, Seen, Timing};
 pub use election::{Election, ElectionOptions, Leader, Leadership};
-pub use shards::{ShardEvent, ShardGroup, ShardOptions, ShardWorker};
+pub use shard_options::{ShardEvent, ShardOptions};
+pub use shards::{ShardGroup, ShardWorker};

@@ -46,6 +46,7 @@ mod guard;
 mod message;
 mod metadata;
 mod names;
+mod poison;
 mod service;
 mod telemetry;
 mod worker;
@@ -61,9 +62,7 @@ pub use message::{
 };
 pub use metadata::QueueProperties;
 pub use names::validate_queue_name;
+pub use poison::POISON_METADATA;
 pub use service::{QueueItem, QueueServiceClient};
-pub use worker::{
-    Delivery, HandlerError, POISON_METADATA, WorkerHandle, WorkerStats, process,
-    process_until_empty,
-};
+pub use worker::{Delivery, HandlerError, WorkerHandle, WorkerStats, process, process_until_empty};
 pub use worker_options::WorkerOptions;

@@ -14,6 +14,7 @@ use tokio::sync::{OnceCell, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
 
+use super::poison::{poison_record, record_poison};
 use super::telemetry;
 use super::worker_options::WorkerOptions;
 use crate::error::{Error, ErrorKind, Result};
@@ -776,7 +777,7 @@ async fn ensure_poison_queue<H>(shared: &Shared<H>) {
 /// Copies the message verbatim to the poison queue, then deletes it (in that order: a
 /// failure in between leaves a duplicate, never a loss). The move is logged at WARN with
 /// `reason` (the handler's last error), and recorded in the poison queue's metadata
-/// ([`POISON_METADATA`]). Returns whether the message was moved.
+/// ([`POISON_METADATA`](super::POISON_METADATA)). Returns whether the message was moved.
 async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage, reason: &str) -> bool {
     let id = msg.id.as_str().to_string();
     let dequeue_count = msg.dequeue_count;
@@ -817,77 +818,5 @@ async fn poison<H>(shared: &Shared<H>, msg: ReceivedMessage, reason: &str) -> bo
             tracing::warn!(error = %e, "could not move poison message");
             false
         }
-    }
-}
-
-/// The poison queue's metadata entry that records the last move to it: the original message
-/// id, the id of its copy in the poison queue, the dequeue count, the time and the handler's
-/// last error (percent-encoded where not printable ASCII, at most 1 KiB), as
-/// `message=<id>; copy=<id>; dequeue_count=<n>; at=<RFC 3339>; error=<text>`.
-///
-/// The copy itself keeps the message's text unchanged, so any SDK reads it as it was sent; the
-/// reason of every move is in the worker's WARN log line.
-///
-/// ```no_run
-/// # async fn demo(poison: azstore::queue::QueueClient) -> azstore::Result<()> {
-/// let props = poison.get_properties().await?;
-/// if let Some(last) = props.metadata.get(azstore::queue::POISON_METADATA) {
-///     println!("last poisoned: {last}");
-/// }
-/// # Ok(()) }
-/// ```
-pub const POISON_METADATA: &str = "azstore_poison_last";
-
-/// The value of [`POISON_METADATA`] for one move.
-fn poison_record(id: &str, copy_id: &str, dequeue_count: u32, reason: &str) -> String {
-    use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
-    const KEEP_READABLE: &AsciiSet = &CONTROLS.add(b'%').add(b';');
-    // Whole characters only, so the value always decodes.
-    let mut error = String::new();
-    let mut buf = [0u8; 4];
-    for c in reason.chars() {
-        let encoded = utf8_percent_encode(c.encode_utf8(&mut buf), KEEP_READABLE).to_string();
-        if error.len() + encoded.len() > 1024 {
-            break;
-        }
-        error.push_str(&encoded);
-    }
-    let at = time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default();
-    format!("message={id}; copy={copy_id}; dequeue_count={dequeue_count}; at={at}; error={error}")
-}
-
-/// Writes `record` into the poison queue's metadata, keeping its other entries (last writer
-/// wins: with several workers, the entry is one of the latest moves).
-async fn record_poison(poison: &QueueClient, record: String) -> Result<()> {
-    let mut metadata = poison.get_properties().await?.metadata;
-    metadata.insert(POISON_METADATA.to_string(), record);
-    poison.set_metadata(&metadata).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_poison_record_is_one_readable_header_value() {
-        let r = poison_record("m1", "c1", 5, "line one\nline two; ü 100%");
-        assert!(
-            r.starts_with("message=m1; copy=c1; dequeue_count=5; at="),
-            "{r}"
-        );
-        assert!(
-            r.ends_with("; error=line one%0Aline two%3B %C3%BC 100%25"),
-            "{r}"
-        );
-        assert!(r.bytes().all(|b| (0x20..0x7f).contains(&b)), "{r}");
-        let long = poison_record("m", "c", 1, &"ü".repeat(2000));
-        let error = long.split("error=").nth(1).unwrap();
-        assert!(
-            error.len() <= 1024 && error.ends_with("%BC"),
-            "{}",
-            error.len()
-        );
     }
 }
