@@ -462,7 +462,12 @@ async fn real_main(cli: Cli) -> Result<u8, Fail> {
             let (holders, token) = match args.permits {
                 Some(n) => {
                     let s = Semaphore::new(&locks, name, n, "status")?.status().await?;
-                    println!("permits:       {} ({} held)", s.permits, s.holders.len());
+                    println!(
+                        "permits:       {} ({} held, {} waiting in line)",
+                        s.permits,
+                        s.holders.len(),
+                        s.waiting
+                    );
                     if !s.closed.is_empty() {
                         println!("closed slots:  {:?}", s.closed);
                     }
@@ -476,7 +481,12 @@ async fn real_main(cli: Cli) -> Result<u8, Fail> {
                         (Some(w), true) => println!("writer:        {w}"),
                         _ => println!("writer:        none"),
                     }
-                    println!("readers:       {}", s.readers.len());
+                    println!(
+                        "readers:       {} ({} waiting in line)",
+                        s.readers.len(),
+                        s.readers_waiting
+                    );
+                    println!("writers:       {} waiting in line", s.writers_waiting);
                     (s.readers, s.fencing_token)
                 }
             };

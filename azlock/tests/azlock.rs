@@ -792,7 +792,10 @@ fn status_shows_the_permit_holders_and_a_writer_waits_for_a_reader() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(text.contains("permits:       3 (1 held)"), "{text}");
+    assert!(
+        text.contains("permits:       3 (1 held, 0 waiting in line)"),
+        "{text}"
+    );
     assert!(text.contains("label=\"holder-x\""), "{text}");
     assert!(text.contains(&format!("slot {}:", permit.slot())), "{text}");
     rt.block_on(permit.release()).unwrap();

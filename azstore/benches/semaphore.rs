@@ -4,8 +4,11 @@
 //! Semaphore: N = 4 permits, 16 contenders (separate handles, polling as separate processes
 //! would), each taking a permit, holding it 200 ms and releasing it, 4 times. Printed: holds/s
 //! against the ideal N / hold time (the baseline, 20/s), p50/p99 wait, the largest number of
-//! later arrivals that got a permit before a waiter did (passed over), and requests sent per
-//! held permit per second (every request of the run, waiters' included).
+//! later arrivals that got a permit before a waiter did (passed over; also counting only
+//! arrivals at least 100 ms later), and requests sent per
+//! held permit per second (every request of the run, waiters' included). Twice, interleaved:
+//! with the waiting line `Semaphore::new` builds, and without one (the same slots by
+//! `Semaphore::from_locks`: unordered waiting, the baseline for passed over).
 //!
 //! RwLock: 16 readers looping (hold 200 ms) and 2 writers (hold 200 ms, 300 ms apart, 4 writes
 //! each): writer p50/p99 wait, reader holds/s.
@@ -31,6 +34,10 @@ const HOLD: Duration = Duration::from_millis(200);
 const READERS: usize = 16;
 const WRITERS: usize = 2;
 const WRITES: usize = 4;
+/// Passed over is also counted by arrivals at least this much later only: a waiter's place in
+/// the line is taken one look and one acquire after it arrives, and contenders arriving within
+/// that window are not ordered.
+const LATER: Duration = Duration::from_millis(100);
 
 /// HTTP requests sent (one per attempt span), for Blob and Cosmos DB.
 static HTTP_REQUESTS: AtomicU64 = AtomicU64::new(0);
@@ -95,22 +102,32 @@ async fn semaphore<T: LockTarget>(backend: &str, make: impl Fn() -> Semaphore<T>
     let grants = grants.lock().unwrap().clone();
     let mut waits: Vec<Duration> = grants.iter().map(|g| g.1 - g.0).collect();
     waits.sort();
-    let passed_over = grants
-        .iter()
-        .map(|a| grants.iter().filter(|b| b.0 > a.0 && b.1 < a.1).count())
-        .max()
-        .unwrap_or(0);
+    let passed_over = |after: Duration| {
+        grants
+            .iter()
+            .map(|a| {
+                grants
+                    .iter()
+                    .filter(|b| b.0 > a.0 + after && b.1 < a.1)
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let (passed_over, passed_over_later) = (passed_over(Duration::ZERO), passed_over(LATER));
     let holds = grants.len() as f64;
     let ideal = f64::from(PERMITS) / HOLD.as_secs_f64();
     println!(
-        "{backend:<7} semaphore N={PERMITS}, {CONTENDERS} contenders x {ROUNDS}, hold {} ms: \
+        "{backend:<15} semaphore N={PERMITS}, {CONTENDERS} contenders x {ROUNDS}, hold {} ms: \
          {:.1} holds/s (ideal {ideal:.1}, {:.0}%), wait p50 {:.0} ms p99 {:.0} ms, \
-         passed over at most {passed_over}, {:.1} requests per held permit per second",
+         passed over at most {passed_over} ({passed_over_later} by arrivals {} ms later), \
+         {:.1} requests per held permit per second",
         HOLD.as_millis(),
         holds / elapsed.as_secs_f64(),
         100.0 * holds / elapsed.as_secs_f64() / ideal,
         pct(&waits, 0.5).as_secs_f64() * 1e3,
         pct(&waits, 0.99).as_secs_f64() * 1e3,
+        LATER.as_millis(),
         requests as f64 / elapsed.as_secs_f64() / f64::from(PERMITS),
     );
 }
@@ -180,12 +197,31 @@ where
     F: azstore::leader::LockFactory<Lock = Lock<T>>,
 {
     let sem = format!("bench-{}", std::process::id());
-    semaphore(
-        backend,
-        || Semaphore::new(&locks, &format!("{sem}-sem"), PERMITS, "bench").unwrap(),
-        &count,
-    )
-    .await;
+    // Interleaved and repeated: the semaphore with its waiting line (what `Semaphore::new`
+    // builds), then the same slots without a line (unordered waiting, the baseline of fairness).
+    for rep in 0..2 {
+        let lined = format!("{sem}-sem{rep}");
+        semaphore(
+            &format!("{backend} line"),
+            || Semaphore::new(&locks, &lined, PERMITS, "bench").unwrap(),
+            &count,
+        )
+        .await;
+        let unordered = format!("{sem}-free{rep}");
+        semaphore(
+            &format!("{backend} no line"),
+            || {
+                let slots = (0..PERMITS)
+                    .map(|k| locks.make(&format!("{unordered}/permits/{k}"), "bench"))
+                    .collect::<azstore::Result<Vec<_>>>()
+                    .unwrap();
+                let fence = locks.make(&format!("{unordered}/fence"), "bench").unwrap();
+                Semaphore::from_locks(fence, slots).unwrap()
+            },
+            &count,
+        )
+        .await;
+    }
     rwlock(backend, || {
         RwLock::new(&locks, &format!("{sem}-rw"), READERS as u32, "bench").unwrap()
     })

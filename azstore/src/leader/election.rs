@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use super::backends::{Campaign, Seen, check_timing};
 use crate::error::{Error, Result};
 use crate::lease::{Leasable, LeaseLoss};
+pub(crate) use crate::lock::Liveness;
 use crate::lock::{Held, LockOwner};
 
 /// Who leads, as followers see it: the leader's identity and its epoch.
@@ -52,37 +53,9 @@ pub(crate) fn own_identity(label: Option<&str>) -> String {
     }
 }
 
-/// Decides, from successive status reads, whether a lock has a live holder: the backend's
-/// word, except that a holder whose record `version` has not changed for a whole lease
-/// duration (on this clock) counts as gone — the Cosmos DB takeover rule, seen from outside.
-#[derive(Debug, Default)]
-pub(crate) struct Liveness {
-    last: Option<(String, Instant)>,
-}
-
 impl Liveness {
     pub(crate) fn alive(&mut self, seen: &Seen, lease: Duration) -> bool {
-        if !seen.held {
-            self.last = None;
-            return false;
-        }
-        let Some(v) = &seen.version else {
-            return true;
-        };
-        let now = Instant::now();
-        match &self.last {
-            Some((old, since)) if old == v => now.duration_since(*since) < lease,
-            _ => {
-                self.last = Some((v.clone(), now));
-                true
-            }
-        }
-    }
-
-    /// When the holder seen last counts as gone if its record does not change before then
-    /// (`None` for a record without a version, or none held).
-    pub(crate) fn deadline(&self, lease: Duration) -> Option<Instant> {
-        self.last.as_ref().map(|(_, since)| *since + lease)
+        self.alive_parts(seen.held, seen.version.as_deref(), lease)
     }
 }
 

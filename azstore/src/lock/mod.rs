@@ -13,6 +13,7 @@ use crate::lease::keepalive::Kept;
 
 mod engine;
 mod held;
+mod line;
 mod owner;
 mod rwlock;
 mod semaphore;
@@ -22,6 +23,8 @@ mod wake;
 
 pub use engine::Lock;
 pub use held::Held;
+pub use line::LINE_PLACES;
+pub(crate) use owner::Liveness;
 pub use owner::{LockOwner, LockStatus};
 pub(crate) use owner::{hostname, parse_rfc3339, validate_label};
 pub use rwlock::{RwLock, RwLockStatus, WriteGuard};

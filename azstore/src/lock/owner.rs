@@ -239,3 +239,50 @@ mod tests {
         assert!(!h.is_empty() && h.chars().all(|c| c.is_ascii_graphic()));
     }
 }
+
+/// Decides, from successive status reads, whether a lock has a live holder: the backend's
+/// word, except that a holder whose record `version` has not changed for a whole lease
+/// duration (on this clock) counts as gone — the Cosmos DB takeover rule, seen from outside.
+/// Used by a waiting line, elections and shard groups.
+#[derive(Debug, Default)]
+pub(crate) struct Liveness {
+    last: Option<(String, tokio::time::Instant)>,
+}
+
+impl Liveness {
+    /// Whether the holder is alive, given that the lock is `held` with record `version`
+    /// (`None` where the service expires leases itself) and leases last `lease`.
+    pub(crate) fn alive_parts(
+        &mut self,
+        held: bool,
+        version: Option<&str>,
+        lease: Duration,
+    ) -> bool {
+        if !held {
+            self.last = None;
+            return false;
+        }
+        let Some(v) = version else {
+            return true;
+        };
+        let now = tokio::time::Instant::now();
+        match &self.last {
+            Some((old, since)) if old == v => now.duration_since(*since) < lease,
+            _ => {
+                self.last = Some((v.to_string(), now));
+                true
+            }
+        }
+    }
+
+    /// Whether the holder in `status` is alive (see [`alive_parts`](Self::alive_parts)).
+    pub(crate) fn alive_status(&mut self, status: &LockStatus, lease: Duration) -> bool {
+        self.alive_parts(status.locked, status.version.as_deref(), lease)
+    }
+
+    /// When the holder seen last counts as gone if its record does not change before then
+    /// (`None` for a record without a version, or none held).
+    pub(crate) fn deadline(&self, lease: Duration) -> Option<tokio::time::Instant> {
+        self.last.as_ref().map(|(_, since)| *since + lease)
+    }
+}

@@ -17,8 +17,11 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::semaphore::{Permit, PermitHolder, first_loss};
-use super::{Held, Lock, LockStatus, LockTarget, Semaphore};
+use super::engine::Waiting;
+use super::line::{LINE_PLACES, Line, Standing, Turn};
+use super::semaphore::{Permit, PermitHolder, first_loss, line_places};
+use super::{Held, Lock, LockStatus, LockTarget, Semaphore, WaitRounds, wakeup_for};
+use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::leader::LockFactory;
 use crate::lease::{GuardState, Leasable, LeaseLoss, ReleaseOutcome};
@@ -33,6 +36,9 @@ use crate::lease::{GuardState, Leasable, LeaseLoss, ReleaseOutcome};
 /// * **Writer preference**: once a writer holds the writer lock (it takes it before waiting
 ///   for the readers to leave), no new reader is admitted; it waits at most for the readers
 ///   already in. Readers admitted meanwhile back off.
+/// * **Fair waiting**: readers wait in the readers' line (`<name>/line/<k>`), writers in the
+///   writers' line (`<name>/writer-line/<k>`), each served in the order they arrived (see
+///   [`Semaphore`]'s fair waiting): a writer is passed over by no later writer.
 /// * **Fencing**: every read and write hold draws its token from one fence lock after it is
 ///   admitted, so a writer's token is larger than that of every read or write hold granted
 ///   before it.
@@ -64,6 +70,7 @@ use crate::lease::{GuardState, Leasable, LeaseLoss, ReleaseOutcome};
 pub struct RwLock<T: LockTarget> {
     readers: Semaphore<T>,
     gate: Lock<T>,
+    writers: Line<T>,
 }
 
 impl<T: LockTarget> fmt::Debug for RwLock<T> {
@@ -107,9 +114,14 @@ impl<T: LockTarget> RwLock<T> {
             .map(|k| locks.make(&format!("{name}/readers/{k}"), label))
             .collect::<Result<Vec<_>>>()?;
         let gate = locks.make(&format!("{name}/writer"), label)?;
+        let writers = (0..LINE_PLACES)
+            .map(|k| locks.make(&format!("{name}/writer-line/{k}"), label))
+            .collect::<Result<Vec<_>>>()?;
         Ok(RwLock {
-            readers: Semaphore::from_locks(fence, slots)?,
+            readers: Semaphore::from_locks(fence, slots)?
+                .with_line(line_places(locks, name, label)?)?,
             gate,
+            writers: Line::new(writers)?,
         })
     }
 
@@ -161,7 +173,7 @@ impl<T: LockTarget> RwLock<T> {
                 d.saturating_duration_since(Instant::now())
             })
         };
-        let Some(gate) = self.gate.acquire_within(wait).await? else {
+        let Some(gate) = self.gate_within(wait).await? else {
             return Ok(None);
         };
         // Every slot at once: the writer waits for the slowest reader, not for their sum.
@@ -207,6 +219,44 @@ impl<T: LockTarget> RwLock<T> {
         }
     }
 
+    /// Waits at most `wait` for the writer lock, in the writers' line: writers take it in the
+    /// order they arrived.
+    async fn gate_within(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
+        let gate = std::slice::from_ref(&self.gate);
+        let proposed = [LeaseId::random()];
+        let wake = self
+            .gate
+            .options()
+            .local_wakeup
+            .then(|| wakeup_for(self.gate.target().wake_key()));
+        let mut rounds = WaitRounds::new(wait, self.gate.options(), wake.clone());
+        let mut waiting = Waiting::default();
+        let mut standing = Standing::waiting();
+        while rounds.next().await.is_some() {
+            match self
+                .writers
+                .round(
+                    rounds.deadline(),
+                    gate,
+                    &proposed,
+                    wake.clone(),
+                    None,
+                    &mut standing,
+                )
+                .await
+            {
+                Turn::Took(held, _) => return Ok(Some(*held)),
+                Turn::Cut => {}
+                Turn::Busy => waiting.busy(),
+                Turn::Failed(e) => waiting.failed(e, "the writer lock")?,
+            }
+            if standing.near_front(1) {
+                rounds.hurry();
+            }
+        }
+        waiting.give_up(wait)
+    }
+
     /// The readers holding slots and the writer lock's status (a writer holding it is
     /// writing or waiting for the readers to leave).
     ///
@@ -219,6 +269,13 @@ impl<T: LockTarget> RwLock<T> {
     pub async fn status(&self) -> Result<RwLockStatus> {
         let readers = self.readers.status().await?;
         let writer = self.gate.status().await?;
+        let places: Vec<&Lock<T>> = self.writers.places().iter().collect();
+        let writers_waiting = Lock::status_many(&places)
+            .await?
+            .statuses
+            .iter()
+            .filter(|s| s.locked)
+            .count() as u32;
         // A writer holds every slot: those are not readers.
         let writer_holds = writer.locked;
         Ok(RwLockStatus {
@@ -233,6 +290,8 @@ impl<T: LockTarget> RwLock<T> {
             },
             writer,
             fencing_token: readers.fencing_token,
+            readers_waiting: readers.waiting,
+            writers_waiting,
         })
     }
 
@@ -292,6 +351,11 @@ pub struct RwLockStatus {
     pub writer: LockStatus,
     /// The latest read or write hold's fencing token.
     pub fencing_token: Option<u64>,
+    /// The readers waiting in the readers' line.
+    pub readers_waiting: u32,
+    /// The writers waiting in the writers' line (a writer holding the writer lock while it
+    /// waits for readers to leave is not among them: see `writer`).
+    pub writers_waiting: u32,
 }
 
 /// The write hold of an [`RwLock`]: the writer lock plus every reader slot, all renewed, and

@@ -19,6 +19,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use super::engine::{Waiting, by_deadline};
+use super::line::{LINE_PLACES, Line, Standing, Turn};
 use super::{
     Attempt, Held, Lock, LockClaim, LockOptions, LockOwner, LockStatus, LockTarget, PollSleep,
     WaitRounds, wakeup_for,
@@ -69,12 +70,22 @@ pub const MAX_PERMITS: u32 = 1024;
 ///
 /// # Records and cost
 ///
-/// Slot `k` is the lock named `<name>/permits/<k>` and the fence the lock `<name>/fence` (on
-/// Cosmos DB, the factory turns `/` into `:`). A waiter tries the slots in a random order
-/// (one request per busy slot), sleeps the slots' [poll interval](LockOptions::poll_interval)
-/// between rounds, and is woken at once by a release in this process. An acquisition that
-/// finds a free slot costs the slot's acquire plus an acquire and a release of the fence lock;
-/// a holder renews one lease (every third of its duration).
+/// Slot `k` is the lock named `<name>/permits/<k>`, the fence the lock `<name>/fence` and
+/// place `k` of the waiting line the lock `<name>/line/<k>` (on Cosmos DB, the factory turns
+/// `/` into `:`). Each round a waiter reads the line and the slots in one bulk status read and
+/// tries a free slot only in its turn; otherwise it holds a place in the line. It sleeps the
+/// slots' [poll interval](LockOptions::poll_interval) between rounds (the shortest near the
+/// front of the line) and is woken by a release in this process. An acquisition that finds a
+/// free slot costs the read, the slot's acquire and an acquire and a release of the fence
+/// lock; a holder renews one lease (every third of its duration).
+///
+/// # Fair waiting
+///
+/// Waiters take permits in the order they took their places in the line: a waiter is passed
+/// over by at most N − 1 later arrivals, only when several permits free at once; a holder that
+/// asks again goes to the end of the line. What is not ordered (arrivals within one round trip
+/// of each other, more than [`LINE_PLACES`] waiters, clocks of different hosts) and the price
+/// in throughput are in docs/locks.md; [`unordered`](Self::unordered) drops the line.
 ///
 /// # Changing N
 ///
@@ -90,6 +101,7 @@ pub const MAX_PERMITS: u32 = 1024;
 pub struct Semaphore<T: LockTarget> {
     fence: Lock<T>,
     slots: Arc<[Lock<T>]>,
+    line: Option<Line<T>>,
     options: LockOptions,
     wake_key: String,
 }
@@ -137,7 +149,7 @@ impl<T: LockTarget> Semaphore<T> {
         let slots = (0..permits)
             .map(|k| locks.make(&format!("{name}/permits/{k}"), label))
             .collect::<Result<Vec<_>>>()?;
-        Semaphore::from_locks(fence, slots)
+        Semaphore::from_locks(fence, slots)?.with_line(line_places(locks, name, label)?)
     }
 
     /// A semaphore over locks of your own naming: one slot per lock in `slots`, and `fence`
@@ -177,9 +189,61 @@ impl<T: LockTarget> Semaphore<T> {
         Ok(Semaphore {
             fence,
             slots: slots.into(),
+            line: None,
             options,
             wake_key,
         })
+    }
+
+    /// This semaphore with a waiting line of the given place locks (locks used for nothing
+    /// else; [`new`](Self::new) makes [`LINE_PLACES`] of them, `<name>/line/<k>`): waiters then
+    /// take permits in the order they arrived (see [`acquire_within`](Self::acquire_within)).
+    /// Without a line — a semaphore built by [`from_locks`](Self::from_locks) alone — waiting
+    /// is unordered.
+    ///
+    /// ```no_run
+    /// # fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
+    /// use azstore::blob::BlobLock;
+    /// use azstore::lock::Semaphore;
+    /// let lock = |name: String| BlobLock::new(container.clone(), &name);
+    /// let slots = (0..3).map(|k| lock(format!("pool/slot-{k}"))).collect::<azstore::Result<Vec<_>>>()?;
+    /// let places = (0..8).map(|k| lock(format!("pool/line-{k}"))).collect::<azstore::Result<Vec<_>>>()?;
+    /// let pool = Semaphore::from_locks(lock("pool/fence".into())?, slots)?.with_line(places)?;
+    /// # let _ = pool; Ok(()) }
+    /// ```
+    pub fn with_line(mut self, places: Vec<Lock<T>>) -> Result<Semaphore<T>> {
+        if places.is_empty() {
+            return Err(Error::invalid_input(
+                "a waiting line needs at least one place lock",
+            ));
+        }
+        let places = places
+            .into_iter()
+            .map(|p| {
+                let o = p.options().clone().local_wakeup(false);
+                Lock::from_target(p.target().clone(), o)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.line = Some(Line::new(places)?);
+        Ok(self)
+    }
+
+    /// This semaphore without its waiting line: waiters take a free permit whenever they see
+    /// one, in no order. More holds per second under contention (the benchmark in
+    /// docs/locks.md: 71–82 % of the ideal instead of 59–68 %), but a waiter can be passed over
+    /// by any number of later arrivals. Use it when throughput matters more than waiting in
+    /// turn; every handle onto one semaphore should choose alike.
+    ///
+    /// ```no_run
+    /// # fn demo(redis: azstore::redis::RedisClient) -> azstore::Result<()> {
+    /// use azstore::lock::{LockOptions, Semaphore};
+    /// use azstore::redis::RedisLocks;
+    /// let crawl = Semaphore::new(&RedisLocks::new(redis, LockOptions::default()), "crawl", 32, "crawler")?.unordered();
+    /// # let _ = crawl; Ok(()) }
+    /// ```
+    pub fn unordered(mut self) -> Semaphore<T> {
+        self.line = None;
+        self
     }
 
     /// The number of slots of this handle (closed ones included).
@@ -227,7 +291,10 @@ impl<T: LockTarget> Semaphore<T> {
     /// ```
     pub async fn try_acquire(&self) -> Result<Option<Permit<T::Lease>>> {
         let proposed: Vec<LeaseId> = self.slots.iter().map(|_| LeaseId::random()).collect();
-        match self.round(None, &proposed, None).await {
+        match self
+            .round(None, &proposed, None, &mut Standing::trying())
+            .await
+        {
             Round::Got(p) => Ok(Some(*p)),
             Round::Busy => Ok(None),
             Round::Failed(e) => Err(e),
@@ -263,25 +330,48 @@ impl<T: LockTarget> Semaphore<T> {
         let proposed: Vec<LeaseId> = self.slots.iter().map(|_| LeaseId::random()).collect();
         let mut rounds = WaitRounds::new(wait, &self.options, self.wakeup());
         let mut waiting = Waiting::default();
+        // The place in the line, once taken, is released when the wait ends (dropped).
+        let mut standing = Standing::waiting();
         while rounds.next().await.is_some() {
-            match self.round(rounds.deadline(), &proposed, gate).await {
+            match self
+                .round(rounds.deadline(), &proposed, gate, &mut standing)
+                .await
+            {
                 Round::Got(p) => return Ok(Some(*p)),
                 Round::Cut => {}
                 Round::Busy => waiting.busy(),
                 Round::Failed(e) => waiting.failed(e, "a permit")?,
             }
+            if standing.near_front(self.slots.len()) {
+                rounds.hurry();
+            }
         }
         waiting.give_up(wait)
     }
 
-    /// One round: the gate (if any), then every slot once from a random start; on a free slot,
-    /// the gate again and the fence token.
+    /// One round. With a line: one look at the line, the slots and the gate, then the free
+    /// slots if it is this waiter's turn (else a place in the line). Without: the gate (if
+    /// any), then every slot once from a random start. On a slot taken, the gate again and
+    /// the fence token.
     async fn round(
         &self,
         deadline: Option<Instant>,
         proposed: &[LeaseId],
         gate: Option<&Lock<T>>,
+        standing: &mut Standing<T::Lease>,
     ) -> Round<T::Lease> {
+        if let Some(line) = &self.line {
+            let wake = self.wakeup();
+            return match line
+                .round(deadline, &self.slots, proposed, wake, gate, standing)
+                .await
+            {
+                Turn::Took(held, k) => self.admit(*held, k, deadline, gate).await,
+                Turn::Busy => Round::Busy,
+                Turn::Failed(e) => Round::Failed(e),
+                Turn::Cut => Round::Cut,
+            };
+        }
         if let Some(g) = gate {
             match by_deadline(deadline, g.status()).await {
                 None => return Round::Cut,
@@ -377,7 +467,7 @@ impl<T: LockTarget> Semaphore<T> {
     /// ```no_run
     /// # async fn demo(s: azstore::lock::Semaphore<azstore::blob::BlobLockTarget>) -> azstore::Result<()> {
     /// let status = s.status().await?;
-    /// println!("{} of {} permits held", status.holders.len(), status.permits);
+    /// println!("{} of {} permits held, {} waiting", status.holders.len(), status.permits, status.waiting);
     /// for h in &status.holders {
     ///     println!("slot {}: {:?} ({:?} left)", h.slot, h.owner, h.remaining);
     /// }
@@ -386,6 +476,14 @@ impl<T: LockTarget> Semaphore<T> {
     pub async fn status(&self) -> Result<SemaphoreStatus> {
         let reads = futures_util::future::join_all(self.slots.iter().map(|s| s.status())).await;
         let fence = self.fence.status().await?;
+        let waiting = match &self.line {
+            Some(line) => {
+                let places: Vec<&Lock<T>> = line.places().iter().collect();
+                let read = Lock::status_many(&places).await?;
+                read.statuses.iter().filter(|s| s.locked).count() as u32
+            }
+            None => 0,
+        };
         let mut holders = Vec::new();
         let mut closed = Vec::new();
         for (k, read) in reads.into_iter().enumerate() {
@@ -408,6 +506,7 @@ impl<T: LockTarget> Semaphore<T> {
             holders,
             closed,
             fencing_token: fence.fencing_token,
+            waiting,
         })
     }
 
@@ -486,6 +585,17 @@ impl<T: LockTarget> Semaphore<T> {
     }
 }
 
+/// The [`LINE_PLACES`] place locks `<name>/line/<k>` of a waiting line made by `locks`.
+pub(crate) fn line_places<F, T>(locks: &F, name: &str, label: &str) -> Result<Vec<Lock<T>>>
+where
+    T: LockTarget,
+    F: LockFactory<Lock = Lock<T>>,
+{
+    (0..LINE_PLACES)
+        .map(|k| locks.make(&format!("{name}/line/{k}"), label))
+        .collect()
+}
+
 fn check_permits(permits: u32) -> Result<()> {
     if permits == 0 || permits > MAX_PERMITS {
         return Err(Error::invalid_input(format!(
@@ -503,7 +613,7 @@ fn check_name(name: &str) -> Result<()> {
 }
 
 /// Whether a slot's status says it was closed by [`Semaphore::set_permits`].
-fn is_closed(s: &LockStatus) -> bool {
+pub(crate) fn is_closed(s: &LockStatus) -> bool {
     s.locked
         && s.owner
             .as_ref()
@@ -565,6 +675,8 @@ pub struct SemaphoreStatus {
     pub closed: Vec<u32>,
     /// The fencing token of the latest permit (the fence lock's latest token).
     pub fencing_token: Option<u64>,
+    /// The waiters holding a place in the line (0 for a semaphore without a line).
+    pub waiting: u32,
 }
 
 /// One holder in a [`SemaphoreStatus`].

@@ -148,6 +148,11 @@ impl WaitRounds {
         self.deadline
     }
 
+    /// The next sleep is the shortest poll interval again (a waiter at the front of a line).
+    pub(crate) fn hurry(&mut self) {
+        self.poll.ceiling = self.poll.min;
+    }
+
     fn passed(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }

@@ -295,6 +295,29 @@ macro_rules! contract_semaphore {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn contract_semaphore_fair_waiting_in_arrival_order() {
+                let place = $place;
+                let locks = $locks(&place, opts());
+                let name = name();
+                contract::fair_waiting_in_arrival_order(
+                    || Semaphore::new(&locks, &name, 2, "contract").unwrap(),
+                    2,
+                )
+                .await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn contract_rwlock_writers_in_arrival_order() {
+                let place = $place;
+                let locks = $locks(&place, opts());
+                let name = name();
+                contract::rwlock_writers_in_arrival_order(|| {
+                    RwLock::new(&locks, &name, 2, "contract").unwrap()
+                })
+                .await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn contract_semaphore_wait_on_an_unreachable_service_is_an_error() {
                 let locks = $unreachable(opts());
                 contract::wait_on_an_unreachable_service_is_an_error(

@@ -303,6 +303,158 @@ where
     }
 }
 
+/// Waits until `count()` answers `want` (the waiters holding a place in the line), bounded at
+/// 10 s.
+async fn until_waiting<C, Fut>(what: &str, want: u32, count: C)
+where
+    C: Fn() -> Fut,
+    Fut: std::future::Future<Output = u32>,
+{
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = count().await;
+        if now == want {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "{what}: {now} waiters in line after 10 s, not {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Fair waiting: on a full semaphore of `n` permits, four waiters arrive one after another
+/// (each once the one before holds its place in the line); then the holders release one at a
+/// time, each asking again at once. The four get permits in the order they arrived (each passed
+/// over by at most `n - 1` later arrivals, when `n` permits free at once), all before any
+/// holder that asked again (a holder asking again joins the line at its end).
+pub async fn fair_waiting_in_arrival_order<T, F>(make: F, n: usize)
+where
+    T: LockTarget,
+    F: Fn() -> Semaphore<T>,
+{
+    let sem = make();
+    let mut held = Vec::new();
+    for _ in 0..n {
+        held.push(sem.try_acquire().await.expect("acquire").expect("free"));
+    }
+    let grants: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut tasks = Vec::new();
+    let waiting = || async { sem.status().await.expect("fair: status").waiting };
+    for w in 0..4u32 {
+        let (s, grants) = (make(), grants.clone());
+        tasks.push(tokio::spawn(async move {
+            let p = s
+                .acquire_within(Duration::from_secs(60))
+                .await
+                .expect("fair: wait")
+                .expect("fair: every waiter gets a permit");
+            grants.lock().unwrap().push(format!("waiter {w}"));
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            p.release().await.expect("fair: release");
+        }));
+        until_waiting("fair", w + 1, waiting).await;
+    }
+    // Each holder releases and asks again at once: it must queue behind the four. The next
+    // holder releases once the first in line took the freed permit (two permits freed at
+    // once would let the first two in line race for them, both in their turn).
+    for (h, p) in held.into_iter().enumerate() {
+        let (s, grants) = (make(), grants.clone());
+        p.release().await.expect("fair: release");
+        let until = Instant::now() + Duration::from_secs(10);
+        while grants.lock().unwrap().len() <= h {
+            assert!(
+                Instant::now() < until,
+                "fair: the first in line took no freed permit within 10 s"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tasks.push(tokio::spawn(async move {
+            let p = s
+                .acquire_within(Duration::from_secs(60))
+                .await
+                .expect("fair: wait again")
+                .expect("fair: a holder asking again gets a permit");
+            grants.lock().unwrap().push(format!("again {h}"));
+            p.release().await.expect("fair: release");
+        }));
+    }
+    for t in tasks {
+        t.await.expect("fair: a contender panicked");
+    }
+    let grants = grants.lock().unwrap().clone();
+    // The first k in line share k permits freed at once (here by a waiter's release and the
+    // hand-over before it, close together), so a waiter may be passed over by at most n - 1
+    // later arrivals — never by a holder asking again.
+    for (i, g) in grants.iter().enumerate() {
+        if let Some(w) = g.strip_prefix("waiter ") {
+            let w: usize = w.parse().unwrap();
+            assert!(
+                i < 4 && i < w + n && w < i + n,
+                "fair: waiter {w} granted {i}th: waiters are granted in arrival order, each \
+                 passed over by at most {} later arrivals and none asking again: {grants:?}",
+                n - 1
+            );
+        }
+    }
+}
+
+/// Fair waiting among writers: while a reader holds the lock, three writers arrive one after
+/// another (each once the one before holds its place in the writers' line, or the writer
+/// lock); they write in the order they arrived.
+pub async fn rwlock_writers_in_arrival_order<T, F>(make: F)
+where
+    T: LockTarget,
+    F: Fn() -> RwLock<T>,
+{
+    let rw = make();
+    let read = rw
+        .read_within(Duration::from_secs(10))
+        .await
+        .expect("writers: read")
+        .expect("writers: free");
+    let grants: Arc<Mutex<Vec<u32>>> = Arc::default();
+    let mut tasks = Vec::new();
+    for w in 0..3u32 {
+        let (l, grants) = (make(), grants.clone());
+        tasks.push(tokio::spawn(async move {
+            let g = l
+                .write_within(Duration::from_secs(60))
+                .await
+                .expect("writers: wait")
+                .expect("writers: every writer gets in");
+            grants.lock().unwrap().push(w);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            g.release().await.expect("writers: release");
+        }));
+        // The first writer takes the writer lock and waits for the reader; each later one
+        // waits in the writers' line.
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let s = rw.status().await.expect("writers: status");
+            let in_line = s.writers_waiting;
+            if s.writer.locked && in_line == w {
+                break;
+            }
+            assert!(
+                Instant::now() < until,
+                "writers: writer {w} not in line after 10 s ({in_line} waiting)"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    read.release().await.expect("writers: release the read");
+    for t in tasks {
+        t.await.expect("writers: a writer panicked");
+    }
+    assert_eq!(
+        *grants.lock().unwrap(),
+        vec![0, 1, 2],
+        "writers: in arrival order"
+    );
+}
+
 /// Every permit held for the whole wait: `acquire_within` answers `Ok(None)` by its deadline.
 pub async fn wait_on_a_full_semaphore_is_none<T, F>(make: F, n: usize)
 where
