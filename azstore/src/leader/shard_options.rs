@@ -30,8 +30,10 @@ pub enum ShardEvent {
         /// The epoch of this ownership.
         epoch: u64,
     },
-    /// The worker no longer owns `shard` (released to rebalance or on leaving — sent before the
-    /// release — or the lease was lost — sent before it can expire). Stop acting on it.
+    /// The worker no longer owns `shard` (released to rebalance or on leaving — released only
+    /// once [`recv`](super::ShardWorker::recv) returned this event, or one interval after it
+    /// was sent when nobody calls `recv` — or the lease was lost — sent before it can expire).
+    /// Stop acting on it.
     Lost {
         /// The shard name.
         shard: String,

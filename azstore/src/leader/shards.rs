@@ -224,7 +224,7 @@ impl<F: LockFactory> ShardGroup<F> {
 #[must_use = "dropping a ShardWorker leaves the group"]
 pub struct ShardWorker {
     identity: String,
-    events: mpsc::UnboundedReceiver<ShardEvent>,
+    events: mpsc::UnboundedReceiver<Sent>,
     owned: watch::Receiver<BTreeMap<String, u64>>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
@@ -241,7 +241,11 @@ impl ShardWorker {
     /// # }
     /// ```
     pub async fn recv(&mut self) -> Option<ShardEvent> {
-        self.events.recv().await
+        // Dropping `taken` tells the balancing task that a `Lost` reached the caller: a
+        // shard given up is released only then.
+        let Sent { event, taken } = self.events.recv().await?;
+        drop(taken);
+        Some(event)
     }
 
     /// The worker's identity.
@@ -294,8 +298,10 @@ impl ShardWorker {
         )
     }
 
-    /// Leaves the group: sends [`ShardEvent::Lost`] for every shard, releases them (and the
-    /// member slot) at once, and waits for that.
+    /// Leaves the group: releases every shard (and the member slot) at once, and waits for
+    /// that. The caller stops acting on its shards before it calls this (their
+    /// [`ShardEvent::Lost`] events are not delivered); use [`stop`](Self::stop) and
+    /// [`recv`](Self::recv) to hear each loss before its release.
     ///
     /// ```no_run
     /// # async fn demo(worker: azstore::leader::ShardWorker) {
@@ -303,6 +309,9 @@ impl ShardWorker {
     /// # }
     /// ```
     pub async fn leave(mut self) {
+        // Nobody receives the `Lost` events now: the releases need not wait for them.
+        self.events.close();
+        while self.events.try_recv().is_ok() {}
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -318,7 +327,7 @@ impl ShardWorker {
     /// # async fn demo(mut worker: azstore::leader::ShardWorker) {
     /// worker.stop();
     /// while let Some(event) = worker.recv().await {
-    ///     println!("{event:?}"); // the Lost events, sent before each release
+    ///     println!("{event:?}"); // the Lost events, each returned before its release
     /// }
     /// # }
     /// ```
@@ -349,18 +358,50 @@ struct Owned<T: crate::lease::Leasable> {
 
 impl<T: crate::lease::Leasable> Owned<T> {
     /// Sends the shard's [`ShardEvent::Lost`] unless it was sent already.
-    fn tell_lost(&self, events: &mpsc::UnboundedSender<ShardEvent>, shard: &str) {
-        tell_lost_once(&self.told, events, shard);
+    fn tell_lost(
+        &self,
+        events: &mpsc::UnboundedSender<Sent>,
+        shard: &str,
+    ) -> Option<oneshot::Receiver<()>> {
+        tell_lost_once(&self.told, events, shard)
     }
 }
 
-/// Sends `shard`'s [`ShardEvent::Lost`] unless `told` says it was sent already.
-fn tell_lost_once(told: &AtomicBool, events: &mpsc::UnboundedSender<ShardEvent>, shard: &str) {
-    if !told.swap(true, Ordering::SeqCst) {
-        let _ = events.send(ShardEvent::Lost {
-            shard: shard.to_string(),
-        });
+/// An event on its way to [`ShardWorker::recv`]; for a `Lost`, `taken` is dropped once `recv`
+/// returned it (or once nobody can: the worker was dropped).
+#[derive(Debug)]
+struct Sent {
+    event: ShardEvent,
+    taken: Option<oneshot::Sender<()>>,
+}
+
+/// Sends `shard`'s [`ShardEvent::Lost`] unless `told` says it was sent already; the answer
+/// resolves once [`ShardWorker::recv`] returned it (or nobody can).
+fn tell_lost_once(
+    told: &AtomicBool,
+    events: &mpsc::UnboundedSender<Sent>,
+    shard: &str,
+) -> Option<oneshot::Receiver<()>> {
+    if told.swap(true, Ordering::SeqCst) {
+        return None;
     }
+    let (taken, when_taken) = oneshot::channel();
+    let event = ShardEvent::Lost {
+        shard: shard.to_string(),
+    };
+    let _ = events.send(Sent {
+        event,
+        taken: Some(taken),
+    });
+    Some(when_taken)
+}
+
+/// Waits until the worker's caller took every `Lost` in `told` from
+/// [`ShardWorker::recv`], at most `bound`: a shard given up is released only once its owner
+/// knows (a caller that does not call `recv` delays the releases by `bound`).
+async fn until_taken(told: Vec<oneshot::Receiver<()>>, bound: Duration) {
+    let all = futures_util::future::join_all(told);
+    let _ = tokio::time::timeout(bound, all).await;
 }
 
 type LeaseOf<F> = <F as Campaign>::Lease;
@@ -376,7 +417,7 @@ struct Worker<C: Campaign> {
     held: BTreeMap<String, Owned<LeaseOf<C>>>,
     slot_live: HashMap<usize, Liveness>,
     shard_live: HashMap<usize, Liveness>,
-    events: mpsc::UnboundedSender<ShardEvent>,
+    events: mpsc::UnboundedSender<Sent>,
     owned: watch::Sender<BTreeMap<String, u64>>,
     loss_tx: mpsc::UnboundedSender<(String, u64)>,
     requests: Arc<AtomicU64>,
@@ -403,7 +444,7 @@ impl<C: Campaign> Worker<C> {
                 Some((shard, epoch)) = losses.recv() => {
                     if self.held.get(&shard).is_some_and(|o| o.held.fencing_token() == epoch) {
                         if let Some(o) = self.held.remove(&shard) {
-                            o.tell_lost(&self.events, &shard);
+                            let _ = o.tell_lost(&self.events, &shard);
                         }
                         self.publish();
                     }
@@ -417,10 +458,14 @@ impl<C: Campaign> Worker<C> {
                 }
             }
         }
-        // Leaving: stop acting first, then release everything at once.
-        for (shard, o) in &self.held {
-            o.tell_lost(&self.events, shard);
-        }
+        // Leaving: stop acting first (each `Lost` taken by the caller), then release
+        // everything at once.
+        let told = self
+            .held
+            .iter()
+            .filter_map(|(shard, o)| o.tell_lost(&self.events, shard))
+            .collect();
+        until_taken(told, self.interval).await;
         let releases = std::mem::take(&mut self.held).into_values().map(|o| {
             o.watcher.abort();
             o.held.release()
@@ -560,7 +605,7 @@ impl<C: Campaign> Worker<C> {
         let mine = self.held.len();
         if mine > my_target && below > 0 {
             // 5. Above the share: release the whole surplus now (cooperatively: nobody breaks
-            //    another's lease), each `Lost` sent before its release.
+            //    another's lease), each released once the caller took its `Lost`.
             let give: Vec<String> = self
                 .held
                 .keys()
@@ -569,14 +614,16 @@ impl<C: Campaign> Worker<C> {
                 .cloned()
                 .collect();
             let mut releases = Vec::with_capacity(give.len());
+            let mut told = Vec::with_capacity(give.len());
             for shard in give {
                 if let Some(o) = self.held.remove(&shard) {
-                    o.tell_lost(&self.events, &shard);
+                    told.extend(o.tell_lost(&self.events, &shard));
                     o.watcher.abort();
                     releases.push(o.held);
                 }
             }
             self.publish();
+            until_taken(told, self.interval).await;
             self.count(releases.len() as u64);
             futures_util::stream::iter(releases)
                 .map(|h| async move {
@@ -669,9 +716,12 @@ impl<C: Campaign> Worker<C> {
     fn adopt(&mut self, i: usize, held: Held<LeaseOf<C>>) {
         let shard = self.shards[i].0.clone();
         let epoch = held.fencing_token();
-        let _ = self.events.send(ShardEvent::Acquired {
-            shard: shard.clone(),
-            epoch,
+        let _ = self.events.send(Sent {
+            event: ShardEvent::Acquired {
+                shard: shard.clone(),
+                epoch,
+            },
+            taken: None,
         });
         let lost = held.lost();
         let tx = self.loss_tx.clone();
@@ -683,7 +733,8 @@ impl<C: Campaign> Worker<C> {
         // forgets the shard when it next looks.
         let watcher = tokio::spawn(async move {
             let _ = lost.await;
-            tell_lost_once(&told_here, &events, &name);
+            // A lost lease is not released: nothing waits for the event to be taken.
+            let _ = tell_lost_once(&told_here, &events, &name);
             let _ = tx.send((name, epoch));
         });
         self.held.insert(
