@@ -278,8 +278,8 @@ impl<T: LockTarget> Semaphore<T> {
             .then(|| wakeup_for(self.wake_key.clone()))
     }
 
-    /// One round: a permit if a slot is free, else `None`. An unreachable service is an
-    /// error.
+    /// One round: a permit if a slot is free and no waiter in the line is due it, else `None`
+    /// (it takes no place in the line). An unreachable service is an error.
     ///
     /// ```no_run
     /// # async fn demo(s: azstore::lock::Semaphore<azstore::blob::BlobLockTarget>) -> azstore::Result<()> {
