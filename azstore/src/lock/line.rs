@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use std::time::Duration;
 
 use super::engine::by_deadline;
-use super::semaphore::is_closed;
+use super::owner::is_closed;
 use super::{Held, Liveness, Lock, LockStatus, LockTarget};
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};

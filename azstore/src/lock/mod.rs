@@ -24,13 +24,12 @@ mod wake;
 pub use engine::Lock;
 pub use held::Held;
 pub use line::LINE_PLACES;
+pub use owner::CLOSED_SLOT_LABEL;
 pub(crate) use owner::Liveness;
 pub use owner::{LockOwner, LockStatus};
 pub(crate) use owner::{hostname, parse_rfc3339, validate_label};
 pub use rwlock::{RwLock, RwLockStatus, WriteGuard};
-pub use semaphore::{
-    CLOSED_SLOT_LABEL, MAX_PERMITS, Permit, PermitHolder, Semaphore, SemaphoreStatus,
-};
+pub use semaphore::{MAX_PERMITS, Permit, PermitHolder, Semaphore, SemaphoreStatus};
 pub use target::{
     Attempt, LockClaim, LockTarget, Probe, StatusMany, next_fencing_token, status_each,
 };

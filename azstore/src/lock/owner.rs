@@ -286,3 +286,18 @@ impl Liveness {
         self.last.as_ref().map(|(_, since)| *since + lease)
     }
 }
+
+/// The owner label of a slot closed by
+/// [`Semaphore::set_permits`](super::Semaphore::set_permits): such a slot is held with an
+/// infinite lease that nobody renews, so it is never granted (a reserved label: do not use it
+/// for a lock of your own).
+pub const CLOSED_SLOT_LABEL: &str = "azstore:closed-slot";
+
+/// Whether a slot's status says it was closed by
+/// [`Semaphore::set_permits`](super::Semaphore::set_permits).
+pub(crate) fn is_closed(s: &LockStatus) -> bool {
+    s.locked
+        && s.owner
+            .as_ref()
+            .is_some_and(|o| o.label.as_deref() == Some(CLOSED_SLOT_LABEL))
+}

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use super::engine::{Waiting, by_deadline};
 use super::line::{LINE_PLACES, Line, Standing, Turn};
+use super::owner::{CLOSED_SLOT_LABEL, is_closed};
 use super::{
     Attempt, Held, Lock, LockClaim, LockOptions, LockOwner, LockStatus, LockTarget, PollSleep,
     WaitRounds, wakeup_for,
@@ -31,11 +32,6 @@ use crate::lease::{
     BreakPeriod, GuardState, Leasable, LeaseBroken, LeaseDuration, LeaseGuard, LeaseLoss,
     ReleaseOutcome,
 };
-
-/// The owner label of a slot closed by [`Semaphore::set_permits`]: such a slot is held with an
-/// infinite lease that nobody renews, so it is never granted (a reserved label: do not use it
-/// for a lock of your own).
-pub const CLOSED_SLOT_LABEL: &str = "azstore:closed-slot";
 
 /// The most slots a [`Semaphore`] (or an [`RwLock`](super::RwLock)'s readers) may have.
 pub const MAX_PERMITS: u32 = 1024;
@@ -610,14 +606,6 @@ fn check_name(name: &str) -> Result<()> {
         return Err(Error::invalid_input("a semaphore needs a non-empty name"));
     }
     Ok(())
-}
-
-/// Whether a slot's status says it was closed by [`Semaphore::set_permits`].
-pub(crate) fn is_closed(s: &LockStatus) -> bool {
-    s.locked
-        && s.owner
-            .as_ref()
-            .is_some_and(|o| o.label.as_deref() == Some(CLOSED_SLOT_LABEL))
 }
 
 /// Closes one slot: takes it with an infinite lease that is never renewed (nor released),
