@@ -141,7 +141,8 @@ impl<T: LockTarget> Lock<T> {
         }
     }
 
-    fn wakeup(&self) -> Option<Arc<Notify>> {
+    /// This lock's process-wide wake-up, when its options ask for one.
+    pub(crate) fn wakeup(&self) -> Option<Arc<Notify>> {
         self.options
             .local_wakeup
             .then(|| wakeup_for(self.target.wake_key()))

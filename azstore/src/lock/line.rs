@@ -202,17 +202,6 @@ pub(crate) fn shuffle<X>(v: &mut [X]) {
     }
 }
 
-/// [`Line::look`] cut off at `deadline` (`None` then).
-pub(crate) async fn look_by_deadline<T: LockTarget>(
-    line: &Line<T>,
-    deadline: Option<Instant>,
-    slots: &[Lock<T>],
-    extra: &[&Lock<T>],
-    standing: &mut Standing<T::Lease>,
-) -> Option<Result<Look>> {
-    by_deadline(deadline, line.look(slots, extra, standing)).await
-}
-
 /// The answer of one [`Line::round`].
 pub(crate) enum Turn<L: crate::lease::Leasable> {
     /// A slot is held: its index and the held lock.
@@ -280,7 +269,7 @@ impl<T: LockTarget> Line<T> {
         standing: &mut Standing<T::Lease>,
     ) -> Turn<T::Lease> {
         let extra: Vec<&Lock<T>> = gate.into_iter().collect();
-        let look = match look_by_deadline(self, deadline, slots, &extra, standing).await {
+        let look = match by_deadline(deadline, self.look(slots, &extra, standing)).await {
             None => return Turn::Cut,
             Some(Err(e)) => return Turn::Failed(e),
             Some(Ok(l)) => l,

@@ -18,9 +18,9 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::engine::Waiting;
-use super::line::{LINE_PLACES, Line, Standing, Turn};
+use super::line::{Line, Standing, Turn};
 use super::semaphore::{Permit, PermitHolder, first_loss, line_places};
-use super::{Held, Lock, LockStatus, LockTarget, Semaphore, WaitRounds, wakeup_for};
+use super::{Held, Lock, LockStatus, LockTarget, Semaphore, WaitRounds};
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
 use crate::leader::LockFactory;
@@ -114,14 +114,14 @@ impl<T: LockTarget> RwLock<T> {
             .map(|k| locks.make(&format!("{name}/readers/{k}"), label))
             .collect::<Result<Vec<_>>>()?;
         let gate = locks.make(&format!("{name}/writer"), label)?;
-        let writers = (0..LINE_PLACES)
-            .map(|k| locks.make(&format!("{name}/writer-line/{k}"), label))
-            .collect::<Result<Vec<_>>>()?;
         Ok(RwLock {
-            readers: Semaphore::from_locks(fence, slots)?
-                .with_line(line_places(locks, name, label)?)?,
+            readers: Semaphore::from_locks(fence, slots)?.with_line(line_places(
+                locks,
+                &format!("{name}/line"),
+                label,
+            )?)?,
             gate,
-            writers: Line::new(writers)?,
+            writers: Line::new(line_places(locks, &format!("{name}/writer-line"), label)?)?,
         })
     }
 
@@ -224,11 +224,7 @@ impl<T: LockTarget> RwLock<T> {
     async fn gate_within(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
         let gate = std::slice::from_ref(&self.gate);
         let proposed = [LeaseId::random()];
-        let wake = self
-            .gate
-            .options()
-            .local_wakeup
-            .then(|| wakeup_for(self.gate.target().wake_key()));
+        let wake = self.gate.wakeup();
         let mut rounds = WaitRounds::new(wait, self.gate.options(), wake.clone());
         let mut waiting = Waiting::default();
         let mut standing = Standing::waiting();

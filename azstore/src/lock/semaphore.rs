@@ -145,7 +145,11 @@ impl<T: LockTarget> Semaphore<T> {
         let slots = (0..permits)
             .map(|k| locks.make(&format!("{name}/permits/{k}"), label))
             .collect::<Result<Vec<_>>>()?;
-        Semaphore::from_locks(fence, slots)?.with_line(line_places(locks, name, label)?)
+        Semaphore::from_locks(fence, slots)?.with_line(line_places(
+            locks,
+            &format!("{name}/line"),
+            label,
+        )?)
     }
 
     /// A semaphore over locks of your own naming: one slot per lock in `slots`, and `fence`
@@ -208,18 +212,6 @@ impl<T: LockTarget> Semaphore<T> {
     /// # let _ = pool; Ok(()) }
     /// ```
     pub fn with_line(mut self, places: Vec<Lock<T>>) -> Result<Semaphore<T>> {
-        if places.is_empty() {
-            return Err(Error::invalid_input(
-                "a waiting line needs at least one place lock",
-            ));
-        }
-        let places = places
-            .into_iter()
-            .map(|p| {
-                let o = p.options().clone().local_wakeup(false);
-                Lock::from_target(p.target().clone(), o)
-            })
-            .collect::<Result<Vec<_>>>()?;
         self.line = Some(Line::new(places)?);
         Ok(self)
     }
@@ -581,14 +573,14 @@ impl<T: LockTarget> Semaphore<T> {
     }
 }
 
-/// The [`LINE_PLACES`] place locks `<name>/line/<k>` of a waiting line made by `locks`.
-pub(crate) fn line_places<F, T>(locks: &F, name: &str, label: &str) -> Result<Vec<Lock<T>>>
+/// The [`LINE_PLACES`] place locks `<prefix>/<k>` of a waiting line made by `locks`.
+pub(crate) fn line_places<F, T>(locks: &F, prefix: &str, label: &str) -> Result<Vec<Lock<T>>>
 where
     T: LockTarget,
     F: LockFactory<Lock = Lock<T>>,
 {
     (0..LINE_PLACES)
-        .map(|k| locks.make(&format!("{name}/line/{k}"), label))
+        .map(|k| locks.make(&format!("{prefix}/{k}"), label))
         .collect()
 }
 
