@@ -118,7 +118,7 @@ impl Raw {
         len: u64,
     ) -> reqwest::RequestBuilder {
         headers.push(("x-ms-date".into(), Raw::date()));
-        headers.push(("x-ms-version".into(), azstore::http::API_VERSION.into()));
+        headers.push(("x-ms-version".into(), azstore::storage::API_VERSION.into()));
         let full = format!("{}/{}", self.prefix, path);
         let sts = string_to_sign(&self.account, method, &full, &headers, len);
         let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&self.key).unwrap();

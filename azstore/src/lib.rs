@@ -168,10 +168,9 @@ pub use error::{Error, ErrorCode, ErrorKind, RequestSent, Result};
 pub use time::OffsetDateTime;
 
 // How requests are authorized and sent.
-mod auth;
 pub mod credential;
 pub mod http;
-pub use auth::sas;
+pub use storage::sas;
 
 // Types more than one service uses.
 pub mod access_policy;

@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 
-use crate::http::response::{Headers, error_from_parts, parse_error_body};
+use crate::http::response::Headers;
+use crate::storage::refusal::{error_from_parts, parse_error_body};
 
 fn arbitrary_text() -> impl Strategy<Value = String> {
     prop_oneof![

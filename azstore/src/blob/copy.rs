@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use crate::auth::sas::SasBuilder;
 use crate::blob::client::BlobClient;
 use crate::blob::from_url::{CopyTags, check_tags_mode};
 use crate::blob::lifecycle::RehydratePriority;
@@ -19,6 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::http::{Method, Response};
 pub use crate::status::CopyStatus;
 use crate::storage::copy_source::{SourceAuthorization, check_source_checksum, source_checksum};
+use crate::storage::sas::SasBuilder;
 use crate::storage::{SourceConditions, StorageRequest};
 
 impl BlobProperties {

@@ -3,12 +3,12 @@
 
 use time::{Duration, OffsetDateTime};
 
-use crate::auth::sas::{KeyFields, UserDelegationKey, iso8601};
 use crate::blob::client::BlobServiceClient;
 use crate::blob::xml;
 use crate::credential::Credential;
 use crate::error::{Error, Result};
 use crate::http::{Method, Request};
+use crate::storage::sas::{KeyFields, UserDelegationKey, iso8601};
 
 /// The longest validity the service grants a user delegation key.
 const MAX_VALIDITY: Duration = Duration::days(7);

@@ -1,5 +1,5 @@
 //! Azure Cosmos DB authorization: the master key ([`CosmosKey`]) or Microsoft Entra ID tokens,
-//! as the pipeline's [`Sign`]er.
+//! called by the Cosmos DB edge (`edge.rs`) for every attempt.
 //!
 //! <https://learn.microsoft.com/rest/api/cosmos-db/access-control-on-cosmosdb-resources>:
 //! the string to sign is `verb\nresourceType\nresourceLink\ndate\n\n` (verb, type and date
@@ -13,15 +13,13 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_perc
 use reqwest::header::HeaderValue;
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::auth::{Sign, Unsigned, sensitive};
 use crate::credential::{KeyedMac, TokenProvider};
 #[cfg(feature = "identity")]
 use crate::error::ErrorKind;
 use crate::error::{Error, RequestSent, Result};
+use crate::http::edge::{Unsigned, sensitive};
 
 /// A Cosmos DB account master key (primary or secondary, read-write or read-only). Never
 /// shown by `Debug`.
@@ -188,25 +186,11 @@ pub(crate) async fn authorize(auth: &CosmosAuth, req: &Unsigned<'_>) -> Result<H
     }
 }
 
-impl Sign for CosmosAuth {
-    fn sign<'a>(
-        &'a self,
-        req: &'a Unsigned<'_>,
-    ) -> Pin<Box<dyn Future<Output = Result<HeaderValue>> + Send + 'a>> {
-        Box::pin(authorize(self, req))
-    }
-}
-
 /// Signs one attempt with the master key: reads its `x-ms-date` (stamped by the pipeline).
 fn sign(key: &CosmosKey, req: &Unsigned<'_>) -> Result<HeaderValue> {
-    let date = req
-        .headers
-        .iter()
-        .find(|(k, _)| k == "x-ms-date")
-        .map(|(_, v)| v.as_str())
-        .ok_or_else(|| {
-            Error::invalid_input("a Cosmos DB request needs x-ms-date").with_sent(RequestSent::No)
-        })?;
+    let date = req.header("x-ms-date").ok_or_else(|| {
+        Error::invalid_input("a Cosmos DB request needs x-ms-date").with_sent(RequestSent::No)
+    })?;
     let (resource_type, link) = resource_of(req.path)?;
     let sts = string_to_sign(req.method.as_str(), &resource_type, &link, date);
     sensitive(header_value(&key.sign(&sts)))

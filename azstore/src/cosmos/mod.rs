@@ -60,6 +60,7 @@
 //! retry policy, one time budget, no added crate.
 
 mod auth;
+mod edge;
 mod item;
 mod lease;
 mod lock;
@@ -313,11 +314,8 @@ impl CosmosClient {
                 "a Cosmos DB endpoint has no path: https://<account>.documents.azure.com:443/",
             ));
         }
-        let labels = crate::http::telemetry::Labels {
-            namespace: "Microsoft.DocumentDB",
-            service: "cosmos",
-        };
-        let pipeline = Pipeline::with_signer(endpoint.clone(), Arc::new(auth), labels, options)?;
+        let edge = Arc::new(edge::CosmosEdge(auth));
+        let pipeline = Pipeline::with_edge(endpoint.clone(), edge, options)?;
         Ok(CosmosClient {
             inner: Arc::new(Inner { pipeline, endpoint }),
         })
@@ -371,14 +369,11 @@ impl CosmosClient {
         })
     }
 
-    /// Sends a Cosmos request: stamps the API version and content type.
+    /// Sends a Cosmos request, reading at most Cosmos DB's largest answer.
     pub(crate) async fn send(&self, req: Request) -> Result<Response> {
         self.inner
             .pipeline
-            .send(
-                req.header("x-ms-version", COSMOS_API_VERSION)
-                    .response_limit(crate::http::request::ResponseLimit::COSMOS),
-            )
+            .send(req.response_limit(crate::http::request::ResponseLimit::COSMOS))
             .await
     }
 }

@@ -15,13 +15,9 @@ use crate::http::response::Headers;
 pub(crate) const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 /// Headers whose value is an ETag condition: an empty one is ignored by the service, which
-/// silently turns a conditional request into an unconditional one.
-const ETAG_CONDITIONS: [&str; 4] = [
-    "if-match",
-    "if-none-match",
-    "x-ms-source-if-match",
-    "x-ms-source-if-none-match",
-];
+/// silently turns a conditional request into an unconditional one. (A backend's edge checks
+/// its own condition headers: [`Edge::check`](crate::http::edge::Edge::check).)
+const ETAG_CONDITIONS: [&str; 2] = ["if-match", "if-none-match"];
 
 /// Refuses a request whose headers cannot be sent as they are: a name that is not an HTTP
 /// token, a value with CR, LF, NUL or another control character, an empty or blank ETag
@@ -29,18 +25,8 @@ const ETAG_CONDITIONS: [&str; 4] = [
 /// never its value (a value may be a secret).
 pub(crate) fn validate_request(req: &Request) -> Result<()> {
     validate_path(&req.path)?;
-    let mut metadata = 0;
     for (name, value) in &req.headers {
         validate_header(name, value)?;
-        if let Some(key) = name.strip_prefix("x-ms-meta-") {
-            metadata += key.len() + value.len();
-        }
-    }
-    if metadata > crate::names::METADATA_MAX_BYTES {
-        return Err(Error::invalid_input(format!(
-            "the request's metadata is {metadata} bytes (names and values together); the \
-             service allows at most 8 KiB: keep larger data in the object itself"
-        )));
     }
     Ok(())
 }
@@ -111,13 +97,15 @@ fn printable(s: &str) -> String {
     crate::redact::quoted(s, 64)
 }
 
-/// The delay the service asks for: `x-ms-retry-after-ms` / `retry-after-ms` (milliseconds),
-/// else `Retry-After` (seconds, or an HTTP date). `None` when absent or unreadable.
+/// The delay the service asks for: `retry-after-ms` (milliseconds), else `Retry-After`
+/// (seconds, or an HTTP date). `None` when absent or unreadable. (A backend's edge may read
+/// its own header first: [`Edge::retry_after`](crate::http::edge::Edge::retry_after).)
 pub(crate) fn retry_after(headers: &Headers) -> Option<Duration> {
-    for name in ["x-ms-retry-after-ms", "retry-after-ms"] {
-        if let Some(ms) = headers.get(name).and_then(|v| v.trim().parse::<u64>().ok()) {
-            return Some(Duration::from_millis(ms));
-        }
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        return Some(Duration::from_millis(ms));
     }
     let v = headers.get("retry-after")?.trim();
     if let Ok(secs) = v.parse::<u64>() {
@@ -243,14 +231,14 @@ mod tests {
     #[test]
     fn headers_that_cannot_be_sent_are_refused_by_name() {
         let ok = Request::new(Method::Put, "c/b")
-            .header("x-ms-meta-note", "  two   spaces  ")
+            .header("x-note", "  two   spaces  ")
             .header("if-match", "\"0x1\"");
         assert!(validate_request(&ok).is_ok());
         for (name, value) in [
-            ("x-ms-meta-a", "line\r\nx-injected: 1"),
-            ("x-ms-meta-a", "nul\0"),
+            ("x-note", "line\r\nx-injected: 1"),
+            ("x-note", "nul\0"),
             ("content-type", "text/plain\n"),
-            ("x-ms-lease-id", "\u{7f}"),
+            ("x-lease", "\u{7f}"),
         ] {
             let err = validate_request(&Request::new(Method::Put, "c/b").header(name, value))
                 .unwrap_err();
@@ -259,16 +247,16 @@ mod tests {
             assert!(err.message().contains(name), "{err}");
             assert!(!err.message().contains(value), "{err}");
         }
-        for name in ["if-match", "if-none-match", "x-ms-source-if-match"] {
+        for name in ETAG_CONDITIONS {
             for blank in ["", "  ", "\t"] {
                 let err = validate_request(&Request::new(Method::Put, "c/b").header(name, blank))
                     .unwrap_err();
                 assert!(err.message().contains("empty ETag"), "{err}");
             }
         }
-        let err = validate_request(&Request::new(Method::Put, "c/b").header("x-ms-meta-a b", "v"))
+        let err = validate_request(&Request::new(Method::Put, "c/b").header("x-note b", "v"))
             .unwrap_err();
-        assert!(err.message().contains("x-ms-meta-a b"), "{err}");
+        assert!(err.message().contains("x-note b"), "{err}");
     }
 
     #[test]
@@ -279,7 +267,7 @@ mod tests {
             Some(Duration::from_secs(3600))
         );
         assert_eq!(
-            retry_after(&h("x-ms-retry-after-ms", "250")),
+            retry_after(&h("retry-after-ms", "250")),
             Some(Duration::from_millis(250))
         );
         assert_eq!(

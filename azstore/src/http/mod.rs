@@ -5,6 +5,7 @@
 
 mod body;
 pub(crate) mod checks;
+pub(crate) mod edge;
 pub(crate) mod encode;
 mod options;
 pub(crate) mod pipeline;
@@ -18,7 +19,7 @@ pub(crate) use crate::transport;
 
 pub(crate) use encode::{encode_path, encode_query_value, range_from_header, range_header};
 pub use options::ClientOptions;
-pub use pipeline::{API_VERSION, Pipeline, StreamingResponse};
+pub use pipeline::{Pipeline, StreamingResponse};
 pub use request::{Intent, Method, Request};
 pub use response::{Headers, Response};
 pub use retry::{Backoff, Jitter, RetryPolicy};

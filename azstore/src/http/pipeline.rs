@@ -1,6 +1,7 @@
-//! The pipeline: per attempt, stamp `x-ms-date` / `x-ms-version` / `x-ms-client-request-id`,
-//! authorize (one call to [`Authorizer`], re-signing every attempt), send, classify. The only
-//! module that sends with reqwest.
+//! The pipeline: check, then per attempt stamp and authorize (through the backend's
+//! [`Edge`], re-signing every attempt), send, classify. The only module that sends with
+//! reqwest; it knows no service: what a request carries and how a refusal reads is the
+//! edge's.
 //!
 //! Every call has a **total time budget** ([`ClientOptions::total_timeout`], default 60 s): all
 //! attempts and the waits between them end by then, whatever the retry policy says. Each
@@ -26,20 +27,16 @@ use futures_util::{Stream, StreamExt};
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::account::{Endpoint, Service, StorageAccount};
-use crate::auth::{Authorization, Authorizer, Sign, Unsigned};
+use crate::account::Endpoint;
 use crate::credential::{AccessToken, Credential};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
 use crate::http::body::transport_error;
 use crate::http::checks;
+use crate::http::edge::{Authorization, Edge, Unsigned};
 use crate::http::options::ClientOptions;
 use crate::http::request::{Method, Request};
-use crate::http::response::{Headers, Response, error_from_parts, with_auth_hint};
-use crate::http::telemetry::{Call, Labels};
-
-/// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
-/// `--skipApiVersionCheck`).
-pub const API_VERSION: &str = "2025-11-05";
+use crate::http::response::{Headers, Response};
+use crate::http::telemetry::Call;
 
 /// Sends requests to one service of one account. Cheap to clone (one `Arc`); clones share one
 /// connection pool. Use a pipeline (and the clients built on it) within one tokio runtime.
@@ -62,23 +59,17 @@ struct Inner {
     http: reqwest::Client,
     /// The endpoint's origin, parsed once; each request only sets path and query.
     origin_url: reqwest::Url,
-    /// `None` for a pipeline with a backend's own signer ([`Pipeline::with_signer`]).
-    service: Option<Service>,
-    /// How its calls are named in spans and metrics.
-    labels: Labels,
-    account: String,
     endpoint: Endpoint,
-    authorizer: Authorizer,
+    /// The backend's protocol: stamps, authorization, refusals, names.
+    edge: Arc<dyn Edge>,
     options: ClientOptions,
 }
 
 impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pipeline")
-            .field("service", &self.inner.service)
-            .field("account", &self.inner.account)
             .field("endpoint", &self.inner.endpoint.to_string())
-            .field("credential", self.inner.authorizer.credential())
+            .field("edge", &self.inner.edge)
             .finish()
     }
 }
@@ -159,92 +150,34 @@ impl StreamingResponse {
     }
 }
 
+/// The endpoint's origin as a URL.
+pub(crate) fn origin_url(endpoint: &Endpoint) -> Result<reqwest::Url> {
+    reqwest::Url::parse(endpoint.origin())
+        .map_err(|_| Error::invalid_input(format!("endpoint {endpoint} is not a valid URL")))
+}
+
 impl Pipeline {
-    /// A pipeline for `service` of `account`.
-    ///
-    /// ```no_run
-    /// # fn demo(account: azstore::StorageAccount) -> azstore::Result<()> {
-    /// use azstore::Service;
-    /// use azstore::http::{ClientOptions, Pipeline};
-    /// let pipeline = Pipeline::new(&account, Service::Blob, ClientOptions::default())?;
-    /// # let _ = pipeline; Ok(()) }
-    /// ```
-    pub fn new(
-        account: &StorageAccount,
-        service: Service,
-        options: ClientOptions,
-    ) -> Result<Pipeline> {
-        let endpoint = account.endpoint(service)?.clone();
-        let origin_url = reqwest::Url::parse(endpoint.origin())
-            .map_err(|_| Error::invalid_input(format!("endpoint {endpoint} is not a valid URL")))?;
-        Ok(Pipeline {
-            inner: Arc::new(Inner {
-                http: new_http(&options)?,
-                authorizer: Authorizer::new(
-                    account.credential().clone(),
-                    account.name(),
-                    service,
-                    &origin_url,
-                    &options.transport,
-                ),
-                origin_url,
-                service: Some(service),
-                labels: Labels::storage(service),
-                account: account.name().to_string(),
-                endpoint,
-                options,
-            }),
-        })
-    }
-
-    /// A pipeline to `endpoint` whose requests are authorized by `signer`, a backend's own
-    /// scheme (Azure Cosmos DB), instead of a storage account's credential. It serves no
-    /// storage service: [`Pipeline::service`] is `None` and the caller stamps its own version.
-    // Only the Cosmos DB backend has its own signer so far.
-    #[cfg_attr(not(feature = "cosmos"), allow(dead_code))]
-    pub(crate) fn with_signer(
+    /// A pipeline to `endpoint` whose requests carry what `edge`, a backend's protocol, says
+    /// (storage/edge.rs: [`Pipeline::new`]; the Cosmos DB client's own).
+    pub(crate) fn with_edge(
         endpoint: Endpoint,
-        signer: Arc<dyn Sign>,
-        labels: Labels,
+        edge: Arc<dyn Edge>,
         options: ClientOptions,
     ) -> Result<Pipeline> {
-        let origin_url = reqwest::Url::parse(endpoint.origin())
-            .map_err(|_| Error::invalid_input(format!("endpoint {endpoint} is not a valid URL")))?;
         Ok(Pipeline {
             inner: Arc::new(Inner {
                 http: new_http(&options)?,
-                authorizer: Authorizer::with_signer(signer),
-                origin_url,
-                service: None,
-                labels,
-                account: String::new(),
+                origin_url: origin_url(&endpoint)?,
                 endpoint,
+                edge,
                 options,
             }),
         })
     }
 
-    /// The storage service this pipeline talks to (`None` for a pipeline of another service
-    /// with its own signer, e.g. Azure Cosmos DB).
-    ///
-    /// ```no_run
-    /// # fn demo(pipeline: azstore::http::Pipeline) {
-    /// println!("{:?}", pipeline.service());
-    /// # }
-    /// ```
-    pub fn service(&self) -> Option<Service> {
-        self.inner.service
-    }
-
-    /// The account name.
-    ///
-    /// ```no_run
-    /// # fn demo(pipeline: azstore::http::Pipeline) {
-    /// println!("{}", pipeline.account());
-    /// # }
-    /// ```
-    pub fn account(&self) -> &str {
-        &self.inner.account
+    /// The backend's edge.
+    pub(crate) fn edge(&self) -> &dyn Edge {
+        &*self.inner.edge
     }
 
     /// The service endpoint.
@@ -266,7 +199,7 @@ impl Pipeline {
     /// # }
     /// ```
     pub fn credential(&self) -> &Credential {
-        self.inner.authorizer.credential()
+        self.inner.edge.credential()
     }
 
     /// The time allowed per attempt (a streamed range's body is read within it too).
@@ -330,7 +263,8 @@ impl Pipeline {
 
     async fn execute(&self, req: Request, read_body: bool) -> Result<Attempt> {
         checks::validate_request(&req)?;
-        let call = Call::start(self.inner.labels, &req);
+        self.inner.edge.check(&req)?;
+        let call = Call::start(&*self.inner.edge, &req);
         let mut attempts = 0;
         let result = self
             .attempts(&req, read_body, &call, &mut attempts)
@@ -340,7 +274,6 @@ impl Pipeline {
         result
     }
 
-    /// Whether this pipeline talks to Cosmos DB (for `az.namespace`).
     /// The attempt loop of one call; `attempt` counts the attempts made.
     async fn attempts(
         &self,
@@ -379,7 +312,8 @@ impl Pipeline {
                 Ok(ok) => {
                     // Span fields cost a header lookup each: only when someone listens.
                     if !span.is_disabled() {
-                        Call::answered(&span, ok.status(), ok.headers().request_id());
+                        let id = self.inner.edge.request_id(ok.headers());
+                        Call::answered(&span, ok.status(), id);
                     }
                     return Ok(ok);
                 }
@@ -387,8 +321,8 @@ impl Pipeline {
             };
             Call::failed(&span, &err);
             if err.status() == Some(401) && !token_renewed {
-                if let (Credential::Bearer(source), Some(token)) = (self.credential(), &token) {
-                    if source.token_rejected(token) {
+                if let Some(token) = &token {
+                    if self.inner.edge.token_refused(token) {
                         token_renewed = true;
                         tracing::debug!(parent: &span, "bearer token refused (401); repeating with a new one");
                         continue;
@@ -483,7 +417,7 @@ impl Pipeline {
                 body,
             }));
         }
-        let retry_after = checks::retry_after(&headers);
+        let retry_after = self.inner.edge.retry_after(&headers);
         // Only a bounded prefix of an error body is read: enough for any service error, and a
         // runaway body (a proxy's page, a misbehaving server) cannot take memory or time.
         let body = tokio::time::timeout_at(
@@ -495,14 +429,10 @@ impl Pipeline {
         .and_then(|r| r.ok())
         .map(|(body, _)| body)
         .unwrap_or_default();
-        let e = error_from_parts(status, &headers, &body);
-        // Storage accounts only (a Cosmos DB pipeline has no account name here).
-        let e = if self.inner.account.is_empty() {
-            e
-        } else {
-            with_auth_hint(e, self.credential(), &self.inner.account)
-        };
-        Err((e, retry_after))
+        Err((
+            self.inner.edge.refusal(status, &headers, &body),
+            retry_after,
+        ))
     }
 
     /// The request's path below the endpoint's origin (with the endpoint's path prefix).
@@ -525,22 +455,10 @@ impl Pipeline {
     ) -> Result<(reqwest::Request, Option<AccessToken>)> {
         let inner = &*self.inner;
         let mut headers = req.headers.clone();
-        let date = crate::time_fmt::http_date_now();
-        let mut stamp = |k: &str, v: String| {
-            if !headers.iter().any(|(h, _)| h == k) {
-                headers.push((k.to_string(), v));
-            }
-        };
-        stamp("x-ms-date", date);
-        stamp("x-ms-version", API_VERSION.to_string());
-        stamp("x-ms-client-request-id", client_request_id.to_string());
-        if inner.service == Some(Service::Table) {
-            stamp("dataserviceversion", "3.0".to_string());
-            stamp("maxdataserviceversion", "3.0;NetFx".to_string());
-        }
+        inner.edge.stamp(&mut headers, client_request_id);
         let full_path = self.full_path(req);
         let authorization = inner
-            .authorizer
+            .edge
             .authorize(Unsigned {
                 method: req.method,
                 path: &full_path,
@@ -668,7 +586,7 @@ impl Attempt {
     }
 }
 
-/// A random (v4) UUID for `x-ms-client-request-id`, drawn from the thread-local user-space
+/// A random (v4) UUID for the client's request id, drawn from the thread-local user-space
 /// generator (ChaCha, seeded from the OS once and periodically after): no system call per
 /// request, where `Uuid::new_v4` asks the OS every time.
 fn request_id() -> String {

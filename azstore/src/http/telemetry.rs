@@ -4,70 +4,16 @@
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::account::Service;
 use crate::error::{Error, ErrorKind};
+use crate::http::edge::{Edge, Labels};
 use crate::http::request::Request;
 
-/// How a pipeline's calls are labelled in spans and metrics: the Azure resource provider
-/// namespace (`az.namespace`) and the service's short name in span and metric names. A storage
-/// pipeline derives them from its [`Service`]; a pipeline with a backend's own signer is given
-/// them by that backend (Cosmos DB: `Microsoft.DocumentDB`, `cosmos`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Labels {
-    /// `az.namespace`.
-    pub(crate) namespace: &'static str,
-    /// The `<service>` of `azstore.<service>.<operation>`.
-    pub(crate) service: &'static str,
-}
-
-impl Labels {
-    /// The labels of a storage service's pipeline.
-    pub(crate) fn storage(service: Service) -> Labels {
-        Labels {
-            namespace: "Microsoft.Storage",
-            service: match service {
-                Service::Blob => "blob",
-                Service::Queue => "queue",
-                Service::Table => "table",
-                Service::File => "file",
-            },
-        }
+/// The operation's name: the request's own, else the one the backend's edge gives it.
+pub(crate) fn operation_name(edge: &dyn Edge, req: &Request) -> String {
+    match req.operation {
+        Some(op) => op.to_string(),
+        None => edge.operation_name(req),
     }
-}
-
-/// The operation's name: the request's own, else `method[_restype][_comp][_lease action]`
-/// (`get`, `put_block`, `put_lease_renew`, `get_container_list`), plus `_messages` for a queue's
-/// messages and `_tables` for the table list.
-pub(crate) fn operation_name(req: &Request) -> String {
-    if let Some(op) = req.operation {
-        return op.to_string();
-    }
-    let mut name = req.method.as_str().to_ascii_lowercase();
-    let query = |k: &str| {
-        req.query
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| v.as_str())
-    };
-    for part in [query("restype"), query("comp")].into_iter().flatten() {
-        name.push('_');
-        name.push_str(part);
-    }
-    if let Some(action) = req
-        .headers
-        .iter()
-        .find(|(k, _)| k == "x-ms-lease-action")
-        .map(|(_, v)| v)
-    {
-        name.push('_');
-        name.push_str(action);
-    }
-    if req.path.ends_with("/messages") || req.path.contains("/messages/") {
-        name.push_str("_messages");
-    } else if req.path == "Tables" || req.path.starts_with("Tables(") {
-        name.push_str("_tables");
-    }
-    name
 }
 
 /// `error.type`: the service's error code, else the status, else the error kind.
@@ -100,16 +46,17 @@ pub(crate) struct Call {
 
 impl Call {
     /// Opens the operation span of `req` (nothing is computed when no subscriber listens).
-    pub(crate) fn start(labels: Labels, req: &Request) -> Call {
+    pub(crate) fn start(edge: &dyn Edge, req: &Request) -> Call {
+        let labels = edge.labels();
         let span = tracing::info_span!(
             "azstore.operation",
             otel.name = %format_args!(
                 "azstore.{}.{}",
                 labels.service,
-                operation_name(req)
+                operation_name(edge, req)
             ),
             az.namespace = labels.namespace,
-            azstore.operation = %operation_name(req),
+            azstore.operation = %operation_name(edge, req),
             http.request.resend_count = Empty,
             error.type = Empty,
         );
@@ -121,7 +68,7 @@ impl Call {
             #[cfg(feature = "metrics")]
             service: labels.service,
             #[cfg(feature = "metrics")]
-            operation: operation_name(req),
+            operation: operation_name(edge, req),
         }
     }
 
@@ -236,26 +183,6 @@ fn url_full(origin: &reqwest::Url, full_path: &str, req: &Request) -> String {
 mod tests {
     use super::*;
     use crate::http::Method;
-
-    #[test]
-    fn operation_names() {
-        let r = Request::new(Method::Put, "c/b")
-            .query("comp", "lease")
-            .header("x-ms-lease-action", "renew");
-        assert_eq!(operation_name(&r), "put_lease_renew");
-        let r = Request::new(Method::Get, "c")
-            .query("restype", "container")
-            .query("comp", "list");
-        assert_eq!(operation_name(&r), "get_container_list");
-        assert_eq!(
-            operation_name(&Request::new(Method::Post, "q/messages")),
-            "post_messages"
-        );
-        assert_eq!(
-            operation_name(&Request::new(Method::Get, "c/b").operation("download")),
-            "download"
-        );
-    }
 
     #[test]
     fn url_full_redacts_a_signature_in_the_query() {

@@ -10,8 +10,8 @@ use super::edm::Entity;
 use super::names::{validate_entity, validate_key};
 use crate::conditions::{ETag, MatchCondition};
 use crate::error::{Error, Result};
-use crate::http::response::error_from_parts;
 use crate::http::{Headers, Method};
+use crate::storage::refusal::error_from_parts;
 
 /// The most operations in one batch.
 pub const MAX_OPERATIONS: usize = 100;

@@ -425,7 +425,7 @@ async fn file_requests_with_a_token_carry_the_intent_header() {
     let bare = crate::bare_http()
         .get(&url)
         .header("authorization", format!("Bearer {token}"))
-        .header("x-ms-version", azstore::http::API_VERSION)
+        .header("x-ms-version", azstore::storage::API_VERSION)
         .send()
         .await
         .unwrap();
@@ -433,7 +433,7 @@ async fn file_requests_with_a_token_carry_the_intent_header() {
     let with = crate::bare_http()
         .get(&url)
         .header("authorization", format!("Bearer {token}"))
-        .header("x-ms-version", azstore::http::API_VERSION)
+        .header("x-ms-version", azstore::storage::API_VERSION)
         .header("x-ms-file-request-intent", "backup")
         .send()
         .await

@@ -34,7 +34,7 @@ async fn scripted_503_503_200_is_retried_with_fresh_signatures() {
     }));
     assert!(
         reqs.iter()
-            .all(|r| r.header("x-ms-version") == Some(azstore::http::API_VERSION))
+            .all(|r| r.header("x-ms-version") == Some(azstore::storage::API_VERSION))
     );
 }
 
