@@ -185,7 +185,7 @@ pub(crate) fn status_from_metadata(
 impl LockTarget for BlobLockTarget {
     type Lease = BlobClient;
 
-    fn wake_key(&self) -> String {
+    fn identity(&self) -> String {
         self.blob.url()
     }
 

@@ -253,7 +253,7 @@ impl Versioned for BlobBytes {
         self.target.replace(value.clone(), etag, write_id).await
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         self.target.blob.url()
     }
 
@@ -379,7 +379,7 @@ impl<T: Serialize + DeserializeOwned + Send + Sync> Versioned for BlobJson<T> {
         self.target.replace(encode(value)?, etag, write_id).await
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         self.target.blob.url()
     }
 

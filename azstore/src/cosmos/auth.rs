@@ -187,7 +187,7 @@ pub(crate) async fn authorize(auth: &CosmosAuth, req: &Unsigned<'_>) -> Result<H
 }
 
 /// Signs one attempt with the master key: reads its `x-ms-date` (stamped by the pipeline).
-fn sign(key: &CosmosKey, req: &Unsigned<'_>) -> Result<HeaderValue> {
+pub(crate) fn sign(key: &CosmosKey, req: &Unsigned<'_>) -> Result<HeaderValue> {
     let date = req.header("x-ms-date").ok_or_else(|| {
         Error::invalid_input("a Cosmos DB request needs x-ms-date").with_sent(RequestSent::No)
     })?;

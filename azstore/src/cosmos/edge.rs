@@ -7,7 +7,7 @@ use std::any::Any;
 use std::time::Duration;
 
 use crate::cosmos::COSMOS_API_VERSION;
-use crate::cosmos::auth::{CosmosAuth, authorize};
+use crate::cosmos::auth::{CosmosAuth, authorize, sign};
 use crate::error::Error;
 use crate::http::Headers;
 use crate::http::edge::{Authorization, Authorizing, Edge, Labels, Unsigned, refusal, stamp};
@@ -40,7 +40,12 @@ impl Edge for CosmosEdge {
     }
 
     fn authorize<'a>(&'a self, req: Unsigned<'a>) -> Authorizing<'a> {
-        Box::pin(async move { authorize(&self.0, &req).await.map(Authorization::Header) })
+        match &self.0 {
+            CosmosAuth::Key(key) => Authorizing::Ready(sign(key, &req).map(Authorization::Header)),
+            CosmosAuth::Token(_) => Authorizing::Later(Box::pin(async move {
+                authorize(&self.0, &req).await.map(Authorization::Header)
+            })),
+        }
     }
 
     fn refusal(&self, status: u16, headers: &Headers, body: &[u8]) -> Error {

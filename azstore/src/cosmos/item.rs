@@ -476,7 +476,7 @@ where
     }
 
     /// `cosmos:{endpoint}/{database}/{container}/{partition key as JSON}/{id}`.
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         self.item.key()
     }
 
@@ -562,7 +562,7 @@ mod tests {
         assert!(it.clone().with_ttl(0).is_err());
         assert!(item().container().item::<Value>("a/b", "p").is_err());
         assert_eq!(
-            Versioned::key(&it),
+            Versioned::identity(&it),
             r#"cosmos:http://127.0.0.1:1/d/c/"p"/a"#
         );
     }

@@ -109,7 +109,7 @@ impl CosmosLockTarget {
 impl LockTarget for CosmosLockTarget {
     type Lease = CosmosLease;
 
-    fn wake_key(&self) -> String {
+    fn identity(&self) -> String {
         let c = &self.lease;
         format!(
             "cosmos:{}/{}/{}",

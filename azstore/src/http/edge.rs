@@ -48,6 +48,8 @@ pub(crate) struct Unsigned<'a> {
 
 impl Unsigned<'_> {
     /// The value of header `name` (lower-case), if stamped or set.
+    // The Cosmos DB signer reads its date with it.
+    #[cfg_attr(not(feature = "cosmos"), allow(dead_code))]
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -68,8 +70,24 @@ pub(crate) enum Authorization {
     Query(Vec<(String, String)>),
 }
 
-/// The future of one attempt's authorization.
-pub(crate) type Authorizing<'a> = Pin<Box<dyn Future<Output = Result<Authorization>> + Send + 'a>>;
+/// One attempt's authorization: at once (a signature, a SAS), or after an await (a token
+/// that may have to be fetched). Signing needs no allocation for the future.
+pub(crate) enum Authorizing<'a> {
+    /// Decided already.
+    Ready(Result<Authorization>),
+    /// Decided when the future ends.
+    Later(Pin<Box<dyn Future<Output = Result<Authorization>> + Send + 'a>>),
+}
+
+impl Authorizing<'_> {
+    /// The authorization.
+    pub(crate) async fn decided(self) -> Result<Authorization> {
+        match self {
+            Authorizing::Ready(r) => r,
+            Authorizing::Later(f) => f.await,
+        }
+    }
+}
 
 /// A backend's protocol as the pipeline meets it. Object-safe: a pipeline holds one
 /// `Arc<dyn Edge>`.

@@ -466,6 +466,7 @@ impl Pipeline {
                 headers: &mut headers,
                 content_length: req.body.len() as u64,
             })
+            .decided()
             .await?;
         let (extra_query, authorization, token) = match authorization {
             Authorization::None => (Vec::new(), None, None),

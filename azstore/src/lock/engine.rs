@@ -145,7 +145,7 @@ impl<T: LockTarget> Lock<T> {
     pub(crate) fn wakeup(&self) -> Option<Arc<Notify>> {
         self.options
             .local_wakeup
-            .then(|| wakeup_for(self.target.wake_key()))
+            .then(|| wakeup_for(self.target.identity()))
     }
 
     /// Waits at most `wait` for the lock: `Some` once held, `None` when someone else still
@@ -187,7 +187,7 @@ impl<T: LockTarget> Lock<T> {
     /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<Option<Held<T::Lease>>> {
         let kind = super::telemetry::lock_kind::<T::Lease>();
-        let name = self.target.wake_key();
+        let name = self.target.identity();
         super::telemetry::lock_wait(kind, &name, self.wait_for(wait)).await
     }
 
@@ -459,7 +459,7 @@ mod tests {
     impl LockTarget for Scripted {
         type Lease = NoLease;
 
-        fn wake_key(&self) -> String {
+        fn identity(&self) -> String {
             "scripted".into()
         }
 

@@ -99,7 +99,7 @@ pub struct Semaphore<T: LockTarget> {
     slots: Arc<[Lock<T>]>,
     line: Option<Line<T>>,
     options: LockOptions,
-    wake_key: String,
+    identity: String,
 }
 
 impl<T: LockTarget> fmt::Debug for Semaphore<T> {
@@ -185,13 +185,13 @@ impl<T: LockTarget> Semaphore<T> {
                 Lock::from_target(s.target().clone(), o)
             })
             .collect::<Result<Vec<_>>>()?;
-        let wake_key = format!("{}#permits", fence.target().wake_key());
+        let identity = format!("{}#permits", fence.target().identity());
         Ok(Semaphore {
             fence,
             slots: slots.into(),
             line: None,
             options,
-            wake_key,
+            identity,
         })
     }
 
@@ -263,7 +263,7 @@ impl<T: LockTarget> Semaphore<T> {
     pub(crate) fn wakeup(&self) -> Option<Arc<Notify>> {
         self.options
             .local_wakeup
-            .then(|| wakeup_for(self.wake_key.clone()))
+            .then(|| wakeup_for(self.identity.clone()))
     }
 
     /// One round: a permit if a slot is free and no waiter in the line is due it, else `None`
@@ -305,7 +305,7 @@ impl<T: LockTarget> Semaphore<T> {
     /// ```
     pub async fn acquire_within(&self, wait: Duration) -> Result<Option<Permit<T::Lease>>> {
         let kind = super::telemetry::lock_kind::<T::Lease>();
-        super::telemetry::lock_wait(kind, &self.wake_key, self.wait_for(wait, None)).await
+        super::telemetry::lock_wait(kind, &self.identity, self.wait_for(wait, None)).await
     }
 
     /// The wait loop of [`acquire_within`](Self::acquire_within); with a `gate` (an

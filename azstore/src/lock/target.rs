@@ -106,8 +106,9 @@ pub trait LockTarget: Clone + fmt::Debug + Send + Sync + 'static {
     type Lease: Leasable;
 
     /// A name unique to this lock (e.g. its URL), for the process-wide wake-up: a release by a
-    /// holder in this process wakes local waiters for the same key at once.
-    fn wake_key(&self) -> String;
+    /// holder in this process wakes local waiters for the same identity at once (the name
+    /// [`Versioned::identity`](crate::update::Versioned::identity) gives an item).
+    fn identity(&self) -> String;
 
     /// One acquire attempt for `claim` (see the trait's contract). Cut off at the wait's
     /// deadline by the engine: it must tolerate being dropped at any await point.

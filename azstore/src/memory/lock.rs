@@ -85,7 +85,7 @@ impl MemoryLockTarget {
 impl LockTarget for MemoryLockTarget {
     type Lease = MemoryLease;
 
-    fn wake_key(&self) -> String {
+    fn identity(&self) -> String {
         self.store().key_of(self.name())
     }
 

@@ -179,7 +179,7 @@ where
         true
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         self.store.key_of(&self.name)
     }
 

@@ -209,7 +209,7 @@ impl Versioned for Object {
         self.write_ids.load(Ordering::Relaxed)
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         let instance = Arc::as_ptr(&self.store) as *const () as usize;
         format!("object_store:{}#{instance:x}/{}", self.store, self.path)
     }

@@ -329,7 +329,7 @@ where
         raw.map(|raw| decode(&self.key, &raw)).transpose()
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         let c = &self.client.inner.config;
         format!("redis://{}:{}/{}/{}", c.host, c.port, c.database, self.key)
     }

@@ -183,7 +183,7 @@ impl RedisLockTarget {
 impl LockTarget for RedisLockTarget {
     type Lease = RedisLease;
 
-    fn wake_key(&self) -> String {
+    fn identity(&self) -> String {
         let cfg = self.lease.client().config();
         format!(
             "redis://{}/{}/{}",

@@ -12,7 +12,9 @@ use std::any::Any;
 use std::collections::BTreeMap;
 
 use crate::account::{Service, StorageAccount};
-use crate::credential::{AccessToken, Credential};
+use std::sync::Arc;
+
+use crate::credential::{AccessToken, Credential, SasToken, SharedKeyCredential, TokenProvider};
 use crate::error::{Error, Result};
 use crate::http::edge::{Authorization, Authorizing, Edge, Labels, Unsigned, sensitive, stamp};
 use crate::http::{ClientOptions, Headers, Pipeline, Request, TransportOptions};
@@ -221,7 +223,17 @@ impl Edge for StorageEdge {
     }
 
     fn authorize<'a>(&'a self, req: Unsigned<'a>) -> Authorizing<'a> {
-        Box::pin(self.authorize_now(req))
+        if let Err(e) = self.cleartext.check_copy_source(req.headers) {
+            return Authorizing::Ready(Err(e));
+        }
+        match &self.credential {
+            Credential::SharedKey(key) => Authorizing::Ready(self.shared_key(key, &req)),
+            Credential::Sas(sas) => Authorizing::Ready(self.sas(sas)),
+            Credential::Bearer(provider) => {
+                Authorizing::Later(Box::pin(self.bearer(provider, req)))
+            }
+            Credential::Anonymous => Authorizing::Ready(Ok(Authorization::None)),
+        }
     }
 
     fn token_refused(&self, token: &AccessToken) -> bool {
@@ -257,50 +269,53 @@ impl Edge for StorageEdge {
 }
 
 impl StorageEdge {
-    async fn authorize_now(&self, req: Unsigned<'_>) -> Result<Authorization> {
-        self.cleartext.check_copy_source(req.headers)?;
-        match &self.credential {
-            Credential::SharedKey(key) => {
-                let signable = SignableRequest {
-                    method: req.method.as_str(),
-                    path: req.path,
-                    query: req.query,
-                    headers: req.headers,
-                    content_length: req.content_length,
-                };
-                let sts = if self.service == Service::Table {
-                    shared_key::table_string_to_sign(&self.account, &signable)
-                } else {
-                    shared_key::string_to_sign(&self.account, &signable)
-                };
-                let signature = key.sign(&sts);
-                let mut value = String::with_capacity(11 + self.account.len() + signature.len());
-                value.push_str("SharedKey ");
-                value.push_str(&self.account);
-                value.push(':');
-                value.push_str(&signature);
-                Ok(Authorization::Header(sensitive(value)?))
-            }
-            Credential::Sas(sas) => {
-                if let Some(why) = &self.cleartext.sas {
-                    return Err(Error::invalid_input(why.clone()));
-                }
-                Ok(Authorization::Query(sas.pairs()))
-            }
-            Credential::Bearer(provider) => {
-                if let Some(why) = &self.cleartext.bearer {
-                    return Err(Error::invalid_input(why.clone()));
-                }
-                if self.service == Service::File {
-                    // Azure Files answers OAuth requests without it with 400.
-                    stamp(req.headers, "x-ms-file-request-intent", "backup");
-                }
-                let token = provider.token().await?;
-                let header = sensitive(format!("Bearer {}", token.expose_secret()))?;
-                Ok(Authorization::Bearer(header, token))
-            }
-            Credential::Anonymous => Ok(Authorization::None),
+    /// A SharedKey signature in the service's dialect.
+    fn shared_key(&self, key: &SharedKeyCredential, req: &Unsigned<'_>) -> Result<Authorization> {
+        let signable = SignableRequest {
+            method: req.method.as_str(),
+            path: req.path,
+            query: req.query,
+            headers: req.headers,
+            content_length: req.content_length,
+        };
+        let sts = if self.service == Service::Table {
+            shared_key::table_string_to_sign(&self.account, &signable)
+        } else {
+            shared_key::string_to_sign(&self.account, &signable)
+        };
+        let signature = key.sign(&sts);
+        let mut value = String::with_capacity(11 + self.account.len() + signature.len());
+        value.push_str("SharedKey ");
+        value.push_str(&self.account);
+        value.push(':');
+        value.push_str(&signature);
+        Ok(Authorization::Header(sensitive(value)?))
+    }
+
+    /// A SAS's query pairs, where the endpoint may receive them.
+    fn sas(&self, sas: &SasToken) -> Result<Authorization> {
+        if let Some(why) = &self.cleartext.sas {
+            return Err(Error::invalid_input(why.clone()));
         }
+        Ok(Authorization::Query(sas.pairs()))
+    }
+
+    /// A bearer token's authorization (fetched, or from the cache).
+    async fn bearer(
+        &self,
+        provider: &Arc<dyn TokenProvider>,
+        req: Unsigned<'_>,
+    ) -> Result<Authorization> {
+        if let Some(why) = &self.cleartext.bearer {
+            return Err(Error::invalid_input(why.clone()));
+        }
+        if self.service == Service::File {
+            // Azure Files answers OAuth requests without it with 400.
+            stamp(req.headers, "x-ms-file-request-intent", "backup");
+        }
+        let token = provider.token().await?;
+        let header = sensitive(format!("Bearer {}", token.expose_secret()))?;
+        Ok(Authorization::Bearer(header, token))
     }
 }
 

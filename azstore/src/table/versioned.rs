@@ -191,7 +191,7 @@ where
             .await
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         let path = entity_path(&self.table.name, &self.partition_key, &self.row_key);
         format!("{}{path}", self.table.pipeline.url_of(""))
     }

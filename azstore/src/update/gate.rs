@@ -65,11 +65,11 @@ impl Handoff {
 /// What a turn holds: the state the update before handed over, if any.
 type Slot = Option<Handoff>;
 
-/// The turn locks of the items being updated in this process, by [`Versioned::key`]. Entries
+/// The turn locks of the items being updated in this process, by [`Versioned::identity`]. Entries
 /// whose lock no `update` holds any more are pruned when the map has doubled since the last
 /// pruning, so it stays proportional to the items in use.
 ///
-/// [`Versioned::key`]: super::Versioned::key
+/// [`Versioned::identity`]: super::Versioned::identity
 struct Registry {
     locks: HashMap<String, Weak<TurnLock<Slot>>>,
     prune_at: usize,
@@ -175,7 +175,7 @@ mod tests {
                 fn stores_write_ids(&self) -> bool {
                     true
                 }
-                fn key(&self) -> String {
+                fn identity(&self) -> String {
                     "gate-test-handoff".into()
                 }
                 fn snapshot(&self, value: &u64) -> Option<Vec<u8>> {

@@ -1,11 +1,11 @@
 //! What this process has learnt about how contended each item is: the share of its recent
 //! conflicts after which the item turned out contended (more than one write landed since
 //! the read that lost), and how long the contending writes took to land, by
-//! [`Versioned::key`]; and when its last update of each item ended, so that an update right
+//! [`Versioned::identity`]; and when its last update of each item ended, so that an update right
 //! behind it counts as part of a backlog. It decides how a conflict is answered (see
 //! [`UpdatePolicy::adaptive`]).
 //!
-//! [`Versioned::key`]: super::Versioned::key
+//! [`Versioned::identity`]: super::Versioned::identity
 //! [`UpdatePolicy::adaptive`]: super::UpdatePolicy::adaptive
 
 use std::collections::HashMap;

@@ -186,13 +186,13 @@ pub trait Versioned: Send + Sync {
     /// items — a URL-like name with the service's endpoint, say
     /// (`https://acct.blob.core.windows.net/c/b`, `redis://host:6379/0/key`,
     /// `cosmos:https://acct.documents.azure.com/db/container/["pk"]/id`). Concurrent
-    /// [`update`]s of the item in this process take turns by this key: one read + write at a
+    /// [`update`]s of the item in this process take turns by it: one read + write at a
     /// time, first come first served, so they never conflict with each other and none waits
     /// in a backoff because of another one (see
     /// [In one process](crate::update#in-one-process)).
     ///
     /// Required: without it, updates of one item in one process would collide with each
-    /// other and waste writes (request units, on Cosmos DB) — a key that differs per call
+    /// other and waste writes (request units, on Cosmos DB) — an identity that differs per call
     /// has the same effect, and the contract suite (`testkit::contract::versioned`) catches
     /// it.
     ///
@@ -200,10 +200,10 @@ pub trait Versioned: Send + Sync {
     /// use azstore::update::Versioned;
     /// # fn f(blob: azstore::blob::BlobClient) {
     /// let counter = azstore::blob::BlobJson::<u64>::new(blob.clone());
-    /// assert_eq!(counter.key(), blob.url());
+    /// assert_eq!(counter.identity(), blob.url());
     /// # }
     /// ```
-    fn key(&self) -> String;
+    fn identity(&self) -> String;
 
     /// `value` as bytes that [`restore`](Versioned::restore) turns back into the value
     /// [`read`](Versioned::read) returns right after `value` was written; `None` (the

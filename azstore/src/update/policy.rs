@@ -251,7 +251,7 @@ impl UpdatePolicy {
     /// reads again. A conflict whose history cannot tell (the item stores no write ids, or a
     /// writer that bypasses `update` reset them) is retried at once but counts as contended
     /// in what the process remembers, so an item written mostly that way soon gets the backoff.
-    /// The process remembers, per item ([`Versioned::key`](super::Versioned::key)), the share
+    /// The process remembers, per item ([`Versioned::identity`](super::Versioned::identity)), the share
     /// of its recent conflicts that found the item contended (forgotten after 10 s without
     /// one): a conflict is answered with a read at once only with the chance that the item
     /// is not contended.

@@ -86,7 +86,7 @@ where
     F: FnMut(Option<&R::Value>) -> Decision<R::Value>,
 {
     telemetry::update(async {
-        let key = resource.key();
+        let key = resource.identity();
         // An adaptive update that starts right behind the previous one of this process on
         // the item is part of a backlog (see `Pacer::backlogged`).
         let adaptive = policy.is_adaptive();
@@ -688,7 +688,7 @@ mod tests {
             unreachable!("nothing is deleted")
         }
 
-        fn key(&self) -> String {
+        fn identity(&self) -> String {
             "test:always-contended".into()
         }
 

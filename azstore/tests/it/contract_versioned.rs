@@ -67,7 +67,7 @@ testkit::contract_versioned!(
     faults = blob_faults().await
 );
 
-/// A deliberately broken adapter fails the suite: a `BlobJson` whose `key()` is fresh on
+/// A deliberately broken adapter fails the suite: a `BlobJson` whose `identity()` is fresh on
 /// every call never takes turns, and the one-process guarantee reports its wasted writes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn contract_versioned_one_process_wastes_no_write_fails_without_a_turn_key() {
@@ -89,8 +89,8 @@ fn contract_versioned_keys_name_the_item() {
     let a = blob_at(&account, "cont1");
     let b = blob_at(&account, "cont1");
     let other = blob_at(&account, "cont2");
-    assert_eq!(a.key(), b.key());
-    assert_ne!(a.key(), other.key());
+    assert_eq!(a.identity(), b.identity());
+    assert_ne!(a.identity(), other.identity());
     let table = support::table::service().table("turnkeys").unwrap();
     let e1: VersionedEntity<u64> = table.versioned("p", "r").unwrap();
     let e1b: VersionedEntity<u64> = support::table::service()
@@ -99,8 +99,8 @@ fn contract_versioned_keys_name_the_item() {
         .versioned("p", "r")
         .unwrap();
     let e2: VersionedEntity<u64> = table.versioned("p", "r2").unwrap();
-    assert_eq!(e1.key(), e1b.key());
-    assert_ne!(e1.key(), e2.key());
+    assert_eq!(e1.identity(), e1b.identity());
+    assert_ne!(e1.identity(), e2.identity());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -135,8 +135,8 @@ mod broken {
             true
         }
 
-        fn key(&self) -> String {
-            self.0.key()
+        fn identity(&self) -> String {
+            self.0.identity()
         }
     }
 
@@ -164,8 +164,8 @@ mod broken {
     impl LockTarget for IgnoresHolder {
         type Lease = <MemoryLockTarget as LockTarget>::Lease;
 
-        fn wake_key(&self) -> String {
-            self.0.wake_key()
+        fn identity(&self) -> String {
+            self.0.identity()
         }
 
         async fn try_lock(&self, claim: &LockClaim) -> Result<Attempt<Self::Lease>> {

@@ -78,7 +78,7 @@ impl Versioned for PipelineRepeats {
         self.0.delete(&Conditions::if_match(etag)).await
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         self.0.url()
     }
 
@@ -274,8 +274,8 @@ impl Versioned for Contended {
         self.inner.delete(etag).await
     }
 
-    fn key(&self) -> String {
-        Versioned::key(&self.inner)
+    fn identity(&self) -> String {
+        Versioned::identity(&self.inner)
     }
 
     fn stores_write_ids(&self) -> bool {

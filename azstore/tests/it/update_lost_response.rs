@@ -53,8 +53,8 @@ impl Versioned for BuriedAfterLostResponse {
     }
     /// A key of its own: the "other" writer updates the same blob meanwhile, from inside
     /// this resource's write, and must not wait for this update's turn.
-    fn key(&self) -> String {
-        format!("test:buried:{}", Versioned::key(&self.mine))
+    fn identity(&self) -> String {
+        format!("test:buried:{}", Versioned::identity(&self.mine))
     }
     fn stores_write_ids(&self) -> bool {
         true

@@ -113,8 +113,8 @@ impl Versioned for TableRegister {
     async fn delete(&self, etag: &ETag) -> Result<()> {
         self.0.delete(etag).await
     }
-    fn key(&self) -> String {
-        Versioned::key(&self.0)
+    fn identity(&self) -> String {
+        Versioned::identity(&self.0)
     }
     fn stores_write_ids(&self) -> bool {
         self.0.stores_write_ids()

@@ -388,8 +388,8 @@ pub struct SwallowsErrors<T>(pub T);
 impl<T: LockTarget> LockTarget for SwallowsErrors<T> {
     type Lease = T::Lease;
 
-    fn wake_key(&self) -> String {
-        self.0.wake_key()
+    fn identity(&self) -> String {
+        self.0.identity()
     }
 
     async fn try_lock(&self, claim: &LockClaim) -> azstore::Result<Attempt<T::Lease>> {

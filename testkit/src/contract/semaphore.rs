@@ -782,8 +782,8 @@ impl<L: Leasable> Leasable for IgnoringLease<L> {
 impl<T: LockTarget> LockTarget for IgnoresLoss<T> {
     type Lease = IgnoringLease<T::Lease>;
 
-    fn wake_key(&self) -> String {
-        self.0.wake_key()
+    fn identity(&self) -> String {
+        self.0.identity()
     }
 
     async fn try_lock(&self, claim: &LockClaim) -> azstore::Result<Attempt<Self::Lease>> {

@@ -144,7 +144,7 @@ fn all_landed(tally: &Tally, n: u64) -> Result<(), String> {
 /// [`PER_TASK`] increments, each task with a client of its own, with the default policy
 /// (turns on). The count ends at 200, every value 1..=200 is written once, and not one
 /// write is refused (`Outcome::conflicts` summed is 0): the attempts of one process take
-/// turns by [`Versioned::key`].
+/// turns by [`Versioned::identity`].
 pub async fn one_process_wastes_no_write<R, F>(
     new_item: F,
     counter: Counter<R::Value>,
@@ -159,7 +159,7 @@ where
     if tally.conflicts != 0 {
         return Err(format!(
             "{} of {} updates in one process were refused as conflicts: its attempts did not \
-             take turns (is Versioned::key the item's identity?)",
+             take turns (is Versioned::identity the item's identity?)",
             tally.conflicts, tally.commits
         ));
     }
@@ -272,8 +272,8 @@ impl<R: Versioned> Versioned for CountReads<R> {
         self.item.delete(etag).await
     }
 
-    fn key(&self) -> String {
-        self.item.key()
+    fn identity(&self) -> String {
+        self.item.identity()
     }
 
     fn stores_write_ids(&self) -> bool {
@@ -569,8 +569,8 @@ impl<R: Versioned> Versioned for Beaten<R> {
 
     /// A key of its own: the other writer updates the same item from inside this one's
     /// write, and must not wait for this update's turn.
-    fn key(&self) -> String {
-        format!("contract:beaten:{}", self.mine.key())
+    fn identity(&self) -> String {
+        format!("contract:beaten:{}", self.mine.identity())
     }
 
     fn stores_write_ids(&self) -> bool {
@@ -636,7 +636,7 @@ where
     Ok(())
 }
 
-/// A deliberately broken adapter: `R` with a [`Versioned::key`] that is fresh on every call,
+/// A deliberately broken adapter: `R` with a [`Versioned::identity`] that is fresh on every call,
 /// so no two updates ever share a turn. [`one_process_wastes_no_write`] must fail on it.
 pub struct FreshKeyEachCall<R>(pub R);
 
@@ -664,7 +664,7 @@ impl<R: Versioned> Versioned for FreshKeyEachCall<R> {
         self.0.delete(etag).await
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         format!("broken:{}", uuid::Uuid::new_v4())
     }
 
