@@ -110,6 +110,23 @@ impl Authorizer {
         }
     }
 
+    /// Authorizes the subrequests of a Blob Batch with `credential` of `account` (through
+    /// [`authorize`](Self::authorize), once per subrequest): each subrequest is authorized on
+    /// its own, a SharedKey signature over the subrequest's own method, path and `x-ms-*`
+    /// headers, the same bearer token header, or the SAS query pairs for its URL. No plain-HTTP
+    /// refusal here: the batch request that carries them goes through the pipeline's own
+    /// authorizer, which refuses a SAS or a token the endpoint may not receive before anything
+    /// is sent.
+    pub(crate) fn for_subrequests(credential: &Credential, account: &str) -> Authorizer {
+        Authorizer {
+            credential: credential.clone(),
+            account: account.to_string(),
+            service: Some(Service::Blob),
+            cleartext: Cleartext::default(),
+            signer: None,
+        }
+    }
+
     pub(crate) fn credential(&self) -> &Credential {
         &self.credential
     }
