@@ -89,8 +89,12 @@ impl ContainerClient {
         Ok(results)
     }
 
-    /// One Blob Batch request deleting `names` (1 to 256 valid names): one result per name.
-    async fn submit_delete_batch<S: AsRef<str>>(&self, names: &[S]) -> Result<Vec<Result<()>>> {
+    /// One Blob Batch request deleting `names` (1 to 256 names, already validated): one result
+    /// per name, or the error of the batch request as a whole (after the pipeline's retries).
+    pub(crate) async fn submit_delete_batch<S: AsRef<str>>(
+        &self,
+        names: &[S],
+    ) -> Result<Vec<Result<()>>> {
         let pipeline = &self.pipeline;
         let boundary = format!("batch_{}", uuid::Uuid::new_v4());
         let body = self.delete_batch_body(&boundary, names).await?;

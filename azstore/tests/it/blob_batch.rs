@@ -229,15 +229,10 @@ async fn batch_delete_with_a_container_sas() {
         .unwrap()
         .container(c.name())
         .unwrap();
-    let refused = read_only.delete_blobs(&names).await;
-    match refused {
-        // Azure authorizes the batch request itself with the SAS and each subrequest again.
-        Ok(results) => {
-            for r in results {
-                assert_eq!(r.unwrap_err().kind(), ErrorKind::Auth);
-            }
-        }
-        Err(e) => panic!("the input was valid: {e}"),
+    // Whether the service refuses the batch request itself or each subrequest, every name
+    // carries an authorization error.
+    for r in read_only.delete_blobs(&names).await.unwrap() {
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::Auth);
     }
     assert_eq!(remaining(&c).await.len(), 5);
 }
