@@ -98,6 +98,11 @@ impl ContainerClient {
         let pipeline = &self.pipeline;
         let boundary = format!("batch_{}", uuid::Uuid::new_v4());
         let body = self.delete_batch_body(&boundary, names).await?;
+        // The subrequests are signed once, here: an attempt the pipeline repeats carries the
+        // same signatures (SharedKey dates stay valid for 15 minutes, beyond the call's time
+        // budget); after a bearer token refused with 401, the repeat carries the new token on
+        // the batch request and the old one on its subrequests, which are then refused one by
+        // one (401 each) rather than as a whole.
         // A batch of unconditional deletes is an idempotent write, not a conditional one:
         // applied twice it leaves the same state (the repeat finds 404 `BlobNotFound` where
         // the first deleted), so the pipeline may send it again after an ambiguous failure,
@@ -468,6 +473,10 @@ mod tests {
         #[test]
         fn any_reply_parses_or_fails_without_panicking(text in reply_text(), n in 0usize..4) {
             if let Ok(parts) = parse_batch_reply(text.as_bytes(), "b") {
+                // What the client does with each subresponse: its error, redacted.
+                for p in &parts {
+                    let _ = error_from_parts(p.status, &p.headers, &p.body).to_string();
+                }
                 let _ = by_content_id(parts, n);
             }
         }
