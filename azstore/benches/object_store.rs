@@ -28,6 +28,9 @@
 //! `OBJSTORE_BENCH_SAME=BlobStore` (or `=MicrosoftAzure`) runs the same store in both columns:
 //! a control for how far the ratios stray on this machine when the stores do not differ.
 //!
+//! `object_store delete ROUNDS` times `delete_stream` of 1,000 objects by each store (Blob
+//! Batch requests on both sides), interleaved, and prints them beside each other.
+//!
 //! `object_store latency OP COUNT` (OP `get-1k`, `put-1k` or `get-8m`) alternates single
 //! operations of the two stores, one in flight, and prints each one's latency percentiles:
 //! the finest interleaving, where a busy machine slows both stores alike.
@@ -283,12 +286,110 @@ fn main() {
         rt.block_on(latency(&args[2], args[3].parse().expect("COUNT")));
         return;
     }
+    // `cargo bench -- delete N` passes `--bench` after the arguments.
+    if args.get(1).map(String::as_str) == Some("delete") && args.len() >= 3 {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(deletes(args[2].parse().expect("ROUNDS")));
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(run());
+}
+
+/// `object_store delete ROUNDS`: in each round each store writes 1,000 objects (not timed),
+/// then deletes them with one `delete_stream` (timed); the stores alternate going first.
+/// Prints each store's median objects deleted per second and the quartiles of the rounds'
+/// ratios.
+async fn deletes(rounds: usize) {
+    let container = testkit::blob::container("objdelete").await;
+    let name = container.name().to_string();
+    let stores: [(&str, Store); 2] = [
+        (
+            "BlobStore",
+            Arc::new(BlobStore::new(container.clone()).with_prefix("blobstore")),
+        ),
+        (
+            "MicrosoftAzure",
+            Arc::new(object_store::prefix::PrefixStore::new(
+                microsoft_azure(&name, None),
+                "microsoftazure",
+            )),
+        ),
+    ];
+    // Third: BlobStore's paths deleted one Delete Blob each, 10 in flight (what its
+    // delete_stream sent before Blob Batch), as a reference.
+    let mut rates: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..rounds {
+        let order = match round % 3 {
+            0 => [0, 1, 2],
+            1 => [1, 2, 0],
+            _ => [2, 0, 1],
+        };
+        for i in order {
+            // 0 and 2: BlobStore; 1: MicrosoftAzure.
+            let s = &stores[i % 2].1;
+            let paths: Vec<Path> = (0..1000)
+                .map(|n| Path::from(format!("del/{round}/{n:04}")))
+                .collect();
+            futures_util::stream::iter(&paths)
+                .map(|p| {
+                    let s = s.clone();
+                    async move { s.put(p, "x".into()).await.unwrap() }
+                })
+                .buffer_unordered(32)
+                .collect::<Vec<_>>()
+                .await;
+            tokio::time::sleep(SETTLE).await;
+            let t = Instant::now();
+            let done: Vec<Path> = if i == 2 {
+                futures_util::stream::iter(paths.clone())
+                    .map(|p| {
+                        let s = s.clone();
+                        async move { s.delete(&p).await.map(|()| p) }
+                    })
+                    .buffered(10)
+                    .try_collect()
+                    .await
+                    .unwrap()
+            } else {
+                let input = futures_util::stream::iter(paths.clone().into_iter().map(Ok)).boxed();
+                s.delete_stream(input).try_collect().await.unwrap()
+            };
+            rates[i].push(done.len() as f64 / t.elapsed().as_secs_f64());
+            assert_eq!(done, paths);
+        }
+    }
+    let mut ratios: Vec<f64> = rates[0].iter().zip(&rates[1]).map(|(a, b)| a / b).collect();
+    ratios.sort_by(|x, y| x.total_cmp(y));
+    let q = |p: usize| ratios[(ratios.len() - 1) * p / 4];
+    println!(
+        "objstore: delete_stream of 1,000 objects, {rounds} interleaved rounds, one Azurite \
+         (objects/s, medians; ratio BlobStore / MicrosoftAzure, q1..q3)"
+    );
+    println!(
+        "{:<34} {:>12.0} {:>15.0} {:>7.2}   {:.2}..{:.2}",
+        "delete 1,000 (objects/s)",
+        median(rates[0].clone()),
+        median(rates[1].clone()),
+        q(2),
+        q(1),
+        q(3)
+    );
+    println!(
+        "{:<34} {:>12.0} {:>15}",
+        "  BlobStore, Delete Blob ×10",
+        median(rates[2].clone()),
+        "-"
+    );
+    let _ = container.delete(&azstore::Conditions::none()).await;
 }
 
 /// `count` operations `op` through `store`, 16 in flight, after a warm-up of 32 (for

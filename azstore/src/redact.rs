@@ -50,7 +50,8 @@ fn find_sig(s: &str) -> Option<(usize, usize, bool)> {
         };
         let after_separator = at == 0
             || matches!(b[at - 1], b'?' | b'&' | b';' | b' ')
-            || (at >= 3 && matches!(&lower[at - 3..at], "%26" | "%3f"));
+            // Bytes, not a str slice: `at - 3` may fall inside a multi-byte character.
+            || (at >= 3 && matches!(&b[at - 3..at], b"%26" | b"%3f"));
         if after_separator {
             return Some((at, len, enc));
         }
@@ -88,6 +89,13 @@ pub(crate) fn quoted(s: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_signature_after_a_multi_byte_character_does_not_panic() {
+        assert_eq!(redact("a \u{feff}&sig=abc"), "a \u{feff}&sig=<redacted>");
+        // `sig` three bytes after the middle of a character: not a parameter, and no panic.
+        assert_eq!(redact(" \u{feff}=sig=abc"), " \u{feff}=sig=abc");
+    }
     use super::*;
 
     #[test]

@@ -40,6 +40,7 @@
 
 mod append;
 mod append_url;
+mod batch;
 mod block;
 pub(crate) mod client;
 mod container;
@@ -77,6 +78,7 @@ pub use crate::storage::checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use crate::storage::copy_source::{CopySource, SourceAuthorization};
 pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
 pub use append_url::AppendFromUrlOptions;
+pub use batch::MAX_BATCH_SUBREQUESTS;
 pub use block::{
     BlockId, BlockInfo, BlockList, BlockListType, BlockOptions, BlockRef, CommitOptions,
     MAX_BLOCK_SIZE, MAX_BLOCKS,

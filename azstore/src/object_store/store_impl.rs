@@ -9,12 +9,16 @@ use ::object_store::{
 };
 use async_trait::async_trait;
 use bytes::Bytes;
-use futures_util::stream::{BoxStream, StreamExt};
+use futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::errors::Op;
 use super::store::{BlobStore, Fail, fail};
 use super::{list, multipart};
+use crate::blob::MAX_BATCH_SUBREQUESTS;
 use crate::conditions::Conditions;
+
+/// The Blob Batch requests of one `delete_stream` in flight at once.
+const BATCHES_IN_FLIGHT: usize = 8;
 
 #[async_trait]
 impl ObjectStore for BlobStore {
@@ -42,21 +46,22 @@ impl ObjectStore for BlobStore {
         })
     }
 
+    /// Paths in chunks of what is ready (at most 256, never waiting for a full chunk), each
+    /// chunk one Blob Batch request (a single path: Delete Blob), up to
+    /// `BATCHES_IN_FLIGHT` at a time; one result per path, in order.
     fn delete_stream(
         &self,
         locations: BoxStream<'static, OsResult<Path>>,
     ) -> BoxStream<'static, OsResult<Path>> {
         let store = self.clone();
         locations
-            .map(move |location| {
+            .ready_chunks(MAX_BATCH_SUBREQUESTS)
+            .map(move |chunk| {
                 let store = store.clone();
-                async move {
-                    let location = location?;
-                    store.delete_one(&location).await?;
-                    Ok(location)
-                }
+                async move { stream::iter(store.delete_batch(chunk).await) }
             })
-            .buffered(10)
+            .buffered(BATCHES_IN_FLIGHT)
+            .flatten()
             .boxed()
     }
 

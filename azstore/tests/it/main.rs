@@ -32,6 +32,7 @@ pub fn bare_http() -> reqwest::Client {
 mod access_policies;
 mod account_clients;
 mod authorization;
+mod blob_batch;
 mod blob_conditions;
 mod blob_containers;
 mod blob_from_url;

@@ -532,3 +532,182 @@ async fn object_store_tags_and_attributes_are_stored() {
     let stored = container.blob("t/b.csv").unwrap().get_tags().await.unwrap();
     assert_eq!(stored.get("project").map(String::as_str), Some("apollo 11"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// delete_stream through Blob Batch.
+
+/// 300 objects, a missing path and an error of the input stream: one result per path in
+/// order, the missing one `NotFound` (as `delete` reports it), the input error passed through,
+/// every object gone.
+#[tokio::test]
+async fn object_store_delete_stream_batches_and_reports_per_path() {
+    use futures_util::{StreamExt, TryStreamExt};
+    let s = store().await.with_prefix("p");
+    let paths: Vec<Path> = (0..300)
+        .map(|i| Path::from(format!("t/{i:04} weird & ü.parquet")))
+        .collect();
+    futures_util::stream::iter(&paths)
+        .map(|p| {
+            let s = s.clone();
+            async move { s.put(p, "x".into()).await.unwrap() }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+    let mut input: Vec<object_store::Result<Path>> = paths.iter().cloned().map(Ok).collect();
+    input.insert(150, Ok(Path::from("t/missing")));
+    input.insert(
+        10,
+        Err(object_store::Error::Generic {
+            store: "input",
+            source: "a listing failed".into(),
+        }),
+    );
+    let out: Vec<object_store::Result<Path>> = s
+        .delete_stream(futures_util::stream::iter(input).boxed())
+        .collect()
+        .await;
+    assert_eq!(out.len(), 302);
+    assert!(
+        matches!(
+            &out[10],
+            Err(object_store::Error::Generic { store: "input", .. })
+        ),
+        "{:?}",
+        out[10]
+    );
+    match &out[151] {
+        Err(object_store::Error::NotFound { path, .. }) => assert!(path.ends_with("t/missing")),
+        other => panic!("{other:?}"),
+    }
+    let deleted: Vec<&Path> = out
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 10 && *i != 151)
+        .map(|(_, r)| r.as_ref().unwrap())
+        .collect();
+    assert_eq!(deleted, paths.iter().collect::<Vec<_>>(), "in input order");
+    let left: Vec<_> = s.list(None).try_collect().await.unwrap();
+    assert!(left.is_empty(), "{left:?}");
+    // `delete` of a missing object is NotFound too.
+    let err = s.delete(&Path::from("t/missing")).await.unwrap_err();
+    assert!(matches!(err, object_store::Error::NotFound { .. }), "{err}");
+}
+
+/// A leased object is refused alone, with the variant `delete` gives it; the others go.
+#[tokio::test]
+async fn object_store_delete_stream_refuses_a_leased_object_alone() {
+    use futures_util::StreamExt;
+    let s = store().await;
+    for p in ["a", "held", "b"] {
+        s.put(&Path::from(p), "x".into()).await.unwrap();
+    }
+    s.container()
+        .blob("held")
+        .unwrap()
+        .acquire_lease(
+            azstore::lease::LeaseDuration::Infinite,
+            None,
+            &azstore::Conditions::none(),
+        )
+        .await
+        .unwrap();
+    let input = ["a", "held", "b"].map(|p| Ok(Path::from(p)));
+    let out: Vec<_> = s
+        .delete_stream(futures_util::stream::iter(input).boxed())
+        .collect()
+        .await;
+    assert_eq!(out[0].as_ref().unwrap(), &Path::from("a"));
+    assert_eq!(out[2].as_ref().unwrap(), &Path::from("b"));
+    let batch_err = out[1].as_ref().unwrap_err();
+    assert!(
+        matches!(batch_err, object_store::Error::Precondition { .. }),
+        "{batch_err}"
+    );
+    let single = s.delete(&Path::from("held")).await.unwrap_err();
+    assert!(
+        matches!(single, object_store::Error::Precondition { .. }),
+        "{single}"
+    );
+    assert!(s.head(&Path::from("held")).await.is_ok());
+    assert!(matches!(
+        s.head(&Path::from("a")).await,
+        Err(object_store::Error::NotFound { .. })
+    ));
+}
+
+/// Paths are deleted as they come: three paths from a stream that then waits are answered
+/// without waiting for a full batch of 256.
+#[tokio::test]
+async fn object_store_delete_stream_does_not_wait_for_a_full_batch() {
+    use futures_util::StreamExt;
+    let s = store().await;
+    for p in ["x/1", "x/2", "x/3"] {
+        s.put(&Path::from(p), "x".into()).await.unwrap();
+    }
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    for p in ["x/1", "x/2", "x/3"] {
+        tx.send(Ok(Path::from(p))).unwrap();
+    }
+    // `tx` stays open: the input stream has more to come, later.
+    let input = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    })
+    .boxed();
+    let out = s.delete_stream(input).take(3).collect::<Vec<_>>();
+    // A hang guard, not a timing assertion: waiting for a full batch would never end.
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .expect("three results without a full batch");
+    for r in out {
+        r.unwrap();
+    }
+    drop(tx);
+}
+
+/// A subrequest answered with a transient status (503 `ServerBusy`) is deleted again on its
+/// own through the pipeline (as a single delete would have been retried); the others are
+/// not sent twice. Against a scripted server: Azurite does not answer a subrequest with 503.
+#[tokio::test]
+async fn object_store_delete_stream_resends_a_busy_subrequest_alone() {
+    use futures_util::StreamExt;
+    let reply = "--r\r\nContent-Type: application/http\r\nContent-ID: 0\r\n\r\n\
+                 HTTP/1.1 202 Accepted\r\nx-ms-delete-type-permanent: false\r\n\r\n\
+                 --r\r\nContent-Type: application/http\r\nContent-ID: 1\r\n\r\n\
+                 HTTP/1.1 503 The server is busy.\r\nx-ms-error-code: ServerBusy\r\n\r\n\
+                 --r\r\nContent-Type: application/http\r\nContent-ID: 2\r\n\r\n\
+                 HTTP/1.1 404 The specified blob does not exist.\r\nx-ms-error-code: BlobNotFound\r\n\r\n\
+                 --r--\r\n";
+    let server = testkit::scripted::Scripted::start(vec![
+        testkit::scripted::Reply::with(
+            202,
+            &[("content-type", "multipart/mixed; boundary=r")],
+            reply.as_bytes(),
+        ),
+        testkit::scripted::Reply::status(202),
+    ])
+    .await;
+    let container =
+        azstore::blob::BlobServiceClient::with_options(&server.account(), testkit::fast_retry(0))
+            .unwrap()
+            .container("box")
+            .unwrap();
+    let s = BlobStore::new(container);
+    let input = ["a", "busy", "gone"].map(|p| Ok(Path::from(p)));
+    let out: Vec<_> = s
+        .delete_stream(futures_util::stream::iter(input).boxed())
+        .collect()
+        .await;
+    assert_eq!(out[0].as_ref().unwrap(), &Path::from("a"));
+    assert_eq!(out[1].as_ref().unwrap(), &Path::from("busy"));
+    assert!(
+        matches!(&out[2], Err(object_store::Error::NotFound { .. })),
+        "{:?}",
+        out[2]
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].method, "POST");
+    assert_eq!(reqs[1].method, "DELETE");
+    assert!(reqs[1].target.ends_with("/box/busy"), "{}", reqs[1].target);
+}
