@@ -386,6 +386,9 @@ pub struct WriteResult {
     pub etag: ETag,
     /// The new Last-Modified.
     pub last_modified: Option<OffsetDateTime>,
+    /// The version the write made, on an account with blob versioning (`x-ms-version-id`);
+    /// `None` elsewhere (and on Azurite, which keeps no versions).
+    pub version_id: Option<String>,
 }
 
 impl WriteResult {
@@ -393,8 +396,17 @@ impl WriteResult {
         Ok(WriteResult {
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
+            version_id: version_id(resp),
         })
     }
+}
+
+/// The `x-ms-version-id` a write answered with, if any.
+pub(crate) fn version_id(resp: &Response) -> Option<String> {
+    resp.headers
+        .get("x-ms-version-id")
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
 }
 
 /// A downloaded blob: its content and the properties of the version read.

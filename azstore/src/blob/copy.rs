@@ -222,6 +222,8 @@ pub struct CopyResult {
     pub etag: ETag,
     /// The destination's new Last-Modified.
     pub last_modified: Option<OffsetDateTime>,
+    /// The destination's new version, on an account with blob versioning (`x-ms-version-id`).
+    pub version_id: Option<String>,
 }
 
 impl CopyResult {
@@ -233,6 +235,7 @@ impl CopyResult {
             status: CopyStatus::parse(resp.headers.require("x-ms-copy-status")?),
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
+            version_id: crate::blob::client::version_id(resp),
         })
     }
 }

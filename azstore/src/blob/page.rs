@@ -303,6 +303,8 @@ pub struct PageWriteResult {
     pub last_modified: Option<OffsetDateTime>,
     /// The blob's sequence number after the write (`x-ms-blob-sequence-number`).
     pub sequence_number: Option<u64>,
+    /// The version the write made, on an account with blob versioning (`x-ms-version-id`).
+    pub version_id: Option<String>,
 }
 
 impl PageWriteResult {
@@ -311,6 +313,7 @@ impl PageWriteResult {
             etag: resp.headers.require_etag()?,
             last_modified: resp.headers.last_modified(),
             sequence_number: resp.headers.parse("x-ms-blob-sequence-number")?,
+            version_id: crate::blob::client::version_id(resp),
         })
     }
 
@@ -319,6 +322,7 @@ impl PageWriteResult {
         WriteResult {
             etag: self.etag,
             last_modified: self.last_modified,
+            version_id: self.version_id,
         }
     }
 }

@@ -36,7 +36,7 @@ impl From<WriteResult> for Written {
     fn from(w: WriteResult) -> Written {
         Written {
             etag: w.etag,
-            version: None,
+            version: w.version_id,
         }
     }
 }

@@ -511,6 +511,7 @@ impl BlobStore {
                 Ok(crate::blob::WriteResult {
                     etag: r.etag,
                     last_modified: r.last_modified,
+                    version_id: r.version_id,
                 })
             })
             .await

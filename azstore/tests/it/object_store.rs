@@ -711,3 +711,54 @@ async fn object_store_delete_stream_resends_a_busy_subrequest_alone() {
     assert_eq!(reqs[1].method, "DELETE");
     assert!(reqs[1].target.ends_with("/box/busy"), "{}", reqs[1].target);
 }
+
+/// On an account with blob versioning, Azure answers every write with the version it made
+/// (`x-ms-version-id`) and `PutResult::version` carries it, for a plain and a create-only put.
+/// Azurite keeps no versions: a scripted server answers as such an account does.
+#[tokio::test]
+async fn put_result_carries_the_version_the_write_made() {
+    use testkit::scripted::{Reply, Scripted};
+    let made = |v: &'static str| {
+        Reply::with(
+            201,
+            &[
+                ("etag", "\"0x8DE1\""),
+                ("last-modified", "Sun, 29 Nov 2026 03:00:00 GMT"),
+                ("x-ms-version-id", v),
+            ],
+            b"",
+        )
+    };
+    let server = Scripted::start(vec![
+        made("2026-11-29T03:00:00.1000000Z"),
+        made("2026-11-29T03:00:01.2000000Z"),
+    ])
+    .await;
+    let container = azstore::blob::BlobServiceClient::new(&server.account())
+        .unwrap()
+        .container("versioned")
+        .unwrap();
+    let store = BlobStore::new(container);
+    let plain = store
+        .put(&Path::from("a"), Bytes::from_static(b"x").into())
+        .await
+        .unwrap();
+    assert_eq!(plain.e_tag.as_deref(), Some("\"0x8DE1\""));
+    assert_eq!(
+        plain.version.as_deref(),
+        Some("2026-11-29T03:00:00.1000000Z")
+    );
+    let created = store
+        .put_opts(
+            &Path::from("b"),
+            Bytes::from_static(b"y").into(),
+            PutMode::Create.into(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        created.version.as_deref(),
+        Some("2026-11-29T03:00:01.2000000Z")
+    );
+    assert_eq!(server.count(), 2, "one Put Blob each");
+}
