@@ -6,8 +6,8 @@ use testkit::blob as blob_support;
 use std::time::Duration;
 
 use azstore::blob::{
-    AppendOptions, BlockId, BlockRef, CommitOptions, CopyOptions, CopySource, CopyTags,
-    PutOptions, SourceAuthorization, crc64_base64, md5_base64,
+    AppendOptions, BlockId, BlockRef, CommitOptions, CopyOptions, CopySource, CopyTags, PutOptions,
+    SourceAuthorization, crc64_base64, md5_base64,
 };
 use azstore::{Conditions, ErrorCode, ErrorKind, OffsetDateTime};
 
@@ -180,10 +180,15 @@ async fn append_block_from_url_refuses_bad_input_before_sending() {
     let refused = [
         (source.clone().range(5..5), AppendOptions::default()),
         // At most 4 MiB per append.
-        (source.clone().range(0..(4 << 20) + 1), AppendOptions::default()),
+        (
+            source.clone().range(0..(4 << 20) + 1),
+            AppendOptions::default(),
+        ),
         // No tags condition on the source.
         (
-            source.clone().conditions(Conditions::if_tags("\"a\" = 'b'")),
+            source
+                .clone()
+                .conditions(Conditions::if_tags("\"a\" = 'b'")),
             AppendOptions::default(),
         ),
         // No body, so no transactional checksum: the source's is CopySource's.
@@ -201,6 +206,9 @@ async fn append_block_from_url_refuses_bad_input_before_sending() {
     }
     // The same URL rules as every other From URL operation: http(s), percent-encoded.
     for url in ["ftp://x/c/b", "https://x.example/c/a b"] {
-        assert_eq!(CopySource::url(url).unwrap_err().kind(), ErrorKind::InvalidInput);
+        assert_eq!(
+            CopySource::url(url).unwrap_err().kind(),
+            ErrorKind::InvalidInput
+        );
     }
 }

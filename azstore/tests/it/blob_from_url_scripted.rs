@@ -307,8 +307,7 @@ async fn encryption_scope_and_copy_blob_options_reach_the_wire() {
 #[tokio::test]
 async fn crc64_source_checks_on_the_from_url_writes() {
     use azstore::blob::{
-        AppendOptions, BlobServiceClient, CopyOptions, CopySource, PutFromUrlOptions,
-        crc64_base64,
+        AppendOptions, BlobServiceClient, CopyOptions, CopySource, PutFromUrlOptions, crc64_base64,
     };
     use testkit::scripted::{Reply, Scripted};
     let created = Reply::with(
