@@ -118,11 +118,7 @@ impl BlobClient {
         &self,
         conditions: &Conditions,
     ) -> Result<(BTreeMap<String, String>, ETag)> {
-        crate::blob::client::check_read(conditions, "Get Blob Metadata")?;
-        // GET (the REST API allows GET and HEAD): error answers then carry their body, and
-        // it is what the official SDKs send to Azure.
-        self.read_metadata(self.request(Method::Get), conditions)
-            .await
+        self.read_metadata(conditions, "Get Blob Metadata").await
     }
 
     /// Set Blob Metadata: replaces all metadata. Changes the ETag. Accepts every condition.
