@@ -83,15 +83,6 @@ impl AppendOptions {
         self
     }
 
-    /// The transactional checksum azstore computes over the block and sends with it, so
-    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-    /// transfer.
-    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
-        self.checksum = v;
-        self
-    }
-
     /// The encryption scope of the append blob (`x-ms-encryption-scope`), required when
     /// it was created in a scope other than the account's default. Default: none sent.
     pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
@@ -119,6 +110,11 @@ impl AppendOptions {
             .intent(crate::http::Intent::NonIdempotent))
     }
 }
+
+crate::blob::write_options::checksum_builder!(
+    AppendOptions,
+    "AppendOptions::at(1024).conditions(Conditions::none())"
+);
 
 /// What Append Block returns.
 ///

@@ -374,27 +374,13 @@ impl PutOptions {
         self.conditions = v;
         self
     }
-
-    /// The transactional checksum azstore computes over the body and sends with it, so
-    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-    /// transfer.
-    ///
-    /// ```no_run
-    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::Conditions;
-    /// use azstore::blob::{Checksum, PutOptions};
-    /// let options = PutOptions::new(Conditions::if_not_exists()).checksum(Checksum::Md5);
-    /// blob.put("checked end to end", &options).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
-        self.checksum = v;
-        self
-    }
 }
 
 crate::blob::write_options::write_builders!(PutOptions);
+crate::blob::write_options::checksum_builder!(
+    PutOptions,
+    "PutOptions::new(Conditions::if_not_exists())"
+);
 
 /// What a write returns: the new version.
 ///

@@ -433,6 +433,33 @@ macro_rules! write_builders {
 }
 pub(crate) use write_builders;
 
+/// Adds the `checksum` builder method to the options of a write that sends data (Put Blob,
+/// Put Block, Append Block, Put Page): an options type with a `checksum` field, given with
+/// how an example builds it.
+macro_rules! checksum_builder {
+    ($ty:ty, $example:literal) => {
+        impl $ty {
+            /// The transactional checksum azstore computes over the data the request sends
+            /// (the body, block or pages) and sends with it, so that the service refuses (400
+            /// `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the way. Default
+            /// [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+            /// transfer.
+            ///
+            /// ```
+            /// use azstore::Conditions;
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", $example, ".checksum(Checksum::Crc64);")]
+            /// assert_eq!(options.checksum, Checksum::Crc64);
+            /// ```
+            pub fn checksum(mut self, v: $crate::blob::Checksum) -> Self {
+                self.checksum = v;
+                self
+            }
+        }
+    };
+}
+pub(crate) use checksum_builder;
+
 #[cfg(test)]
 mod tests {
     use super::*;
