@@ -354,7 +354,8 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                 "x-ms-blob-condition-maxsize",
                 "x-ms-source-content-md5",
             ])?;
-            let mut source = azstore::blob::CopySource::url(req.h("x-ms-copy-source").unwrap())?
+            let mut source = azstore::blob::CopySource::url(req.h("x-ms-copy-source").unwrap())
+                .map_err(|e| format!("recorded copy source: {e}"))?
                 .conditions(req.source_conditions()?);
             if let Some(r) = req.h("x-ms-source-range") {
                 source = source.range(crate::req::parse_range(r)?);
