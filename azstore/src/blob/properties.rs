@@ -55,14 +55,12 @@ impl SetMetadataOptions {
         self.conditions = v;
         self
     }
-
-    /// The blob's encryption scope, required when the blob was written in a scope other
-    /// than the account's default (default: none sent).
-    pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
-        self.encryption_scope = Some(v.into());
-        self
-    }
 }
+
+crate::blob::write_options::existing_scope_builder!(
+    SetMetadataOptions,
+    "SetMetadataOptions::default()"
+);
 
 /// What Snapshot Blob returns.
 ///
@@ -160,11 +158,9 @@ impl BlobClient {
         options
             .conditions
             .check(Allowed::ALL, "Set Blob Metadata")?;
-        let mut req = self.write_request(Method::Put, "Set Blob Metadata")?;
-        if let Some(scope) = &options.encryption_scope {
-            crate::blob::write_options::check_scope(scope)?;
-            req = req.header("x-ms-encryption-scope", scope.clone());
-        }
+        let req = self.write_request(Method::Put, "Set Blob Metadata")?;
+        let req =
+            crate::blob::write_options::scope_header(req, options.encryption_scope.as_deref())?;
         crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, &options.conditions)
             .await
     }
