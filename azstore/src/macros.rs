@@ -1,7 +1,9 @@
 //! The crate's internal macros: the two shapes every service client repeats (the
 //! constructors of a service client, the accessors of a named client), written once. Each
-//! generated method carries its own documentation, so rustdoc lists it like any other; every
-//! builder setter is written out in its options type, where grep finds it.
+//! generated method carries its own documentation, so rustdoc lists it like any other. A
+//! builder setter is written out in its options type, where grep finds it, except the groups
+//! several blob writes share, written once in `blob/write_options.rs` (`write_builders!`,
+//! `checksum_builder!`, `existing_scope_builder!`) and named beside each options type.
 
 /// `new`, `with_options` and `pipeline` of a service client (a struct with a `pipeline` field
 /// and, after `;`, any other fields with their initial values), and the client of one named

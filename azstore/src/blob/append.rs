@@ -83,28 +83,10 @@ impl AppendOptions {
         self
     }
 
-    /// The transactional checksum azstore computes over the block and sends with it, so
-    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-    /// transfer.
-    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
-        self.checksum = v;
-        self
-    }
-
-    /// The encryption scope of the append blob (`x-ms-encryption-scope`), required when
-    /// it was created in a scope other than the account's default. Default: none sent.
-    pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
-        self.encryption_scope = Some(v.into());
-        self
-    }
-
     /// Adds the conditions, the append-position and max-size conditions and the encryption
     /// scope to an Append Block request, and marks it not idempotent.
     pub(crate) fn apply(&self, req: Request) -> Result<Request> {
-        if let Some(scope) = &self.encryption_scope {
-            crate::blob::write_options::check_scope(scope)?;
-        }
+        let req = crate::blob::write_options::scope_header(req, self.encryption_scope.as_deref())?;
         Ok(req
             .conditions(&self.conditions)
             .header_opt(
@@ -115,10 +97,15 @@ impl AppendOptions {
                 "x-ms-blob-condition-maxsize",
                 self.max_size.map(|p| p.to_string()),
             )
-            .header_opt("x-ms-encryption-scope", self.encryption_scope.clone())
             .intent(crate::http::Intent::NonIdempotent))
     }
 }
+
+crate::blob::write_options::existing_scope_builder!(AppendOptions, "AppendOptions::at(1024)");
+crate::blob::write_options::checksum_builder!(
+    AppendOptions,
+    "AppendOptions::at(1024).conditions(Conditions::none())"
+);
 
 /// What Append Block returns.
 ///

@@ -202,23 +202,12 @@ impl BlockOptions {
         self.conditions = v;
         self
     }
-
-    /// The transactional checksum azstore computes over the block and sends with it, so
-    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-    /// transfer.
-    ///
-    /// ```
-    /// use azstore::Conditions;
-    /// use azstore::blob::{BlockOptions, Checksum};
-    /// let options = BlockOptions::default().conditions(Conditions::none()).checksum(Checksum::Crc64);
-    /// # let _ = options;
-    /// ```
-    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
-        self.checksum = v;
-        self
-    }
 }
+
+crate::blob::write_options::checksum_builder!(
+    BlockOptions,
+    "BlockOptions::default().conditions(Conditions::none())"
+);
 
 /// One block as returned by Get Block List.
 ///

@@ -200,13 +200,23 @@ pub(crate) trait Resource {
             .await
     }
 
-    /// Get Container Metadata / Get Blob Metadata (conditions already checked): `req`
-    /// addresses the container or blob; answers the metadata and the ETag.
+    /// A request addressed to the container or blob.
+    fn address(&self, method: Method) -> Request;
+
+    /// Refuses the conditions a read of the resource's properties or metadata does not take
+    /// (before sending).
+    fn check_read(conditions: &Conditions, operation: &str) -> Result<()>;
+
+    /// Get Container Metadata / Get Blob Metadata (`operation`): the metadata and the ETag.
     async fn read_metadata(
         &self,
-        req: Request,
         conditions: &Conditions,
+        operation: &str,
     ) -> Result<(std::collections::BTreeMap<String, String>, ETag)> {
+        Self::check_read(conditions, operation)?;
+        // GET (the REST API allows GET and HEAD): error answers then carry their body, and
+        // it is what the official SDKs send to Azure.
+        let req = self.address(Method::Get);
         let resp = self.send_comp(req, "metadata", conditions).await?;
         Ok((resp.headers.metadata(), resp.headers.require_etag()?))
     }
@@ -216,11 +226,28 @@ impl Resource for ContainerClient {
     fn via(&self) -> &Pipeline {
         &self.pipeline
     }
+
+    fn address(&self, method: Method) -> Request {
+        self.request(method)
+    }
+
+    /// A container's reads take a lease id only.
+    fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {
+        conditions.check(Allowed::LEASE_ONLY, operation)
+    }
 }
 
 impl Resource for BlobClient {
     fn via(&self) -> &Pipeline {
         &self.pipeline
+    }
+
+    fn address(&self, method: Method) -> Request {
+        self.request(method)
+    }
+
+    fn check_read(conditions: &Conditions, operation: &str) -> Result<()> {
+        check_read(conditions, operation)
     }
 }
 
@@ -347,27 +374,13 @@ impl PutOptions {
         self.conditions = v;
         self
     }
-
-    /// The transactional checksum azstore computes over the body and sends with it, so
-    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-    /// transfer.
-    ///
-    /// ```no_run
-    /// # async fn demo(blob: azstore::blob::BlobClient) -> azstore::Result<()> {
-    /// use azstore::Conditions;
-    /// use azstore::blob::{Checksum, PutOptions};
-    /// let options = PutOptions::new(Conditions::if_not_exists()).checksum(Checksum::Md5);
-    /// blob.put("checked end to end", &options).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
-        self.checksum = v;
-        self
-    }
 }
 
 crate::blob::write_options::write_builders!(PutOptions);
+crate::blob::write_options::checksum_builder!(
+    PutOptions,
+    "PutOptions::new(Conditions::if_not_exists())"
+);
 
 /// What a write returns: the new version.
 ///

@@ -356,8 +356,7 @@ impl ContainerClient {
         &self,
         conditions: &Conditions,
     ) -> Result<(BTreeMap<String, String>, ETag)> {
-        conditions.check(Allowed::LEASE_ONLY, "Get Container Metadata")?;
-        self.read_metadata(self.request(Method::Get), conditions)
+        self.read_metadata(conditions, "Get Container Metadata")
             .await
     }
 

@@ -10,10 +10,7 @@ use crate::blob::{BlobClient, ContainerClient};
 use crate::conditions::{Allowed, Conditions, LeaseId};
 use crate::error::{ErrorCode, Result};
 use crate::http::{Method, Pipeline, Request};
-use crate::lease::{
-    BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
-    LeaseResult,
-};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased, LeaseResult};
 use crate::storage::{LeaseOp, LeaseReply, StorageRequest};
 
 /// Lease Blob accepts If-Match, If-None-Match, both dates and tags; the lease id is a
@@ -304,10 +301,6 @@ macro_rules! leasable_without_conditions {
             fn lease_target(&self) -> String {
                 let $c = self;
                 $target
-            }
-
-            fn lease_capabilities(&self) -> LeaseCapabilities {
-                LeaseCapabilities::ALL
             }
 
             async fn lease_acquire(

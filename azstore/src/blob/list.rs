@@ -36,18 +36,14 @@ pub struct ListOptions {
     pub delimiter: Option<String>,
     /// Page size, 1–5000 (the service default is 5000).
     pub max_results: Option<u32>,
-    /// Include user metadata in each item.
-    pub include_metadata: bool,
-    /// (List Blobs) Include snapshots.
-    pub include_snapshots: bool,
-    /// Further `include=` values: for List Blobs versions, deleted blobs, tags, uncommitted
-    /// blobs, copy state, …; for List Containers deleted and system containers.
+    /// The `include=` values, in the order added: for List Blobs metadata, snapshots,
+    /// versions, deleted blobs, tags, uncommitted blobs, copy state, …; for List Containers
+    /// metadata, deleted and system containers.
     pub include: Vec<ListInclude>,
 }
 
-/// A value of List Blobs' or List Containers' `include=` (besides metadata and snapshots,
-/// which have their own flags in [`ListOptions`]). List Containers takes `Deleted` and
-/// `System` only; List Blobs every other one and `Deleted`.
+/// A value of List Blobs' or List Containers' `include=`. List Containers takes `Metadata`,
+/// `Deleted` and `System` only; List Blobs every one but `System`.
 ///
 /// ```no_run
 /// # async fn demo(container: azstore::blob::ContainerClient) -> azstore::Result<()> {
@@ -61,6 +57,11 @@ pub struct ListOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ListInclude {
+    /// Each item's user metadata (`metadata`), in [`BlobItem::metadata`] /
+    /// [`ContainerItem::metadata`].
+    Metadata,
+    /// (List Blobs) Snapshots (`snapshots`), each with [`BlobItem::snapshot`] set.
+    Snapshots,
     /// Previous versions (`versions`), with [`BlobItem::version_id`] set.
     Versions,
     /// Soft-deleted blobs (`deleted`), with [`BlobItem::deleted`] set; for List Containers
@@ -92,6 +93,8 @@ impl ListInclude {
     /// The value as sent in `include=`.
     pub fn as_str(self) -> &'static str {
         match self {
+            ListInclude::Metadata => "metadata",
+            ListInclude::Snapshots => "snapshots",
             ListInclude::Versions => "versions",
             ListInclude::Deleted => "deleted",
             ListInclude::DeletedWithVersions => "deletedwithversions",
@@ -143,27 +146,28 @@ impl ListOptions {
         self
     }
 
-    /// Lists each item's user metadata too (default: not included).
+    /// Lists each item's user metadata too (default: not included):
+    /// `including(ListInclude::Metadata)`.
     ///
     /// ```
-    /// let options = azstore::blob::ListOptions::default().with_metadata();
-    /// assert!(options.include_metadata);
+    /// use azstore::blob::{ListInclude, ListOptions};
+    /// let options = ListOptions::default().with_metadata();
+    /// assert_eq!(options.include, vec![ListInclude::Metadata]);
     /// ```
-    pub fn with_metadata(mut self) -> Self {
-        self.include_metadata = true;
-        self
+    pub fn with_metadata(self) -> ListOptions {
+        self.including(ListInclude::Metadata)
     }
 
     /// (List Blobs) Lists snapshots too, each with [`BlobItem::snapshot`] set (default:
-    /// base blobs only).
+    /// base blobs only): `including(ListInclude::Snapshots)`.
     ///
     /// ```
-    /// let options = azstore::blob::ListOptions::default().with_snapshots();
-    /// assert!(options.include_snapshots);
+    /// use azstore::blob::{ListInclude, ListOptions};
+    /// let options = ListOptions::default().with_snapshots();
+    /// assert_eq!(options.include, vec![ListInclude::Snapshots]);
     /// ```
-    pub fn with_snapshots(mut self) -> Self {
-        self.include_snapshots = true;
-        self
+    pub fn with_snapshots(self) -> ListOptions {
+        self.including(ListInclude::Snapshots)
     }
 
     /// Include soft-deleted blobs or containers: `including(ListInclude::Deleted)`.
@@ -214,17 +218,11 @@ impl ListOptions {
             req = req.query("marker", m);
         }
         let mut include = Vec::new();
-        if self.include_metadata {
-            include.push("metadata");
-        }
-        if self.include_snapshots {
-            if !blobs {
-                return Err(Error::invalid_input("List Containers has no snapshots"));
-            }
-            include.push("snapshots");
-        }
         for i in &self.include {
-            let for_containers = matches!(i, ListInclude::Deleted | ListInclude::System);
+            let for_containers = matches!(
+                i,
+                ListInclude::Metadata | ListInclude::Deleted | ListInclude::System
+            );
             let for_blobs = *i != ListInclude::System;
             if blobs && !for_blobs {
                 return Err(Error::invalid_input(format!(

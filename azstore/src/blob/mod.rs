@@ -77,7 +77,6 @@ pub use crate::status::{LeaseDurationType, LeaseState, LeaseStatus};
 pub use crate::storage::checksum::{Checksum, crc64, crc64_base64, md5_base64};
 pub use crate::storage::copy_source::{CopySource, SourceAuthorization};
 pub use append::{AppendOptions, AppendResult, MAX_APPEND_BLOCK};
-pub use append_url::AppendFromUrlOptions;
 pub use batch::MAX_BATCH_SUBREQUESTS;
 pub use block::{
     BlockId, BlockInfo, BlockList, BlockListType, BlockOptions, BlockRef, CommitOptions,

@@ -227,15 +227,6 @@ impl PageWriteOptions {
         self
     }
 
-    /// The transactional checksum azstore computes over the pages and sends with it, so
-    /// that the service refuses (400 `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the
-    /// way. Default [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
-    /// transfer.
-    pub fn checksum(mut self, v: crate::blob::Checksum) -> Self {
-        self.checksum = v;
-        self
-    }
-
     /// Adds the conditions and sequence-number conditions to `req`.
     pub(crate) fn apply(&self, req: Request) -> Result<Request> {
         let sequence_conditions = [
@@ -253,6 +244,11 @@ impl PageWriteOptions {
             }))
     }
 }
+
+crate::blob::write_options::checksum_builder!(
+    PageWriteOptions,
+    "PageWriteOptions::default().conditions(Conditions::none())"
+);
 
 /// Refuses a sequence number (of a condition or a new value) above [`MAX_SEQUENCE_NUMBER`].
 fn check_sequence_number(n: Option<u64>) -> Result<()> {

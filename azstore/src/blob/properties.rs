@@ -55,14 +55,12 @@ impl SetMetadataOptions {
         self.conditions = v;
         self
     }
-
-    /// The blob's encryption scope, required when the blob was written in a scope other
-    /// than the account's default (default: none sent).
-    pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
-        self.encryption_scope = Some(v.into());
-        self
-    }
 }
+
+crate::blob::write_options::existing_scope_builder!(
+    SetMetadataOptions,
+    "SetMetadataOptions::default()"
+);
 
 /// What Snapshot Blob returns.
 ///
@@ -118,11 +116,7 @@ impl BlobClient {
         &self,
         conditions: &Conditions,
     ) -> Result<(BTreeMap<String, String>, ETag)> {
-        crate::blob::client::check_read(conditions, "Get Blob Metadata")?;
-        // GET (the REST API allows GET and HEAD): error answers then carry their body, and
-        // it is what the official SDKs send to Azure.
-        self.read_metadata(self.request(Method::Get), conditions)
-            .await
+        self.read_metadata(conditions, "Get Blob Metadata").await
     }
 
     /// Set Blob Metadata: replaces all metadata. Changes the ETag. Accepts every condition.
@@ -164,11 +158,9 @@ impl BlobClient {
         options
             .conditions
             .check(Allowed::ALL, "Set Blob Metadata")?;
-        let mut req = self.write_request(Method::Put, "Set Blob Metadata")?;
-        if let Some(scope) = &options.encryption_scope {
-            crate::blob::write_options::check_scope(scope)?;
-            req = req.header("x-ms-encryption-scope", scope.clone());
-        }
+        let req = self.write_request(Method::Put, "Set Blob Metadata")?;
+        let req =
+            crate::blob::write_options::scope_header(req, options.encryption_scope.as_deref())?;
         crate::blob::client::set_metadata_with(&self.pipeline, req, metadata, &options.conditions)
             .await
     }

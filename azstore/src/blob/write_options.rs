@@ -237,13 +237,22 @@ impl BlobWriteOptions {
             validate_tags(tags)?;
             req = req.header("x-ms-tags", tags_header(tags));
         }
-        if let Some(scope) = &self.encryption_scope {
-            check_scope(scope)?;
-            req = req.header("x-ms-encryption-scope", scope.clone());
-        }
+        let req = scope_header(req, self.encryption_scope.as_deref())?;
         Ok(self
             .headers
             .apply(req.metadata(&self.metadata), HeaderNames::Blob))
+    }
+}
+
+/// Adds the encryption scope a write names (`x-ms-encryption-scope`), refusing a name the
+/// service could not take.
+pub(crate) fn scope_header(req: Request, scope: Option<&str>) -> Result<Request> {
+    match scope {
+        Some(scope) => {
+            check_scope(scope)?;
+            Ok(req.header("x-ms-encryption-scope", scope.to_string()))
+        }
+        None => Ok(req),
     }
 }
 
@@ -432,6 +441,57 @@ macro_rules! write_builders {
     )*};
 }
 pub(crate) use write_builders;
+
+/// Adds the `checksum` builder method to the options of a write that sends data (Put Blob,
+/// Put Block, Append Block, Put Page): an options type with a `checksum` field, given with
+/// how an example builds it.
+macro_rules! checksum_builder {
+    ($ty:ty, $example:literal) => {
+        impl $ty {
+            /// The transactional checksum azstore computes over the data the request sends
+            /// (the body, block or pages) and sends with it, so that the service refuses (400
+            /// `Md5Mismatch` / `Crc64Mismatch`) bytes damaged on the way. Default
+            /// [`Checksum::None`](crate::blob::Checksum::None): TLS alone protects the
+            /// transfer.
+            ///
+            /// ```
+            /// use azstore::Conditions;
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", $example, ".checksum(Checksum::Crc64);")]
+            /// assert_eq!(options.checksum, Checksum::Crc64);
+            /// ```
+            pub fn checksum(mut self, v: $crate::blob::Checksum) -> Self {
+                self.checksum = v;
+                self
+            }
+        }
+    };
+}
+pub(crate) use checksum_builder;
+
+/// Adds the `encryption_scope` builder method to the options of a write to an existing blob
+/// (Append Block, Set Blob Metadata): an options type with an `encryption_scope` field, given
+/// with how an example builds it.
+macro_rules! existing_scope_builder {
+    ($ty:ty, $example:literal) => {
+        impl $ty {
+            /// The blob's encryption scope (`x-ms-encryption-scope`), which a write must name
+            /// when the blob was written in a scope other than the account's default (default:
+            /// none sent).
+            ///
+            /// ```
+            /// use azstore::blob::*;
+            #[doc = concat!("let options = ", $example, ".encryption_scope(\"customer-keys\");")]
+            /// assert_eq!(options.encryption_scope.as_deref(), Some("customer-keys"));
+            /// ```
+            pub fn encryption_scope(mut self, v: impl Into<String>) -> Self {
+                self.encryption_scope = Some(v.into());
+                self
+            }
+        }
+    };
+}
+pub(crate) use existing_scope_builder;
 
 #[cfg(test)]
 mod tests {

@@ -13,10 +13,7 @@ use super::item::{ItemRef, Stored};
 use super::{CosmosContainer, PartitionKey};
 use crate::conditions::{ETag, LeaseId};
 use crate::error::{Error, ErrorKind, RequestSent, Result};
-use crate::lease::{
-    BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
-    LeaseResult,
-};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased, LeaseResult};
 use crate::lock::{LockOwner, next_fencing_token, wall_clock_ms};
 
 /// The time to live of a lock item by default: collected a day after its last write.
@@ -489,14 +486,11 @@ impl CosmosLease {
     }
 }
 
+// Every lease capability (the default): renew, change, and break with a period (the item is
+// marked breaking).
 impl Leasable for CosmosLease {
     fn lease_target(&self) -> String {
         format!("cosmos item {}", self.item.id)
-    }
-
-    fn lease_capabilities(&self) -> LeaseCapabilities {
-        // Renew, change and break (with a period: the item is marked breaking) all exist.
-        LeaseCapabilities::ALL
     }
 
     async fn lease_acquire(

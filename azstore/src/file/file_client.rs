@@ -432,50 +432,6 @@ impl FileClient {
         FileWrite::set_metadata(&self.pipeline, req, metadata).await
     }
 
-    /// Delete File. A leased file needs the lease id.
-    ///
-    /// ```no_run
-    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
-    /// match file.delete(None).await {
-    ///     Err(e) if e.is_not_found() => {} // already gone
-    ///     other => other?,
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
-        let req = lease_header(self.request(Method::Delete), lease);
-        self.pipeline.send(req).await?;
-        Ok(())
-    }
-
-    /// Deletes the file if it exists. Returns `true` when this call deleted it. A leased file:
-    /// [`FileClient::delete_if_exists_with_lease`].
-    ///
-    /// There is no `create_if_not_exists` for files: Create File replaces an existing file,
-    /// and Azure Files takes no `If-None-Match`, so "create unless it exists" cannot be one
-    /// atomic request; take a lease or use [`exists`](Self::exists) knowing the race.
-    ///
-    /// ```no_run
-    /// # async fn demo(file: azstore::file::FileClient) -> azstore::Result<()> {
-    /// file.delete_if_exists().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn delete_if_exists(&self) -> Result<bool> {
-        crate::error::found(self.delete(None).await)
-    }
-
-    /// Deletes the leased file if it exists, with its lease id. Returns `true` when this call
-    /// deleted it.
-    ///
-    /// ```no_run
-    /// # async fn demo(file: azstore::file::FileClient, lease: azstore::LeaseId) -> azstore::Result<()> {
-    /// file.delete_if_exists_with_lease(&lease).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn delete_if_exists_with_lease(&self, lease: &LeaseId) -> Result<bool> {
-        crate::error::found(self.delete(Some(lease)).await)
-    }
-
     /// List Ranges: the written ranges of the whole file, or within `range`.
     ///
     /// ```no_run

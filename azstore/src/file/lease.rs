@@ -12,10 +12,11 @@
 //! renews a fixed share lease in the background like a blob's.
 //!
 //! The requests are built and read by the lease module's `send`, as for blobs and containers.
+//! Delete File and Delete Share, which a lease guards, are written here once for both.
 
 use crate::conditions::LeaseId;
 use crate::error::{Error, Result};
-use crate::file::file_client::FileClient;
+use crate::file::file_client::{FileClient, lease_header};
 use crate::file::share::ShareClient;
 use crate::http::Method;
 use crate::lease::{
@@ -194,6 +195,66 @@ common_lease_methods!(
     /// # let _ = lease; Ok(()) }
     /// ```
 );
+
+/// Delete File and Delete Share, and their `_if_exists` forms, written once: a leased file or
+/// share is deleted only with its lease id.
+macro_rules! leased_delete_methods {
+    ($client:ty, $what:literal, $var:literal, $(#[$if_exists_doc:meta])*) => {
+        impl $client {
+            #[doc = concat!("Delete ", $what, ". A leased ", $var, " needs its lease id (412 otherwise).")]
+            ///
+            /// ```no_run
+            #[doc = concat!("# async fn demo(", $var, ": azstore::file::", stringify!($client), ") -> azstore::Result<()> {")]
+            #[doc = concat!("match ", $var, ".delete(None).await {")]
+            ///     Err(e) if e.is_not_found() => {} // already gone
+            ///     other => other?,
+            /// }
+            /// # Ok(()) }
+            /// ```
+            pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
+                let req = lease_header(self.request(Method::Delete), lease);
+                self.pipeline.send(req).await?;
+                Ok(())
+            }
+
+            #[doc = concat!("Deletes the ", $var, " if it exists. Returns `true` when this call deleted it. A")]
+            #[doc = concat!("leased ", $var, ": [`", stringify!($client), "::delete_if_exists_with_lease`].")]
+            $(#[$if_exists_doc])*
+            ///
+            /// ```no_run
+            #[doc = concat!("# async fn demo(", $var, ": azstore::file::", stringify!($client), ") -> azstore::Result<()> {")]
+            #[doc = concat!($var, ".delete_if_exists().await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub async fn delete_if_exists(&self) -> Result<bool> {
+                crate::error::found(self.delete(None).await)
+            }
+
+            #[doc = concat!("Deletes the leased ", $var, " if it exists, with its lease id. Returns `true` when")]
+            /// this call deleted it.
+            ///
+            /// ```no_run
+            #[doc = concat!("# async fn demo(", $var, ": azstore::file::", stringify!($client), ", lease: azstore::LeaseId) -> azstore::Result<()> {")]
+            #[doc = concat!($var, ".delete_if_exists_with_lease(&lease).await?;")]
+            /// # Ok(()) }
+            /// ```
+            pub async fn delete_if_exists_with_lease(&self, lease: &LeaseId) -> Result<bool> {
+                crate::error::found(self.delete(Some(lease)).await)
+            }
+        }
+    };
+}
+
+leased_delete_methods!(
+    FileClient,
+    "File",
+    "file",
+    ///
+    /// There is no `create_if_not_exists` for files: Create File replaces an existing file,
+    /// and Azure Files takes no `If-None-Match`, so "create unless it exists" cannot be one
+    /// atomic request; take a lease or use [`exists`](Self::exists) knowing the race.
+);
+leased_delete_methods!(ShareClient, "Share", "share",);
 
 impl ShareClient {
     /// Lease Share, renew: restarts the duration clock of the lease held with `id`.

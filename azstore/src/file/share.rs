@@ -4,10 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorCode, Result};
 use crate::file::directory::DirectoryClient;
-use crate::file::file_client::{FileClient, lease_header};
+use crate::file::file_client::FileClient;
 use crate::file::models::{FileWrite, ShareProperties};
 use crate::file::names::validate_path;
 use crate::http::{Method, Pipeline, Request};
@@ -126,42 +125,5 @@ impl ShareClient {
     /// ```
     pub async fn set_metadata(&self, metadata: &BTreeMap<String, String>) -> Result<FileWrite> {
         FileWrite::set_metadata(&self.pipeline, self.request(Method::Put), metadata).await
-    }
-
-    /// Delete Share. A leased share needs its lease id (412 otherwise).
-    ///
-    /// ```no_run
-    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// share.delete(None).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn delete(&self, lease: Option<&LeaseId>) -> Result<()> {
-        let req = lease_header(self.request(Method::Delete), lease);
-        self.pipeline.send(req).await?;
-        Ok(())
-    }
-
-    /// Deletes the share if it exists. Returns `true` when this call deleted it. A leased
-    /// share: [`ShareClient::delete_if_exists_with_lease`].
-    ///
-    /// ```no_run
-    /// # async fn demo(share: azstore::file::ShareClient) -> azstore::Result<()> {
-    /// share.delete_if_exists().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn delete_if_exists(&self) -> Result<bool> {
-        crate::error::found(self.delete(None).await)
-    }
-
-    /// Deletes the leased share if it exists, with its lease id. Returns `true` when this call
-    /// deleted it.
-    ///
-    /// ```no_run
-    /// # async fn demo(share: azstore::file::ShareClient, lease: azstore::LeaseId) -> azstore::Result<()> {
-    /// share.delete_if_exists_with_lease(&lease).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn delete_if_exists_with_lease(&self, lease: &LeaseId) -> Result<bool> {
-        crate::error::found(self.delete(Some(lease)).await)
     }
 }

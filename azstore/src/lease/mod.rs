@@ -547,10 +547,12 @@ pub trait Leasable: Clone + Send + Sync + 'static {
     /// ```
     fn lease_target(&self) -> String;
 
-    /// What this resource's leases can do: blobs, containers and shares answer
-    /// [`LeaseCapabilities::ALL`], files [`LeaseCapabilities::INFINITE_ONLY`]. Required (no
-    /// default): the guard renews, and refuses durations, by this answer, so a backend states
-    /// it rather than inherit a claim that may be false for it.
+    /// What this resource's leases can do. Default [`LeaseCapabilities::ALL`], the answer of
+    /// blobs, containers, shares, Redis, Cosmos DB and the in-memory backend; files override
+    /// it with [`LeaseCapabilities::INFINITE_ONLY`]. The guard renews, and refuses durations,
+    /// by this answer, so a backend whose leases cannot do all of it must override it: the
+    /// leasable contract suite (`testkit::contract::leasable`) picks the durations and the
+    /// renewal guarantees it runs by this answer, and fails a backend that claims too much.
     ///
     /// ```no_run
     /// # fn demo(file: azstore::file::FileClient) {
@@ -558,7 +560,9 @@ pub trait Leasable: Clone + Send + Sync + 'static {
     /// assert_eq!(file.lease_capabilities(), LeaseCapabilities::INFINITE_ONLY);
     /// # }
     /// ```
-    fn lease_capabilities(&self) -> LeaseCapabilities;
+    fn lease_capabilities(&self) -> LeaseCapabilities {
+        LeaseCapabilities::ALL
+    }
 
     /// Acquires a lease for `duration` with the proposed id `proposed`. Proposing the id makes
     /// a retried acquire safe: a repeat with the same id succeeds instead of conflicting.

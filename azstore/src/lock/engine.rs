@@ -396,9 +396,6 @@ mod tests {
         fn lease_target(&self) -> String {
             "nothing".into()
         }
-        fn lease_capabilities(&self) -> crate::lease::LeaseCapabilities {
-            crate::lease::LeaseCapabilities::ALL
-        }
         async fn lease_acquire(&self, _: LeaseDuration, _: &LeaseId) -> Result<LeaseResult> {
             Err(Error::invalid_input("not leasable"))
         }

@@ -5,10 +5,7 @@ use std::time::Duration;
 use super::{LeaseRec, LeaseState, MemoryStore, Op, State, errors, validate_name};
 use crate::conditions::LeaseId;
 use crate::error::Result;
-use crate::lease::{
-    BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
-    LeaseResult,
-};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased, LeaseResult};
 
 /// A lease named in a [`MemoryStore`], with a blob lease's rules: 15–60 s or infinite,
 /// acquire (repeating it with the holder's id succeeds and restarts the time), renew,
@@ -155,14 +152,11 @@ pub(super) fn break_lease(
     Ok(left)
 }
 
+// Every lease capability (the default): fixed durations, renewals and break periods, like a
+// blob's.
 impl Leasable for MemoryLease {
     fn lease_target(&self) -> String {
         format!("memory lease {}", self.name)
-    }
-
-    /// Fixed durations, renewals and break periods, like a blob's.
-    fn lease_capabilities(&self) -> LeaseCapabilities {
-        LeaseCapabilities::ALL
     }
 
     async fn lease_acquire(

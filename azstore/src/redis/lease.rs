@@ -7,10 +7,7 @@ use std::time::Duration;
 use super::{Idempotent, RedisClient, validate_key};
 use crate::conditions::LeaseId;
 use crate::error::{Error, ErrorKind, Result};
-use crate::lease::{
-    BreakPeriod, Leasable, LeaseBroken, LeaseCapabilities, LeaseDuration, LeaseReleased,
-    LeaseResult,
-};
+use crate::lease::{BreakPeriod, Leasable, LeaseBroken, LeaseDuration, LeaseReleased, LeaseResult};
 
 /// The Lua that takes the lease key KEYS[1] for the id ARGV[1] with `SET NX` (`PX ARGV[2]`
 /// unless ARGV[2] is 0: infinite); `ok` says whether it was free. Shared by the lease's and
@@ -309,14 +306,11 @@ pub(super) fn lease_error(kind: ErrorKind, message: String) -> Error {
     Error::new(kind, message)
 }
 
+// Every lease capability (the default): fixed durations, renewals and break periods, like a
+// blob's.
 impl Leasable for RedisLease {
     fn lease_target(&self) -> String {
         format!("redis key {}", self.key)
-    }
-
-    /// Fixed durations, renewals and break periods, like a blob's.
-    fn lease_capabilities(&self) -> LeaseCapabilities {
-        LeaseCapabilities::ALL
     }
 
     async fn lease_acquire(

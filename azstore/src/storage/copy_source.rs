@@ -87,7 +87,11 @@ pub(crate) enum SourceUse {
     Blob,
     Block,
     Page,
+    Append,
 }
+
+/// The most Append Block From URL appends in one request.
+const MAX_APPEND_FROM_URL: u64 = 4 * 1024 * 1024;
 
 /// The source of a from-URL write. Its `Debug` output hides a SAS signature in the URL and the
 /// bearer token.
@@ -263,6 +267,7 @@ impl CopySource {
             SourceUse::Blob => "Put Blob From URL",
             SourceUse::Block => "Put Block From URL",
             SourceUse::Page => "Put Page From URL",
+            SourceUse::Append => "Append Block From URL",
         };
         if self.conditions.if_tags.is_some() && what != SourceUse::Blob {
             return Err(Error::invalid_input(format!(
@@ -283,6 +288,11 @@ impl CopySource {
             (Some(r), _) => {
                 if r.start >= r.end {
                     return Err(Error::invalid_input("source range must not be empty"));
+                }
+                if what == SourceUse::Append && r.end - r.start > MAX_APPEND_FROM_URL {
+                    return Err(Error::invalid_input(
+                        "Append Block From URL appends at most 4 MiB",
+                    ));
                 }
                 req = req.header("x-ms-source-range", crate::http::range_header(r));
             }

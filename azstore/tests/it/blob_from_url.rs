@@ -6,8 +6,8 @@ use testkit::blob as blob_support;
 use std::time::Duration;
 
 use azstore::blob::{
-    AppendFromUrlOptions, BlockId, BlockRef, CommitOptions, CopyOptions, CopySource, CopyTags,
-    PutOptions, SourceAuthorization, crc64_base64, md5_base64,
+    AppendOptions, BlockId, BlockRef, CommitOptions, CopyOptions, CopySource, CopyTags, PutOptions,
+    SourceAuthorization, crc64_base64, md5_base64,
 };
 use azstore::{Conditions, ErrorCode, ErrorKind, OffsetDateTime};
 
@@ -176,18 +176,39 @@ async fn copy_from_url_checks_the_source_md5_and_copies_tags() {
 async fn append_block_from_url_refuses_bad_input_before_sending() {
     let c = blob_support::container("appurlbad").await;
     let dst = c.blob("d").unwrap();
-    let bad_range = AppendFromUrlOptions::default().source_range(5..5);
-    let e = dst
-        .append_block_from_url("https://x.example/c/b", &bad_range)
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidInput);
-    // The same URL rules as every other From URL operation: http(s), percent-encoded.
-    for url in ["ftp://x/c/b", "https://x.example/c/a b"] {
+    let source = CopySource::url("https://x.example/c/b").unwrap();
+    let refused = [
+        (source.clone().range(5..5), AppendOptions::default()),
+        // At most 4 MiB per append.
+        (
+            source.clone().range(0..(4 << 20) + 1),
+            AppendOptions::default(),
+        ),
+        // No tags condition on the source.
+        (
+            source
+                .clone()
+                .conditions(Conditions::if_tags("\"a\" = 'b'")),
+            AppendOptions::default(),
+        ),
+        // No body, so no transactional checksum: the source's is CopySource's.
+        (
+            source.clone(),
+            AppendOptions::default().checksum(azstore::blob::Checksum::Md5),
+        ),
+    ];
+    for (source, options) in &refused {
         let e = dst
-            .append_block_from_url(url, &AppendFromUrlOptions::default())
+            .append_block_from_url(source, options)
             .await
             .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{url}");
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{source:?} {options:?}");
+    }
+    // The same URL rules as every other From URL operation: http(s), percent-encoded.
+    for url in ["ftp://x/c/b", "https://x.example/c/a b"] {
+        assert_eq!(
+            CopySource::url(url).unwrap_err().kind(),
+            ErrorKind::InvalidInput
+        );
     }
 }

@@ -307,8 +307,7 @@ async fn encryption_scope_and_copy_blob_options_reach_the_wire() {
 #[tokio::test]
 async fn crc64_source_checks_on_the_from_url_writes() {
     use azstore::blob::{
-        AppendFromUrlOptions, BlobServiceClient, CopyOptions, CopySource, PutFromUrlOptions,
-        crc64_base64,
+        AppendOptions, BlobServiceClient, CopyOptions, CopySource, PutFromUrlOptions, crc64_base64,
     };
     use testkit::scripted::{Reply, Scripted};
     let created = Reply::with(
@@ -374,12 +373,9 @@ async fn crc64_source_checks_on_the_from_url_writes() {
     )
     .await
     .unwrap();
-    blob.append_block_from_url(
-        SOURCE,
-        &AppendFromUrlOptions::default().source_content_crc64(crc.clone()),
-    )
-    .await
-    .unwrap();
+    blob.append_block_from_url(&source, &AppendOptions::default())
+        .await
+        .unwrap();
     let sent = server.requests();
     assert_eq!(sent.len(), 4);
     for r in &sent {
@@ -394,10 +390,12 @@ async fn crc64_source_checks_on_the_from_url_writes() {
         .source_content_md5(azstore::blob::md5_base64(b"x"))
         .source_content_crc64(crc.clone());
     assert!(blob.copy_from_url(SOURCE, &both).await.is_err());
-    let both = AppendFromUrlOptions::default()
-        .source_content_md5(azstore::blob::md5_base64(b"x"))
-        .source_content_crc64(crc.clone());
-    assert!(blob.append_block_from_url(SOURCE, &both).await.is_err());
+    let both = source.clone().content_md5(azstore::blob::md5_base64(b"x"));
+    assert!(
+        blob.append_block_from_url(&both, &AppendOptions::default())
+            .await
+            .is_err()
+    );
     let e = blob
         .start_copy_from_url(
             SOURCE,

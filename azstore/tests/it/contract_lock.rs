@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use azstore::lock::{Lock, LockOptions};
 use testkit::contract::lock as contract;
+use testkit::fault::{Fault, FaultProxy, Rule};
 
 /// A local port nothing listens on (bound, then closed): connections are refused.
 pub(crate) fn closed_port() -> u16 {
@@ -16,12 +17,30 @@ pub(crate) fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// Locks on `name` made by `lock` in `place`, which is reached through `proxy`, and what kills
+/// the proxy: open connections are reset from then on, new ones refused.
+fn dying_through<P, L>(
+    proxy: FaultProxy,
+    place: P,
+    name: &str,
+    o: LockOptions,
+    lock: fn(&P, &str, LockOptions) -> L,
+) -> (impl Fn() -> L + use<P, L>, impl FnOnce() + use<P, L>) {
+    let name = name.to_string();
+    (
+        move || lock(&place, &name, o.clone()),
+        move || {
+            proxy.inject(Rule::new(Fault::ResetBeforeForward).always());
+            drop(proxy);
+        },
+    )
+}
+
 pub(crate) mod blob {
     use super::*;
     use azstore::blob::{BlobLock, BlobLocks, BlobServiceClient, ContainerClient};
     use azstore::http::{ClientOptions, RetryPolicy};
     use azstore::{Conditions, Service, StorageAccount};
-    use testkit::fault::{Fault, FaultProxy, Rule};
 
     /// A container of its own (created by the first lock).
     pub fn fresh() -> ContainerClient {
@@ -93,14 +112,7 @@ pub(crate) mod blob {
             .unwrap()
             .container(c.name())
             .unwrap();
-        let name = name.to_string();
-        (
-            move || lock(&via, &name, o.clone()),
-            move || {
-                proxy.inject(Rule::new(Fault::ResetBeforeForward).always());
-                drop(proxy);
-            },
-        )
+        super::dying_through(proxy, via, name, o, lock)
     }
 }
 
@@ -210,7 +222,6 @@ pub(crate) mod cosmos {
         CosmosClient, CosmosContainer, CosmosKey, CosmosLock, CosmosLocks, EMULATOR_KEY,
     };
     use azstore::http::ClientOptions;
-    use testkit::fault::{Fault, Rule};
 
     fn endpoint() -> String {
         std::env::var("AZSTORE_COSMOS_ENDPOINT").unwrap_or_else(|_| {
@@ -287,14 +298,7 @@ pub(crate) mod cosmos {
             .unwrap()
             .container(c.id(), "/pk")
             .unwrap();
-        let name = name.to_string();
-        (
-            move || lock(&via, &name, o.clone()),
-            move || {
-                proxy.inject(Rule::new(Fault::ResetBeforeForward).always());
-                drop(proxy);
-            },
-        )
+        super::dying_through(proxy, via, name, o, lock)
     }
 }
 

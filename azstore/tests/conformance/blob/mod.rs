@@ -205,7 +205,10 @@ fn plan_service(req: &Req) -> Result<Plan, String> {
                         &resp.body,
                         &["Containers", "Container", "Properties", "Etag"],
                     )?;
-                    if options.include_metadata {
+                    if options
+                        .include
+                        .contains(&azstore::blob::ListInclude::Metadata)
+                    {
                         check_listed_metadata(
                             page.items.iter().map(|c| &c.metadata),
                             resp,
@@ -479,7 +482,10 @@ fn plan_container(req: &Req) -> Result<Plan, String> {
                     if dels != want {
                         return Err(format!("deleted flags {dels:?} != recorded {want:?}"));
                     }
-                    if options.include_metadata {
+                    if options
+                        .include
+                        .contains(&azstore::blob::ListInclude::Metadata)
+                    {
                         check_listed_metadata(blobs.iter().map(|b| &b.metadata), resp, "Blob")?;
                     }
                     check_next_marker(page.next_marker.as_deref(), resp)?;

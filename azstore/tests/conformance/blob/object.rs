@@ -354,18 +354,19 @@ pub(super) fn plan_blob(req: &Req) -> Result<Plan, String> {
                 "x-ms-blob-condition-maxsize",
                 "x-ms-source-content-md5",
             ])?;
-            let source = req.h("x-ms-copy-source").unwrap().to_string();
-            let source_range = match req.h("x-ms-source-range") {
-                Some(r) => Some(crate::req::parse_range(r)?),
-                None => None,
-            };
-            let mut options = azstore::blob::AppendFromUrlOptions::default();
-            options.append.conditions = conditions;
-            options.append.append_position = num(req.h("x-ms-blob-condition-appendpos"))?;
-            options.append.max_size = num(req.h("x-ms-blob-condition-maxsize"))?;
-            options.source_conditions = req.source_conditions()?;
-            options.source_range = source_range;
-            options.source_content_md5 = req.h("x-ms-source-content-md5").map(str::to_string);
+            let mut source = azstore::blob::CopySource::url(req.h("x-ms-copy-source").unwrap())
+                .map_err(|e| format!("recorded copy source: {e}"))?
+                .conditions(req.source_conditions()?);
+            if let Some(r) = req.h("x-ms-source-range") {
+                source = source.range(crate::req::parse_range(r)?);
+            }
+            if let Some(md5) = req.h("x-ms-source-content-md5") {
+                source = source.content_md5(md5);
+            }
+            let mut options = azstore::blob::AppendOptions::default();
+            options.conditions = conditions;
+            options.append_position = num(req.h("x-ms-blob-condition-appendpos"))?;
+            options.max_size = num(req.h("x-ms-blob-condition-maxsize"))?;
             Ok(one(move |cx, it| async move {
                 let got = blob_of(&cx, &c, &b)?
                     .append_block_from_url(&source, &options)
