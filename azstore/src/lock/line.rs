@@ -56,6 +56,8 @@ pub(crate) struct Look {
     pub(crate) before: usize,
     /// The places seen free, by index.
     open: Vec<usize>,
+    /// The largest fencing token among the places seen held (the newest arrival in line).
+    newest: Option<u64>,
     /// The statuses of the extra locks asked for (an RwLock's gate), in order.
     pub(crate) extra: Vec<LockStatus>,
 }
@@ -160,10 +162,16 @@ impl<T: LockTarget> Line<T> {
             .filter(|(_, s)| !s.locked)
             .map(|(k, _)| k)
             .collect();
+        let newest = places
+            .iter()
+            .filter(|s| s.locked)
+            .filter_map(|s| s.fencing_token)
+            .max();
         Ok(Look {
             free,
             before,
             open,
+            newest,
             extra,
         })
     }
@@ -171,6 +179,11 @@ impl<T: LockTarget> Line<T> {
     /// Takes one of the places `look` saw free (in a random order), cut off at `deadline`.
     /// `Ok(None)` when each was taken by someone else meanwhile (the line is full): the waiter
     /// waits without a place, behind everybody in line, and tries again next round.
+    ///
+    /// A waiter stands behind every place it saw held. The token is the backend's clock in
+    /// milliseconds, so a place taken in the same millisecond as the newest one it saw draws
+    /// the same token, and the tie would order the two by place number instead: such a place
+    /// is given back at once and taken again next round, in a later millisecond.
     pub(crate) async fn join(
         &self,
         deadline: Option<Instant>,
@@ -186,6 +199,10 @@ impl<T: LockTarget> Line<T> {
                 .await
             {
                 None => return Ok(None),
+                Some(Ok(Some(held))) if look.newest == Some(held.fencing_token()) => {
+                    let _ = held.release().await;
+                    return Ok(None);
+                }
                 Some(Ok(Some(held))) => return Ok(Some(Place { held, index })),
                 Some(Ok(None)) => {}
                 Some(Err(e)) => return Err(e),
