@@ -53,6 +53,8 @@ backends! {
     redis::Redis,
     /// A Cosmos DB item on the local Cosmos DB server.
     cosmos::Cosmos,
+    /// An `azstore::memory` store served from the campaign process.
+    memory::Memory,
 }
 
 /// The backend named `name` in [`BACKENDS`].
