@@ -59,7 +59,8 @@ impl Remote {
     async fn call(&self, call: Call) -> Result<Value> {
         let mut line = serde_json::to_vec(&call).expect("call as JSON");
         line.push(b'\n');
-        let what = format!("memory call {call:?} to {}", self.addr);
+        let name = serde_json::to_value(&call).expect("call as JSON")["call"].take();
+        let what = format!("memory {} at {}", name.as_str().unwrap_or("call"), self.addr);
         match tokio::time::timeout(CALL_TIMEOUT, self.exchange(&line, &what)).await {
             Ok(result) => result,
             Err(_) => Err(Error::new(
