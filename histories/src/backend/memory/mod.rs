@@ -10,6 +10,8 @@
 
 mod client;
 mod server;
+#[cfg(test)]
+mod tests;
 mod wire;
 
 use std::net::SocketAddr;
