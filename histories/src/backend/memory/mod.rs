@@ -1,7 +1,7 @@
 //! `azstore::memory` — `MemoryJson` (register), `MemoryLockTarget` (lock) and `MemoryLocks`
 //! (shards, semaphore, reader-writer lock) — in one `MemoryStore` per history, served from
-//! the campaign process on 127.0.0.1 ([`server`]): the writers, processes of their own,
-//! reach it through a client that forwards each call ([`client`]). Every call runs the memory
+//! the campaign process on 127.0.0.1 (`server.rs`): the writers, processes of their own,
+//! reach it through a client that forwards each call (`client.rs`). Every call runs the memory
 //! adapter's own method at the store's time, the campaign's clock, so a writer that is frozen
 //! or killed loses its leases as it would on a server. The nemesis injects the store's own
 //! fault hooks: a lost reply (applied, then no answer), a failed call (not applied), the
