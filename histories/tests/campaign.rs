@@ -338,7 +338,9 @@ macro_rules! hold_family {
 /// One line per backend: a module named after it with the campaign and the checker-sanity
 /// run of the families it runs here (every family it joins, but the semaphore and the
 /// reader-writer lock, which run on Redis alone to keep the suite's time: the others run
-/// them with `scripts/campaign --model blob-semaphore` and so on) (`blob::campaign_lock`, `redis::sanity_update_without_if_match_is_caught`, ...).
+/// them with `scripts/campaign --model blob-semaphore` and so on; the in-memory store, served
+/// from the campaign process, runs its register here and its lock models with
+/// `scripts/campaign --model memory-lock` and so on) (`blob::campaign_lock`, `redis::sanity_update_without_if_match_is_caught`, ...).
 macro_rules! backends {
     ($($backend:ident: $($family:ident),+;)+) => {
         $(mod $backend {
@@ -377,4 +379,5 @@ backends! {
     table: register;
     redis: register, lock, shards, semaphore, rwlock;
     cosmos: register, lock, shards;
+    memory: register;
 }

@@ -17,9 +17,8 @@
 //!
 //! The writers are processes of their own (SIGSTOP and SIGKILL must hit a whole client), so a
 //! backend's data has to be reachable from another process by its address. A store that lives
-//! in one process, such as `azstore::memory`, joins by serving it from the campaign process
-//! (started by its `prepare`, its fault hooks offered as its [`Faults`]), or once the campaign
-//! can run its writers as tasks of its own.
+//! in one process joins by serving it from the campaign process, as [`memory`] serves
+//! `azstore::memory` (started by its `prepare`, its fault hooks offered as its [`Faults`]).
 
 use std::future::Future;
 
@@ -53,6 +52,8 @@ backends! {
     redis::Redis,
     /// A Cosmos DB item on the local Cosmos DB server.
     cosmos::Cosmos,
+    /// An `azstore::memory` store served from the campaign process.
+    memory::Memory,
 }
 
 /// The backend named `name` in [`BACKENDS`].
