@@ -342,7 +342,19 @@ impl Error {
         self
     }
 
-    pub(crate) fn with_sent(mut self, sent: RequestSent) -> Error {
+    /// The same error, saying whether its request reached the service: for an adapter of
+    /// your own (a [`Versioned`](crate::update::Versioned) or
+    /// [`LockTarget`](crate::lock::LockTarget)) whose transport knows better than the kind's
+    /// default — a `Transport` error of a connection never made was not sent
+    /// ([`RequestSent::No`]: safe to repeat), a write whose reply was lost maybe was
+    /// ([`RequestSent::Maybe`]: `update()` then checks for its own write before repeating it).
+    ///
+    /// ```
+    /// use azstore::{Error, ErrorKind, RequestSent};
+    /// let e = Error::new(ErrorKind::Transport, "connection refused").with_sent(RequestSent::No);
+    /// assert_eq!((e.kind(), e.request_sent()), (ErrorKind::Transport, RequestSent::No));
+    /// ```
+    pub fn with_sent(mut self, sent: RequestSent) -> Error {
         self.inner.sent = sent;
         self
     }

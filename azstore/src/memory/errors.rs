@@ -85,23 +85,6 @@ pub(super) fn invalid_input(message: String) -> Error {
     Error::invalid_input(message)
 }
 
-/// An error of the store rebuilt from its parts — kind, message and whether the call
-/// reached the store — by a client that forwards a store's calls from another process
-/// (a test harness serving one [`MemoryStore`](super::MemoryStore) to many processes), so
-/// that its caller sees the store's own answer: `Transport` with
-/// [`RequestSent::No`] for a call the store refused unapplied, which
-/// [`Error::new`] alone cannot express.
-///
-/// ```
-/// use azstore::{ErrorKind, RequestSent};
-/// let e = azstore::memory::error_from_parts(ErrorKind::Transport, "refused", RequestSent::No);
-/// assert_eq!((e.kind(), e.request_sent()), (ErrorKind::Transport, RequestSent::No));
-/// assert_eq!(e.message(), "refused");
-/// ```
-pub fn error_from_parts(kind: ErrorKind, message: impl Into<String>, sent: RequestSent) -> Error {
-    Error::new(kind, message).with_sent(sent)
-}
-
 /// The "lose the next reply" hook: the operation applied, its answer never arrived.
 pub(super) fn lost_reply(op: Op) -> Error {
     Error::new(

@@ -103,7 +103,6 @@ use crate::conditions::{ETag, LeaseId};
 use crate::error::Result;
 use crate::lock::LockOwner;
 
-pub use errors::error_from_parts;
 pub use lease::MemoryLease;
 pub use lock::{MemoryLock, MemoryLockTarget, MemoryLocks};
 pub use versioned::MemoryJson;

@@ -72,11 +72,8 @@ impl Remote {
 
     async fn exchange(&self, line: &[u8], what: &str) -> Result<Value> {
         let mut sock = TcpStream::connect(&self.addr).await.map_err(|e| {
-            azstore::memory::error_from_parts(
-                ErrorKind::Transport,
-                format!("{what}: cannot connect: {e}"),
-                RequestSent::No,
-            )
+            Error::new(ErrorKind::Transport, format!("{what}: cannot connect: {e}"))
+                .with_sent(RequestSent::No)
         })?;
         let lost = |e: String| {
             Error::new(
@@ -193,7 +190,7 @@ where
         self.local.stores_write_ids()
     }
 
-    fn key(&self) -> String {
+    fn identity(&self) -> String {
         self.remote.key(&self.name)
     }
 
@@ -322,7 +319,7 @@ impl RemoteLockTarget {
 impl LockTarget for RemoteLockTarget {
     type Lease = RemoteLease;
 
-    fn wake_key(&self) -> String {
+    fn identity(&self) -> String {
         self.remote().key(&self.name())
     }
 

@@ -131,7 +131,7 @@ impl WireError {
             .copied()
             .find(|s| format!("{s:?}") == self.sent)
             .unwrap_or(RequestSent::Maybe);
-        azstore::memory::error_from_parts(kind, self.message, sent)
+        Error::new(kind, self.message).with_sent(sent)
     }
 }
 
