@@ -19,16 +19,6 @@ impl Backend for Blob {
         "blob"
     }
 
-    fn families(&self) -> &'static [Family] {
-        &[
-            Family::Register,
-            Family::Lock,
-            Family::Shards,
-            Family::Semaphore,
-            Family::RwLock,
-        ]
-    }
-
     fn prepare<'a>(&'a self, _: &'a str, family: Family) -> BoxFuture<'a, Box<dyn Prepared>> {
         // The lock reads the blob's properties (HEAD); `update()` sends GET and PUT.
         let methods: &[&str] = match family {

@@ -21,16 +21,6 @@ impl Backend for Cosmos {
         "cosmos"
     }
 
-    fn families(&self) -> &'static [Family] {
-        &[
-            Family::Register,
-            Family::Lock,
-            Family::Shards,
-            Family::Semaphore,
-            Family::RwLock,
-        ]
-    }
-
     fn prepare<'a>(&'a self, resource: &'a str, _: Family) -> BoxFuture<'a, Box<dyn Prepared>> {
         Box::pin(async move {
             let endpoint = endpoint();

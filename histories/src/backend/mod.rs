@@ -78,6 +78,15 @@ pub enum Family {
 }
 
 impl Family {
+    /// Every family: what a backend joins unless it says otherwise.
+    pub const ALL: &'static [Family] = &[
+        Family::Register,
+        Family::Lock,
+        Family::Shards,
+        Family::Semaphore,
+        Family::RwLock,
+    ];
+
     /// Its suffix in model names (`blob-register`, `redis-lock`, `cosmos-shards`).
     pub fn suffix(self) -> &'static str {
         match self {
@@ -109,8 +118,10 @@ pub trait Backend: Send + Sync + 'static {
     /// Its name in model names and on the command line (`blob`, `redis`, ...).
     fn name(&self) -> &'static str;
 
-    /// The model families it joins.
-    fn families(&self) -> &'static [Family];
+    /// The model families it joins (default: every one).
+    fn families(&self) -> &'static [Family] {
+        Family::ALL
+    }
 
     /// Campaign process, before the writers start: creates what a history of `family` needs
     /// on the backend (named after `resource`) and starts its fault injection, if it has any.

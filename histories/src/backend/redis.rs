@@ -22,16 +22,6 @@ impl Backend for Redis {
         "redis"
     }
 
-    fn families(&self) -> &'static [Family] {
-        &[
-            Family::Register,
-            Family::Lock,
-            Family::Shards,
-            Family::Semaphore,
-            Family::RwLock,
-        ]
-    }
-
     fn prepare<'a>(&'a self, _: &'a str, _: Family) -> BoxFuture<'a, Box<dyn Prepared>> {
         Box::pin(async {
             let proxy = RedisProxy::start(&testkit::redis::redis_url()).await;

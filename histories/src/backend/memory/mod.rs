@@ -37,16 +37,6 @@ impl Backend for Memory {
         "memory"
     }
 
-    fn families(&self) -> &'static [Family] {
-        &[
-            Family::Register,
-            Family::Lock,
-            Family::Shards,
-            Family::Semaphore,
-            Family::RwLock,
-        ]
-    }
-
     fn prepare<'a>(&'a self, _: &'a str, family: Family) -> BoxFuture<'a, Box<dyn Prepared>> {
         Box::pin(async move {
             let store = MemoryStore::new();
