@@ -18,7 +18,7 @@ use crate::credential::{AccessToken, Credential, SasToken, SharedKeyCredential, 
 use crate::error::{Error, Result};
 use crate::http::edge::{Authorization, Authorizing, Edge, Labels, Unsigned, sensitive, stamp};
 use crate::http::{ClientOptions, Headers, Pipeline, Request, TransportOptions};
-use crate::storage::refusal::{parse_error_body, with_auth_hint};
+use crate::storage::refusal::{error_from_parts, with_auth_hint};
 use crate::storage::shared_key::{self, SignableRequest};
 
 /// The `x-ms-version` azstore speaks (accepted by Azurite 3.37 without
@@ -244,14 +244,7 @@ impl Edge for StorageEdge {
     }
 
     fn refusal(&self, status: u16, headers: &Headers, body: &[u8]) -> Error {
-        let header_code = headers.get("x-ms-error-code").map(str::to_string);
-        let (body_code, message) = parse_error_body(body);
-        let e = crate::http::edge::refusal(
-            status,
-            header_code.or(body_code),
-            message,
-            headers.request_id(),
-        );
+        let e = error_from_parts(status, headers, body);
         with_auth_hint(e, &self.credential, &self.account)
     }
 
